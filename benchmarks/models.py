@@ -1,0 +1,107 @@
+"""What is evaluated: benchmarks, their tools, their samples, and the samples' revisions."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Benchmark(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    suite = models.CharField(max_length=50, help_text="The suite module that reads and scores it.")
+    description = models.TextField(blank=True)
+    is_demo = models.BooleanField(
+        default=False, help_text="Demo data written for this platform, not the published benchmark."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (demo)" if self.is_demo else self.name
+
+
+class Tool(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="tools")
+    name = models.CharField(max_length=300)
+    description = models.TextField(blank=True)
+    parameters = models.JSONField(
+        default=dict, blank=True, help_text="JSON schema of the arguments."
+    )
+    returns = models.JSONField(default=dict, blank=True, help_text="JSON schema of the result.")
+    category = models.CharField(max_length=200, blank=True)
+    raw = models.JSONField(default=dict, blank=True, help_text="The record as published.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["benchmark", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "name"], name="tool_unique_per_benchmark"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Sample(models.Model):
+    class Kind(models.TextChoices):
+        QUERY = "query", "Query"
+        DIALOGUE = "dialogue", "Dialogue"
+        PLAN = "plan", "Plan"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="samples")
+    split = models.CharField(max_length=100)
+    external_id = models.CharField(max_length=300)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.QUERY)
+    input = models.JSONField(
+        default=dict,
+        help_text='{"query": ...}, or {"turns": [...]} for a dialogue, or {"query", "plan"} for a plan.',
+    )
+    reference = models.JSONField(null=True, blank=True, help_text="The gold answer.")
+    candidate_tools = models.JSONField(
+        default=list, blank=True, help_text="Names of the tools offered with this sample."
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    revision = models.PositiveIntegerField(
+        default=0, help_text="Number of the current revision; 0 is the sample as imported."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["benchmark", "split", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "split", "external_id"], name="sample_unique_per_split"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.split}/{self.external_id}"
+
+
+class SampleRevision(models.Model):
+    """One version of a sample. Refinement writes these; the sample holds the newest."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    input = models.JSONField(default=dict)
+    reference = models.JSONField(null=True, blank=True)
+    candidate_tools = models.JSONField(default=list, blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["sample", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "number"], name="revision_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample} r{self.number}"

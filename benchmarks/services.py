@@ -1,0 +1,207 @@
+"""State changes of the benchmarks app."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import connection, transaction
+
+from benchmarks import selectors
+from benchmarks.models import Benchmark
+from benchmarks.suites import get_suite
+from benchmarks.suites.base import (
+    ImportFormatError,
+    Progress,
+    SampleRecord,
+    ToolRecord,
+    merge_tools,
+    validate_bundle,
+)
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """Totals stored for the benchmark after the import, and what this import changed."""
+
+    benchmark: str
+    tools: int
+    samples: dict[str, int]
+    tools_written: int = 0
+    samples_written: int = 0
+    unchanged: int = 0
+    refined_kept: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "tools": self.tools, "samples": self.samples}
+
+
+def benchmark_import(
+    *,
+    suite: str,
+    paths: Sequence[str | Path],
+    benchmark_name: str | None = None,
+    is_demo: bool = False,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Read a benchmark's published files with its suite and store tools and samples.
+
+    All or nothing: every file is parsed before anything is written, and the writes happen in
+    one transaction, so a bad file leaves the database as it was. Idempotent: re-importing the
+    same files writes no row. A sample that has been refined (revision > 0) keeps its refined
+    content; the import does not overwrite an expert's work.
+
+    Raises ImportFormatError naming the file, line or record, and field.
+    """
+    suite_module = get_suite(suite)
+    if not paths:
+        raise ImportFormatError("no files given")
+    bundle = suite_module.import_files([Path(p) for p in paths], progress)
+    validate_bundle(bundle)
+    tools = merge_tools(bundle.tools)
+    name = benchmark_name or suite_module.default_benchmark
+
+    with transaction.atomic():
+        benchmark, created = Benchmark.objects.select_for_update().get_or_create(
+            name=name, defaults={"suite": suite, "is_demo": is_demo}
+        )
+        if not created and benchmark.suite != suite:
+            raise ImportFormatError(
+                f"benchmark {name!r} holds {benchmark.suite!r} data; import {suite!r} files "
+                f"under another name (--benchmark)"
+            )
+        if is_demo and not benchmark.is_demo:
+            benchmark.is_demo = True
+            benchmark.save(update_fields=["is_demo", "updated_at"])
+        tools_written = _upsert_tools(benchmark.pk, tools)
+        samples_written, refined_kept = _upsert_samples(benchmark.pk, bundle.samples)
+        if tools_written or samples_written:
+            benchmark.save(update_fields=["updated_at"])
+
+    return ImportSummary(
+        benchmark=benchmark.name,
+        tools=selectors.tool_count(benchmark=benchmark),
+        samples=selectors.sample_counts_by_split(benchmark=benchmark),
+        tools_written=tools_written,
+        samples_written=samples_written,
+        unchanged=len(bundle.samples) - samples_written - refined_kept,
+        refined_kept=refined_kept,
+    )
+
+
+def _dumps(value: Any) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# Rows go in through COPY into a temporary table, then one INSERT ... ON CONFLICT moves them.
+# COPY is PostgreSQL's fastest way in, and the conflict clause's IS DISTINCT FROM makes a
+# re-import of the same files a no-op (no dead tuples, no updated_at churn).
+
+
+def _upsert_tools(benchmark_id: int, tools: Sequence[ToolRecord]) -> int:
+    if not tools:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE import_tool (name text, description text, parameters jsonb, "
+            "returns jsonb, category text, raw jsonb)"
+        )
+        with cursor.cursor.copy("COPY import_tool FROM STDIN") as copy:
+            for tool in tools:
+                copy.write_row(
+                    (
+                        tool.name,
+                        tool.description,
+                        _dumps(tool.parameters),
+                        _dumps(tool.returns),
+                        tool.category,
+                        _dumps(tool.raw),
+                    )
+                )
+        cursor.execute(
+            """
+            INSERT INTO benchmarks_tool
+                (benchmark_id, name, description, parameters, returns, category, raw,
+                 created_at, updated_at)
+            SELECT %s, name, description, parameters, returns, category, raw, now(), now()
+            FROM import_tool
+            ON CONFLICT (benchmark_id, name) DO UPDATE SET
+                description = EXCLUDED.description, parameters = EXCLUDED.parameters,
+                returns = EXCLUDED.returns, category = EXCLUDED.category, raw = EXCLUDED.raw,
+                updated_at = now()
+            WHERE (benchmarks_tool.description, benchmarks_tool.parameters,
+                   benchmarks_tool.returns, benchmarks_tool.category, benchmarks_tool.raw)
+                IS DISTINCT FROM
+                  (EXCLUDED.description, EXCLUDED.parameters, EXCLUDED.returns,
+                   EXCLUDED.category, EXCLUDED.raw)
+            """,
+            [benchmark_id],
+        )
+        written = cursor.rowcount
+        cursor.execute("DROP TABLE import_tool")
+    return written
+
+
+def _upsert_samples(benchmark_id: int, samples: Sequence[SampleRecord]) -> tuple[int, int]:
+    """Returns (rows written, refined samples left as they were)."""
+    if not samples:
+        return 0, 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE import_sample (split text, external_id text, kind text, "
+            "input jsonb, reference jsonb, candidate_tools jsonb, metadata jsonb)"
+        )
+        with cursor.cursor.copy("COPY import_sample FROM STDIN") as copy:
+            dumps = _dumps
+            for sample in samples:
+                copy.write_row(
+                    (
+                        sample.split,
+                        sample.external_id,
+                        sample.kind,
+                        dumps(sample.input),
+                        dumps(sample.reference),
+                        dumps(sample.candidate_tools),
+                        dumps(sample.metadata),
+                    )
+                )
+        cursor.execute(
+            """
+            SELECT count(*) FROM import_sample i
+            JOIN benchmarks_sample s ON s.benchmark_id = %s AND s.split = i.split
+                AND s.external_id = i.external_id
+            WHERE s.revision > 0
+            """,
+            [benchmark_id],
+        )
+        refined_kept = cursor.fetchone()[0]
+        cursor.execute(
+            """
+            INSERT INTO benchmarks_sample
+                (benchmark_id, split, external_id, kind, input, reference, candidate_tools,
+                 metadata, revision, created_at, updated_at)
+            SELECT %s, split, external_id, kind, input, reference, candidate_tools, metadata,
+                   0, now(), now()
+            FROM import_sample
+            ON CONFLICT (benchmark_id, split, external_id) DO UPDATE SET
+                kind = EXCLUDED.kind, input = EXCLUDED.input, reference = EXCLUDED.reference,
+                candidate_tools = EXCLUDED.candidate_tools, metadata = EXCLUDED.metadata,
+                updated_at = now()
+            WHERE benchmarks_sample.revision = 0
+              AND (benchmarks_sample.kind, benchmarks_sample.input, benchmarks_sample.reference,
+                   benchmarks_sample.candidate_tools, benchmarks_sample.metadata)
+                  IS DISTINCT FROM
+                  (EXCLUDED.kind, EXCLUDED.input, EXCLUDED.reference, EXCLUDED.candidate_tools,
+                   EXCLUDED.metadata)
+            """,
+            [benchmark_id],
+        )
+        written = cursor.rowcount
+        cursor.execute("DROP TABLE import_sample")
+    return written, refined_kept
