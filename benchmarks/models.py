@@ -58,7 +58,7 @@ class Sample(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.QUERY)
     input = models.JSONField(
         default=dict,
-        help_text='{"query": ...}, or {"turns": [...]} for a dialogue, or {"query", "plan"} for a plan.',
+        help_text='{"query": ...}; {"turns": [...]} for a dialogue; {"query", ...} for a plan.',
     )
     reference = models.JSONField(null=True, blank=True, help_text="The gold answer.")
     candidate_tools = models.JSONField(

@@ -22,7 +22,7 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # A key that is public by being in this file; it is refused whenever DEBUG is off.
-INSECURE_DEV_SECRET_KEY = "dev-insecure-key-never-use-in-production"
+INSECURE_DEV_SECRET_KEY = "dev-insecure-key-never-use-in-production"  # noqa: S105
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -44,7 +44,9 @@ if not SECRET_KEY:
             "SECRET_KEY is not set. Set SECRET_KEY in the environment (DEBUG is off)."
         )
     SECRET_KEY = INSECURE_DEV_SECRET_KEY
-elif not DEBUG and (SECRET_KEY == INSECURE_DEV_SECRET_KEY or SECRET_KEY.startswith("django-insecure")):
+elif not DEBUG and (
+    SECRET_KEY == INSECURE_DEV_SECRET_KEY or SECRET_KEY.startswith("django-insecure")
+):
     raise ImproperlyConfigured(
         "SECRET_KEY is the public development key. Set a real SECRET_KEY (DEBUG is off)."
     )

@@ -115,7 +115,9 @@ class Suite(Protocol):
 # --- checks -------------------------------------------------------------------------------------
 
 
-def check_value(value: Any, *, file: Path | str, line: int | None = None, record: Any = None) -> None:
+def check_value(
+    value: Any, *, file: Path | str, line: int | None = None, record: Any = None
+) -> None:
     """Refuse strings over MAX_FIELD_BYTES and nesting over MAX_JSON_DEPTH, naming the field."""
     stack: list[tuple[Any, int, str]] = [(value, 0, "")]
     while stack:
@@ -123,28 +125,40 @@ def check_value(value: Any, *, file: Path | str, line: int | None = None, record
         if depth > MAX_JSON_DEPTH:
             raise ImportFormatError(
                 f"nested more than {MAX_JSON_DEPTH} levels deep",
-                file=file, line=line, record=record, field=path or None,
+                file=file,
+                line=line,
+                record=record,
+                field=path or None,
             )
         if isinstance(node, str):
             if "\x00" in node:
                 # PostgreSQL cannot store NUL in text or jsonb; no benchmark has a reason to.
                 raise ImportFormatError(
                     "contains a NUL character (U+0000)",
-                    file=file, line=line, record=record, field=path or None,
+                    file=file,
+                    line=line,
+                    record=record,
+                    field=path or None,
                 )
             # Four bytes per character is the UTF-8 worst case: only measure the long ones.
             if len(node) * 4 > MAX_FIELD_BYTES and len(node.encode("utf-8")) > MAX_FIELD_BYTES:
                 raise ImportFormatError(
                     f"value is {len(node.encode('utf-8')):,} bytes; the limit is "
                     f"{MAX_FIELD_BYTES:,} bytes per field",
-                    file=file, line=line, record=record, field=path or None,
+                    file=file,
+                    line=line,
+                    record=record,
+                    field=path or None,
                 )
         elif isinstance(node, dict):
             for key, child in node.items():
                 if "\x00" in key:
                     raise ImportFormatError(
                         "a key contains a NUL character (U+0000)",
-                        file=file, line=line, record=record, field=path or None,
+                        file=file,
+                        line=line,
+                        record=record,
+                        field=path or None,
                     )
                 stack.append((child, depth + 1, f"{path}.{key}" if path else str(key)))
         elif isinstance(node, list):
@@ -176,12 +190,19 @@ def require(
     # bool is an int in Python; a benchmark's "id": true is a mistake, not an id.
     if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
         raise ImportFormatError(
-            f"expected {kind_name(kind)}, got a boolean", file=file, line=line, record=record, field=key
+            f"expected {kind_name(kind)}, got a boolean",
+            file=file,
+            line=line,
+            record=record,
+            field=key,
         )
     if not isinstance(value, kind):
         raise ImportFormatError(
             f"expected {kind_name(kind)}, got {type_name(value)}",
-            file=file, line=line, record=record, field=key,
+            file=file,
+            line=line,
+            record=record,
+            field=key,
         )
     if isinstance(value, str) and not value.strip() and not optional:
         raise ImportFormatError("is empty", file=file, line=line, record=record, field=key)
@@ -190,8 +211,13 @@ def require(
 
 def type_name(value: Any) -> str:
     return {
-        dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
-        bool: "a boolean", type(None): "null",
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+        type(None): "null",
     }.get(type(value), type(value).__name__)
 
 
@@ -225,7 +251,8 @@ def read_text(path: Path) -> str:
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ImportFormatError(
             f"is not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {column})",
-            file=path, line=line,
+            file=path,
+            line=line,
         ) from None
     if text.startswith(BOM):
         text = text[1:]
@@ -233,25 +260,51 @@ def read_text(path: Path) -> str:
     if stray >= 0:
         raise ImportFormatError(
             "contains a byte-order mark (U+FEFF) inside the file; files joined together?",
-            file=path, line=text.count("\n", 0, stray) + 1,
+            file=path,
+            line=text.count("\n", 0, stray) + 1,
         )
     if not text.strip():
         raise ImportFormatError("is empty", file=path)
     return text
 
 
+class _NonFiniteNumber(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> float:
+    # Python's json accepts NaN and Infinity; they are not JSON and jsonb refuses them.
+    raise _NonFiniteNumber(name)
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if value in (float("inf"), float("-inf")):
+        raise _NonFiniteNumber(literal)
+    return value
+
+
 def parse_json_text(text: str, *, file: Path | str, line_offset: int = 0) -> Any:
     """json.loads with errors that name the line (and survive absurd nesting)."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _NonFiniteNumber as exc:
+        raise ImportFormatError(
+            f"holds the number {exc.args[0]}, which JSON (and PostgreSQL) cannot store",
+            file=file,
+            line=line_offset + text.count("\n", 0, text.find(exc.args[0])) + 1,
+        ) from None
     except json.JSONDecodeError as exc:
         raise ImportFormatError(
             f"is not valid JSON: {exc.msg} (column {exc.colno})",
-            file=file, line=line_offset + exc.lineno,
+            file=file,
+            line=line_offset + exc.lineno,
         ) from None
     except RecursionError:
         raise ImportFormatError(
-            f"JSON is nested more than {MAX_JSON_DEPTH} levels deep", file=file, line=line_offset + 1
+            f"JSON is nested more than {MAX_JSON_DEPTH} levels deep",
+            file=file,
+            line=line_offset + 1,
         ) from None
 
 
@@ -285,7 +338,8 @@ def iter_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[st
     if missing:
         raise ImportFormatError(
             f"header lacks column(s) {', '.join(missing)}; it has {', '.join(header) or 'none'}",
-            file=path, line=1,
+            file=path,
+            line=1,
         )
     try:
         for row in reader:
@@ -293,23 +347,33 @@ def iter_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[st
             if None in row:
                 raise ImportFormatError(
                     f"has {len(header) + len(row[None])} cells, the header has {len(header)}",  # type: ignore[index]
-                    file=path, line=line,
+                    file=path,
+                    line=line,
                 )
             for name, value in row.items():
                 if value is None:
                     raise ImportFormatError(
-                        f"has fewer cells than the header's {len(header)}", file=path, line=line,
+                        f"has fewer cells than the header's {len(header)}",
+                        file=path,
+                        line=line,
                         field=name,
                     )
-                if len(value) * 4 > MAX_FIELD_BYTES and len(value.encode("utf-8")) > MAX_FIELD_BYTES:
+                if (
+                    len(value) * 4 > MAX_FIELD_BYTES
+                    and len(value.encode("utf-8")) > MAX_FIELD_BYTES
+                ):
                     raise ImportFormatError(
                         f"value is {len(value.encode('utf-8')):,} bytes; the limit is "
                         f"{MAX_FIELD_BYTES:,} bytes per field",
-                        file=path, line=line, field=name,
+                        file=path,
+                        line=line,
+                        field=name,
                     )
             yield line, row
     except csv.Error as exc:
-        raise ImportFormatError(f"is not valid CSV: {exc}", file=path, line=reader.line_num) from None
+        raise ImportFormatError(
+            f"is not valid CSV: {exc}", file=path, line=reader.line_num
+        ) from None
 
 
 SAMPLE_KINDS = ("query", "dialogue", "plan")
@@ -330,17 +394,20 @@ def validate_bundle(bundle: ImportBundle) -> None:
         if not sample.external_id or len(sample.external_id) > MAX_ID_CHARS:
             raise ImportFormatError(
                 f"id must be 1 to {MAX_ID_CHARS} characters, got {len(sample.external_id)}",
-                file=where, field="id",
+                file=where,
+                field="id",
             )
         if not sample.split or len(sample.split) > MAX_SPLIT_CHARS:
             raise ImportFormatError(
                 f"split must be 1 to {MAX_SPLIT_CHARS} characters, got {sample.split!r}",
-                file=where, field="split",
+                file=where,
+                field="split",
             )
         if sample.kind not in SAMPLE_KINDS:
             raise ImportFormatError(
                 f"kind must be one of {', '.join(SAMPLE_KINDS)}, got {sample.kind!r}",
-                file=where, field="kind",
+                file=where,
+                field="kind",
             )
         key = (sample.split, sample.external_id)
         first = seen.setdefault(key, sample)
@@ -348,13 +415,15 @@ def validate_bundle(bundle: ImportBundle) -> None:
             raise ImportFormatError(
                 f"duplicate id {sample.external_id!r} in split {sample.split!r}; "
                 f"first seen at {first.source or 'an earlier record'}",
-                file=where, field="id",
+                file=where,
+                field="id",
             )
     for tool in bundle.tools:
         if not tool.name or len(tool.name) > MAX_TOOL_NAME_CHARS:
             raise ImportFormatError(
                 f"tool name must be 1 to {MAX_TOOL_NAME_CHARS} characters, got {tool.name[:80]!r}",
-                file=tool.source or None, field="name",
+                file=tool.source or None,
+                field="name",
             )
 
 
