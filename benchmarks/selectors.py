@@ -27,7 +27,9 @@ def sample_counts_by_split(*, benchmark: Benchmark) -> dict[str, int]:
     return {row["split"]: row["n"] for row in rows}
 
 
-def sample_list(*, benchmark: Benchmark | None = None, split: str | None = None) -> QuerySet[Sample]:
+def sample_list(
+    *, benchmark: Benchmark | None = None, split: str | None = None
+) -> QuerySet[Sample]:
     samples = Sample.objects.select_related("benchmark")
     if benchmark is not None:
         samples = samples.filter(benchmark=benchmark)

@@ -27,15 +27,14 @@ class Command(BaseCommand):
         parser.add_argument("--benchmark", help="Benchmark name (default: the suite's own).")
         parser.add_argument("--demo", action="store_true", help="Mark the benchmark as demo data.")
         parser.add_argument(
-            "--json", action="store_true",
+            "--json",
+            action="store_true",
             help='Print {"benchmark", "tools", "samples": {split: n}} for the stored totals.',
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         quiet = options["json"] or options["verbosity"] == 0
-        bar = tqdm(
-            desc="Reading", unit=" rec", file=sys.stderr, disable=quiet, dynamic_ncols=True
-        )
+        bar = tqdm(desc="Reading", unit=" rec", file=sys.stderr, disable=quiet, dynamic_ncols=True)
         try:
             summary = benchmark_import(
                 suite=options["suite"],
