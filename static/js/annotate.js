@@ -85,6 +85,38 @@
     return true;
   }
 
+  // The editor comes back from each save as the server saw it, which can be a few keys behind
+  // the field being typed in (keys pressed while the save was on its way). What the field held
+  // when the request left is noted; if the focused field has changed since, its value is put
+  // back after the swap and saved again, so no keystroke is lost.
+  const sentValues = new WeakMap();
+
+  function editorFields() {
+    return document.querySelectorAll("[data-editor] input[id], [data-editor] textarea[id]");
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (!event.target.closest || !event.target.closest("[data-editor]")) return;
+    const values = {};
+    editorFields().forEach(function (field) { values[field.id] = field.value; });
+    sentValues.set(event.detail.xhr, values);
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    const values = sentValues.get(event.detail.xhr);
+    const active = document.activeElement;
+    if (!values || !active || !active.id || !(active.id in values)) return;
+    if (active.value === values[active.id]) return;
+    const id = active.id, value = active.value;
+    document.addEventListener("htmx:afterSwap", function restore() {
+      document.removeEventListener("htmx:afterSwap", restore);
+      const field = document.getElementById(id);
+      if (!field || field.value === value) return;
+      field.value = value;
+      field.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+  });
+
   function submit() {
     const f = form();
     if (!f) return;
@@ -115,7 +147,7 @@
     else if (key === "g") togglePanel("guidelines-panel");
     else if (key === "?") togglePanel("shortcuts");
     else if (key === "n") {
-      const note = form() && form().querySelector('textarea[name="note"]');
+      const note = form() && form().querySelector('textarea[name="note"], textarea[name="comment"]');
       if (note) note.focus(); else handled = false;
     } else handled = choose(key);
     if (handled) event.preventDefault();
