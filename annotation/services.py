@@ -105,7 +105,7 @@ DEFAULT_QUESTIONS: dict[str, list[dict[str, Any]]] = {
     Campaign.Kind.ERROR_TYPES: [
         {
             "key": "types",
-            "text": "What went wrong? (all that apply)",
+            "text": "What went wrong?",
             "scale": Question.Scale.CATEGORIES,
             "choices": ERROR_TYPE_CHOICES,
             "multiple": True,

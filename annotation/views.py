@@ -27,6 +27,7 @@ from annotation.refinement import (
     draft_apply,
     draft_get,
     draft_state,
+    reference_outline,
     refinement_answers,
     refinement_apply,
     review_decide,
@@ -357,12 +358,17 @@ def _review_page(
     pending = Label.objects.filter(
         campaign=campaign, is_current=True, review=Label.Review.PENDING
     ).exclude(annotator=request.user)
+    refined = (label.answers.get("refined") or {}) if label else {}
     context = {
         "campaign": campaign,
         "label": label,
         "error": error,
         "pending": pending.count(),
-        "refined": (label.answers.get("refined") or {}) if label else {},
+        "refined": refined,
+        "now_outline": reference_outline(label.item.sample.reference) if label else None,
+        "refined_outline": reference_outline(refined["reference"])
+        if "reference" in refined
+        else None,
     }
     template = "annotation/review.html#review" if request.htmx else "annotation/review.html"
     return render(request, template, context)

@@ -13,6 +13,7 @@ from django.test import Client
 
 from annotation import services
 from annotation.models import Campaign, Label, Member, RefinementDraft
+from annotation.refinement import reference_outline
 from benchmarks.models import Benchmark, Sample, SampleRevision
 from benchmarks.services import benchmark_import
 from tests.factories import make_user
@@ -86,6 +87,10 @@ def test_a_refinement_becomes_the_next_revision_once_approved(client: Client) ->
     client.force_login(reviewer)
     page = client.get(f"/review/{c.pk}/").content.decode()
     assert "Look up Saturday" in page and "Tell the user" in page
+    # both versions as numbered plans with their calls' arguments as JSON (not Python's repr)
+    now, refined = re.findall(r'<ol class="outline">(.*?)</ol>', page, re.S)
+    assert "Look up Saturday" not in now and "Look up Saturday" in refined
+    assert "&quot;" in now and "None" not in now and "&#x27;" not in now.split("<pre")[-1]
     client.post(f"/review/{c.pk}/{label.pk}/", {"decision": "approve"}, HTTP_HX_REQUEST="true")
     sample.refresh_from_db()
     assert sample.revision == 1
@@ -188,3 +193,31 @@ def test_a_reviewer_cannot_approve_a_refinement_overtaken_by_another(client: Cli
     assert "refine it again from the current version" in html
     sample = Sample.objects.get(benchmark__name="UltraTool refine", external_id="1")
     assert sample.revision == 1 and sample.reference["steps"][0]["text"] == "One"
+
+
+def test_the_reviewer_reads_plans_and_calls_as_outlines() -> None:
+    plan = {
+        "steps": [
+            {"step": "1", "text": "Find the weather", "tool": None},
+            {"step": "1.1", "text": "Ask the service", "tool": "forecast"}
+            | {"arguments": {"city": "Delft"}},
+        ]
+    }
+    assert reference_outline(plan) == {
+        "mode": "plan",
+        "rows": [
+            {"number": "1", "depth": 0, "text": "Find the weather", "tool": "", "arguments": ""},
+            {
+                "number": "1.1",
+                "depth": 1,
+                "text": "Ask the service",
+                "tool": "forecast",
+                "arguments": '{\n  "city": "Delft"\n}',
+            },
+        ],
+    }
+    calls = {"calls": [{"name": "book", "arguments": {"seats": 2}}], "answer": "ok"}
+    assert reference_outline(calls)["rows"] == [
+        {"number": "1", "depth": 0, "text": "", "tool": "book", "arguments": '{\n  "seats": 2\n}'}
+    ]
+    assert reference_outline({"label": "yes"}) == {"mode": "json", "json": '{\n  "label": "yes"\n}'}
