@@ -82,9 +82,9 @@ class SkipSerializer(serializers.Serializer):
     assignment = serializers.IntegerField()
 
 
-def item_payload(assignment: Assignment) -> dict[str, Any]:
+def item_payload(assignment: Assignment, campaign: Campaign) -> dict[str, Any]:
     """The item as JSON: the same content the page shows, sides in the order shown."""
-    item = item_for_assignment(assignment)
+    item = item_for_assignment(assignment, campaign)
     view = item_view(item, assignment)
     payload: dict[str, Any] = {"id": item.pk, "position": item.position, "kind": view["kind"]}
     sample = view.get("sample")
@@ -152,7 +152,7 @@ class CampaignViewSet(ViewSet):
             {
                 "assignment": assignment.pk,
                 "shown_order": assignment.shown_order,
-                "item": item_payload(assignment),
+                "item": item_payload(assignment, campaign),
                 "progress": progress,
             }
         )

@@ -23,6 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Label
@@ -34,13 +35,18 @@ class AnnotationError(ValueError):
 
 SIDED_KINDS = (Campaign.Kind.PAIRWISE, Campaign.Kind.TURING)
 
+# OFFSET 0 keeps the NOT EXISTS a per-row probe of the (item, annotator) index. Without it the
+# planner may turn it into an anti join, and with statistics taken while the annotator had few
+# assignments (a new campaign) it chose one that compares every open item with every assignment
+# of theirs: 76 ms, instead of 1.5 ms, for an annotator 1,500 items ahead of the others.
 NEXT_SQL = """
 SELECT i.id FROM annotation_item i
 WHERE i.campaign_id = %s AND i.is_open
   AND NOT EXISTS (
       SELECT 1 FROM annotation_assignment a
       WHERE a.item_id = i.id AND a.annotator_id = %s
-        AND a.status IN ('leased', 'submitted', 'skipped'))
+        AND a.status IN ('leased', 'submitted', 'skipped')
+      OFFSET 0)
 ORDER BY i.position
 LIMIT 1
 FOR UPDATE OF i SKIP LOCKED
@@ -73,17 +79,17 @@ def item_next(*, campaign: Campaign, user: Any) -> Assignment | None:
         raise AnnotationError(f"the campaign is {campaign.get_status_display().lower()}")
     now = timezone.now()
     with transaction.atomic():
+        # The lease's end is checked here, not in SQL: with it, the planner may walk the
+        # lease_until index, which holds an entry for every lease since the last vacuum
+        # (each submit leaves one behind), instead of this annotator's few rows.
         held = (
             Assignment.objects.filter(
-                campaign=campaign,
-                annotator=user,
-                status=Assignment.Status.LEASED,
-                lease_until__gt=now,
+                campaign=campaign, annotator=user, status=Assignment.Status.LEASED
             )
             .order_by("-leased_at")
             .first()
         )
-        if held is not None:
+        if held is not None and held.lease_until > now:
             return held
         leases_expire(campaign.pk)
         with connection.cursor() as cursor:
@@ -94,24 +100,49 @@ def item_next(*, campaign: Campaign, user: Any) -> Assignment | None:
         return _lease(campaign, row[0], user, now)
 
 
+# The item's holder count and the new assignment in one statement (one round trip on the path
+# every annotator takes for every item). The item row is locked by NEXT_SQL.
+LEASE_SQL = """
+WITH slot AS (
+    UPDATE annotation_item SET active = active + 1, is_open = active + 1 < %(n)s
+    WHERE id = %(item)s RETURNING id
+)
+INSERT INTO annotation_assignment
+    (campaign_id, item_id, annotator_id, status, shown_order, leased_at, lease_until)
+SELECT %(campaign)s, slot.id, %(user)s, 'leased', %(shown)s, %(now)s, %(until)s FROM slot
+RETURNING id
+"""
+
+
 def _lease(campaign: Campaign, item_id: int, user: Any, now: Any) -> Assignment:
-    # The item row is locked by the caller's SELECT ... FOR UPDATE.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE annotation_item SET active = active + 1, is_open = active + 1 < %s "
-            "WHERE id = %s",
-            [campaign.labels_per_item, item_id],
-        )
     shown = ""
     if campaign.kind in SIDED_KINDS:
         shown = random.choice(("AB", "BA")) if campaign.randomize_sides else "AB"
-    return Assignment.objects.create(
+    assignment = Assignment(
         campaign=campaign,
         item_id=item_id,
         annotator=user,
+        status=Assignment.Status.LEASED,
         shown_order=shown,
+        leased_at=now,
         lease_until=now + timedelta(seconds=campaign.lease_seconds),
     )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            LEASE_SQL,
+            {
+                "n": campaign.labels_per_item,
+                "item": item_id,
+                "campaign": campaign.pk,
+                "user": user.pk,
+                "shown": shown,
+                "now": now,
+                "until": assignment.lease_until,
+            },
+        )
+        assignment.pk = cursor.fetchone()[0]
+    assignment._state.adding = False
+    return assignment
 
 
 def _locked_assignment(assignment_id: int, user: Any) -> Assignment:
@@ -176,60 +207,78 @@ def label_submit(
     Idempotent: the same token, or a second submit of an assignment already submitted, returns
     the stored label with created=False. Raises AnnotationError when the item is not theirs,
     was skipped, or went to someone else after the lease ran out."""
-    with transaction.atomic():
-        same = Label.objects.filter(token=token).first()
-        if same is not None:
-            if same.annotator_id != user.pk:
-                raise AnnotationError("this form was not yours")
-            return same, False
-        assignment = _locked_assignment(assignment_id, user)
-        if assignment.status == Assignment.Status.SUBMITTED:
-            current = Label.objects.get(assignment=assignment, is_current=True)
-            return current, False
-        if assignment.status == Assignment.Status.SKIPPED:
-            raise AnnotationError("you skipped this item")
-        if assignment.status == Assignment.Status.EXPIRED:
-            again = (
-                Assignment.objects.select_for_update(of=("self",))
-                .select_related("campaign", "item")
-                .filter(item_id=assignment.item_id, annotator=user, status=Assignment.Status.LEASED)
-                .first()
-            )
-            if again is not None:
-                # The item came back to them under a new lease (a reload): answer that one.
-                assignment = again
-            else:
-                _retake_slot(assignment)
-        previous = (
-            Label.objects.filter(assignment=assignment, is_current=False)
-            .order_by("-created_at")
-            .first()
-        )
-        try:
-            with transaction.atomic():
-                label = Label.objects.create(
-                    campaign_id=assignment.campaign_id,
-                    item_id=assignment.item_id,
-                    assignment=assignment,
-                    annotator=user,
-                    answers=answers,
-                    note=note,
-                    token=token,
-                    time_ms=time_ms,
-                    review=review,
-                    supersedes=previous,
+    # One read for both: a label already stored with this form's token (a double click, a
+    # second tab), and an earlier, undone label of this assignment (the new one supersedes it).
+    known = list(
+        Label.objects.filter(
+            Q(token=token) | Q(assignment_id=assignment_id, is_current=False)
+        ).order_by("-created_at")
+    )
+    same = next((label for label in known if label.token == token), None)
+    if same is not None:
+        if same.annotator_id != user.pk:
+            raise AnnotationError("this form was not yours")
+        return same, False
+    try:
+        with transaction.atomic():
+            assignment = _locked_assignment(assignment_id, user)
+            if assignment.status == Assignment.Status.SUBMITTED:
+                current = Label.objects.get(assignment=assignment, is_current=True)
+                return current, False
+            if assignment.status == Assignment.Status.SKIPPED:
+                raise AnnotationError("you skipped this item")
+            if assignment.status == Assignment.Status.EXPIRED:
+                again = (
+                    Assignment.objects.select_for_update(of=("self",))
+                    .select_related("campaign", "item")
+                    .filter(
+                        item_id=assignment.item_id, annotator=user, status=Assignment.Status.LEASED
+                    )
+                    .first()
                 )
-        except IntegrityError:
-            raise AnnotationError("this item already has your answer") from None
-        assignment.status = Assignment.Status.SUBMITTED
-        assignment.submitted_at = timezone.now()
-        assignment.save(update_fields=["status", "submitted_at"])
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "UPDATE annotation_item SET submitted = submitted + 1 WHERE id = %s",
-                [assignment.item_id],
+                if again is not None:
+                    # The item came back to them under a new lease (a reload): answer that one.
+                    assignment = again
+                    known = list(
+                        Label.objects.filter(assignment=assignment, is_current=False).order_by(
+                            "-created_at"
+                        )
+                    )
+                else:
+                    _retake_slot(assignment)
+            previous = next((lb for lb in known if lb.assignment_id == assignment.pk), None)
+            label = Label.objects.create(
+                campaign_id=assignment.campaign_id,
+                item_id=assignment.item_id,
+                assignment=assignment,
+                annotator=user,
+                answers=answers,
+                note=note,
+                token=token,
+                time_ms=time_ms,
+                review=review,
+                supersedes_id=previous.pk if previous else None,
             )
+            assignment.status = Assignment.Status.SUBMITTED
+            assignment.submitted_at = timezone.now()
+            with connection.cursor() as cursor:
+                cursor.execute(SUBMITTED_SQL, [assignment.submitted_at, assignment.pk])
+    except IntegrityError:
+        # Not reached by a second submit of the same form (the assignment's lock orders them,
+        # and the second finds it submitted): a label of theirs for this item under another
+        # assignment. The transaction is undone whole.
+        raise AnnotationError("this item already has your answer") from None
     return label, True
+
+
+# The assignment's status and the item's count of answers, in one round trip.
+SUBMITTED_SQL = """
+WITH a AS (
+    UPDATE annotation_assignment SET status = 'submitted', submitted_at = %s
+    WHERE id = %s RETURNING item_id
+)
+UPDATE annotation_item SET submitted = submitted + 1 WHERE id = (SELECT item_id FROM a)
+"""
 
 
 def label_undo(*, campaign: Campaign, user: Any) -> Assignment:

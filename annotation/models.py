@@ -282,6 +282,13 @@ class Label(models.Model):
         ]
         indexes = [
             models.Index(fields=["campaign", "is_current"]),
+            # An annotator's own answers in a campaign (their progress, undo): read on every
+            # item they are given, so not a walk over the whole campaign's labels.
+            models.Index(
+                fields=["campaign", "annotator", "created_at"],
+                condition=Q(is_current=True),
+                name="label_current_mine_idx",
+            ),
             models.Index(
                 fields=["campaign", "created_at"],
                 condition=Q(review="pending"),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.db.models import Avg, Count, Q, QuerySet
+from django.core.cache import cache
+from django.db.models import Avg, Count, Exists, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from annotation.models import Assignment, Campaign, Item, Label, Member
@@ -17,41 +19,71 @@ def campaign_get_for_user(
 ) -> Campaign:
     """The campaign if the user may open it in this role (any role: None); a 404 otherwise,
     so that another campaign's existence is not revealed."""
-    campaign = Campaign.objects.select_related("benchmark").filter(pk=campaign_id).first()
+    campaigns = Campaign.objects.select_related("benchmark").filter(pk=campaign_id)
+    # Members (every request of an annotator's) are found in one query; the permission check,
+    # two more queries, only runs for everyone else.
+    members = Member.objects.filter(campaign_id=campaign_id, user=user)
+    if role:
+        members = members.filter(role=role)
+    campaign = campaigns.filter(Exists(members)).first()
+    if campaign is None and user.has_perm("annotation.view_campaign"):
+        campaign = campaigns.first()
     if campaign is None:
-        raise Http404("no such campaign")
-    if user.has_perm("annotation.view_campaign"):
-        return campaign
-    members = Member.objects.filter(campaign=campaign, user=user)
-    if not (members.filter(role=role) if role else members).exists():
         raise Http404("no such campaign")
     return campaign
 
 
 def campaigns_of(user: Any) -> QuerySet[Campaign]:
     """Campaigns the user takes part in (any role), with the roles and their own progress."""
+    # Counted in subqueries: two Counts over joins would pair every item with every label
+    # (minutes for a 100,000-item campaign with labels).
     return (
-        Campaign.objects.filter(members__user=user)
+        Campaign.objects.filter(pk__in=Member.objects.filter(user=user).values("campaign_id"))
         .exclude(status=Campaign.Status.DRAFT)
         .annotate(
-            n_items=Count("items", distinct=True),
-            mine=Count(
-                "labels",
-                filter=Q(labels__annotator=user, labels__is_current=True),
-                distinct=True,
+            n_items=_count(Item.objects.filter(campaign=OuterRef("pk"))),
+            mine=_count(
+                Label.objects.filter(campaign=OuterRef("pk"), annotator=user, is_current=True)
             ),
         )
-        .distinct()
         .order_by("-created_at")
     )
 
 
+def _count(rows: QuerySet) -> Coalesce:
+    counted = rows.order_by().values("campaign_id").annotate(n=Count("*")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+# The campaign-wide counts under each annotator's progress are read on every next item; counting
+# a 100,000-item campaign's rows each time took most of the request. They are kept this long.
+TOTALS_SECONDS = 5
+
+
+def _totals_key(campaign_id: int) -> str:
+    return f"annotation:campaign-totals:{campaign_id}"
+
+
+def campaign_totals(campaign: Campaign) -> tuple[int, int]:
+    """(items, current labels) of a campaign, at most TOTALS_SECONDS old (the item count is
+    exact: building items forgets the cached counts)."""
+    key = _totals_key(campaign.pk)
+    totals = cache.get(key)
+    if totals is None:
+        totals = (campaign.items.count(), campaign.labels.filter(is_current=True).count())
+        cache.set(key, totals, TOTALS_SECONDS)
+    return int(totals[0]), int(totals[1])
+
+
+def campaign_totals_forget(campaign_id: int) -> None:
+    cache.delete(_totals_key(campaign_id))
+
+
 def annotator_progress(campaign: Campaign, user: Any) -> dict[str, int]:
-    """Items this annotator has answered, how many more the campaign could give them, and
-    the campaign's progress in labels."""
+    """Items this annotator has answered (exact), and the campaign's items and labels (a few
+    seconds old at most: campaign_totals)."""
     mine = Label.objects.filter(campaign=campaign, annotator=user, is_current=True).count()
-    items = campaign.items.count()
-    labels = campaign.labels.filter(is_current=True).count()
+    items, labels = campaign_totals(campaign)
     needed = items * campaign.labels_per_item
     return {
         "mine": mine,
@@ -208,7 +240,21 @@ def _choice_key(index: int) -> str:
     return str(index + 1) if index < 9 else "abcdefghijklmnopqrstuvwxyz"[index - 9]
 
 
-def item_for_assignment(assignment: Assignment) -> Item:
-    return Item.objects.select_related(
-        "campaign", "sample", "tool", "prediction", "prediction_b"
-    ).get(pk=assignment.item_id)
+# What each kind's items point at: only those rows are joined (every next item reads one).
+_ITEM_RELATIONS = {
+    Campaign.Kind.REFINEMENT: ("sample",),
+    Campaign.Kind.MOTIVATION: ("tool",),
+    Campaign.Kind.TURING: ("sample",),
+    Campaign.Kind.PAIRWISE: ("sample", "prediction", "prediction_b"),
+    Campaign.Kind.BASELINE: ("sample",),
+    Campaign.Kind.ERROR_TYPES: ("sample", "prediction"),
+}
+
+
+def item_for_assignment(assignment: Assignment, campaign: Campaign) -> Item:
+    """The assignment's item with what its campaign's kind shows, and `campaign` as its
+    campaign (not read again)."""
+    relations = _ITEM_RELATIONS.get(campaign.kind, ("sample", "tool", "prediction", "prediction_b"))
+    item = Item.objects.select_related(*relations).get(pk=assignment.item_id)
+    item.campaign = campaign
+    return item

@@ -16,6 +16,7 @@ from django.db.models import Q
 
 from annotation.assign import AnnotationError
 from annotation.models import Campaign, Item, Member, Question
+from annotation.selectors import campaign_totals_forget
 from benchmarks.models import Benchmark, Sample
 from benchmarks.suites.base import ImportFormatError, load_json
 from evaluation.models import Prediction, Run
@@ -199,6 +200,7 @@ def _add_items(campaign: Campaign, rows: Sequence[dict[str, Any]]) -> int:
         [Item(campaign=campaign, position=start + i, **row) for i, row in enumerate(rows)],
         batch_size=5000,
     )
+    transaction.on_commit(lambda: campaign_totals_forget(campaign.pk))
     return len(rows)
 
 

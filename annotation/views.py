@@ -137,7 +137,7 @@ def workspace(
         .exists(),
     }
     if assignment is not None:
-        item = item_for_assignment(assignment)
+        item = item_for_assignment(assignment, campaign)
         view = item_view(item, assignment)
         questions = list(campaign.questions.all())
         context.update(

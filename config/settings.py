@@ -139,6 +139,10 @@ STORAGES = {
     },
 }
 
+# Sessions are read from the cache (every request reads one) and written through to the
+# database, so a flushed cache logs nobody out.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

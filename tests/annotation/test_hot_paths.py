@@ -1,0 +1,95 @@
+"""The requests every annotator makes all day: what they read does not grow with the campaign,
+and the counts they are shown are right."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from annotation import services
+from annotation.assign import item_next, label_submit
+from annotation.selectors import annotator_progress, campaign_totals
+from tests.annotation.conftest import motivation_campaign
+from tests.factories import make_tool
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def clean_cache() -> None:
+    cache.clear()
+
+
+def answer_one(campaign: Any, user: Any) -> None:
+    assignment = item_next(campaign=campaign, user=user)
+    label_submit(
+        assignment_id=assignment.pk, user=user, answers={"reason": "A"}, token=uuid.uuid4()
+    )
+
+
+def test_the_campaign_list_counts_items_and_only_ones_own_answers(client: Client) -> None:
+    # given a campaign of 5 items, 2 labels each; ann answers 3, the other annotator 2
+    campaign, (ann, other) = motivation_campaign(tools=5, labels_per_item=2, annotators=2)
+    for _ in range(3):
+        answer_one(campaign, ann)
+    for _ in range(2):
+        answer_one(campaign, other)
+    client.force_login(ann)
+    # when ann lists their campaigns
+    (listed,) = client.get("/api/campaigns/").json()
+    # then the items are counted once each (not once per label), and only ann's answers
+    assert (listed["items"], listed["mine"]) == (5, 3)
+    page = client.get("/annotate/").content.decode()
+    assert campaign.name in page
+
+
+@pytest.mark.parametrize("tools", [3, 60])
+def test_next_and_submit_read_the_same_few_queries_however_large_the_campaign(
+    client: Client, django_assert_num_queries: Any, tools: int
+) -> None:
+    campaign, (ann,) = motivation_campaign(tools=tools, labels_per_item=1, annotators=1)
+    client.force_login(ann)
+    client.get("/annotate/")  # the session is read into the cache
+    answer_one(campaign, ann)  # an answer of theirs exists, as all day long
+    campaign_totals(campaign)  # the campaign's counts are cached, as all day long
+    # user (the session is cached), campaign and membership, held lease, expired leases, the
+    # next item, its holder count with the new assignment, the annotator's count, the item and
+    # its tool; and the test's savepoint around the transaction, twice
+    with django_assert_num_queries(8 + 2):
+        given = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
+    body = {"assignment": given["assignment"], "answers": {"reason": "B"}}
+    # user, campaign and membership, the assignment and its item, the questions, labels with
+    # the token or undone on the assignment, the locked assignment, the label, the assignment's
+    # status with the item's count; and the test's savepoint around the transaction, twice
+    with django_assert_num_queries(8 + 2):
+        response = client.post(
+            f"/api/campaigns/{campaign.pk}/submit/",
+            {**body, "token": str(uuid.uuid4())},
+            content_type="application/json",
+        )
+    assert response.status_code == 201
+
+
+def test_building_more_items_shows_in_the_progress_at_once(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    campaign, (ann,) = motivation_campaign(tools=3, labels_per_item=2, annotators=1)
+    answer_one(campaign, ann)
+    assert annotator_progress(campaign, ann) == {
+        "mine": 1,
+        "items": 3,
+        "labels": 1,
+        "needed": 6,
+        "percent": 17,
+    }
+    make_tool(benchmark=campaign.benchmark, name="extra", description="One more")
+    # when the researcher builds the items again (every tool once more: 4 new items)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.items_from_tools(campaign=campaign)
+    # then the item count is exact at once; labels may be a few seconds old, not the items
+    assert campaign_totals(campaign)[0] == 7
+    assert annotator_progress(campaign, ann)["needed"] == 14
