@@ -134,6 +134,54 @@ def test_queries_and_model_outputs_are_inert_in_the_pairwise_view(
     assert html.count("&lt;") >= 3  # the query and both outputs, escaped
 
 
+def test_api_responses_and_failed_traces_are_inert(client: Client, tmp_path: Any) -> None:
+    # a Turing pair whose documentation, arguments and both responses carry markup
+    pairs = tmp_path / "pairs.json"
+    pairs.write_text(
+        json.dumps(
+            [
+                {
+                    "api": PAYLOADS[2],
+                    "documentation": {"name": "x", "description": PAYLOADS[0]},
+                    "arguments": {"q": PAYLOADS[3]},
+                    "real": PAYLOADS[1],
+                    "simulated": {"text": PAYLOADS[2]},
+                }
+            ]
+        )
+    )
+    turing = services.campaign_create(name="turing-xss", kind=Campaign.Kind.TURING)
+    services.items_from_pairs_file(campaign=turing, path=pairs)
+    # a failed prediction whose output, error and trace carry markup
+    benchmark = make_benchmark(name="failures", suite="generic")
+    endpoint = Endpoint.objects.create(name="e", base_url="http://127.0.0.1:9/v1", model="m")
+    run = Run.objects.create(
+        benchmark=benchmark, task="answer", endpoint=endpoint, status=Run.Status.DONE
+    )
+    Prediction.objects.create(
+        run=run,
+        sample=make_sample(benchmark=benchmark, input={"query": PAYLOADS[3]}),
+        position=0,
+        status=Prediction.Status.FAILED,
+        output=PAYLOADS[0],
+        error=PAYLOADS[1],
+        trace=[{"thought": PAYLOADS[2], "action": "Search", "observation": PAYLOADS[3]}],
+    )
+    failures = services.campaign_create(name="errors-xss", kind=Campaign.Kind.ERROR_TYPES)
+    services.items_from_failures(campaign=failures, run=run)
+    ann = make_user()
+    for campaign in (turing, failures):
+        services.members_add(campaign=campaign, users=[ann], role=Member.Role.ANNOTATOR)
+        services.campaign_activate(campaign=campaign)
+    client.force_login(ann)
+    for campaign in (turing, failures):
+        html = client.get(f"/annotate/{campaign.pk}/").content.decode()
+        for tag in ("<script>alert", "<img src=x", "<svg onload", '<a href="javascript'):
+            assert tag not in html, (campaign.kind, tag)
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html or "&lt;svg" in html
+        assert "&lt;svg onload=alert(3)&gt;" in html  # shown as text, not dropped
+
+
 @pytest.mark.parametrize("shown", ["AB", "BA"])
 def test_pairwise_answers_are_stored_against_the_canonical_order(
     client: Client, shown: str

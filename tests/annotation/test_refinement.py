@@ -221,3 +221,24 @@ def test_the_reviewer_reads_plans_and_calls_as_outlines() -> None:
         {"number": "1", "depth": 0, "text": "", "tool": "book", "arguments": '{\n  "seats": 2\n}'}
     ]
     assert reference_outline({"label": "yes"}) == {"mode": "json", "json": '{\n  "label": "yes"\n}'}
+
+
+def test_markup_in_steps_and_notes_is_inert_for_the_reviewer(client: Client) -> None:
+    c, annotator, reviewer = campaign()
+    client.force_login(annotator)
+    edit_url, submit_url, token = open_item(client, c)
+    payload = '<img src=x onerror="alert(1)">'
+    html = edit(client, edit_url, op="text", uid="s1", value=payload)
+    assert "<img src=x" not in html
+    client.post(
+        submit_url,
+        {"verdict": "fixed", "token": token, "note": "<script>alert(2)</script>"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert Label.objects.get().note == "<script>alert(2)</script>"
+    client.force_login(reviewer)
+    page = client.get(f"/review/{c.pk}/").content.decode()
+    assert "<img src=x" not in page and "<script>alert" not in page
+    # in the diff and in the refined plan, as text
+    assert page.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;") >= 2
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in page
