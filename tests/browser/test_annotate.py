@@ -13,6 +13,16 @@ from annotation.models import Assignment, Campaign, Label
 from tests.browser.conftest import Studio, focused, posting
 
 
+def open_workspace(
+    studio: Studio, login: Any, live_server: Any, kind: str
+) -> tuple[Campaign, Any, Page]:
+    """annotator1's workspace in the demo campaign of this kind."""
+    campaign, annotator = studio.campaigns[kind], studio.users["annotator1"]
+    page = login(annotator)
+    page.goto(f"{live_server.url}/annotate/{campaign.pk}/")
+    return campaign, annotator, page
+
+
 def leased(campaign: Campaign, user: Any) -> Assignment:
     return Assignment.objects.select_related("item").get(
         campaign=campaign, annotator=user, status=Assignment.Status.LEASED
@@ -37,10 +47,7 @@ def a_first(assignment: Assignment) -> bool:
 def test_motivation_with_the_guidelines_and_an_undo(
     studio: Studio, login: Any, live_server: Any, screenshot: Any
 ) -> None:
-    campaign = studio.campaigns["motivation"]
-    annotator = studio.users["annotator1"]
-    page = login(annotator)
-    page.goto(f"{live_server.url}/annotate/{campaign.pk}/")
+    campaign, annotator, page = open_workspace(studio, login, live_server, "motivation")
     # the keyboard starts on the form
     expect(focused(page)).to_have_attribute("name", "reason")
     first = leased(campaign, annotator)
@@ -83,10 +90,7 @@ def test_motivation_with_the_guidelines_and_an_undo(
 def test_turing_three_questions_and_the_shortcut_list(
     studio: Studio, login: Any, live_server: Any, screenshot: Any
 ) -> None:
-    campaign = studio.campaigns["turing"]
-    annotator = studio.users["annotator1"]
-    page = login(annotator)
-    page.goto(f"{live_server.url}/annotate/{campaign.pk}/")
+    campaign, annotator, page = open_workspace(studio, login, live_server, "turing")
     assignment = leased(campaign, annotator)
 
     page.keyboard.press("?")
@@ -112,10 +116,7 @@ def test_turing_three_questions_and_the_shortcut_list(
 def test_pairwise_with_a_note(
     studio: Studio, login: Any, live_server: Any, screenshot: Any
 ) -> None:
-    campaign = studio.campaigns["pairwise"]
-    annotator = studio.users["annotator1"]
-    page = login(annotator)
-    page.goto(f"{live_server.url}/annotate/{campaign.pk}/")
+    campaign, annotator, page = open_workspace(studio, login, live_server, "pairwise")
     assignment = leased(campaign, annotator)
 
     page.keyboard.press("3")
@@ -138,10 +139,7 @@ def test_pairwise_with_a_note(
 def test_baseline_two_tools_then_none(
     studio: Studio, login: Any, live_server: Any, screenshot: Any
 ) -> None:
-    campaign = studio.campaigns["baseline"]
-    annotator = studio.users["annotator1"]
-    page = login(annotator)
-    page.goto(f"{live_server.url}/annotate/{campaign.pk}/")
+    campaign, annotator, page = open_workspace(studio, login, live_server, "baseline")
     first = leased(campaign, annotator)
     choices = first.item.payload["choices"]
     boxes = page.locator('input[name="tools"]')
@@ -178,10 +176,7 @@ def test_baseline_two_tools_then_none(
 def test_error_types_several_at_once(
     studio: Studio, login: Any, live_server: Any, screenshot: Any
 ) -> None:
-    campaign = studio.campaigns["error_types"]
-    annotator = studio.users["annotator1"]
-    page = login(annotator)
-    page.goto(f"{live_server.url}/annotate/{campaign.pk}/")
+    campaign, annotator, page = open_workspace(studio, login, live_server, "error_types")
     assignment = leased(campaign, annotator)
 
     # four chosen, the second taken back by its key
