@@ -1,0 +1,5 @@
+"""Agreement between raters (annotators, LLM judges, automatic metrics) on a campaign's items.
+
+stats: the statistics and their bootstrap intervals (pure numpy, no Django); data: the rating
+matrices read from the database; report: the report assembled per question and rater pair.
+"""
