@@ -351,3 +351,38 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"adjudication of {self.item}"
+
+
+class AgreementReport(models.Model):
+    """A computed agreement report of a campaign for one choice of raters and questions
+    (`params`), kept until the labels change: `fingerprint` is what the campaign's labels,
+    items and the chosen judges' judgments looked like when it was made."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Computing"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="agreement_reports"
+    )
+    key = models.CharField(max_length=64, help_text="A hash of params.")
+    params = models.JSONField(default=dict)
+    fingerprint = models.CharField(max_length=200)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    data = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True, help_text="Time the computation took.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "key"], name="agreement_report_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"agreement report {self.key[:8]} of {self.campaign}"

@@ -225,6 +225,7 @@ CELERY_TASK_ROUTES = {
     "evaluation.tasks.run_chunk": {"queue": "inference"},
     "evaluation.tasks.run_intervals": {"queue": "reports"},
     "evaluation.tasks.judge_chunk": {"queue": "judging"},
+    "annotation.tasks.agreement_report_compute": {"queue": "reports"},
 }
 # Periodic work (celery beat; `make run` embeds it in its worker, the Procfile runs it alone).
 CELERY_BEAT_SCHEDULE = {
@@ -238,6 +239,10 @@ EVALUATION_CHUNK_SIZE = int(os.environ.get("EVALUATION_CHUNK_SIZE", "100"))
 # Items one execution may take from the rest of its run before it lets the queue decide again.
 EVALUATION_EXECUTION_MAX_ITEMS = int(os.environ.get("EVALUATION_EXECUTION_MAX_ITEMS", "1000"))
 EVALUATION_BOOTSTRAP_RESAMPLES = int(os.environ.get("EVALUATION_BOOTSTRAP_RESAMPLES", "1000"))
+# Agreement reports: bootstrap resamples per interval, and the size (current labels x
+# questions) up to which a page computes a report at once instead of queueing it for a worker.
+AGREEMENT_BOOTSTRAP_RESAMPLES = int(os.environ.get("AGREEMENT_BOOTSTRAP_RESAMPLES", "1000"))
+AGREEMENT_INLINE_ANSWERS = int(os.environ.get("AGREEMENT_INLINE_ANSWERS", "20000"))
 
 # Import limits (see benchmarks.suites.base): a field longer than this is refused, and JSON
 # nested deeper than this is refused, both with the file and line named.

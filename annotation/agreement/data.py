@@ -1,0 +1,606 @@
+"""The ratings of a campaign's items, read from the database into matrices: one per question,
+items x raters, with the human annotators' answers, the LLM judges' verdicts on the items'
+predictions and the automatic metrics of those predictions.
+
+Codes. Every answer becomes a float: a pairwise answer its 1 / 0 / -1 (against the canonical
+order, as stored); an ordinal answer its value when every choice is a number, otherwise the
+choice's position; a category the choice's position. A question with several choices per
+answer (error types) becomes one yes/no question per choice ("types:endless_retry"); a set of
+chosen items (the human baseline's tools) is one category per distinct set.
+
+Judges: a judgment is taken for an item when it is about the item's prediction (pairwise: the
+item's two predictions, in either order of the job's runs, the sign turned for the reversed
+one). Per repeat, the two orders of a pairwise judgment count as a win only when both agree
+(StableToolBench's rule, benchmarks.suites.judging.combine_orders); the item's verdict is the
+mean over repeats (numeric questions) or the value most repeats gave (categorical questions,
+none on a tie). A judge answers a question when its judgments carry a value under the
+question's key (a dimension), otherwise a pairwise judge answers pairwise questions, a
+pass or pointwise judge answers a categorical question whose choices name its labels
+(Solved / Unsure / Unsolved) and ordinal questions with numeric choices (its score).
+
+Metrics: the prediction's per-item score; for a pairwise item the sign of A's score minus B's
+(MTU-Bench's metric-human comparison). Metrics answer pairwise and ordinal questions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db import connection
+from django.db.models import Q
+
+from annotation.models import Campaign, Item, Label, Question
+from benchmarks.suites.judging import combine_orders
+from evaluation.models import Judge, Judgment, Prediction
+
+NUMERIC_SCALES = (Question.Scale.PAIRWISE, Question.Scale.ORDINAL)
+
+
+@dataclass(frozen=True)
+class Rater:
+    """Who gave a column of ratings: "human:<username>", "judge:<name>" or "metric:<name>"."""
+
+    kind: str
+    name: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+
+@dataclass
+class QuestionRatings:
+    """One question's ratings: `values[i, r]` is rater r's code for item i (NaN: none)."""
+
+    key: str
+    text: str
+    scale: str
+    numeric: bool
+    # Krippendorff's level of measurement for the scale.
+    level: str
+    # The name of each code, for tables and the confusion matrix: {code: label}.
+    labels: dict[float, str]
+    raters: list[Rater]
+    values: np.ndarray
+    # Humans only: per (item, annotator) the side chosen as shown, 1 first / 0 tie / -1 second
+    # (pairwise questions; NaN elsewhere). Position bias is read from it.
+    shown: np.ndarray | None = None
+    # Per item, the gold code when the campaign's item has one for this question (else NaN).
+    gold: np.ndarray | None = None
+
+    @property
+    def humans(self) -> list[int]:
+        return [i for i, rater in enumerate(self.raters) if rater.kind == "human"]
+
+    @property
+    def automatic(self) -> list[int]:
+        return [i for i, rater in enumerate(self.raters) if rater.kind != "human"]
+
+
+@dataclass
+class CampaignRatings:
+    campaign_id: int
+    campaign_name: str
+    kind: str
+    items: list[int]
+    questions: list[QuestionRatings]
+    humans: list[Rater]
+    # Per annotator: the time on item of each of their labels (ms; None where not measured).
+    times: dict[str, list[int]] = field(default_factory=dict)
+    # Pairwise items: the runs behind A and B (run ids), and their names.
+    pair_runs: list[tuple[int, int]] | None = None
+    run_names: dict[int, str] = field(default_factory=dict)
+    # Per judge of a pairwise campaign: per item, (first-shown wins, ties, second wins) over
+    # its judgments: the judge's position bias.
+    judge_shown: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class AgreementError(ValueError):
+    """The report cannot be made as asked (an unknown judge or metric); the message says why."""
+
+
+# --- codes --------------------------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+@dataclass
+class _Coder:
+    """How one (possibly expanded) question turns an answer into a code."""
+
+    key: str
+    text: str
+    scale: str
+    numeric: bool
+    level: str
+    labels: dict[float, str]
+    source_key: str
+    choice: str | None = None  # an expanded multiple-choice question: this choice, yes or no
+    codes: dict[str, float] = field(default_factory=dict)  # answer as text -> code
+    open_set: bool = False  # categories found in the answers (chosen item sets)
+    numeric_values: bool = False  # an ordinal scale whose choices are numbers
+
+    def code(self, answer: Any) -> float:
+        if answer is None or answer == "":
+            return math.nan
+        if self.choice is not None:
+            chosen = answer if isinstance(answer, list) else [answer]
+            return 1.0 if self.choice in {str(v) for v in chosen} else 0.0
+        if self.open_set:
+            text = " + ".join(str(v) for v in answer) if isinstance(answer, list) else str(answer)
+            text = text or "(none)"
+            if text not in self.codes:
+                self.codes[text] = float(len(self.codes))
+                self.labels[self.codes[text]] = text
+            return self.codes[text]
+        if self.scale == Question.Scale.PAIRWISE:
+            number = _number(answer)
+            return number if number in (1.0, 0.0, -1.0) else math.nan
+        return self.codes.get(str(answer), math.nan)
+
+    def code_all(self, answers: list[Any]) -> np.ndarray:
+        """code() of many answers; each distinct (hashable) answer is coded once."""
+        seen: dict[Any, float] = {}
+        out = np.empty(len(answers))
+        for n, answer in enumerate(answers):
+            try:
+                out[n] = seen[answer]
+            except KeyError:
+                out[n] = seen[answer] = self.code(answer)
+            except TypeError:  # a list of choices
+                out[n] = self.code(answer)
+        return out
+
+    def judge_code(self, value: float | None, label: str, values: Any) -> float:
+        """A judge's verdict as this question's code: a pointwise score under the question's
+        key (a dimension), else the pairwise preference (pairwise questions), the overall score
+        (ordinal questions with numeric choices) or the label named by a choice (NaN when none
+        fits)."""
+        if self.choice is not None or self.open_set:
+            return math.nan
+        dimension = _number(values.get(self.key)) if isinstance(values, dict) else None
+        if self.numeric and dimension is not None:
+            return dimension
+        if self.scale == Question.Scale.PAIRWISE or self.numeric_values:
+            return math.nan if value is None else float(value)
+        return self.codes.get(label.strip().lower(), math.nan) if label else math.nan
+
+
+def _coders(question: Question) -> list[_Coder]:
+    choices = [c for c in question.choices or [] if isinstance(c, dict) and "value" in c]
+    scale = question.scale
+    if scale == Question.Scale.CATEGORIES and question.multiple:
+        return [
+            _Coder(
+                key=f"{question.key}:{c['value']}",
+                text=f"{question.text} — {c.get('label') or c['value']}",
+                scale=Question.Scale.CATEGORIES,
+                numeric=False,
+                level="nominal",
+                labels={0.0: "no", 1.0: "yes"},
+                source_key=question.key,
+                choice=str(c["value"]),
+            )
+            for c in choices
+        ]
+    if scale == Question.Scale.ITEM_CHOICES:
+        return [
+            _Coder(
+                key=question.key,
+                text=question.text,
+                scale=scale,
+                numeric=False,
+                level="nominal",
+                labels={},
+                source_key=question.key,
+                open_set=True,
+            )
+        ]
+    if scale == Question.Scale.PAIRWISE:
+        labels = {1.0: "A better", 0.0: "tie", -1.0: "B better"}
+        return [
+            _Coder(
+                key=question.key,
+                text=question.text,
+                scale=scale,
+                numeric=True,
+                level="ordinal",
+                labels=labels,
+                source_key=question.key,
+            )
+        ]
+    numbers = [_number(c["value"]) for c in choices]
+    numeric_values = scale == Question.Scale.ORDINAL and all(n is not None for n in numbers)
+    codes: dict[str, float] = {}
+    labels: dict[float, str] = {}
+    for index, choice in enumerate(choices):
+        code = float(numbers[index]) if numeric_values else float(index)  # type: ignore[arg-type]
+        codes[str(choice["value"])] = code
+        # Judges name their verdicts by the choice's value or its label, in any case.
+        codes.setdefault(str(choice["value"]).strip().lower(), code)
+        if choice.get("label"):
+            codes.setdefault(str(choice["label"]).strip().lower(), code)
+        labels[code] = str(choice.get("label") or choice["value"])
+    return [
+        _Coder(
+            key=question.key,
+            text=question.text,
+            scale=scale,
+            numeric=scale == Question.Scale.ORDINAL,
+            level="ordinal" if scale == Question.Scale.ORDINAL else "nominal",
+            labels=labels,
+            source_key=question.key,
+            codes=codes,
+            numeric_values=numeric_values,
+        )
+    ]
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+LABELS_SQL = """
+SELECT l.item_id, u.username, l.answers, l.time_ms, a.shown_order
+FROM annotation_label l
+JOIN auth_user u ON u.id = l.annotator_id
+JOIN annotation_assignment a ON a.id = l.assignment_id
+JOIN annotation_item i ON i.id = l.item_id
+WHERE l.campaign_id = %s AND l.is_current
+ORDER BY i.position, u.username
+"""
+
+
+def campaign_items(campaign: Campaign) -> list[tuple[int, int | None, int | None, Any]]:
+    """(item id, prediction A, prediction B, gold) of every item, in the campaign's order."""
+    return list(
+        Item.objects.filter(campaign=campaign)
+        .order_by("position")
+        .values_list("id", "prediction_id", "prediction_b_id", "gold")
+    )
+
+
+def question_coders(campaign: Campaign) -> list[_Coder]:
+    """Every question as rated: a multiple-choice question as one yes/no question a choice."""
+    return [coder for question in campaign.questions.all() for coder in _coders(question)]
+
+
+def automatic_ratings(
+    items: list[tuple], coders: list[_Coder], *, metrics: Any = (), judges: Any = ()
+) -> tuple[list[tuple[Rater, dict[str, np.ndarray]]], dict[str, np.ndarray]]:
+    """Per named metric and judge, its codes per question key (items in `items`' order); and
+    per pairwise judge, its (first shown, tie, second shown) counts per item."""
+    automatic: list[tuple[Rater, dict[str, np.ndarray]]] = []
+    for name in metrics:
+        automatic.append((Rater("metric", name), _metric_values(name, items, coders)))
+    judge_shown: dict[str, np.ndarray] = {}
+    for name in judges:
+        values, first = _judge_values(name, items, coders)
+        automatic.append((Rater("judge", name), values))
+        if first is not None:
+            judge_shown[name] = first
+    return automatic, judge_shown
+
+
+def campaign_ratings(
+    campaign: Campaign,
+    *,
+    metrics: list[str] | tuple[str, ...] = (),
+    judges: list[str] | tuple[str, ...] = (),
+) -> CampaignRatings:
+    """Every question's ratings for the campaign's items: its annotators' current labels,
+    then the named judges and metrics (AgreementError for a name that rates none of them)."""
+    items = campaign_items(campaign)
+    index = {item_id: i for i, (item_id, *_rest) in enumerate(items)}
+    coders = question_coders(campaign)
+    with connection.cursor() as cursor:
+        cursor.execute(LABELS_SQL, [campaign.pk])
+        rows = cursor.fetchall()
+    humans = sorted({username for _, username, *_rest in rows})
+    h_index = {name: j for j, name in enumerate(humans)}
+    n, h = len(items), len(humans)
+    times: dict[str, list[int]] = defaultdict(list)
+    cells_i, cells_j, decoded, orders = [], [], [], []
+    for item_id, username, answers, time_ms, shown_order in rows:
+        i = index.get(item_id)
+        if i is None:
+            continue
+        cells_i.append(i)
+        cells_j.append(h_index[username])
+        # Django hands jsonb to its fields as text; this raw query decodes it itself.
+        decoded.append((json.loads(answers) if isinstance(answers, str) else answers) or {})
+        orders.append(shown_order)
+        if time_ms is not None:
+            times[username].append(int(time_ms))
+    at = (np.array(cells_i, dtype=np.int64), np.array(cells_j, dtype=np.int64))
+    # As stored, 1 is A; an annotator shown "BA" saw B first.
+    flip = np.where(np.array(orders, dtype=object) == "BA", -1.0, 1.0)
+    human_values, shown = {}, {}
+    for coder in coders:
+        codes = coder.code_all([answers.get(coder.source_key) for answers in decoded])
+        human_values[coder.key] = np.full((n, h), np.nan)
+        human_values[coder.key][at] = codes
+        if coder.scale == Question.Scale.PAIRWISE:
+            shown[coder.key] = np.full((n, h), np.nan)
+            shown[coder.key][at] = codes * flip
+
+    automatic, judge_shown = automatic_ratings(items, coders, metrics=metrics, judges=judges)
+
+    question_ratings = []
+    for coder in coders:
+        columns = [human_values[coder.key]]
+        raters = [Rater("human", name) for name in humans]
+        for rater, values in automatic:
+            if coder.key in values:
+                columns.append(values[coder.key][:, None])
+                raters.append(rater)
+        gold = np.array(
+            [coder.code((g or {}).get(coder.source_key)) if g else np.nan for *_r, g in items],
+            dtype=float,
+        )
+        question_ratings.append(
+            QuestionRatings(
+                key=coder.key,
+                text=coder.text,
+                scale=coder.scale,
+                numeric=coder.numeric,
+                level=coder.level,
+                labels=dict(sorted(coder.labels.items())),
+                raters=raters,
+                values=np.hstack(columns) if columns else np.empty((n, 0)),
+                shown=shown.get(coder.key),
+                gold=gold if not np.isnan(gold).all() else None,
+            )
+        )
+    ratings = CampaignRatings(
+        campaign_id=campaign.pk,
+        campaign_name=campaign.name,
+        kind=campaign.kind,
+        items=[item_id for item_id, *_rest in items],
+        questions=question_ratings,
+        humans=[Rater("human", name) for name in humans],
+        times=dict(times),
+        judge_shown=judge_shown,
+    )
+    if campaign.kind == Campaign.Kind.PAIRWISE:
+        ratings.pair_runs, ratings.run_names = _pair_runs(items)
+    return ratings
+
+
+def _pair_runs(items: list[tuple]) -> tuple[list[tuple[int, int]], dict[int, str]]:
+    ids = {pid for _, a, b, _g in items for pid in (a, b) if pid}
+    run_of = dict(Prediction.objects.filter(pk__in=ids).values_list("id", "run_id"))
+    pairs = [(run_of.get(a, 0), run_of.get(b, 0)) for _, a, b, _g in items]
+    from evaluation.models import Run
+
+    names = {
+        run.pk: run.name or run.model_name or f"run {run.pk}"
+        for run in Run.objects.filter(pk__in={r for pair in pairs for r in pair if r})
+    }
+    return pairs, names
+
+
+def _metric_values(name: str, items: list[tuple], coders: list[_Coder]) -> dict[str, np.ndarray]:
+    ids = {pid for _, a, b, _g in items for pid in (a, b) if pid}
+    scores = dict(Prediction.objects.filter(pk__in=ids).values_list("id", "scores"))
+
+    def score(prediction_id: int | None) -> float:
+        value = _number((scores.get(prediction_id) or {}).get(name)) if prediction_id else None
+        return math.nan if value is None else value
+
+    per_item = np.array(
+        [np.sign(score(a) - score(b)) if b else score(a) for _, a, b, _g in items],
+        dtype=float,
+    )
+    if np.isnan(per_item).all():
+        raise AgreementError(f"no prediction behind these items has a score named {name!r}")
+    return {c.key: per_item for c in coders if c.numeric and c.choice is None}
+
+
+def _judge_values(
+    name: str, items: list[tuple], coders: list[_Coder]
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    judge = Judge.objects.filter(name=name).first()
+    if judge is None:
+        raise AgreementError(f"no judge named {name!r}")
+    item_of: dict[tuple[int, int | None], tuple[int, float]] = {}
+    for i, (_id, a, b, _g) in enumerate(items):
+        if a:
+            item_of[(a, b)] = (i, 1.0)
+            if b:
+                item_of[(b, a)] = (i, -1.0)
+    predictions = {pid for pid, _other in item_of}
+    judgments = (
+        Judgment.objects.filter(job__judge=judge, prediction_id__in=predictions)
+        .filter(Q(status=Judgment.Status.DONE))
+        .values_list("prediction_id", "other_id", "repeat", "order", "value", "label", "values")
+    )
+    # Per item and repeat: the verdicts by order (pairwise) or the one verdict.
+    verdicts: dict[int, dict[int, dict[str, tuple]]] = defaultdict(lambda: defaultdict(dict))
+    for prediction_id, other_id, repeat, order, value, label, values in judgments:
+        found = item_of.get((prediction_id, other_id))
+        if found is None:
+            continue
+        i, sign = found
+        canonical = None if value is None else value * sign
+        verdicts[i][repeat][order] = (canonical, label or "", values or {}, order, sign)
+    if not verdicts:
+        raise AgreementError(f"judge {name!r} judged none of these items")
+    n = len(items)
+    out: dict[str, np.ndarray] = {}
+    first = np.zeros((n, 3)) if judge.kind == Judge.Kind.PAIRWISE else None
+    for coder in coders:
+        if coder.choice is not None or coder.open_set:
+            continue
+        column = np.full(n, np.nan)
+        for i, repeats in verdicts.items():
+            codes = []
+            for by_order in repeats.values():
+                codes.append(_repeat_code(coder, by_order))
+            codes = [c for c in codes if not math.isnan(c)]
+            if not codes:
+                continue
+            if coder.numeric:
+                column[i] = float(np.mean(codes))
+            else:
+                top = Counter(codes).most_common(2)
+                if len(top) == 1 or top[0][1] > top[1][1]:
+                    column[i] = top[0][0]
+        if not np.isnan(column).all():
+            out[coder.key] = column
+    if first is not None:
+        for i, repeats in verdicts.items():
+            for by_order in repeats.values():
+                for canonical, _label, _values, order, sign in by_order.values():
+                    if canonical is None or order not in ("AB", "BA"):
+                        continue
+                    # The job's run was shown first under "AB"; its verdict before the sign.
+                    own = canonical * sign
+                    chose_first = own if order == "AB" else -own
+                    first[i, 0 if chose_first > 0 else 1 if chose_first == 0 else 2] += 1
+    if not out:
+        raise AgreementError(f"judge {name!r} answers none of this campaign's questions")
+    return out, first
+
+
+def _repeat_code(coder: _Coder, by_order: dict[str, tuple]) -> float:
+    """One repeat's verdict on the question; for a pairwise judge asked in both orders, a win
+    only when both orders agree."""
+    codes = {
+        order: coder.judge_code(canonical, label, values)
+        for order, (canonical, label, values, _order, _sign) in by_order.items()
+    }
+    if "AB" in codes and "BA" in codes and coder.scale == Question.Scale.PAIRWISE:
+        ab, ba = codes["AB"], codes["BA"]
+        if math.isnan(ab) or math.isnan(ba):
+            return math.nan
+        combined = combine_orders(int(ab), int(ba))
+        return math.nan if combined is None else float(combined)
+    present = [c for c in codes.values() if not math.isnan(c)]
+    return float(np.mean(present)) if present else math.nan
+
+
+def available_raters(campaign: Campaign) -> dict[str, list[str]]:
+    """The metrics the items' predictions carry and the judges that judged them: what a
+    report on this campaign can be asked for."""
+    ids = set(Item.objects.filter(campaign=campaign).values_list("prediction_id", flat=True)) | set(
+        Item.objects.filter(campaign=campaign).values_list("prediction_b_id", flat=True)
+    )
+    ids.discard(None)
+    metrics: set[str] = set()
+    with connection.cursor() as cursor:
+        if ids:
+            cursor.execute(
+                "SELECT DISTINCT jsonb_object_keys(scores) FROM evaluation_prediction "
+                "WHERE id = ANY(%s) AND jsonb_typeof(scores) = 'object'",
+                [list(ids)],
+            )
+            metrics = {row[0] for row in cursor.fetchall()}
+    judges = sorted(
+        set(
+            Judge.objects.filter(jobs__judgments__prediction_id__in=ids)
+            .values_list("name", flat=True)
+            .distinct()
+        )
+    )
+    return {"metrics": sorted(metrics), "judges": judges}
+
+
+def labels_fingerprint(campaign: Campaign, judges: list[str] | tuple[str, ...] = ()) -> str:
+    """Changes whenever a label of the campaign is added, undone or reviewed, an item is added,
+    or a judgment of the named judges changes: a report made under another fingerprint is
+    stale."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT (SELECT count(*) FROM annotation_item WHERE campaign_id = %s),
+                   count(*), coalesce(max(l.id), 0),
+                   count(*) FILTER (WHERE l.is_current),
+                   coalesce(max(l.revoked_at)::text, '')
+            FROM annotation_label l WHERE l.campaign_id = %s
+            """,
+            [campaign.pk, campaign.pk],
+        )
+        parts = [str(v) for v in cursor.fetchone()]
+        if judges:
+            cursor.execute(
+                """
+                SELECT count(*), coalesce(max(j.updated_at)::text, '')
+                FROM evaluation_judgment j
+                JOIN evaluation_judgejob jj ON jj.id = j.job_id
+                JOIN evaluation_judge g ON g.id = jj.judge_id
+                WHERE g.name = ANY(%s)
+                """,
+                [list(judges)],
+            )
+            parts += [str(v) for v in cursor.fetchone()]
+    return "/".join(parts)
+
+
+def label_rows(campaign: Campaign, chunk: int = 2000) -> Any:
+    """The campaign's current labels for the long-format CSV, streamed from the database (a
+    server-side cursor, so memory stays flat however many labels there are): per label, the
+    item id, the annotator, the answers, the order shown, the time on item and when."""
+    return (
+        Label.objects.filter(campaign=campaign, is_current=True)
+        .order_by("item__position", "annotator__username")
+        .values_list(
+            "item_id",
+            "annotator__username",
+            "answers",
+            "assignment__shown_order",
+            "time_ms",
+            "created_at",
+        )
+        .iterator(chunk_size=chunk)
+    )
+
+
+def item_keys(campaign: Campaign) -> dict[int, tuple]:
+    """Per item id, what identifies the item outside the platform (ITEM_KEY_COLUMNS)."""
+    return {
+        row[0]: row
+        for row in Item.objects.filter(campaign=campaign)
+        .order_by("position")
+        .values_list(
+            "id",
+            "position",
+            "sample_id",
+            "sample__external_id",
+            "tool__name",
+            "prediction_id",
+            "prediction_b_id",
+            "prediction__run_id",
+            "prediction_b__run_id",
+            "payload__api",
+        )
+    }
+
+
+ITEM_KEY_COLUMNS = (
+    "item_id",
+    "item_position",
+    "sample_id",
+    "sample_external_id",
+    "tool",
+    "prediction_a",
+    "prediction_b",
+    "run_a",
+    "run_b",
+    "api",
+)

@@ -1,0 +1,183 @@
+"""Agreement reports as stored things: asked for with a choice of raters, computed inline when
+the campaign is small and by a Celery worker (the reports queue) when it is large, kept until
+the labels change, and computed again only then."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.agreement.data import (
+    AgreementError,
+    available_raters,
+    campaign_ratings,
+    labels_fingerprint,
+)
+from annotation.agreement.report import campaign_report
+from annotation.models import AgreementReport, Campaign, Label
+
+log = logging.getLogger(__name__)
+
+
+def report_params(
+    *,
+    metrics: list[str] | tuple[str, ...] = (),
+    judges: list[str] | tuple[str, ...] = (),
+    questions: list[str] | tuple[str, ...] = (),
+    resamples: int | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The normalised choice a report is made for (same choice, same stored report)."""
+    default = int(getattr(settings, "AGREEMENT_BOOTSTRAP_RESAMPLES", 1000))
+    return {
+        "metrics": sorted({m for m in metrics if m}),
+        "judges": sorted({j for j in judges if j}),
+        "questions": sorted({q for q in questions if q}),
+        "resamples": default if resamples is None else int(resamples),
+        "seed": int(seed),
+    }
+
+
+def _key(params: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
+
+
+def report_check(campaign: Campaign, params: dict[str, Any]) -> None:
+    """AgreementError naming a metric or judge the campaign's items do not have."""
+    available = available_raters(campaign)
+    for kind in ("metrics", "judges"):
+        unknown = [name for name in params[kind] if name not in available[kind]]
+        if unknown:
+            known = ", ".join(available[kind]) or "none"
+            raise AgreementError(
+                f"{kind[:-1]} {', '.join(map(repr, unknown))} does not rate this campaign's "
+                f"items (available: {known})"
+            )
+    keys = {q.key for q in campaign.questions.all()}
+    unknown = [q for q in params["questions"] if q.split(":", 1)[0] not in keys]
+    if unknown:
+        raise AgreementError(
+            f"no question {', '.join(map(repr, unknown))} in this campaign "
+            f"(questions: {', '.join(sorted(keys))})"
+        )
+
+
+def report_request(
+    campaign: Campaign,
+    params: dict[str, Any],
+    *,
+    inline: bool | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> AgreementReport:
+    """The stored report for this choice: fresh as it is, or computed again when the labels
+    changed. Small campaigns (fewer answers than AGREEMENT_INLINE_LABELS) are computed at
+    once; large ones are queued for a worker and come back pending (`inline` forces either).
+    Raises AgreementError for raters the campaign does not have."""
+    report_check(campaign, params)
+    fingerprint = labels_fingerprint(campaign, params["judges"])
+    key = _key(params)
+    with transaction.atomic():
+        report, created = AgreementReport.objects.select_for_update().get_or_create(
+            campaign=campaign,
+            key=key,
+            defaults={"params": params, "fingerprint": fingerprint},
+        )
+        if not created and report.fingerprint == fingerprint:
+            if report.status == AgreementReport.Status.DONE:
+                return report
+            # Queued or being computed for these labels: wait for it, unless its worker was
+            # lost longer ago than a task may run.
+            busy = report.status in (
+                AgreementReport.Status.PENDING,
+                AgreementReport.Status.RUNNING,
+            )
+            limit = timedelta(seconds=int(getattr(settings, "CELERY_TASK_TIME_LIMIT", 1800)))
+            if busy and report.updated_at > timezone.now() - limit:
+                return report
+        if inline is None:
+            answers = Label.objects.filter(campaign=campaign, is_current=True).count() * max(
+                1, campaign.questions.count()
+            )
+            inline = answers <= int(getattr(settings, "AGREEMENT_INLINE_ANSWERS", 20000))
+        report.fingerprint = fingerprint
+        report.params = params
+        report.status = AgreementReport.Status.PENDING
+        report.error = ""
+        report.done, report.total = 0, 1
+        report.save()
+        if not inline:
+            from annotation.tasks import agreement_report_compute
+
+            report_id = report.pk
+            transaction.on_commit(
+                lambda: agreement_report_compute.apply_async(args=[report_id], queue="reports")
+            )
+            return report
+    return report_compute(report_id=report.pk, on_progress=on_progress)
+
+
+def report_compute(
+    *, report_id: int, on_progress: Callable[[int, int], None] | None = None
+) -> AgreementReport:
+    """Compute a stored report (the task's body; safe to run twice: the second finds it done
+    under the same fingerprint and returns). Progress is saved per question."""
+    report = AgreementReport.objects.select_related("campaign").get(pk=report_id)
+    campaign = report.campaign
+    params = report.params
+    fingerprint = labels_fingerprint(campaign, params.get("judges", []))
+    if report.status == AgreementReport.Status.DONE and report.fingerprint == fingerprint:
+        return report
+    AgreementReport.objects.filter(pk=report_id).update(
+        status=AgreementReport.Status.RUNNING, fingerprint=fingerprint, updated_at=timezone.now()
+    )
+    started = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        AgreementReport.objects.filter(pk=report_id).update(
+            done=done, total=total, updated_at=timezone.now()
+        )
+        if on_progress:
+            on_progress(done, total)
+
+    try:
+        ratings = campaign_ratings(
+            campaign, metrics=params.get("metrics", []), judges=params.get("judges", [])
+        )
+        data = campaign_report(
+            ratings,
+            resamples=params.get("resamples", 1000),
+            seed=params.get("seed", 0),
+            questions=params.get("questions") or None,
+            progress=progress,
+        )
+    except AgreementError as exc:
+        AgreementReport.objects.filter(pk=report_id).update(
+            status=AgreementReport.Status.FAILED, error=str(exc)
+        )
+        report.refresh_from_db()
+        return report
+    except Exception as exc:
+        log.exception("agreement report %s failed", report_id)
+        AgreementReport.objects.filter(pk=report_id).update(
+            status=AgreementReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
+        )
+        raise
+    data["fingerprint"] = fingerprint
+    data["generated_at"] = timezone.now().isoformat()
+    AgreementReport.objects.filter(pk=report_id).update(
+        status=AgreementReport.Status.DONE,
+        data=data,
+        seconds=time.perf_counter() - started,
+        updated_at=timezone.now(),
+    )
+    report.refresh_from_db()
+    return report

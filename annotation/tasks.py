@@ -1,0 +1,16 @@
+"""Celery tasks of the annotation app: thin wrappers that take ids and call a service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotation.models import AgreementReport
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def agreement_report_compute(report_id: int) -> str:
+    from annotation.agreement.services import report_compute
+
+    if not AgreementReport.objects.filter(pk=report_id).exists():
+        return "gone"
+    return report_compute(report_id=report_id).status
