@@ -63,7 +63,7 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ("kind", "status")
     search_fields = ("name",)
     inlines = (QuestionInline, MemberInline)
-    actions = ("activate", "close", "score_baseline")
+    actions = ("activate", "close", "score_baseline", "agreement_report")
     readonly_fields = ("run_a", "run_b", "task", "links", "created_by", "created_at")
     fieldsets = (
         (None, {"fields": ("name", "kind", "benchmark", "status", "guidelines")}),
@@ -93,10 +93,12 @@ class CampaignAdmin(admin.ModelAdmin):
         if obj.pk is None:
             return format_html("{}", "save the campaign first")
         return format_html(
-            '{} items · <a href="{}">Build items</a> · <a href="{}">Progress</a>',
+            '{} items · <a href="{}">Build items</a> · <a href="{}">Progress</a> · '
+            '<a href="{}">Agreement</a>',
             obj.items.count(),
             reverse("admin:annotation_campaign_build", args=[obj.pk]),
             reverse("annotation:progress", args=[obj.pk]),
+            reverse("annotation:agreement", args=[obj.pk]),
         )
 
     @admin.action(description="Open the selected campaigns to their annotators")
@@ -131,6 +133,24 @@ class CampaignAdmin(admin.ModelAdmin):
                     reverse("evaluation:run-list"),
                 ),
             )
+
+    @admin.action(description="Agreement report: annotators, judges and metrics compared")
+    def agreement_report(
+        self, request: HttpRequest, queryset: QuerySet[Campaign]
+    ) -> HttpResponseRedirect | None:
+        campaigns = list(queryset[:2])
+        if len(campaigns) == 1:
+            return HttpResponseRedirect(reverse("annotation:agreement", args=[campaigns[0].pk]))
+        for campaign in queryset:
+            self.message_user(
+                request,
+                format_html(
+                    '{}: <a href="{}">agreement report</a>',
+                    campaign,
+                    reverse("annotation:agreement", args=[campaign.pk]),
+                ),
+            )
+        return None
 
     def get_urls(self) -> list[Any]:
         return [

@@ -13,7 +13,7 @@ from drf_spectacular.utils import (
     extend_schema_view,
     inline_serializer,
 )
-from rest_framework import serializers, status
+from rest_framework import permissions, serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
@@ -210,3 +210,92 @@ class CampaignViewSet(ViewSet):
         except AnnotationError as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- agreement reports --------------------------------------------------------------------------
+
+
+class CanViewCampaigns(permissions.BasePermission):
+    message = "viewing agreement reports needs the annotation.view_campaign permission"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user and request.user.has_perm("annotation.view_campaign"))
+
+
+REPORT_PARAMETERS = [
+    OpenApiParameter("metric", str, many=True, description="A metric of the items' predictions."),
+    OpenApiParameter("judge", str, many=True, description="A judge that judged the items."),
+    OpenApiParameter("question", str, many=True, description="Only these questions."),
+    OpenApiParameter("resamples", int, description="Bootstrap resamples (default 1000)."),
+]
+
+
+class AgreementViewSet(ViewSet):
+    """Agreement between a campaign's annotators, judges and metrics (researchers). `list`
+    names the campaigns and the raters each can be compared with; `retrieve` gives the report:
+    200 with it, or 202 with its progress while a worker computes it (ask again)."""
+
+    permission_classes = [permissions.IsAuthenticated, CanViewCampaigns]
+    lookup_value_regex = r"\d+"
+
+    @extend_schema(
+        responses=inline_serializer(
+            "AgreementCampaign",
+            {
+                "id": serializers.IntegerField(),
+                "name": serializers.CharField(),
+                "kind": serializers.CharField(),
+                "metrics": serializers.ListField(child=serializers.CharField()),
+                "judges": serializers.ListField(child=serializers.CharField()),
+            },
+            many=True,
+        )
+    )
+    def list(self, request: Request) -> Response:
+        from annotation.agreement.data import available_raters
+
+        return Response(
+            [
+                {"id": c.pk, "name": c.name, "kind": c.kind, **available_raters(c)}
+                for c in Campaign.objects.exclude(status=Campaign.Status.DRAFT).order_by("pk")
+            ]
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH), *REPORT_PARAMETERS],
+        responses={
+            200: serializers.JSONField(help_text="The report (see the README)."),
+            202: inline_serializer(
+                "AgreementPending",
+                {
+                    "status": serializers.CharField(),
+                    "done": serializers.IntegerField(),
+                    "total": serializers.IntegerField(),
+                },
+            ),
+        },
+    )
+    def retrieve(self, request: Request, pk: Any = None) -> Response:
+        from annotation.agreement.data import AgreementError
+        from annotation.agreement.services import report_request
+        from annotation.agreement.views import params_from
+        from annotation.models import AgreementReport
+
+        campaign = Campaign.objects.filter(pk=int(pk)).first()
+        if campaign is None:
+            raise NotFound("no such campaign")
+        try:
+            report = report_request(campaign, params_from(request._request))
+        except AgreementError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        if report.status == AgreementReport.Status.DONE:
+            return Response(report.data)
+        if report.status == AgreementReport.Status.FAILED:
+            return Response(
+                {"status": report.status, "error": report.error},
+                status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+            )
+        return Response(
+            {"status": report.status, "done": report.done, "total": report.total},
+            status=status.HTTP_202_ACCEPTED,
+        )

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from annotation import views
+from annotation.agreement import views as agreement_views
 
 app_name = "annotation"
 
@@ -16,6 +17,17 @@ urlpatterns = [
         "annotate/<int:campaign_id>/refine/<int:assignment_id>/",
         views.refine_edit,
         name="refine-edit",
+    ),
+    path("campaigns/<int:campaign_id>/agreement/", agreement_views.agreement, name="agreement"),
+    path(
+        "campaigns/<int:campaign_id>/agreement/summary.csv",
+        agreement_views.agreement_summary_csv,
+        name="agreement-summary-csv",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/agreement/labels.csv",
+        agreement_views.agreement_labels_csv,
+        name="agreement-labels-csv",
     ),
     path("review/<int:campaign_id>/", views.review, name="review"),
     path("review/<int:campaign_id>/<int:label_id>/", views.review_submit, name="review-submit"),

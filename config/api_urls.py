@@ -14,5 +14,6 @@ router.register("endpoints", evaluation_api.EndpointViewSet, basename="endpoint"
 router.register("runs", evaluation_api.RunViewSet, basename="run")
 router.register("predictions", evaluation_api.PredictionViewSet, basename="prediction")
 router.register("campaigns", annotation_api.CampaignViewSet, basename="campaign")
+router.register("agreement", annotation_api.AgreementViewSet, basename="agreement")
 
 urlpatterns = router.urls

@@ -1,0 +1,204 @@
+"""The agreement report's pages: the report with its tables and plots (filters swap it in
+place with htmx, a report still computing shows its progress and polls), and its two CSVs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import permission_required
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET
+
+from annotation.agreement.data import AgreementError, available_raters
+from annotation.agreement.exports import label_csv_lines, summary_csv_lines
+from annotation.agreement.report import MAJORITY, MEAN, SIDES, TURING_OUTCOMES
+from annotation.agreement.services import report_params, report_request
+from annotation.models import AgreementReport, Campaign
+from benchmarks.charts import confusion_matrix, heat_map, scatter_chart, stacked_bars
+
+PERMISSION = "annotation.view_campaign"
+
+
+def params_from(request: HttpRequest) -> dict[str, Any]:
+    """The report asked for by the query string: ?metric=&judge= (repeatable), ?question=."""
+    resamples = request.GET.get("resamples", "")
+    return report_params(
+        metrics=request.GET.getlist("metric"),
+        judges=request.GET.getlist("judge"),
+        questions=[q for q in request.GET.getlist("question") if q],
+        resamples=int(resamples) if resamples.isdigit() else None,
+    )
+
+
+def query_of(params: dict[str, Any]) -> str:
+    pairs = [("metric", m) for m in params["metrics"]] + [("judge", j) for j in params["judges"]]
+    pairs += [("question", q) for q in params["questions"]]
+    return urlencode(pairs)
+
+
+@require_GET
+@permission_required(PERMISSION, raise_exception=True)
+def agreement(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    params = params_from(request)
+    error, report = "", None
+    try:
+        report = report_request(campaign, params)
+    except AgreementError as exc:
+        error = str(exc)
+    context = {
+        "campaign": campaign,
+        "params": params,
+        "query": query_of(params),
+        "available": available_raters(campaign),
+        "questions": list(campaign.questions.all()),
+        "report": report,
+        "error": error,
+        "view": report_view(report.data) if report and report.data and _done(report) else None,
+    }
+    template = "annotation/agreement.html"
+    if request.htmx:
+        template += "#report"
+    return render(request, template, context)
+
+
+def _done(report: AgreementReport) -> bool:
+    return report.status == AgreementReport.Status.DONE
+
+
+@require_GET
+@permission_required(PERMISSION, raise_exception=True)
+def agreement_summary_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    try:
+        report = report_request(campaign, params_from(request), inline=True)
+    except AgreementError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    if not _done(report):
+        return HttpResponse(report.error, status=500, content_type="text/plain; charset=utf-8")
+    return _csv(f"agreement-{campaign.pk}-summary.csv", summary_csv_lines(report.data))
+
+
+@require_GET
+@permission_required(PERMISSION, raise_exception=True)
+def agreement_labels_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    params = params_from(request)
+    try:
+        from annotation.agreement.services import report_check
+
+        report_check(campaign, params)
+    except AgreementError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    return _csv(f"agreement-{campaign.pk}-labels.csv", label_csv_lines(campaign, params))
+
+
+def _csv(filename: str, lines: Any) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+# --- what the page shows ------------------------------------------------------------------------
+
+
+def _short(rater: str) -> str:
+    return rater.split(":", 1)[1] if ":" in rater else rater
+
+
+def _interval(est: dict | None) -> tuple[float, float] | None:
+    if not est or est.get("low") is None or est.get("high") is None:
+        return None
+    return (est["low"], est["high"])
+
+
+def report_view(data: dict[str, Any]) -> dict[str, Any]:
+    """The report's plots (server-side SVG) next to its numbers, per question and section."""
+    questions = []
+    for q in data["questions"]:
+        entry = {"q": q, "charts": []}
+        for rater, points in (q.get("scatter") or {}).items():
+            if points["x"]:
+                entry["charts"].append(
+                    scatter_chart(
+                        points["x"],
+                        points["y"],
+                        title=f"{_short(rater)} against the mean human answer",
+                        x_label=_short(rater),
+                        y_label="mean human answer",
+                        jitter=0.02,
+                    )
+                )
+        confusion = q["confusion"]
+        if confusion["labels"] and any(any(row) for row in confusion["humans"]):
+            entry["charts"].append(
+                confusion_matrix(
+                    confusion["labels"],
+                    confusion["labels"],
+                    confusion["humans"],
+                    title="Annotator against annotator",
+                    row_title="one annotator",
+                    col_title="another",
+                )
+            )
+        for rater, counts in confusion["automatic"].items():
+            if any(any(row) for row in counts):
+                entry["charts"].append(
+                    confusion_matrix(
+                        confusion["labels"],
+                        confusion["labels"],
+                        counts,
+                        title=f"{_short(rater)} against the human majority",
+                        row_title=_short(rater),
+                        col_title=MAJORITY,
+                    )
+                )
+        heat = q["heatmap"]
+        if len(heat["raters"]) >= 2:
+            entry["charts"].append(
+                heat_map(
+                    [_short(r) for r in heat["raters"]],
+                    heat["values"],
+                    title=f"{heat['statistic'].replace('_', ' ')} between raters",
+                )
+            )
+        questions.append(entry)
+    view: dict[str, Any] = {"questions": questions, "mean": MEAN, "majority": MAJORITY}
+    turing = data.get("turing") or []
+    if turing:
+        view["turing_chart"] = stacked_bars(
+            [d["text"] for d in turing],
+            list(TURING_OUTCOMES),
+            [[d["shares"][o]["value"] or 0.0 for o in TURING_OUTCOMES] for d in turing],
+            intervals=[[_interval(d["shares"][o]) for o in TURING_OUTCOMES] for d in turing],
+            title="Real against simulated responses: votes per dimension",
+        )
+    bias_charts = []
+    for q in data.get("pairwise") or []:
+        rows = list(q["position_bias"])
+        if rows:
+            bias_charts.append(
+                stacked_bars(
+                    [_short(r) for r in rows],
+                    list(SIDES),
+                    [
+                        [q["position_bias"][r]["shares"][s]["value"] or 0.0 for s in SIDES]
+                        for r in rows
+                    ],
+                    intervals=[
+                        [_interval(q["position_bias"][r]["shares"][s]) for s in SIDES] for r in rows
+                    ],
+                    title=f"Position bias ({q['key']}): votes for the side shown first",
+                )
+            )
+    view["bias_charts"] = bias_charts
+    return view
+
+
+def agreement_url(campaign: Campaign, params: dict[str, Any]) -> str:
+    query = query_of(params)
+    url = reverse("annotation:agreement", args=[campaign.pk])
+    return f"{url}?{query}" if query else url
