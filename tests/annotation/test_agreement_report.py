@@ -103,6 +103,10 @@ def rows_of(lines: Any) -> list[dict[str, str]]:
 
 def test_a_synthetic_pairwise_campaign_gives_the_designed_figures() -> None:
     campaign, run_a, run_b, _ = pairwise_campaign()
+    # the first ten items carry a known answer (quality checks): the majority's
+    for item in campaign.items.filter(position__lt=10):
+        item.gold = {"better": MAJORITY[item.position]}
+        item.save(update_fields=["gold"])
     params = report_params(metrics=["acc"], resamples=300, seed=7)
     report = report_request(campaign, params, inline=True)
     assert report.status == AgreementReport.Status.DONE, report.error
@@ -144,6 +148,9 @@ def test_a_synthetic_pairwise_campaign_gives_the_designed_figures() -> None:
         assert entry["items"] == ITEMS
         assert entry["agreement_with_others"]["value"] == pytest.approx(40 / 50, abs=1e-12)
         assert entry["median_seconds"] == pytest.approx(j + 1)
+        # of the ten gold items, each annotator dissents on two
+        assert entry["gold_accuracy"]["value"] == pytest.approx(8 / 10, abs=1e-12)
+        assert entry["gold_accuracy"]["n"] == 10
 
     # the leaderboard: every vote is a win, a loss or half of each (tie)
     (board,) = data["pairwise"]
@@ -321,3 +328,53 @@ def test_cells_that_a_spreadsheet_would_run_are_neutralised_in_both_csvs() -> No
     # the categories were read: every annotator agrees on every item
     (q,) = report.data["questions"]
     assert q["humans"]["mean_agreement"]["value"] == pytest.approx(1.0)
+
+
+def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> None:
+    benchmark = make_benchmark(name="failures", suite="generic")
+    endpoint = Endpoint.objects.create(name="e", base_url="http://127.0.0.1:9/v1", model="m")
+    run = Run.objects.create(
+        benchmark=benchmark, task="answer", endpoint=endpoint, status=Run.Status.DONE
+    )
+    for i in range(12):
+        Prediction.objects.create(
+            run=run,
+            sample=make_sample(benchmark=benchmark),
+            position=i,
+            status=Prediction.Status.FAILED,
+            error="no answer",
+        )
+    campaign = services.campaign_create(
+        name="errors", kind=Campaign.Kind.ERROR_TYPES, labels_per_item=2
+    )
+    services.items_from_failures(campaign=campaign, run=run)
+    first, second = make_user(), make_user()
+    services.members_add(campaign=campaign, users=[first, second], role=Member.Role.ANNOTATOR)
+    services.campaign_activate(campaign=campaign)
+    # "endless_retry": the first says yes on items 0-5, the second on items 0-3 and 6-7
+    chosen = {0: set(range(6)), 1: {0, 1, 2, 3, 6, 7}}
+    positions = dict(campaign.items.values_list("id", "position"))
+    for j, user in enumerate((first, second)):
+        while (assignment := item_next(campaign=campaign, user=user)) is not None:
+            i = positions[assignment.item_id]
+            types = ["incorrect_invocation"] + (["endless_retry"] if i in chosen[j] else [])
+            label_submit(
+                assignment_id=assignment.pk,
+                user=user,
+                answers={"types": types},
+                token=uuid.uuid4(),
+            )
+    report = report_request(campaign, report_params(resamples=50), inline=True)
+    questions = {q["key"]: q for q in report.data["questions"]}
+    assert set(questions) == {f"types:{c['value']}" for c in services.ERROR_TYPE_CHOICES}
+    from sklearn.metrics import cohen_kappa_score
+
+    x = [1 if i in chosen[0] else 0 for i in range(12)]
+    y = [1 if i in chosen[1] else 0 for i in range(12)]
+    (pair,) = questions["types:endless_retry"]["pairs"]
+    assert pair["stats"]["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(x, y))
+    assert pair["stats"]["agreement"]["value"] == pytest.approx(8 / 12)
+    # a choice everyone made on every item: perfect agreement, kappa undefined
+    (always,) = questions["types:incorrect_invocation"]["pairs"]
+    assert always["stats"]["agreement"]["value"] == 1.0
+    assert always["stats"]["cohen_kappa"]["value"] is None
