@@ -66,6 +66,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from config.devstack import ensure_env  # noqa: E402
+from perf.owndb import OwnDatabase  # noqa: E402
 
 PERF_DATABASE = "toolevals_perf_annotate"
 PERF_REDIS_DB = 13
@@ -78,16 +79,13 @@ TARGET_P95_MS = 100.0
 TARGET_RATIO = 3.0
 
 urls = ensure_env()
-# CREATE and DROP DATABASE go through the server's maintenance database: the configured one
-# need not exist yet (a fresh machine, CI).
-ADMIN_DATABASE_URL = urlunsplit(urlsplit(urls["DATABASE_URL"])._replace(path="/postgres"))
-PERF_DATABASE_URL = urlunsplit(urlsplit(urls["DATABASE_URL"])._replace(path=f"/{PERF_DATABASE}"))
+OWN = OwnDatabase(urls["DATABASE_URL"], PERF_DATABASE)
 PERF_REDIS_URL = urlunsplit(urlsplit(urls["REDIS_URL"])._replace(path=f"/{PERF_REDIS_DB}"))
 # The settings of this process and of the server: the same SECRET_KEY, because the sessions
 # made here are signed with it and carry the user's auth hash (an HMAC keyed by it).
 SERVER_ENV = {
     "DJANGO_SETTINGS_MODULE": "config.settings",
-    "DATABASE_URL": PERF_DATABASE_URL,
+    "DATABASE_URL": OWN.url,
     "REDIS_URL": PERF_REDIS_URL,
     "DEBUG": "0",
     "SECRET_KEY": secrets.token_urlsafe(50),
@@ -100,26 +98,7 @@ SERVER_ENV = {
 os.environ.update(SERVER_ENV)
 
 
-def database_ensure() -> None:
-    """Create the perf database next to the configured one if it is missing."""
-    import psycopg
-
-    with psycopg.connect(ADMIN_DATABASE_URL, autocommit=True) as conn:
-        found = conn.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [PERF_DATABASE]
-        ).fetchone()
-        if found is None:
-            conn.execute(f'CREATE DATABASE "{PERF_DATABASE}"')
-
-
-def database_drop() -> None:
-    import psycopg
-
-    with psycopg.connect(ADMIN_DATABASE_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{PERF_DATABASE}" WITH (FORCE)')
-
-
-database_ensure()
+OWN.ensure()
 
 import django  # noqa: E402
 
@@ -912,7 +891,7 @@ def main() -> None:
         profile(fixture)
     connections.close_all()
     if args.drop_db:
-        database_drop()
+        OWN.drop()
         print(f"\ndropped database {PERF_DATABASE}")
     else:
         print(f"\ndatabase {PERF_DATABASE} left in place (--drop-db drops it)")

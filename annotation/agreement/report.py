@@ -225,9 +225,11 @@ def _counts(values: np.ndarray, outcomes: tuple[float, ...]) -> np.ndarray:
     return np.stack([(values == o).sum(axis=1) for o in outcomes], axis=1).astype(float)
 
 
-def _shares(
-    counts: np.ndarray, names: tuple[str, ...], *, resamples: int, seed: int, level: float
-) -> dict[str, Any]:
+def _share_estimates(
+    counts: np.ndarray, *, resamples: int, seed: int, level: float
+) -> tuple[int, list[stats.Estimate]]:
+    """The share of each outcome over all votes, per item counts (items x outcomes) resampled
+    by item; and the number of items with a vote."""
     rated = counts.sum(axis=1) > 0
     profiles = stats.Profiles.from_matrix(counts[rated])
     estimates = stats.bootstrap_many(
@@ -238,8 +240,15 @@ def _shares(
         seed=seed,
         level=level,
     )
+    return int(rated.sum()), estimates
+
+
+def _shares(
+    counts: np.ndarray, names: tuple[str, ...], *, resamples: int, seed: int, level: float
+) -> dict[str, Any]:
+    items, estimates = _share_estimates(counts, resamples=resamples, seed=seed, level=level)
     return {
-        "items": int(rated.sum()),
+        "items": items,
         "votes": int(counts.sum()),
         "shares": {name: _est(e) for name, e in zip(names, estimates, strict=True)},
     }
@@ -424,19 +433,11 @@ def _ratio(counts: np.ndarray, resamples: int, seed: int, level: float) -> dict[
     """Share of hits over trials, summed over resampled items: counts is (items, [hits,
     trials])."""
     seen = counts[:, 1] > 0
-    split = np.column_stack([counts[seen, 0], counts[seen, 1] - counts[seen, 0]])
-    if not len(split):
+    if not seen.any():
         return _est(stats.Estimate(None, None, None, 0))
-    profiles = stats.Profiles.from_matrix(split)
-    share = stats.bootstrap_many(
-        profiles,
-        lambda w: stats.shares_w(profiles.rows, w),
-        n_used=int(profiles.counts.sum()),
-        resamples=resamples,
-        seed=seed,
-        level=level,
-    )[0]
-    return _est(share)
+    split = np.column_stack([counts[seen, 0], counts[seen, 1] - counts[seen, 0]])
+    _, (hits, _misses) = _share_estimates(split, resamples=resamples, seed=seed, level=level)
+    return _est(hits)
 
 
 def campaign_report(

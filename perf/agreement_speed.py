@@ -1,0 +1,423 @@
+"""Agreement report speed: one million labels against the same statistics computed directly with
+scipy on arrays already in memory, measured in the same run.
+
+    python perf/agreement_speed.py [--items 10000] [--annotators 5] [--questions 20]
+                                   [--resamples 1000] [--repeat 3] [--drop-db]
+
+Setup (not timed): a pairwise campaign of --items items over two runs (their predictions carry a
+metric, "acc"), --questions questions (a third pairwise A/tie/B, a third ordinal 1-5, a third
+categories of four), and every annotator answering every question on every item:
+items x annotators x questions answers (10,000 x 5 x 20 = one million), written with COPY.
+Answers follow a per-item truth with a seeded share of noise, so the statistics are neither 0
+nor 1.
+
+Timed:
+- report: `report_request(campaign, metric acc, inline)`, the path a page, the API and the
+  command take: the labels read from PostgreSQL, every statistic of every question with its
+  bootstrap interval (--resamples), the Turing/pairwise sections and annotator quality, and the
+  report stored. Its parts (reading, computing) are printed too.
+- direct: the same point statistics on numpy arrays already in memory, computed by the
+  reference implementations: scipy.stats pearsonr / spearmanr / kendalltau for every rater pair
+  and the metric against the mean human answer, scikit-learn's cohen_kappa_score and percent
+  agreement for every pair and the metric against the human majority, statsmodels' fleiss_kappa
+  and the krippendorff package's alpha per question. No intervals: the report computes
+  --resamples bootstrap resamples of every one of them on top, so the ratio is conservative.
+
+Prints each repeat and the medians, and the ratio report / direct. Targets: report under 10 s
+and under 5x direct. It uses its own database (toolevals_perf_agreement) on the PostgreSQL of
+DATABASE_URL (or of the embedded dev stack), created if missing and refilled at each start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from config.devstack import ensure_env  # noqa: E402
+from perf.owndb import OwnDatabase  # noqa: E402
+
+PERF_DATABASE = "toolevals_perf_agreement"
+TARGET_SECONDS = 10.0
+TARGET_RATIO = 5.0
+
+urls = ensure_env()
+OWN = OwnDatabase(urls["DATABASE_URL"], PERF_DATABASE)
+os.environ.update(
+    {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": OWN.url,
+        "REDIS_URL": urlunsplit(urlsplit(urls["REDIS_URL"])._replace(path="/12")),
+        "DEBUG": "1",
+        "LOG_LEVEL": "WARNING",
+    }
+)
+
+
+OWN.ensure()
+
+import django  # noqa: E402
+
+django.setup()
+
+import krippendorff  # noqa: E402
+import numpy as np  # noqa: E402
+from django.contrib.auth.models import User  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, connections  # noqa: E402
+from scipy import stats as sp  # noqa: E402
+from sklearn.metrics import cohen_kappa_score  # noqa: E402
+from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa  # noqa: E402
+
+from annotation.agreement import stats as ours  # noqa: E402
+from annotation.agreement.data import campaign_ratings  # noqa: E402
+from annotation.agreement.report import campaign_report  # noqa: E402
+from annotation.agreement.services import report_params, report_request  # noqa: E402
+from annotation.models import AgreementReport, Campaign, Question  # noqa: E402
+from benchmarks.models import Benchmark  # noqa: E402
+from evaluation.models import Endpoint, Run  # noqa: E402
+
+# --- setup (not timed) --------------------------------------------------------------------------
+
+
+def questions_spec(count: int) -> list[dict]:
+    kinds = ("pairwise", "ordinal", "categories")
+    spec = []
+    for q in range(count):
+        kind = kinds[q % 3]
+        if kind == "pairwise":
+            choices = [{"value": v, "label": str(v)} for v in (1, 0, -1)]
+        elif kind == "ordinal":
+            choices = [{"value": v, "label": str(v)} for v in range(1, 6)]
+        else:
+            choices = [{"value": c, "label": c} for c in ("A", "B", "C", "D")]
+        spec.append({"key": f"q{q:02d}", "scale": kind, "choices": choices})
+    return spec
+
+
+def designed_answers(
+    items: int, annotators: int, spec: list[dict], seed: int = 0
+) -> dict[str, np.ndarray]:
+    """Per question key, items x annotators answers: a per-item truth, each answer replaced
+    by a random choice with probability 0.3."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for question in spec:
+        values = np.array([c["value"] for c in question["choices"]], dtype=object)
+        truth = rng.integers(len(values), size=items)
+        noise = rng.random((items, annotators)) < 0.3
+        chosen = np.where(
+            noise, rng.integers(len(values), size=(items, annotators)), truth[:, None]
+        )
+        out[question["key"]] = values[chosen]
+    return out
+
+
+def copy_rows(table: str, columns: str, rows: list[tuple]) -> None:
+    with (
+        connection.cursor() as cursor,
+        cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+    ):
+        for row in rows:
+            copy.write_row(row)
+
+
+def fixture_build(items: int, annotators: int, question_count: int) -> tuple[int, dict]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "TRUNCATE annotation_campaign, evaluation_run, benchmarks_benchmark, "
+            "django_session CASCADE"
+        )
+    User.objects.filter(username__startswith="perf-agree-").delete()
+    users = User.objects.bulk_create(
+        # "!" is Django's unusable password: nobody signs in as them.
+        [User(username=f"perf-agree-{j}", password="!") for j in range(annotators)]  # noqa: S106
+    )
+    benchmark = Benchmark.objects.create(name="perf agreement", suite="generic")
+    endpoint, _ = Endpoint.objects.get_or_create(
+        name="perf-agreement", defaults={"base_url": "http://127.0.0.1:9/v1", "model": "perf"}
+    )
+    run_a, run_b = (
+        Run.objects.create(
+            benchmark=benchmark, task="answer", endpoint=endpoint, status="done", name=name
+        )
+        for name in ("model A", "model B")
+    )
+    now = django.utils.timezone.now()
+    copy_rows(
+        "benchmarks_sample",
+        "benchmark_id, split, external_id, kind, input, candidate_tools, metadata, revision, "
+        "created_at, updated_at",
+        [
+            (
+                benchmark.pk,
+                "test",
+                f"s{i}",
+                "",
+                json.dumps({"query": f"q {i}"}),
+                "[]",
+                "{}",
+                0,
+                now,
+                now,
+            )
+            for i in range(items)
+        ],
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM benchmarks_sample WHERE benchmark_id = %s ORDER BY id", [benchmark.pk]
+        )
+        samples = [row[0] for row in cursor.fetchall()]
+    rng = np.random.default_rng(1)
+    scores = rng.random((items, 2)).round(1)
+    for r, run in enumerate((run_a, run_b)):
+        copy_rows(
+            "evaluation_prediction",
+            "run_id, sample_id, position, status, attempts, context, output, trace, note, "
+            "scores, error, cached, usage, updated_at",
+            [
+                (
+                    run.pk,
+                    s,
+                    i,
+                    "done",
+                    1,
+                    "{}",
+                    "",
+                    "[]",
+                    "",
+                    json.dumps({"acc": scores[i, r]}),
+                    "",
+                    False,
+                    "{}",
+                    now,
+                )
+                for i, s in enumerate(samples)
+            ],
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT a.id, b.id FROM evaluation_prediction a JOIN evaluation_prediction b "
+            "ON a.sample_id = b.sample_id AND b.run_id = %s WHERE a.run_id = %s "
+            "ORDER BY a.position",
+            [run_b.pk, run_a.pk],
+        )
+        pairs = cursor.fetchall()
+    campaign = Campaign.objects.create(
+        name="perf agreement", kind="pairwise", labels_per_item=annotators, status="active"
+    )
+    spec = questions_spec(question_count)
+    Question.objects.bulk_create(
+        [
+            Question(
+                campaign=campaign,
+                key=q["key"],
+                text=f"Question {q['key']}",
+                scale=q["scale"],
+                choices=q["choices"],
+                order=n,
+            )
+            for n, q in enumerate(spec)
+        ]
+    )
+    copy_rows(
+        "annotation_item",
+        "campaign_id, position, sample_id, prediction_id, prediction_b_id, payload, active, "
+        "submitted, is_open",
+        [
+            (campaign.pk, i, samples[i], a, b, "{}", annotators, annotators, False)
+            for i, (a, b) in enumerate(pairs)
+        ],
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM annotation_item WHERE campaign_id = %s ORDER BY position", [campaign.pk]
+        )
+        item_ids = [row[0] for row in cursor.fetchall()]
+    copy_rows(
+        "annotation_assignment",
+        "campaign_id, item_id, annotator_id, status, shown_order, leased_at, lease_until, "
+        "submitted_at",
+        [
+            (campaign.pk, item, user.pk, "submitted", "AB" if (i + j) % 2 else "BA", now, now, now)
+            for i, item in enumerate(item_ids)
+            for j, user in enumerate(users)
+        ],
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, item_id, annotator_id FROM annotation_assignment WHERE campaign_id = %s",
+            [campaign.pk],
+        )
+        assignment_of = {(item, user): pk for pk, item, user in cursor.fetchall()}
+    answers = designed_answers(items, annotators, spec)
+    keys = [q["key"] for q in spec]
+    buffer = []
+    for i, item in enumerate(item_ids):
+        for j, user in enumerate(users):
+            given = {key: answers[key][i, j] for key in keys}
+            buffer.append(
+                (
+                    campaign.pk,
+                    item,
+                    assignment_of[(item, user.pk)],
+                    user.pk,
+                    json.dumps(given, default=int),
+                    "",
+                    str(uuid.uuid4()),
+                    True,
+                    4000 + j,
+                    "",
+                    now,
+                )
+            )
+    copy_rows(
+        "annotation_label",
+        "campaign_id, item_id, assignment_id, annotator_id, answers, note, token, is_current, "
+        "time_ms, review, created_at",
+        buffer,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE annotation_label")
+        cursor.execute("VACUUM ANALYZE annotation_item")
+    metric = np.sign(scores[:, 0] - scores[:, 1])
+    return campaign.pk, {"spec": spec, "answers": answers, "metric": metric}
+
+
+# --- the direct computation ---------------------------------------------------------------------
+
+
+def codes_of(question: dict, answers: np.ndarray) -> np.ndarray:
+    if question["scale"] == "categories":
+        position = {c["value"]: i for i, c in enumerate(question["choices"])}
+        return np.vectorize(position.get)(answers).astype(float)
+    return answers.astype(float)
+
+
+def direct(memory: dict) -> int:
+    """The report's point statistics by the reference implementations; returns how many."""
+    count = 0
+    metric = memory["metric"]
+    for question in memory["spec"]:
+        humans = codes_of(question, memory["answers"][question["key"]])
+        numeric = question["scale"] != "categories"
+        columns = [humans[:, j] for j in range(humans.shape[1])]
+        if numeric:
+            columns.append(metric)
+        for a in range(len(columns)):
+            for b in range(a + 1, len(columns)):
+                x, y = columns[a], columns[b]
+                if numeric:
+                    sp.pearsonr(x, y)
+                    sp.spearmanr(x, y)
+                    sp.kendalltau(x, y)
+                    count += 3
+                float(np.mean(x == y))
+                cohen_kappa_score(x, y)
+                count += 2
+        table, _ = aggregate_raters(humans.astype(int))
+        fleiss_kappa(table)
+        krippendorff.alpha(
+            reliability_data=humans.T,
+            level_of_measurement="ordinal" if numeric else "nominal",
+        )
+        count += 2
+        if numeric:
+            mean = humans.mean(axis=1)
+            majority = ours.majority(humans)
+            sp.pearsonr(metric, mean)
+            sp.spearmanr(metric, mean)
+            sp.kendalltau(metric, mean)
+            known = ~np.isnan(majority)
+            float(np.mean(metric[known] == majority[known]))
+            cohen_kappa_score(metric[known], majority[known])
+            count += 5
+    return count
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--annotators", type=int, default=5)
+    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--drop-db", action="store_true")
+    args = parser.parse_args()
+    total = args.items * args.annotators * args.questions
+    print(f"database {PERF_DATABASE} (migrating)", flush=True)
+    call_command("migrate", verbosity=0, interactive=False)
+    started = time.perf_counter()
+    campaign_id, memory = fixture_build(args.items, args.annotators, args.questions)
+    print(
+        f"setup: {args.items:,} items x {args.annotators} annotators x {args.questions} "
+        f"questions = {total:,} answers (+ a metric on {2 * args.items:,} predictions) "
+        f"in {time.perf_counter() - started:.1f} s",
+        flush=True,
+    )
+    campaign = Campaign.objects.get(pk=campaign_id)
+    params = report_params(metrics=["acc"], resamples=args.resamples)
+    rows = []
+    print(f"\n{'repeat':>6} {'report':>9} {'(read':>8} {'compute)':>9} {'direct':>8} {'ratio':>6}")
+    for repeat in range(args.repeat):
+        AgreementReport.objects.filter(campaign=campaign).delete()
+        t0 = time.perf_counter()
+        report = report_request(campaign, params, inline=True)
+        report_s = time.perf_counter() - t0
+        assert report.status == AgreementReport.Status.DONE, report.error
+        # Its parts, again, outside the stored path.
+        t0 = time.perf_counter()
+        ratings = campaign_ratings(campaign, metrics=["acc"])
+        read_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        campaign_report(ratings, resamples=args.resamples)
+        compute_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        statistics_count = direct(memory)
+        direct_s = time.perf_counter() - t0
+        rows.append((report_s, read_s, compute_s, direct_s))
+        print(
+            f"{repeat + 1:>6} {report_s:>8.2f}s {read_s:>7.2f}s {compute_s:>8.2f}s "
+            f"{direct_s:>7.2f}s {report_s / direct_s:>5.2f}x",
+            flush=True,
+        )
+    report_m, read_m, compute_m, direct_m = (statistics.median(c) for c in zip(*rows, strict=True))
+    data = report.data
+    pairs = sum(len(q["pairs"]) for q in data["questions"])
+    print(
+        f"\nmedian of {args.repeat}: report {report_m:.2f} s (reading {read_m:.2f} s, computing "
+        f"{compute_m:.2f} s), direct {direct_m:.2f} s ({statistics_count} point statistics), "
+        f"ratio {report_m / direct_m:.2f}x"
+    )
+    size = len(json.dumps(data)) / 1e6
+    print(
+        f"the report: {len(data['questions'])} questions, {pairs} rater pairs, "
+        f"{args.resamples} resamples per interval, {size:.1f} MB of JSON"
+    )
+    met_time = report_m < TARGET_SECONDS
+    met_ratio = report_m / direct_m < TARGET_RATIO
+    print(
+        f"targets: report < {TARGET_SECONDS:g} s {'met' if met_time else 'MISSED'}; "
+        f"report / direct < {TARGET_RATIO:g} {'met' if met_ratio else 'MISSED'}"
+    )
+    connections.close_all()
+    if args.drop_db:
+        OWN.drop()
+    sys.exit(0 if met_time and met_ratio else 1)
+
+
+if __name__ == "__main__":
+    main()
