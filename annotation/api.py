@@ -7,8 +7,10 @@ import uuid
 from typing import Any
 
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
+    OpenApiResponse,
     extend_schema,
     extend_schema_view,
     inline_serializer,
@@ -264,7 +266,7 @@ class AgreementViewSet(ViewSet):
     @extend_schema(
         parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH), *REPORT_PARAMETERS],
         responses={
-            200: serializers.JSONField(help_text="The report (see the README)."),
+            200: OpenApiResponse(OpenApiTypes.OBJECT, description="The report (see the README)."),
             202: inline_serializer(
                 "AgreementPending",
                 {

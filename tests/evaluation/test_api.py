@@ -54,6 +54,7 @@ def test_the_root_lists_every_collection(client: Client) -> None:
         "runs",
         "predictions",
         "campaigns",
+        "agreement",
     }
 
 
