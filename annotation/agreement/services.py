@@ -173,7 +173,9 @@ def report_compute(
         raise
     data["fingerprint"] = fingerprint
     data["generated_at"] = timezone.now().isoformat()
-    AgreementReport.objects.filter(pk=report_id).update(
+    # Only for the labels it read: if a request saw newer labels meanwhile (and queued the
+    # report again), this result is stale and the newer computation will store its own.
+    AgreementReport.objects.filter(pk=report_id, fingerprint=fingerprint).update(
         status=AgreementReport.Status.DONE,
         data=data,
         seconds=time.perf_counter() - started,

@@ -378,3 +378,21 @@ def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> N
     (always,) = questions["types:incorrect_invocation"]["pairs"]
     assert always["stats"]["agreement"]["value"] == 1.0
     assert always["stats"]["cohen_kappa"]["value"] is None
+
+
+def test_a_result_computed_from_older_labels_is_not_stored_as_fresh() -> None:
+    from annotation.agreement.services import report_compute
+
+    campaign, *_ = pairwise_campaign()
+    params = report_params(resamples=20)
+    report = report_request(campaign, params, inline=True)
+    AgreementReport.objects.filter(pk=report.pk).update(fingerprint="older")
+
+    def newer_request_meanwhile(done: int, total: int) -> None:
+        # While this computation runs, a request saw newer labels and queued it again.
+        AgreementReport.objects.filter(pk=report.pk).update(
+            fingerprint="newer", status=AgreementReport.Status.PENDING
+        )
+
+    result = report_compute(report_id=report.pk, on_progress=newer_request_meanwhile)
+    assert (result.fingerprint, result.status) == ("newer", AgreementReport.Status.PENDING)
