@@ -244,6 +244,14 @@ EVALUATION_BOOTSTRAP_RESAMPLES = int(os.environ.get("EVALUATION_BOOTSTRAP_RESAMP
 AGREEMENT_BOOTSTRAP_RESAMPLES = int(os.environ.get("AGREEMENT_BOOTSTRAP_RESAMPLES", "1000"))
 AGREEMENT_INLINE_ANSWERS = int(os.environ.get("AGREEMENT_INLINE_ANSWERS", "20000"))
 
+# The virtual API server (StableToolBench section 3.1). The simulator is an endpoint's model
+# (by name; default the embedded local model's). Real APIs are called only on these hosts
+# (empty: never). Clients of POST /virtual/ give one of these keys as toolbench_key.
+VIRTUAL_API_SIMULATOR = os.environ.get("VIRTUAL_API_SIMULATOR", "")
+VIRTUAL_API_ALLOWED_HOSTS = env_list("VIRTUAL_API_ALLOWED_HOSTS")
+VIRTUAL_API_KEYS = env_list("VIRTUAL_API_KEYS")
+
+
 # Import limits (see benchmarks.suites.base): a field longer than this is refused, and JSON
 # nested deeper than this is refused, both with the file and line named.
 IMPORT_MAX_FIELD_BYTES = int(os.environ.get("IMPORT_MAX_FIELD_BYTES", str(1 << 20)))

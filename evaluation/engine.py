@@ -37,7 +37,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
@@ -566,12 +566,20 @@ def request_key(prompt: Prompt, config: EndpointConfig, salt: str = "") -> str:
 class PredictionHandler:
     """A run's predictions: the suite's solve() and score() for each sample."""
 
-    def __init__(self, run: Run, evaluator: Evaluator, ctx: Context) -> None:
+    def __init__(
+        self,
+        run: Run,
+        evaluator: Evaluator,
+        ctx: Context,
+        toolbox: ToolboxFactory | None = None,
+    ) -> None:
         self.run = run
         self.evaluator = evaluator
         self.ctx = ctx
         self.items: dict[int, Item] = {}
         self.report = {"done": 0, "failed": 0}
+        # Agent runs: the tools of one item, bound to the lane answering it (see EngineSteps).
+        self.toolbox = toolbox
 
     async def load(self, rows: Sequence[Claimed], db: DatabaseThread) -> None:
         missing = [row.sample_id for row in rows if row.sample_id not in self.items]
@@ -597,6 +605,8 @@ class PredictionHandler:
         calls = ItemCalls(caller, lane)
         started = time.monotonic()
         evaluator, ctx = self.evaluator, self.ctx
+        if self.toolbox is not None:
+            ctx = replace(ctx, toolbox=self.toolbox(caller, lane))
         outcome: Outcome | None = None
         error = ""
         try:
@@ -842,7 +852,8 @@ def chunk_execute(run_id: int, first: int, last: int) -> dict[str, int]:
 
     def make_handler() -> PredictionHandler:
         evaluator, ctx = run_context(run)
-        return PredictionHandler(run, evaluator, ctx)
+        toolbox = agent_toolbox(run, evaluator, ctx) if ctx.task.agent else None
+        return PredictionHandler(run, evaluator, ctx, toolbox)
 
     return execute(
         table=PREDICTIONS,
@@ -852,3 +863,82 @@ def chunk_execute(run_id: int, first: int, last: int) -> dict[str, int]:
         config=config,
         make_handler=make_handler,
     )
+
+
+# --- agents' tools: the virtual API server ------------------------------------------------------
+
+ToolboxFactory = Callable[[Caller, "Lane | None"], Any]
+
+
+class EngineSteps:
+    """The virtual API server inside a chunk execution: its queries on the execution's database
+    thread, the simulator through a Caller of its endpoint. When the simulator is the run's own
+    endpoint, its requests go on the lane of the item being answered (the lane already holds
+    that endpoint's slot: asking for another would wait on itself with one slot)."""
+
+    def __init__(self, caller: Caller | None, lane: Lane | None, model: str, completion: bool):
+        self.caller = caller
+        self.lane = lane
+        self.simulator_name = model
+        self.completion = completion
+
+    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        return await PROCESS_LOOP.database().run(fn, *args)
+
+    async def simulate(self, prompt: Prompt) -> str:
+        from evaluation.virtualapi.server import SimulatorUnavailable
+
+        if self.caller is None:
+            raise SimulatorUnavailable("VIRTUAL_API_SIMULATOR names no endpoint")
+        reply = await self.caller.call(prompt, self.lane)
+        return reply.text
+
+
+def agent_toolbox(run: Run, evaluator: Evaluator, ctx: Context) -> ToolboxFactory | None:
+    """For an agent run whose suite uses the virtual API server, a factory of each item's
+    toolbox; None otherwise. Options: down_tools (names made unavailable) and down_mode
+    ("simulate", the default: answered by the simulator at once; or "fail")."""
+    from evaluation.virtualapi.server import _NoCache, simulator_endpoint
+    from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
+
+    specs = served_specs(evaluator.name, ctx.tools)
+    if not specs:
+        return None
+    mode = str(ctx.option("down_mode") or "simulate")
+    down = {str(name): mode for name in ctx.option("down_tools") or []}
+    endpoint = simulator_endpoint()
+    config = None
+    if endpoint is not None:
+        try:
+            config = endpoint_config(endpoint)
+        except ConfigurationError:
+            log.warning("the simulator endpoint %s has no key here: tools fail", endpoint.name)
+    same_endpoint = config is not None and config.id == (run.endpoint_id or -1)
+
+    def make(caller: Caller, lane: Lane | None) -> VirtualToolbox:
+        simulator = None
+        if config is not None:
+            redis_client = PROCESS_LOOP.redis_client()
+            simulator = Caller(
+                config,
+                client=PROCESS_LOOP.openai_client(config),
+                cache=_NoCache(),
+                slots=None
+                if same_endpoint
+                else Slots(
+                    redis_client,
+                    config.id,
+                    config.max_concurrency,
+                    ttl_seconds=max(config.timeout + 30, 3 * lease_seconds()),
+                ),
+                rate=None,
+            )
+        steps = EngineSteps(
+            simulator,
+            lane if same_endpoint else None,
+            config.model if config else "",
+            bool(config and config.style == "completion"),
+        )
+        return VirtualToolbox(specs, steps, run_id=run.pk, down=down)
+
+    return make

@@ -364,3 +364,140 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id}/{self.position}"
+
+
+# --- the virtual API server ---------------------------------------------------------------------
+
+
+class VirtualApi(models.Model):
+    """An API the virtual API server knows: its names in StableToolBench's cache layout
+    (<category>/<tool>_for_<category>/<api>) and its documentation, shown to the simulator and
+    to Turing-test annotators. Made from a benchmark's tools, from an imported cache, or from
+    the platform's own tool definitions (WTU-Eval's search tools)."""
+
+    category = models.CharField(max_length=300)
+    tool = models.CharField(max_length=300)
+    api = models.CharField(max_length=300)
+    function = models.CharField(
+        max_length=300, blank=True, help_text="The name agents call it by (<api>_for_<tool>)."
+    )
+    documentation = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["category", "tool", "api"]
+        constraints = [
+            models.UniqueConstraint(fields=["category", "tool", "api"], name="virtual_api_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category}/{self.tool}/{self.api}"
+
+
+class ApiResponse(models.Model):
+    """A cached response of the virtual API server: one API called with one set of arguments
+    (keyed by the hash of their canonical form), and where the response came from."""
+
+    class Origin(models.TextChoices):
+        IMPORTED = "imported", "Imported cache (as published)"
+        REAL = "real", "Real API"
+        SIMULATED = "simulated", "Simulated"
+
+    api = models.ForeignKey(VirtualApi, on_delete=models.CASCADE, related_name="responses")
+    key = models.CharField(max_length=64, help_text="SHA-256 of the canonical arguments.")
+    arguments = models.JSONField(default=dict, blank=True)
+    raw_key = models.TextField(blank=True, help_text="The key as an imported cache wrote it.")
+    response = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    origin = models.CharField(max_length=20, choices=Origin.choices)
+    simulator = models.CharField(max_length=200, blank=True, help_text="The simulating model.")
+    source = models.CharField(max_length=500, blank=True, help_text="File and line, or URL.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["api", "key"], name="api_response_unique")]
+        indexes = [models.Index(fields=["api", "origin"])]
+
+    def __str__(self) -> str:
+        return f"{self.api} {self.key[:8]} ({self.origin})"
+
+
+class ServedCall(models.Model):
+    """One call the virtual API server answered, and how: the log cache hit rates and the
+    stability experiment read."""
+
+    class Source(models.TextChoices):
+        CACHE = "cache", "Cache"
+        REAL = "real", "Real API"
+        SIMULATED = "simulated", "Simulated"
+        DOWN = "down", "Tool marked down (failure response)"
+        FAILED = "failed", "No answer"
+
+    api = models.ForeignKey(VirtualApi, on_delete=models.CASCADE, related_name="served")
+    key = models.CharField(max_length=64)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    detail = models.TextField(blank=True, help_text="Why the real API or the simulator failed.")
+    run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="served_calls"
+    )
+    latency_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "source"])]
+
+    def __str__(self) -> str:
+        return f"{self.api} {self.key[:8]}: {self.source}"
+
+
+class RealApi(models.Model):
+    """Where a tool's real API answers, when it may be called at all: only hosts in the
+    VIRTUAL_API_ALLOWED_HOSTS setting (empty by default: no real calls), only public addresses,
+    also after redirects. The arguments go as the query (GET) or a JSON body (POST)."""
+
+    class Method(models.TextChoices):
+        GET = "GET", "GET"
+        POST = "POST", "POST"
+
+    category = models.CharField(max_length=300)
+    tool = models.CharField(max_length=300, help_text="The tool folder (<tool>_for_<category>).")
+    api = models.CharField(max_length=300, blank=True, help_text="Empty: every API of the tool.")
+    url = models.URLField(
+        max_length=1000, help_text="May contain {api}, replaced by the API's name."
+    )
+    method = models.CharField(max_length=10, choices=Method.choices, default=Method.GET)
+    key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Environment variable holding the key (sent as X-RapidAPI-Key).",
+    )
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["category", "tool", "api"], name="real_api_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category}/{self.tool}/{self.api or '*'} -> {self.url}"
+
+
+class TuringPair(models.Model):
+    """A real response and a simulated one to the same call (StableToolBench section 4.3), for
+    experts to tell apart."""
+
+    api = models.ForeignKey(VirtualApi, on_delete=models.CASCADE, related_name="turing_pairs")
+    key = models.CharField(max_length=64)
+    arguments = models.JSONField(default=dict, blank=True)
+    real = models.JSONField(null=True, blank=True)
+    simulated = models.JSONField(null=True, blank=True)
+    simulator = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api", "key", "simulator"], name="turing_pair_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.api} {self.key[:8]}"

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from evaluation import views
+from evaluation.virtualapi import views as virtual_views
 
 app_name = "evaluation"
 
@@ -13,6 +14,7 @@ urlpatterns = [
         views.run_control,
         name="run-control",
     ),
+    path("virtual/", virtual_views.virtual_call, name="virtual"),
     path("judging/", views.job_index, name="job-list"),
     path("judging/<int:pk>/", views.job_detail, name="job-detail"),
     path("judging/<int:pk>/<str:action>/", views.job_control, name="job-control"),

@@ -1,0 +1,91 @@
+"""Filling the virtual API server: a StableToolBench response cache imported as published, and
+the documentation of a benchmark's APIs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.db import connection, transaction
+
+from benchmarks.models import Benchmark
+from benchmarks.suites.protocol import ToolSpec
+from benchmarks.suites.stabletoolbench.importer import load_response_cache
+from evaluation.models import ApiResponse, VirtualApi
+from evaluation.virtualapi.keys import ApiName, call_key, canonical
+from evaluation.virtualapi.toolbox import api_of, documentation_of
+
+
+def cache_import(
+    root: Path,
+    *,
+    origin: str = ApiResponse.Origin.IMPORTED,
+    progress: Callable[[int], Any] | None = None,
+) -> dict[str, int]:
+    """Every response of a cache folder (<Category>/<tool>/<api>.json), served as it is stored.
+    All or nothing: the whole folder is read and checked first (ImportFormatError names the
+    file, line and key of the first problem). Arguments equal in canonical form (another key
+    order, 10 as 10.0) are one call: the first stored wins, as does a response already in the
+    cache. Returns counts: entries read, responses added, already there."""
+    if origin not in ApiResponse.Origin.values:
+        raise ValueError(f"origin must be one of {', '.join(ApiResponse.Origin.values)}")
+    entries = list(load_response_cache(Path(root)))
+    rows: dict[tuple[ApiName, str], Any] = {}
+    for entry in entries:
+        name = ApiName.from_folders(entry.category, entry.tool, entry.api)
+        rows.setdefault((name, call_key(entry.arguments)), entry)
+    added = 0
+    with transaction.atomic():
+        apis = {}
+        for name in {name for name, _key in rows}:
+            apis[name], _ = VirtualApi.objects.get_or_create(
+                category=name.category, tool=name.tool, api=name.api
+            )
+        with connection.cursor() as cursor:
+            for (name, key), entry in rows.items():
+                cursor.execute(
+                    "INSERT INTO evaluation_apiresponse (api_id, key, arguments, raw_key, "
+                    "response, error, origin, simulator, source, created_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, '', %s, now()) "
+                    "ON CONFLICT (api_id, key) DO NOTHING",
+                    [
+                        apis[name].pk,
+                        key,
+                        json.dumps(canonical(entry.arguments), ensure_ascii=False),
+                        entry.raw_key,
+                        json.dumps(entry.response, ensure_ascii=False),
+                        entry.error,
+                        origin,
+                        entry.source[:500],
+                    ],
+                )
+                added += cursor.rowcount
+                if progress:
+                    progress(1)
+    return {"read": len(entries), "calls": len(rows), "added": added, "known": len(rows) - added}
+
+
+def apis_from_benchmark(benchmark: Benchmark) -> int:
+    """Record the documentation of a StableToolBench benchmark's APIs (what the simulator and
+    the Turing test show); returns how many APIs it names."""
+    count = 0
+    with transaction.atomic():
+        for tool in benchmark.tools.all():
+            spec = ToolSpec(name=tool.name, description=tool.description, raw=tool.raw)
+            name = api_of(spec)
+            if name is None:
+                continue
+            api, created = VirtualApi.objects.get_or_create(
+                category=name.category,
+                tool=name.tool,
+                api=name.api,
+                defaults={"function": tool.name, "documentation": documentation_of(spec)},
+            )
+            if not created and (not api.documentation or not api.function):
+                api.documentation = api.documentation or documentation_of(spec)
+                api.function = api.function or tool.name
+                api.save(update_fields=["documentation", "function"])
+            count += 1
+    return count

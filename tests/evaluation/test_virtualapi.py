@@ -1,0 +1,251 @@
+"""The virtual API server: canonical cache keys, a StableToolBench cache served as imported,
+the simulator on a miss (its prompt with the API's documentation and up to five examples), only
+clean responses cached, provenance on every answer, tools marked down, and the HTTP endpoint."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import Client
+
+from benchmarks.suites.base import ImportFormatError
+from evaluation.models import ApiResponse, ServedCall, VirtualApi
+from evaluation.virtualapi import simulator
+from evaluation.virtualapi.cache import cache_import
+from evaluation.virtualapi.keys import ApiName, call_key, canonical
+from evaluation.virtualapi.server import DOWN_RESPONSE, Call, ThreadSteps, serve
+from tests.evaluation.conftest import make_endpoint
+from tests.factories import make_superuser, make_user
+from tests.fake_openai import FakeOpenAI, content_text
+
+CACHE = Path(__file__).resolve().parents[1] / "benchmarks" / "fixtures" / "stabletoolbench_cache"
+FERRY = ApiName("Travel", "ferry_times_for_Travel", "departures")
+
+
+# --- keys (pure) --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"port": "Oban", "day": "monday"}, {"day": "monday", "port": "Oban"}),
+        ({"n": 10}, {"n": 10.0}),
+        ({"n": 10}, {"n": 1e1}),
+        ({"n": 10}, {"n": "10"}),
+        ({"x": 0.5}, {"x": "0.50"}),
+        ({"a": {"z": 1, "y": [1, 2.0]}}, {"a": {"y": [1.0, 2], "z": 1.0}}),
+    ],
+)
+def test_equal_arguments_written_differently_have_one_key(a: Any, b: Any) -> None:
+    assert call_key(a) == call_key(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"n": 1}, {"n": True}),  # a boolean is not a number
+        ({"id": "007"}, {"id": 7}),  # a text with leading zeros is an identifier
+        ({"l": [1, 2]}, {"l": [2, 1]}),  # lists keep their order
+        ({"q": "Oban"}, {"q": "oban"}),
+        ({"a": None}, {}),
+    ],
+)
+def test_different_arguments_have_different_keys(a: Any, b: Any) -> None:
+    assert call_key(a) != call_key(b)
+
+
+def test_canonical_numbers() -> None:
+    assert canonical({"b": "1e3", "a": [" 5", "1,000", 2.50]}) == {
+        "b": 1000,
+        "a": [5, "1,000", 2.5],
+    }
+
+
+def test_api_names_as_the_reference_server_standardises_them() -> None:
+    assert ApiName.from_request("Travel", "Ferry Times", "departures") == FERRY
+    assert ApiName.from_request("Travel", "ferry_times_for_Travel", "departures") == FERRY
+    assert (
+        ApiName.from_folders("Weather", "snow_report", "resorts").tool == "snow_report_for_Weather"
+    )
+
+
+# --- the simulator's prompt and replies (pure) --------------------------------------------------
+
+
+def test_the_simulator_prompt_has_the_documentation_and_at_most_five_examples() -> None:
+    examples = [({"q": i}, {"answer": i}) for i in range(8)]
+    prompt = simulator.build_prompt({"name": "departures"}, {"api_name": "x"}, examples)
+    user = prompt.messages[1]["content"]
+    assert prompt.messages[0]["content"].startswith("Imagine you are an API Server")
+    assert '"name": "departures"' in user and "Example input 5" in user
+    assert "Example input 6" not in user
+    completion = simulator.build_prompt({}, {}, [], completion=True)
+    assert completion.completion_text().endswith('{"error": "", "response": ')
+
+
+@pytest.mark.parametrize(
+    ("reply", "response", "clean"),
+    [
+        ('{"error": "", "response": {"sailings": ["09:00"]}}', {"sailings": ["09:00"]}, True),
+        ('Sure! ```json\n{"error": "", "response": "ok then"}\n```', "ok then", True),
+        ('{"error": "Rate limit reached", "response": ""}', "", False),
+        ('{"error": "", "response": "404 Not Found"}', "404 Not Found", False),
+        ("no json at all", "no json at all", False),
+    ],
+)
+def test_simulator_replies(reply: str, response: Any, clean: bool) -> None:
+    result = simulator.parse_reply(reply)
+    assert (result.response, result.clean) == (response, clean)
+
+
+def test_a_base_models_reply_continues_the_opened_object() -> None:
+    result = simulator.parse_reply('{"temp": 11}}', completion=True)
+    assert result.response == {"temp": 11} and result.clean
+
+
+# --- the server against the database ------------------------------------------------------------
+
+
+def serve_now(call: Call, steps: Any = None, **kwargs: Any) -> Any:
+    return async_to_sync(serve)(call, steps or ThreadSteps(), **kwargs)
+
+
+@pytest.fixture
+def simulator_server(settings: Any) -> Any:
+    def respond(body: dict[str, Any]) -> str:
+        text = content_text(body)
+        if "snow" in text:
+            return '{"error": "", "response": {"snow_cm": 40}}'
+        return '{"error": "Rate limit reached", "response": ""}'
+
+    with FakeOpenAI(responder=respond) as server:
+        endpoint = make_endpoint(server.base_url, name="simulator", model="sim-model")
+        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        yield server
+
+
+@pytest.mark.django_db
+def test_an_imported_cache_is_served_as_is_whatever_the_key_order(simulator_server: Any) -> None:
+    counts = cache_import(CACHE)
+    # two keys of the ferry file are the same call in another order: one response
+    assert counts["read"] > counts["calls"]
+    assert counts["added"] == counts["calls"]
+    served = serve_now(Call(FERRY, {"day": "monday", "port": "Oban"}))
+    assert served.source == "cache" and served.origin == "imported"
+    assert served.response == {"sailings": ["07:15", "11:00", "16:45"]}
+    # the stored text stays a text, as in the file
+    late = serve_now(Call(FERRY, {"late": True, "day": "friday", "port": "Craignure"}))
+    assert late.response == '{"sailings": ["21:30"]}'
+    # an error response is served as stored too
+    assert serve_now(Call(FERRY, {"port": "Tobermory", "day": None, "night": False})).error
+    assert simulator_server.total == 0  # nothing was simulated
+    # importing again adds nothing
+    assert cache_import(CACHE)["added"] == 0
+
+
+@pytest.mark.django_db
+def test_a_broken_cache_file_imports_nothing(tmp_path: Path) -> None:
+    copy = tmp_path / "cache"
+    shutil.copytree(CACHE, copy)
+    (copy / "Weather" / "snow_report" / "resorts.json").write_text('{"{}": {"error": ""}}')
+    with pytest.raises(ImportFormatError, match=r"resorts.json.*response"):
+        cache_import(copy)
+    assert not ApiResponse.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_miss_is_simulated_with_examples_and_cached_only_when_clean(
+    simulator_server: Any,
+) -> None:
+    cache_import(CACHE)
+    snow = ApiName("Weather", "snow_report_for_Weather", "resorts")
+    doc = {"name": "resorts", "description": "Snow depth at ski resorts."}
+    served = serve_now(Call(snow, {"resort": "Zermatt"}), documentation=doc)
+    assert (served.source, served.response) == ("simulated", {"snow_cm": 40})
+    (request,) = simulator_server.records()
+    prompt = request.content
+    assert "Snow depth at ski resorts." in prompt and "Zermatt" in prompt
+    assert "Example input 1" in prompt  # the imported calls of the same API
+    stored = ApiResponse.objects.get(api__api="resorts", origin="simulated")
+    assert stored.simulator == "sim-model" and stored.response == {"snow_cm": 40}
+    # the same call again is a cache hit, in another key order and number form
+    again = serve_now(Call(snow, {"resort": "Zermatt"}))
+    assert (again.source, again.origin) == ("cache", "simulated")
+    assert simulator_server.total == 1
+    # an error answer is served but not cached
+    ferry = serve_now(Call(FERRY, {"port": "Mallaig"}))
+    assert ferry.source == "simulated" and ferry.error == "Rate limit reached"
+    assert not ApiResponse.objects.filter(api__api="departures", origin="simulated").exists()
+    sources = list(ServedCall.objects.order_by("id").values_list("source", flat=True))
+    assert sources == ["simulated", "cache", "simulated"]
+
+
+@pytest.mark.django_db
+def test_a_tool_marked_down_skips_the_cache(simulator_server: Any) -> None:
+    cache_import(CACHE)
+    cached = {"day": "monday", "port": "Oban"}
+    failed = serve_now(Call(FERRY, cached, down="fail"))
+    assert (failed.source, failed.response) == ("down", DOWN_RESPONSE)
+    simulated = serve_now(Call(FERRY, cached, down="simulate"))
+    assert simulated.source == "simulated"  # straight to the simulator, not the cache
+    assert simulator_server.total == 1
+
+
+@pytest.mark.django_db
+def test_without_a_simulator_a_miss_says_so(settings: Any) -> None:
+    settings.VIRTUAL_API_SIMULATOR = "nobody"
+    served = serve_now(Call(FERRY, {"port": "Nowhere"}))
+    assert served.source == "failed" and "no simulator" in served.error
+
+
+# --- over HTTP ----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_http_endpoint_speaks_stabletoolbenchs_request(
+    client: Client, settings: Any, simulator_server: Any
+) -> None:
+    settings.VIRTUAL_API_KEYS = ["secret-key"]
+    cache_import(CACHE)
+    body = {
+        "category": "Travel",
+        "tool_name": "Ferry Times",
+        "api_name": "departures",
+        "tool_input": json.dumps({"port": "Oban", "day": "monday"}),
+        "strip": "filter",
+        "toolbench_key": "secret-key",
+    }
+    answer = client.post("/virtual/", body, content_type="application/json")
+    assert answer.status_code == 200
+    assert answer.json() == {
+        "error": "",
+        "response": {"sailings": ["07:15", "11:00", "16:45"]},
+        "source": "cache",
+        "origin": "imported",
+    }
+    wrong = client.post(
+        "/virtual/", {**body, "toolbench_key": "guess"}, content_type="application/json"
+    )
+    assert wrong.status_code == 403
+    bad = client.post(
+        "/virtual/", {**body, "tool_input": "[1, 2]"}, content_type="application/json"
+    )
+    assert bad.status_code == 400 and "tool_input" in bad.json()["error"]
+    # a signed-in researcher may call it from a page (with its CSRF token)
+    staff = Client(enforce_csrf_checks=True)
+    staff.force_login(make_superuser())
+    no_token = {k: v for k, v in body.items() if k != "toolbench_key"}
+    assert staff.post("/virtual/", no_token, content_type="application/json").status_code == 403
+    staff.get("/runs/")
+    token = staff.cookies["csrftoken"].value
+    ok = staff.post("/virtual/", no_token, content_type="application/json", HTTP_X_CSRFTOKEN=token)
+    assert ok.status_code == 200 and ok.json()["source"] == "cache"
+    annotator = Client()
+    annotator.force_login(make_user())
+    assert annotator.post("/virtual/", no_token, content_type="application/json").status_code == 403
+    assert VirtualApi.objects.filter(tool="ferry_times_for_Travel").count() >= 1
