@@ -7,11 +7,14 @@ test_query_ids list, as the reference evaluation does):
   - pass_rate: the Solvable Pass Rate (SoPR), judged with `stabletoolbench.pass`;
   - preference: the Solvable Win Rate (SoWR) against a reference run on the same queries, judged
     with `stabletoolbench.pass` (both runs) and `stabletoolbench.preference`.
-  A StableToolBench answer comes from an agent (a ReAct / DFS loop over the virtual API server,
-  which is a later issue), so `build_prompt` refuses; runs come in as published outputs
-  (`read_predictions`, the `import_predictions` command). The automatic per-item score is
-  `has_final_answer` (0/1: the answer ends with a Finish call that gives an answer, the check the
-  reference makes before asking any judge); the run metric `answered` is its mean, in percent.
+  A StableToolBench answer comes from an agent: a run solves each query with a bounded ReAct
+  loop (agent.py `solve`) over the query's tools as the platform's virtual API server serves
+  them (Context.toolbox), and stores the answer in ToolBench's answer object (method "ReAct@1").
+  There is no single prompt, so `build_prompt` refuses. Published outputs of other methods (e.g.
+  DFS) can still be imported (`read_predictions`, the `import_predictions` command). The
+  automatic per-item score is `has_final_answer` (0/1: the answer ends with a Finish call that
+  gives an answer, the check the reference makes before asking any judge); the run metric
+  `answered` is its mean, in percent. The agent's options and their defaults: AGENT_OPTIONS.
 
 Published outputs (`read_predictions`): the converted predictions that the reference evaluation
 reads, `model_predictions_converted/<method>/<group>.json` (toolbench/tooleval/
@@ -40,7 +43,8 @@ step per tool call {"thought", "action", "arguments", "observation"} (the assist
 a call is its thought). A text that is not an answer object is Outcome(parsed=False).
 
 `answer_record(outcome)` gives the judges the answer object: the stored one, or, for an outcome
-made another way (a later agent run), one built from its answer and trace in the same shape.
+made another way, one built from its answer and trace in the same shape (`answer_record_for`,
+which the agent uses to store its answers).
 `no_answer_reason(record)` is the reference's check for "no final answer": the last tool call is
 not Finish (eval_pass_rate.py: "'name': 'Finish'" not in the final step), the final answer is
 empty, or it holds "give_up_and_restart" (rtl.py check_is_solved).
@@ -69,10 +73,12 @@ from benchmarks.suites.protocol import (
 )
 
 __all__ = [
+    "AGENT_OPTIONS",
     "GROUPS",
     "TASKS",
     "aggregate",
     "answer_record",
+    "answer_record_for",
     "build_prompt",
     "final_answer_text",
     "last_tool_name",
@@ -95,15 +101,31 @@ GROUPS = (
 _GROUP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 
 NOT_SERVED = (
-    "StableToolBench runs are agent runs served by the virtual API server (a later issue); "
-    "import published outputs with import_predictions"
+    "StableToolBench has no single prompt: a run solves each query with a ReAct loop (solve) "
+    "over the platform's virtual API server (the toolbox); published outputs can still be "
+    "imported with import_predictions"
 )
 
 _DESCRIPTION_COMMON = (
-    "Agent runs over the virtual API server are not served yet: import the converted "
-    "predictions (model_predictions_converted/<method>/<group>.json). The automatic metric "
-    "`answered` is the share of answers that end with a Finish call giving an answer."
+    "Runs solve each query with a ReAct loop (Thought / Action / Action Input, ending with "
+    "ToolBench's Finish) over the query's tools, served by the platform's virtual API server; "
+    "published outputs (model_predictions_converted/<method>/<group>.json) can still be "
+    "imported. The automatic metric `answered` is the share of answers that end with a Finish "
+    "call giving an answer."
 )
+
+# The agent's limits (agent.py reads them with ctx.option; a run's own options win):
+#   max_steps              model calls per query
+#   max_observation_chars  longer observations are cut, with a marker
+#   max_tokens             token limit of each model reply
+#   max_same_call          an identical call (tool and arguments) runs at most this often;
+#                          asking once more ends the attempt
+AGENT_OPTIONS: dict[str, Any] = {
+    "max_steps": 6,
+    "max_observation_chars": 2000,
+    "max_tokens": 256,
+    "max_same_call": 2,
+}
 
 TASKS: dict[str, TaskSpec] = {
     "pass_rate": TaskSpec(
@@ -113,7 +135,11 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("answered",),
         percent=frozenset({"answered"}),
         # evaluate_times: the reference scripts judge every answer 3 times (run_pass_rate.sh).
-        options={"judge_template": "stabletoolbench.pass", "evaluate_times": 3},
+        options={
+            "judge_template": "stabletoolbench.pass",
+            "evaluate_times": 3,
+            **AGENT_OPTIONS,
+        },
         agent=True,
         description="SoPR comes from the judge `stabletoolbench.pass` (Solved 1, Unsure 0.5, "
         "Unsolved 0; mean over the solvable queries, per evaluation round; mean and std over "
@@ -129,6 +155,7 @@ TASKS: dict[str, TaskSpec] = {
             "judge_template": "stabletoolbench.preference",
             "pass_template": "stabletoolbench.pass",
             "evaluate_times": 3,
+            **AGENT_OPTIONS,
         },
         agent=True,
         description="SoWR comes from the judges: an answer Solved where the reference's is "
@@ -275,14 +302,17 @@ def _is_answer_object(value: Any) -> bool:
     )
 
 
-def _record_from_outcome(outcome: Outcome) -> dict[str, Any]:
+def _record_from_outcome(
+    outcome: Outcome, method: str = "", system: str = "", user: str = ""
+) -> dict[str, Any]:
     """The answer object for an outcome not read from StableToolBench's format, in that format
     (the judges then see what they would see for a published answer)."""
     nodes: list[dict[str, Any]] = [
-        {"role": "system", "message": ""},
-        {"role": "user", "message": ""},
+        {"role": "system", "message": system},
+        {"role": "user", "message": user},
     ]
     last_action = ""
+    last_arguments: Any = None
     for step in outcome.trace:
         thought = step.get("thought")
         if isinstance(thought, str) and thought.strip():
@@ -303,6 +333,7 @@ def _record_from_outcome(outcome: Outcome) -> dict[str, Any]:
                 }
             )
             last_action = str(action)
+            last_arguments = arguments
     final = ""
     if isinstance(outcome.answer, str) and outcome.answer.strip():
         final = json.dumps(
@@ -313,16 +344,33 @@ def _record_from_outcome(outcome: Outcome) -> dict[str, Any]:
             nodes.append(
                 {"role": "tool", "message": {"name": FINISH, "arguments": final, "response": ""}}
             )
+    elif (
+        last_action == FINISH
+        and isinstance(last_arguments, dict)
+        and last_arguments.get("return_type") == GIVE_UP
+    ):
+        # A published final_answer is the Finish call's arguments, so a give-up's holds
+        # give_up_and_restart (what check_is_solved looks for).
+        final = json.dumps(last_arguments, ensure_ascii=False)
     chain: list[dict[str, Any]] = []
     for node in reversed(nodes):
         node["next"] = chain
         chain = [node]
     return {
-        "method": "",
+        "method": method,
         "total_steps": len(nodes),
         "final_answer": final,
         "answer_details": chain,
     }
+
+
+def answer_record_for(
+    outcome: Outcome, *, method: str = "", system: str = "", user: str = ""
+) -> dict[str, Any]:
+    """The answer object of an outcome from its answer and trace (one tool node per step with
+    an action, a Finish giving the answer last), with the method and the system and user
+    messages filled in."""
+    return _record_from_outcome(outcome, method=method, system=system, user=user)
 
 
 def answer_record(outcome: Outcome) -> dict[str, Any]:

@@ -1,0 +1,637 @@
+"""StableToolBench's agent: a bounded ReAct loop that answers a ToolBench query with the tools of
+its api_list, called through the platform's virtual API server (Context.toolbox).
+
+`solve(item, ctx, context, complete)`:
+  - offers the item's candidate tools (ToolBench function names `<api>_for_<tool>`, described by
+    ctx.tools) plus ToolBench's `Finish`; the prompt (prompts/agent.toml, ours) asks for one
+    step at a time:
+        Thought: <reasoning>
+        Action: <a tool name, or Finish>
+        Action Input: <a JSON object of arguments>
+    Finish takes {"return_type": "give_answer", "final_answer": "..."} or
+    {"return_type": "give_up_and_restart"}. Chat endpoints get a system message (the tools and
+    the format) and the query as the user message, then the steps so far as assistant turns and
+    "Observation: ..." user turns. Completion-style (base) models get one short text with a
+    worked example, the tools, the query and the steps so far, ending with "Thought:". Both stop
+    at "\\nObservation:".
+  - reads each reply (`parse_reply`): the last Action / Action Input pair before any
+    (hallucinated) Observation; the input's JSON object is read with json, else repaired as pure
+    data (`parse_arguments`: single quotes, True/False/None, trailing commas, code fences,
+    trailing text); model text is never evaluated. Tool names match exactly, then ignoring
+    case, then ignoring everything but letters and digits.
+  - runs the call: `ctx.toolbox[name].call(arguments)` gives the server's JSON text
+    {"error", "response"} (its "source" field, the response's provenance, goes to the trace and
+    is not shown to the model); a tool the toolbox lacks, or ToolUnavailable from the call,
+    becomes an observation saying so; any other exception (CallFailed from `complete` too)
+    passes through.
+  - stops on a Finish with an answer (final_answer) or a give-up (give_up), after `max_steps`
+    model calls (step_limit), on a second unknown tool name in a row (invalid_action; the first
+    gets a reminder listing the tools), on an identical call asked more than `max_same_call`
+    times (repeated_call; not run), or on a reply without an Action after the first step
+    (no_action; the first step gets one reminder).
+
+The outcome: output = ToolBench's answer object as JSON text (evaluate.answer_record_for, method
+"ReAct@1", its system and user messages empty as in the published files), so evaluate.parse,
+score and the judges read it as they read published answers; answer = the final answer (None without one); trace = one step
+per model call {"thought", "action", "arguments", "observation", "output", "source", "ok"}, the
+first with "tools" (the names offered), the last with "stop"; note = why it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import tomllib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suites.protocol import (
+    Complete,
+    Context,
+    Item,
+    Outcome,
+    Prompt,
+    Tool,
+    ToolSpec,
+    ToolUnavailable,
+)
+from benchmarks.suites.stabletoolbench.evaluate import (
+    AGENT_OPTIONS,
+    FINISH,
+    GIVE_UP,
+    answer_record_for,
+)
+
+__all__ = [
+    "METHOD",
+    "Reply",
+    "Turn",
+    "offered_tools",
+    "parse_arguments",
+    "parse_reply",
+    "solve",
+    "step_prompt",
+]
+
+PROMPTS = Path(__file__).resolve().parent / "prompts"
+METHOD = "ReAct@1"
+GIVE_ANSWER = "give_answer"
+STOP = ("\nObservation:",)
+DESCRIPTION_CHARS = 300
+PARAMETER_CHARS = 150
+# Longer Action Inputs are not read (a reply is at most max_tokens long anyway).
+MAX_INPUT_CHARS = 20_000
+
+# Why an attempt ended (the last trace step's "stop").
+STOP_FINAL = "final_answer"
+STOP_GIVE_UP = "give_up"
+STOP_LIMIT = "step_limit"
+STOP_INVALID = "invalid_action"
+STOP_REPEAT = "repeated_call"
+STOP_NO_ACTION = "no_action"
+
+# A second unknown tool name in a row ends the attempt.
+MAX_INVALID_IN_A_ROW = 2
+
+
+@cache
+def _templates() -> dict[str, Any]:
+    with (PROMPTS / "agent.toml").open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def _fill(template: str, **values: Any) -> str:
+    return string.Template(template).substitute({k: str(v) for k, v in values.items()})
+
+
+def _option(ctx: Context, name: str) -> int:
+    value = ctx.option(name)
+    return int(AGENT_OPTIONS[name] if value is None else value)
+
+
+# --- the tools offered ---------------------------------------------------------------------------
+
+
+def offered_tools(item: Item, ctx: Context, context: Mapping[str, Any] | None = None) -> list[str]:
+    """The tool names offered for an item: a list `prepare` stored in the context, else the
+    item's candidate tools (its api_list), else every tool of the toolbox; in order, once."""
+    names: Sequence[Any] = ()
+    if context and isinstance(context.get("tools"), list):
+        names = context["tools"]
+    elif item.candidate_tools:
+        names = item.candidate_tools
+    else:
+        names = list(ctx.toolbox)
+    return list(dict.fromkeys(str(name) for name in names if str(name) and str(name) != FINISH))
+
+
+def _spec(ctx: Context, name: str) -> ToolSpec:
+    if name in ctx.tools:
+        return ctx.tools[name]
+    tool = ctx.toolbox.get(name)
+    return tool.spec if tool is not None else ToolSpec(name=name)
+
+
+def _one_line(text: Any, limit: int) -> str:
+    words = " ".join(str(text or "").split())
+    if len(words) > limit:
+        return words[:limit].rstrip() + _templates()["tool"]["cut"]
+    return words
+
+
+def _describe_parameter(name: str, schema: Any, required: bool) -> str:
+    words = _templates()["tool"]
+    schema = schema if isinstance(schema, dict) else {}
+    kind = str(schema.get("type") or "string")
+    if schema.get("format"):
+        kind += f", {schema['format']}"
+    need = words["required"] if required else words["optional"]
+    description = _one_line(schema.get("description", ""), PARAMETER_CHARS)
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples and not description:
+        description = "e.g. " + _one_line(json.dumps(examples[0], ensure_ascii=False), 60)
+    if description:
+        return _fill(
+            words["parameter_described"], name=name, type=kind, need=need, description=description
+        )
+    return _fill(words["parameter"], name=name, type=kind, need=need)
+
+
+def _describe_tool(spec: ToolSpec, name: str) -> str:
+    words = _templates()["tool"]
+    schema = spec.parameters if isinstance(spec.parameters, dict) else {}
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    required = {r for r in schema.get("required", []) if isinstance(r, str)}
+    # Required parameters first, as ToolBench lists them.
+    order = [k for k in properties if k in required] + [k for k in properties if k not in required]
+    parameters = "; ".join(_describe_parameter(k, properties[k], k in required) for k in order)
+    description = _one_line(spec.description, DESCRIPTION_CHARS)
+    if description and description[-1] not in ".!?":
+        description += "."
+    return _fill(
+        words["line"],
+        name=name,
+        description=description,
+        parameters=parameters or words["no_parameters"],
+    )
+
+
+def _tool_list(ctx: Context, names: Sequence[str]) -> str:
+    lines = [_describe_tool(_spec(ctx, name), name) for name in names]
+    lines.append(_templates()["tool"]["finish"])
+    return "\n".join(lines)
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _match(action: str, names: Sequence[str]) -> str | None:
+    """The offered name an Action means: exact, then ignoring case, then ignoring everything but
+    letters and digits; None when no (single) name fits."""
+    if action in names:
+        return action
+    for fold in (str.lower, _key):
+        wanted = fold(action)
+        if not wanted:
+            return None
+        found = [name for name in names if fold(name) == wanted]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+# --- prompts -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A step already taken, as the next prompt shows it: the model's step and the observation."""
+
+    reply: str
+    observation: str
+
+
+def _texts(item: Item, ctx: Context, names: Sequence[str]) -> tuple[str, str, str]:
+    """(the chat system message, the chat user message, the completion text before any step)."""
+    query = str(item.input.get("query", "")).strip()
+    tools = _tool_list(ctx, names)
+    words = _templates()
+    tool_names = ", ".join(names)
+    system = _fill(words["chat"]["system"], tools=tools, tool_names=tool_names)
+    user = _fill(words["chat"]["user"], query=query)
+    text = _fill(words["completion"]["text"], tools=tools, tool_names=tool_names, query=query)
+    return system, user, text
+
+
+def step_prompt(
+    item: Item, ctx: Context, names: Sequence[str], turns: Sequence[Turn] = ()
+) -> Prompt:
+    """The request for the next step: the messages for chat endpoints and, for completion-style
+    models, one text ending with "Thought:"; both stop at a new Observation."""
+    system, user, text = _texts(item, ctx, names)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    pad = ""
+    for turn in turns:
+        messages.append({"role": "assistant", "content": turn.reply})
+        messages.append({"role": "user", "content": f"Observation: {turn.observation}"})
+        pad += f"{turn.reply}\nObservation: {turn.observation}\n"
+    return Prompt(
+        messages=messages,
+        text=f"{text}{pad}Thought:",
+        stop=STOP,
+        max_tokens=_option(ctx, "max_tokens") or None,
+    )
+
+
+# --- reading a reply -----------------------------------------------------------------------------
+
+_MARKER = re.compile(
+    r"^[ \t>*_#`-]*(?P<name>thought|action[ \t_]*input|action|observation)"
+    r"[ \t]*\**[ \t]*:\**[ \t]*",
+    re.IGNORECASE | re.MULTILINE,
+)
+# "Action: some_tool Action Input: {...}" on one line.
+_INLINE_INPUT = re.compile(r"\s+action[ \t_]*input\s*:\s*", re.IGNORECASE)
+_FENCE = re.compile(r"^[ \t]*```[\w-]*[ \t]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One model reply read as a ReAct step. action is None when the reply names no Action;
+    action_input is None when it gives no Action Input."""
+
+    thought: str
+    action: str | None
+    action_input: str | None
+
+
+def _tokens(text: str) -> tuple[str, list[tuple[str, str]]]:
+    found = list(_MARKER.finditer(text))
+    if not found:
+        return text, []
+    pairs = []
+    for index, match in enumerate(found):
+        end = found[index + 1].start() if index + 1 < len(found) else len(text)
+        name = re.sub(r"[ \t_]", "", match.group("name").lower())
+        pairs.append((name, text[match.end() : end]))
+    return text[: found[0].start()], pairs
+
+
+def _clean_name(line: str) -> str:
+    return line.strip().strip("`'\"*[]").strip().rstrip(".:,;").strip()
+
+
+def parse_reply(text: str) -> Reply:
+    """The step a reply takes: the last Action (and the Action Input after it) before any
+    Observation the model wrote itself; the Thought lines before that Action are its thought."""
+    before, pairs = _tokens(text)
+    for index, (name, _) in enumerate(pairs):
+        if name == "observation":
+            pairs = pairs[:index]
+            break
+    actions = [i for i, (name, _) in enumerate(pairs) if name == "action"]
+    if not actions:
+        thoughts = [before] + [content for name, content in pairs if name == "thought"]
+        return Reply(
+            thought="\n".join(t.strip() for t in thoughts if t.strip()),
+            action=None,
+            action_input=None,
+        )
+    last = actions[-1]
+    start = actions[-2] + 1 if len(actions) > 1 else 0
+    thoughts = [] if len(actions) > 1 else [before]
+    thoughts += [content for name, content in pairs[start:last] if name == "thought"]
+    content = pairs[last][1].strip()
+    first, _, rest = content.partition("\n")
+    inline = _INLINE_INPUT.split(first, maxsplit=1)
+    action = _clean_name(inline[0])
+    action_input: str | None = inline[1] if len(inline) == 2 else None
+    following = [c for name, c in pairs[last + 1 :] if name == "actioninput"]
+    if following:
+        action_input = following[0]
+    elif action_input is None and rest.strip():
+        # The arguments on the lines after the Action, without an "Action Input:" marker.
+        action_input = rest
+    return Reply(
+        thought="\n".join(t.strip() for t in thoughts if t.strip()),
+        action=action,
+        action_input=None if action_input is None else action_input.strip(),
+    )
+
+
+def _object_text(text: str) -> str | None:
+    """The text of the first {...} in `text` (braces inside strings skipped; to the end when it
+    is never closed), or None without a "{"."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    depth, quote, escaped = 0, "", False
+    for index in range(start, len(text)):
+        char = text[index]
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : index + 1]
+    return text[start:]
+
+
+_WORDS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false"}
+_WORDS["None"] = "null"
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
+
+
+def _repair(text: str) -> str | None:
+    """A Python-style literal of plain data as JSON text: single-quoted strings, True / False /
+    None and trailing commas are rewritten; any other word, call or operator refuses (None).
+    Nothing is evaluated."""
+    out: list[str] = []
+    index, size = 0, len(text)
+    while index < size:
+        char = text[index]
+        if char in "\"'":
+            quote, index, body = char, index + 1, []
+            while index < size and text[index] != quote:
+                if text[index] == "\\" and index + 1 < size:
+                    escaped = text[index + 1]
+                    body.append(escaped if escaped == "'" else "\\" + escaped)
+                    index += 2
+                    continue
+                body.append('\\"' if text[index] == '"' else text[index])
+                index += 1
+            if index >= size:
+                return None
+            index += 1
+            out.append('"' + "".join(body) + '"')
+        elif char.isalpha() or char == "_":
+            end = index
+            while end < size and (text[end].isalnum() or text[end] == "_"):
+                end += 1
+            word = _WORDS.get(text[index:end])
+            if word is None:
+                return None
+            out.append(word)
+            index = end
+        elif char in "}]":
+            while out and out[-1].isspace():
+                out.pop()
+            if out and out[-1] == ",":
+                out.pop()
+            out.append(char)
+            index += 1
+        elif char in "{[:," or char.isspace():
+            out.append(char)
+            index += 1
+        elif char in _NUMBER_CHARS:
+            end = index
+            while end < size and text[end] in _NUMBER_CHARS:
+                end += 1
+            out.append(text[index:end])
+            index = end
+        else:
+            return None
+    return "".join(out)
+
+
+def parse_arguments(text: str | None) -> dict[str, Any] | None:
+    """The arguments an Action Input gives, as a JSON object; {} for an empty input; None when
+    no JSON object can be read. Code fences, backticks and text around the object are ignored;
+    an object written as a Python literal of plain data is repaired (see `_repair`)."""
+    if text is None or not text.strip():
+        return {}
+    if len(text) > MAX_INPUT_CHARS:
+        return None
+    body = _object_text(_FENCE.sub("", text).strip().strip("`"))
+    if body is None:
+        return None
+    for candidate in (body, _repair(body)):
+        if candidate is None:
+            continue
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+# The final_answer field of Finish arguments that are not valid JSON (a cut or mis-escaped
+# string): the string's body up to its closing quote or the end of the text.
+_LOOSE_FINAL = re.compile(r"""["']final_answer["']\s*:\s*(["'])((?:(?!\1)[^\\]|\\.)*)""", re.S)
+
+
+def _answer_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _read_finish(text: str | None) -> tuple[str, str | None, dict[str, Any]]:
+    """A Finish call: ("answer", the answer, arguments), ("give_up", None, arguments) or
+    ("incomplete", None, the arguments read, if any)."""
+    arguments = parse_arguments(text)
+    if arguments is not None:
+        kind = str(arguments.get("return_type", "")).strip()
+        answer = _answer_text(arguments.get("final_answer")).strip()
+        if kind == GIVE_UP:
+            return "give_up", None, arguments
+        if answer and kind in (GIVE_ANSWER, ""):
+            return "answer", answer, arguments
+        return "incomplete", None, arguments
+    raw = text or ""
+    loose = _LOOSE_FINAL.search(raw)
+    if loose and loose.group(2).strip():
+        body = loose.group(2)
+        try:
+            answer = str(json.loads(f'"{body}"'))
+        except ValueError:
+            answer = body
+        return "answer", answer.strip(), {"return_type": GIVE_ANSWER, "final_answer": answer}
+    if GIVE_UP in raw:
+        return "give_up", None, {"return_type": GIVE_UP}
+    return "incomplete", None, {}
+
+
+# --- running a call ------------------------------------------------------------------------------
+
+
+def _toolbox_tool(ctx: Context, name: str) -> Tool | None:
+    tool = ctx.toolbox.get(name)
+    if tool is not None:
+        return tool
+    found = [tool for key, tool in ctx.toolbox.items() if _key(key) == _key(name)]
+    return found[0] if len(found) == 1 else None
+
+
+async def _run_tool(ctx: Context, name: str, arguments: dict[str, Any]) -> tuple[str, str, bool]:
+    """(observation, source, ok) of one call. The server's "source" field is taken out of the
+    observation; ok is False when the tool is unavailable or the server reports an error."""
+    words = _templates()["observation"]
+    tool = _toolbox_tool(ctx, name)
+    if tool is None:
+        reason = "the platform does not serve it"
+        return _fill(words["unavailable"], action=name, reason=reason), "", False
+    try:
+        text = await tool.call(arguments)
+    except ToolUnavailable as error:
+        reason = str(error) or "no reason given"
+        return _fill(words["unavailable"], action=name, reason=reason), "", False
+    text = "" if text is None else str(text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text, "", True
+    if not isinstance(value, dict):
+        return text, "", True
+    source = value.get("source")
+    if isinstance(source, str):
+        value = {key: item for key, item in value.items() if key != "source"}
+        text = json.dumps(value, ensure_ascii=False)
+    else:
+        source = ""
+    return text, source, not value.get("error")
+
+
+def _cut(text: str, limit: int) -> str:
+    if limit > 0 and len(text) > limit:
+        return text[:limit] + _fill(_templates()["observation"]["truncated"], total=len(text))
+    return text
+
+
+def _reply_text(reply: Reply, action: str, action_input: str) -> str:
+    lines = [f"Thought: {reply.thought}", f"Action: {action}", f"Action Input: {action_input}"]
+    return "\n".join(lines)
+
+
+def _input_text(reply: Reply, arguments: dict[str, Any] | None) -> str:
+    if arguments is not None:
+        return json.dumps(arguments, ensure_ascii=False)
+    return (reply.action_input or "").strip()
+
+
+# --- the loop ------------------------------------------------------------------------------------
+
+
+async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Complete) -> Outcome:
+    """Answer one query with the ReAct loop (see the module docstring)."""
+    words = _templates()["observation"]
+    names = offered_tools(item, ctx, context)
+    max_steps = max(1, _option(ctx, "max_steps"))
+    max_same = max(1, _option(ctx, "max_same_call"))
+    limit = _option(ctx, "max_observation_chars")
+    completion = ctx.style == "completion"
+    tool_names = ", ".join(names) or "none"
+
+    trace: list[dict[str, Any]] = []
+    turns: list[Turn] = []
+    calls: Counter[tuple[str, str]] = Counter()
+    invalid = 0
+    stop, answer = STOP_LIMIT, None
+    why = f"no Finish within {max_steps} model calls"
+
+    for index in range(max_steps):
+        output = await complete(step_prompt(item, ctx, names, turns))
+        output = "" if output is None else str(output)
+        # A completion prompt ends with "Thought:", so the reply starts inside the thought.
+        reply = parse_reply("Thought: " + output if completion else output)
+        step: dict[str, Any] = {
+            "thought": reply.thought,
+            "action": reply.action or "",
+            "arguments": {},
+            "observation": "",
+            "output": output,
+            "source": "",
+            "ok": False,
+        }
+        if index == 0:
+            step["tools"] = list(names)
+        trace.append(step)
+
+        if not reply.action:
+            if index == 0:
+                step["observation"] = words["no_action"]
+                turns.append(Turn(f"Thought: {reply.thought}".rstrip(), words["no_action"]))
+                continue
+            stop, why = STOP_NO_ACTION, "a reply without an Action"
+            break
+
+        name = _match(reply.action, [*names, FINISH])
+        if name is None:
+            invalid += 1
+            observation = _fill(words["unknown_tool"], action=reply.action, tool_names=tool_names)
+            step["observation"] = observation
+            if invalid >= MAX_INVALID_IN_A_ROW:
+                stop, why = STOP_INVALID, f"unknown tool {reply.action!r} after a reminder"
+                break
+            text = _input_text(reply, parse_arguments(reply.action_input))
+            turns.append(Turn(_reply_text(reply, reply.action, text), observation))
+            continue
+        invalid = 0
+        step["action"] = name
+
+        if name == FINISH:
+            kind, final, arguments = _read_finish(reply.action_input)
+            step["arguments"] = arguments
+            if kind == "answer":
+                step["ok"] = True
+                stop, answer, why = STOP_FINAL, final, ""
+                break
+            if kind == "give_up":
+                step["ok"] = True
+                stop, why = STOP_GIVE_UP, "Finish with give_up_and_restart"
+                break
+            step["observation"] = words["finish_incomplete"]
+            text = _input_text(reply, parse_arguments(reply.action_input))
+            turns.append(Turn(_reply_text(reply, FINISH, text), words["finish_incomplete"]))
+            continue
+
+        arguments = parse_arguments(reply.action_input)
+        if arguments is None:
+            observation = _fill(words["bad_arguments"], action=name)
+            step["observation"] = observation
+            turns.append(Turn(_reply_text(reply, name, _input_text(reply, None)), observation))
+            continue
+        step["arguments"] = arguments
+        key = (name, json.dumps(arguments, sort_keys=True, ensure_ascii=False))
+        calls[key] += 1
+        if calls[key] > max_same:
+            step["observation"] = _fill(words["repeated"], count=calls[key] - 1, limit=max_same)
+            stop, why = STOP_REPEAT, f"the same call to {name} asked again"
+            break
+        observation, source, ok = await _run_tool(ctx, name, arguments)
+        observation = _cut(observation, limit)
+        step.update(observation=observation, source=source, ok=ok)
+        turns.append(Turn(_reply_text(reply, name, _input_text(reply, arguments)), observation))
+
+    trace[-1]["stop"] = stop
+    note = f"stopped: {stop}" + (f" ({why})" if why else "")
+    outcome = Outcome(output="", answer=answer, trace=trace, note=note)
+    # The system and user nodes stay empty, as in StableToolBench's converted answers: the
+    # judges then read our answers exactly as they read published ones (and a small judge
+    # model's context is not spent on the tool list).
+    record = answer_record_for(
+        outcome,
+        method=METHOD,
+        system="",
+        user="",
+    )
+    outcome.output = json.dumps(record, ensure_ascii=False)
+    return outcome
