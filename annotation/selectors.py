@@ -12,6 +12,7 @@ from django.http import Http404
 
 from annotation.models import Assignment, Campaign, Item, Label, Member
 from benchmarks.models import Tool
+from benchmarks.templatetags.display import pretty
 
 
 def campaign_get_for_user(
@@ -173,15 +174,6 @@ def output_view(prediction: Any) -> dict[str, Any]:
         "error": prediction.error,
         "status": prediction.status,
     }
-
-
-def pretty(value: Any) -> str:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return value
-    return json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def item_view(item: Item, assignment: Assignment | None) -> dict[str, Any]:
