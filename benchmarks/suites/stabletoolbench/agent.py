@@ -32,9 +32,10 @@ its api_list, called through the platform's virtual API server (Context.toolbox)
 
 The outcome: output = ToolBench's answer object as JSON text (evaluate.answer_record_for, method
 "ReAct@1", its system and user messages empty as in the published files), so evaluate.parse,
-score and the judges read it as they read published answers; answer = the final answer (None without one); trace = one step
-per model call {"thought", "action", "arguments", "observation", "output", "source", "ok"}, the
-first with "tools" (the names offered), the last with "stop"; note = why it stopped.
+score and the judges read it as they read published answers; answer = the final answer (None
+without one); trace = one step per model call {"thought", "action", "arguments",
+"observation", "output", "source", "ok"}, the first with "tools" (the names offered), the last
+with "stop"; note = why it stopped.
 """
 
 from __future__ import annotations
