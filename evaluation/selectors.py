@@ -96,7 +96,7 @@ def context_for(
         split: [item_of(row) for row in sample_rows(benchmark, [split])]
         for split in spec.aux_splits
     }
-    return Context(
+    ctx = Context(
         task=spec,
         shots=shots,
         style=style,
@@ -105,6 +105,13 @@ def context_for(
         tools=tool_specs(benchmark),
         aux=aux,
     )
+    if spec.agent:
+        from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
+
+        # The tools the virtual API server serves to this suite, by name: a launch stores the
+        # pool each item is offered; the engine swaps in the toolbox that calls them.
+        ctx.toolbox = VirtualToolbox(served_specs(evaluator.name, ctx.tools), None)
+    return ctx
 
 
 def run_context(run: Run, evaluator: Evaluator | None = None) -> tuple[Evaluator, Context]:

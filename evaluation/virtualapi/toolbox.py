@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.protocol import Tool, ToolSpec
+from benchmarks.suites.protocol import Tool, ToolSpec, ToolUnavailable
 from benchmarks.suites.stabletoolbench.importer import cache_path
 from evaluation.virtualapi.keys import ApiName
 from evaluation.virtualapi.server import Call, Steps, serve
@@ -60,12 +60,14 @@ def documentation_of(spec: ToolSpec) -> dict[str, Any]:
 
 
 class VirtualToolbox(Mapping[str, Tool]):
-    """Tools by name, made when asked for (a benchmark has thousands; a query offers a few)."""
+    """Tools by name, made when asked for (a benchmark has thousands; a query offers a few).
+    Without steps it only names them (a launch stores the pool offered; the engine's toolbox
+    calls them)."""
 
     def __init__(
         self,
         specs: Mapping[str, tuple[ToolSpec, ApiName]],
-        steps: Steps,
+        steps: Steps | None,
         *,
         run_id: int | None = None,
         down: Mapping[str, str] | None = None,
@@ -80,6 +82,8 @@ class VirtualToolbox(Mapping[str, Tool]):
         documentation = documentation_of(spec)
 
         async def call(arguments: dict[str, Any]) -> str:
+            if self.steps is None:
+                raise ToolUnavailable("the virtual API server is not connected here")
             served = await serve(
                 Call(api, dict(arguments), self.run_id, self.down.get(name, "")),
                 self.steps,
