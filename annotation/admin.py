@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -31,7 +32,7 @@ from annotation.models import (
     Review,
 )
 from benchmarks.admin import pretty_json
-from evaluation.models import Run
+from evaluation.models import Run, TuringPair
 
 
 class QuestionInline(admin.TabularInline):
@@ -344,3 +345,42 @@ class AdjudicationAdmin(admin.ModelAdmin):
     @admin.display(description="answers")
     def answers_pretty(self, obj: Adjudication) -> SafeString:
         return pretty_json(obj.answers)
+
+
+# --- Turing pairs of the virtual API server -----------------------------------------------------
+# Registered here, not in the evaluation app: building a campaign from them is the studio's,
+# and the evaluation app never imports the annotation app.
+
+
+@admin.register(TuringPair)
+class TuringPairAdmin(admin.ModelAdmin):
+    list_display = ("api", "simulator", "created_at")
+    list_filter = ("simulator",)
+    list_select_related = ("api",)
+    search_fields = ("api__api", "api__tool")
+    actions = ("build_campaign",)
+    readonly_fields = ("api", "key", "arguments", "real", "simulated", "simulator", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Build a Turing campaign from the selected pairs")
+    def build_campaign(
+        self, request: HttpRequest, queryset: QuerySet[TuringPair]
+    ) -> HttpResponseRedirect | None:
+        pairs = list(queryset.select_related("api").order_by("api_id", "id"))
+        name = f"Turing test: {len(pairs)} API pairs ({timezone.now():%Y-%m-%d %H:%M})"
+        try:
+            campaign = services.campaign_create(
+                name=name, kind=Campaign.Kind.TURING, labels_per_item=3, user=request.user
+            )
+            services.items_from_turing_pairs(campaign=campaign, pairs=pairs)
+        except AnnotationError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return None
+        self.message_user(
+            request,
+            f"{campaign.name}: {len(pairs)} items, three annotators each (as in the paper). "
+            "Add its annotators and open it.",
+        )
+        return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[campaign.pk]))

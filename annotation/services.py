@@ -312,6 +312,26 @@ def items_from_failures(*, campaign: Campaign, run: Run) -> int:
         return _add_items(campaign, rows)
 
 
+def items_from_turing_pairs(*, campaign: Campaign, pairs: Sequence[Any]) -> int:
+    """Turing-test items from the virtual API server's (real, simulated) pairs, each with its
+    API's documentation (evaluation.TuringPair)."""
+    _require_kind(campaign, Campaign.Kind.TURING)
+    rows = [
+        {
+            "payload": {
+                "api": pair.api.function or f"{pair.api.tool}/{pair.api.api}",
+                "documentation": pair.api.documentation or {"name": pair.api.api},
+                "arguments": pair.arguments,
+                "real": pair.real,
+                "simulated": pair.simulated,
+            }
+        }
+        for pair in pairs
+    ]
+    with transaction.atomic():
+        return _add_items(campaign, rows)
+
+
 TURING_KEYS = ("documentation", "arguments", "real", "simulated")
 
 

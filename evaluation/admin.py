@@ -21,7 +21,19 @@ from benchmarks.admin import pretty_json
 from benchmarks.models import Benchmark
 from benchmarks.suites import get_suite, suite_names
 from benchmarks.suites.protocol import Evaluator
-from evaluation.models import Endpoint, Judge, JudgeJob, Judgment, Prediction, ResponseCache, Run
+from evaluation.models import (
+    ApiResponse,
+    Endpoint,
+    Judge,
+    JudgeJob,
+    Judgment,
+    Prediction,
+    RealApi,
+    ResponseCache,
+    Run,
+    ServedCall,
+    VirtualApi,
+)
 from evaluation.selectors import ordered_metrics, runs_with_progress
 from evaluation.services import RunError, run_cancel, run_launch, run_resume
 
@@ -568,3 +580,86 @@ class JudgmentAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+# --- the virtual API server ---------------------------------------------------------------------
+
+
+@admin.register(VirtualApi)
+class VirtualApiAdmin(admin.ModelAdmin):
+    list_display = ("category", "tool", "api", "function", "responses")
+    search_fields = ("category", "tool", "api", "function")
+    readonly_fields = ("documentation_pretty", "created_at")
+    fields = ("category", "tool", "api", "function", "documentation", "documentation_pretty")
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        from django.db.models import Count
+
+        return super().get_queryset(request).annotate(n_responses=Count("responses"))
+
+    @admin.display(description="cached responses", ordering="n_responses")
+    def responses(self, obj: VirtualApi) -> int:
+        return obj.n_responses  # type: ignore[attr-defined]
+
+    @admin.display(description="documentation")
+    def documentation_pretty(self, obj: VirtualApi) -> SafeString:
+        return pretty_json(obj.documentation)
+
+
+@admin.register(ApiResponse)
+class ApiResponseAdmin(admin.ModelAdmin):
+    list_display = ("api", "origin", "simulator", "short_error", "created_at")
+    list_filter = ("origin",)
+    search_fields = ("api__api", "api__tool", "key")
+    show_full_result_count = False
+    list_select_related = ("api",)
+    fields = (
+        "api",
+        "key",
+        "arguments_pretty",
+        "response_pretty",
+        "error",
+        "origin",
+        "simulator",
+        "source",
+        "raw_key",
+        "created_at",
+    )
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description="error")
+    def short_error(self, obj: ApiResponse) -> str:
+        return obj.error[:60]
+
+    @admin.display(description="arguments")
+    def arguments_pretty(self, obj: ApiResponse) -> SafeString:
+        return pretty_json(obj.arguments)
+
+    @admin.display(description="response")
+    def response_pretty(self, obj: ApiResponse) -> SafeString:
+        return pretty_json(obj.response)
+
+
+@admin.register(ServedCall)
+class ServedCallAdmin(admin.ModelAdmin):
+    list_display = ("api", "source", "run", "latency_ms", "created_at")
+    list_filter = ("source",)
+    list_select_related = ("api",)
+    show_full_result_count = False
+    readonly_fields = ("api", "key", "source", "detail", "run", "latency_ms", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(RealApi)
+class RealApiAdmin(admin.ModelAdmin):
+    list_display = ("category", "tool", "api", "url", "method", "enabled")
+    list_filter = ("enabled", "method")
+    search_fields = ("category", "tool", "api", "url")

@@ -226,13 +226,17 @@ async def serve(call: Call, steps: Steps, *, documentation: dict[str, Any] | Non
                     log.info("%s: %s; simulating", call.api.path, served.detail)
                     served = None
     if served is None:
-        served = await _simulate(call, api, key, steps)
+        served = await simulate_call(call, api, key, steps, store=not call.down)
     ms = int((time.monotonic() - started) * 1000)
     await steps.db(call_log, api.pk, key, served, call.run_id, ms)
     return served
 
 
-async def _simulate(call: Call, api: VirtualApi, key: str, steps: Steps) -> Served:
+async def simulate_call(
+    call: Call, api: VirtualApi, key: str, steps: Steps, *, store: bool
+) -> Served:
+    """Ask the simulator (the API's documentation, up to five other cached calls as examples);
+    a clean answer is cached when `store`."""
     examples = await steps.db(examples_for, api.pk, key)
     request = {
         "category": call.api.category,
@@ -255,7 +259,7 @@ async def _simulate(call: Call, api: VirtualApi, key: str, steps: Steps) -> Serv
         )
     result = simulator.parse_reply(text, completion=steps.completion)
     served = Served(result.error, result.response, "simulated", detail=result.note)
-    if result.clean and not call.down:
+    if result.clean and store:
         await steps.db(response_store, api.pk, key, call.arguments, served, steps.simulator_name)
     return served
 

@@ -1,8 +1,9 @@
 """python manage.py seed_demo_studio
 
 After seed_demo (accounts and demo benchmarks): two demo runs imported from our own MTU-Bench
-style outputs, and one demo campaign of each kind, open to annotator1 and annotator2, with the
-researcher as reviewer and adjudicator. Idempotent: what exists is left as it is.
+style outputs, one demo campaign of each kind, open to annotator1 and annotator2, with the
+researcher as reviewer and adjudicator, and the demo StableToolBench response cache in the
+virtual API server. Idempotent: what exists is left as it is.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from evaluation.models import Run
 from evaluation.services import RunError, predictions_import
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+STABLETOOLBENCH_DEMO = (
+    Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "stabletoolbench"
+)
 RUNS = {
     "Demo model A (MTU-Bench S-S)": "S-S_demo_model_a.jsonl",
     "Demo model B (MTU-Bench S-S)": "S-S_demo_model_b.jsonl",
@@ -43,8 +47,23 @@ class Command(BaseCommand):
             runs = self.demo_runs()
             for spec in self.campaigns(runs):
                 self.campaign(spec, users)
+            self.demo_virtual_server()
         except (AnnotationError, RunError, Benchmark.DoesNotExist) as exc:
             raise CommandError(f"demo studio: {exc}") from None
+
+    def demo_virtual_server(self) -> None:
+        """The demo StableToolBench benchmark's response cache in the virtual API server, as
+        real responses (our own demo data: make_turing_pairs pairs them with simulated ones),
+        with its APIs' documentation."""
+        from evaluation.models import ApiResponse
+        from evaluation.virtualapi.cache import apis_from_benchmark, cache_import
+
+        benchmark = Benchmark.objects.get(name="StableToolBench (demo)")
+        apis_from_benchmark(benchmark)
+        cache = STABLETOOLBENCH_DEMO / "response_cache"
+        counts = cache_import(cache, origin=ApiResponse.Origin.REAL)
+        if counts["added"]:
+            self.stdout.write(f"Demo virtual API server: {counts['added']} cached responses")
 
     def demo_runs(self) -> dict[str, Run]:
         benchmark = Benchmark.objects.get(name="MTU-Bench (demo)")
