@@ -5,6 +5,7 @@ clean responses cached, provenance on every answer, tools marked down, and the H
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -249,3 +250,44 @@ def test_the_http_endpoint_speaks_stabletoolbenchs_request(
     annotator.force_login(make_user())
     assert annotator.post("/virtual/", no_token, content_type="application/json").status_code == 403
     assert VirtualApi.objects.filter(tool="ferry_times_for_Travel").count() >= 1
+
+
+# --- the diversity check ------------------------------------------------------------------------
+
+
+def diversity_model(body: dict[str, Any]) -> str:
+    """Writes a new call each time it is shown more examples; simulates by echoing the call,
+    except for the tide API, which always answers the same."""
+    text = content_text(body)
+    if "Imagine you are an API requester" in text:
+        written = text.count("Example input")
+        return json.dumps({"harbour": f"H{written}", "date": f"2024-03-0{written + 1}"})
+    if '"api_name": "tide_times"' in text:
+        return '{"error": "", "response": {"tides": "always the same"}}'
+    call = re.search(r'"tool_input": "(.*?)", "strip"', text)
+    return json.dumps({"error": "", "response": {"echo": call.group(1) if call else text[-40:]}})
+
+
+@pytest.mark.django_db
+def test_the_diversity_check_counts_apis_that_answer_two_calls_alike(settings: Any) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    for api, doc in (("tide_times", {"name": "tide_times"}), ("harbour_search", {"name": "hs"})):
+        VirtualApi.objects.create(
+            category="Weather", tool="tide_tables_demo_for_Weather", api=api, documentation=doc
+        )
+    with FakeOpenAI(responder=diversity_model) as server:
+        endpoint = make_endpoint(server.base_url, name="simulator", model="sim-model")
+        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        out = io.StringIO()
+        call_command("simulator_diversity", "--apis", "5", "--json", stdout=out)
+    data = json.loads(out.getvalue())
+    assert (data["apis"], data["checked"], data["identical"]) == (2, 2, 1)
+    by_api = {row["api"].split("/")[1]: row for row in data["details"]}
+    assert by_api["tide_times"]["identical"] and by_api["tide_times"]["distinct_responses"] == 1
+    assert by_api["harbour_search"]["distinct_responses"] == 5
+    assert {row["calls"] for row in data["details"]} == {5}
+    # fresh simulations: nothing of it was cached
+    assert not ApiResponse.objects.exists()
