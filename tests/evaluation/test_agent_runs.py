@@ -168,3 +168,66 @@ def test_wtueval_r2_searches_with_the_simulated_search_tool(settings: Any) -> No
     assert first["action"] == "BingSearch" and "the stage winner" in first["observation"]
     assert json.loads(first["observation"])["source"] == "simulated"
     assert prediction.scores["accuracy"] == 1.0 and prediction.scores["call_rate"] == 1.0
+
+
+def careful_model(body: dict[str, Any]) -> str:
+    """An agent that answers from a useful observation and gives up on a failure response; the
+    simulator; and a pass judge that finds an answer with 42 in it solved."""
+    messages = body.get("messages") or []
+    text = "\n".join(str(m.get("content")) for m in messages)
+    if SIMULATOR_MARK in text:
+        return json.dumps({"error": "", "response": {"result": "42 things found"}})
+    if "answer_status" in text:
+        solved = "There are 42 things." in text
+        return json.dumps({"answer_status": "Solved" if solved else "Unsolved", "reason": "-"})
+    last = str(messages[-1].get("content", ""))
+    if last.startswith("Observation:"):
+        if "did not return any useful information" in last:
+            return (
+                "Thought: The tool is down.\nAction: Finish\nAction Input: "
+                '{"return_type": "give_up_and_restart"}'
+            )
+        return (
+            "Thought: Done.\nAction: Finish\nAction Input: "
+            '{"return_type": "give_answer", "final_answer": "There are 42 things."}'
+        )
+    return f"Thought: Let me look it up.\nAction: {first_tool(text)}\nAction Input: {{}}"
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("broker")
+def test_the_stability_experiment_reports_sopr_per_share_of_tools_down(
+    seeddata: Path, tmp_path: Path
+) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    from evaluation import judging
+    from tests.workers import celery_worker
+
+    import_stabletoolbench(seeddata)
+    with FakeOpenAI(responder=careful_model) as server:
+        make_endpoint(server.base_url, name="agent")
+        simulator = make_endpoint(server.base_url, name="simulator", model="sim-model")
+        judge_endpoint = make_endpoint(server.base_url, name="judge-endpoint", model="judge")
+        judging.judge_create(name="pass", template="stabletoolbench.pass", endpoint=judge_endpoint)
+        results = {}
+        with celery_worker(tmp_path, VIRTUAL_API_SIMULATOR=simulator.name):
+            for mode in ("fail", "simulate"):
+                out = io.StringIO()
+                call_command(
+                    "stability_experiment",
+                    "--endpoint", "agent", "--judge", "pass", "--limit", "6",
+                    "--shares", "0,50,100", "--mode", mode, "--repeat", "1", "--json",
+                    stdout=out,
+                    stderr=io.StringIO(),
+                )  # fmt: skip
+                results[mode] = {row["share"]: row for row in json.loads(out.getvalue())}
+    # without the virtual server every query whose tool is down fails; with it, none does
+    fail, simulate = results["fail"], results["simulate"]
+    assert fail[0.0]["sopr"] == 100.0 and fail[1.0]["sopr"] == 0.0
+    assert 0.0 <= fail[0.5]["sopr"] <= 100.0 and fail[1.0]["calls"]["down"] == 6
+    assert [simulate[s]["sopr"] for s in (0.0, 0.5, 1.0)] == [100.0, 100.0, 100.0]
+    assert simulate[1.0]["calls"]["simulated"] == 6 and simulate[1.0]["calls"]["cache"] == 0
+    assert simulate[0.0]["tools_down"] == 0 < simulate[0.5]["tools_down"]

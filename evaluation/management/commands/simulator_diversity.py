@@ -1,5 +1,4 @@
-"""python manage.py simulator_diversity [--apis 60] [--calls 5] [--seed S] [--benchmark B] [--json]
-"""
+"""python manage.py simulator_diversity [--apis 60] [--calls 5] [--seed S] [--json]"""
 
 from __future__ import annotations
 
