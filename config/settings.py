@@ -248,6 +248,8 @@ AGREEMENT_INLINE_ANSWERS = int(os.environ.get("AGREEMENT_INLINE_ANSWERS", "20000
 # (by name; default the embedded local model's). Real APIs are called only on these hosts
 # (empty: never). Clients of POST /virtual/ give one of these keys as toolbench_key.
 VIRTUAL_API_SIMULATOR = os.environ.get("VIRTUAL_API_SIMULATOR", "")
+# Tokens a simulated response may take ("around 100 to 200 words", StableToolBench's prompt).
+VIRTUAL_API_SIMULATOR_MAX_TOKENS = int(os.environ.get("VIRTUAL_API_SIMULATOR_MAX_TOKENS", "512"))
 VIRTUAL_API_ALLOWED_HOSTS = env_list("VIRTUAL_API_ALLOWED_HOSTS")
 VIRTUAL_API_KEYS = env_list("VIRTUAL_API_KEYS")
 

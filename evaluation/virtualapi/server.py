@@ -210,6 +210,7 @@ async def serve(call: Call, steps: Steps, *, documentation: dict[str, Any] | Non
     api = await steps.db(api_get, call.api, documentation)
     key = call_key(call.arguments)
     served: Served | None = None
+    real_failure = ""
     if call.down == "fail":
         served = Served("", DOWN_RESPONSE, "down")
     elif not call.down:
@@ -224,9 +225,10 @@ async def serve(call: Call, steps: Steps, *, documentation: dict[str, Any] | Non
                     await steps.db(response_store, api.pk, key, call.arguments, served)
                 elif served.source == "failed":
                     log.info("%s: %s; simulating", call.api.path, served.detail)
-                    served = None
+                    real_failure, served = served.detail, None
     if served is None:
         served = await simulate_call(call, api, key, steps, store=not call.down)
+        served.detail = "; ".join(d for d in (real_failure, served.detail) if d)
     ms = int((time.monotonic() - started) * 1000)
     await steps.db(call_log, api.pk, key, served, call.run_id, ms)
     return served
@@ -246,7 +248,11 @@ async def simulate_call(
         "strip": "filter",
     }
     prompt = simulator.build_prompt(
-        api.documentation or {"name": call.api.api}, request, examples, completion=steps.completion
+        api.documentation or {"name": call.api.api},
+        request,
+        examples,
+        completion=steps.completion,
+        max_tokens=int(getattr(settings, "VIRTUAL_API_SIMULATOR_MAX_TOKENS", simulator.MAX_TOKENS)),
     )
     try:
         text = await steps.simulate(prompt)

@@ -66,6 +66,7 @@ def build_prompt(
     examples: Sequence[tuple[Any, Any]],
     *,
     completion: bool = False,
+    max_tokens: int = MAX_TOKENS,
 ) -> Prompt:
     """The simulator's request: the system prompt, then the API's documentation, up to five
     (arguments, response) examples of the same API, and the call (`request`: category,
@@ -88,9 +89,9 @@ def build_prompt(
     if completion:
         text = f"{texts['system'].strip()}\n\n{user}\nResponse:\n" + '{"error": "", "response": '
         return Prompt(
-            messages=messages, text=text, stop=("\n\n\n", "\nAPI input:"), max_tokens=MAX_TOKENS
+            messages=messages, text=text, stop=("\n\n\n", "\nAPI input:"), max_tokens=max_tokens
         )
-    return Prompt(messages=messages, max_tokens=MAX_TOKENS)
+    return Prompt(messages=messages, max_tokens=max_tokens)
 
 
 def _objects(text: str) -> list[Any]:

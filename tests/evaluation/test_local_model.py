@@ -225,3 +225,90 @@ def test_the_local_model_judges_a_five_item_run(tmp_path: Path, llama_server: st
         else:
             assert j.raw_first.strip() and j.value is None  # asked again, then kept
     assert job.metrics["items"] == 5.0 and "Overall" in job.metrics
+
+
+def test_ten_stabletoolbench_queries_are_solved_by_the_local_model_over_simulated_tools(
+    tmp_path: Path, llama_server: str, seeddata: Path
+) -> None:
+    # given ten published queries, and the real base model as both the agent and the simulator
+    # (the same endpoint: its simulator calls share the lane of the item being answered)
+    queries = seeddata / "stabletoolbench" / "solvable_queries" / "test_instruction"
+    benchmark_import(suite="stabletoolbench", paths=[queries / "G1_instruction.first50.json"])
+    endpoint = Endpoint.objects.create(
+        name="local-agent",
+        base_url=llama_server,
+        model=localmodel.MODEL_ALIAS,
+        style=Endpoint.Style.COMPLETION,
+        default_params={"temperature": 0},
+        max_concurrency=1,
+        timeout_seconds=120,
+    )
+    with celery_worker(
+        tmp_path,
+        concurrency=1,
+        VIRTUAL_API_SIMULATOR=endpoint.name,
+        VIRTUAL_API_SIMULATOR_MAX_TOKENS="96",
+    ):
+        # when (two model calls a query: a tool call and what follows it)
+        run = services.run_launch(
+            benchmark=Benchmark.objects.get(suite="stabletoolbench"),
+            task="pass_rate",
+            endpoint=endpoint,
+            split="G1_instruction",
+            item_limit=10,
+            options={"max_steps": 2, "max_tokens": 64},
+            seed=1,
+        )
+        wait_until(
+            lambda: Run.objects.get(pk=run.pk).status != Run.Status.RUNNING,
+            900,
+            "the agent run did not finish",
+        )
+    # then every query has a stored trace of real steps, and the page renders them
+    run.refresh_from_db()
+    assert run.status == Run.Status.DONE, run.error
+    predictions = list(run.predictions.all())
+    assert len(predictions) == 10
+    assert {p.status for p in predictions} == {Prediction.Status.DONE}, [
+        p.error for p in predictions
+    ]
+    assert all(p.trace and p.trace[0]["output"].strip() for p in predictions)
+    assert all(p.trace[-1].get("stop") for p in predictions)
+    called = [step for p in predictions for step in p.trace if step.get("observation")]
+    assert "answered" in run.metrics
+    from django.test import Client
+
+    from evaluation.models import ServedCall
+    from tests.factories import make_superuser
+
+    client = Client()
+    client.force_login(make_superuser())
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert page.count('class="trace-step"') >= 10
+    # the tools the model managed to call were answered by the server (simulated or cached)
+    served = set(ServedCall.objects.filter(run=run).values_list("source", flat=True))
+    assert served <= {"simulated", "cache", "failed"}
+    assert len(called) >= len(ServedCall.objects.filter(run=run))
+    # A model this small mostly copies the prompt's example tool (an invalid action the agent
+    # answers with a reminder); the simulator itself answers one of the queries' APIs here.
+    from asgiref.sync import async_to_sync
+
+    from evaluation.virtualapi.server import Call, ThreadSteps, serve
+    from evaluation.virtualapi.toolbox import api_of, documentation_of
+
+    spec = next(iter(evaluation_tools(run)))
+    answer = async_to_sync(serve)(
+        Call(api_of(spec), {"query": "weather in Lisbon"}),
+        ThreadSteps(endpoint),
+        documentation=documentation_of(spec),
+    )
+    assert answer.source == "simulated" and answer.response not in (None, "")
+
+
+def evaluation_tools(run: Run) -> list:  # type: ignore[type-arg]
+    """The ToolSpecs the run's first query offered."""
+    from evaluation.selectors import run_context
+
+    _, ctx = run_context(run)
+    sample = run.predictions.select_related("sample").first().sample
+    return [ctx.tools[name] for name in sample.candidate_tools if name in ctx.tools]

@@ -291,3 +291,26 @@ def test_the_diversity_check_counts_apis_that_answer_two_calls_alike(settings: A
     assert {row["calls"] for row in data["details"]} == {5}
     # fresh simulations: nothing of it was cached
     assert not ApiResponse.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_real_api_on_a_private_address_is_never_called(
+    simulator_server: Any, settings: Any
+) -> None:
+    from evaluation.models import RealApi
+
+    # a configured real API whose host is allowed but resolves to loopback (here: is it)
+    settings.VIRTUAL_API_ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+    RealApi.objects.create(
+        category="Weather",
+        tool="snow_report_for_Weather",
+        url=f"{simulator_server.base_url}/{{api}}",
+    )
+    snow = ApiName("Weather", "snow_report_for_Weather", "resorts")
+    served = serve_now(Call(snow, {"resort": "Verbier"}))
+    # refused before any connection: the simulator answered instead, and the log says why
+    assert served.source == "simulated"
+    assert simulator_server.count_for("Verbier") == 1  # the simulator's request, nothing else
+    log = ServedCall.objects.get()
+    assert log.source == "simulated" and "loopback" in log.detail
+    assert not ApiResponse.objects.filter(origin="real").exists()
