@@ -306,3 +306,22 @@ def parse_tool_call_lenient(text: str) -> ToolCall:
             # The separator swallowed the next `key=`; step back to the key itself.
             pos = inner.rfind(",", end, pos) + 1
     return ToolCall(name=name, arguments=arguments)
+
+
+# --- ReAct replies ------------------------------------------------------------------------------
+
+
+def marked_sections(text: str, marker: re.Pattern[str]) -> tuple[str, list[tuple[str, str]]]:
+    """A ReAct reply cut at its markers ("Thought:", "Action:", "Action Input:" ...): the text
+    before the first marker, and (marker name, content) pairs in order. `marker` matches one
+    marker with a group `name`; the name comes back lower-cased, without spaces or underscores
+    ("actioninput")."""
+    found = list(marker.finditer(text))
+    if not found:
+        return text, []
+    pairs = []
+    for index, match in enumerate(found):
+        end = found[index + 1].start() if index + 1 < len(found) else len(text)
+        name = re.sub(r"[\s_]", "", match.group("name").lower())
+        pairs.append((name, text[match.end() : end]))
+    return text[: found[0].start()], pairs

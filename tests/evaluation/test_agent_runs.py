@@ -55,6 +55,14 @@ def import_stabletoolbench(seeddata: Path) -> Benchmark:
     return Benchmark.objects.get(suite="stabletoolbench")
 
 
+def launch_g1(benchmark: Benchmark, endpoint: Any, **fields: Any) -> Run:
+    """A pass-rate run over the G1_instruction seed queries."""
+    fields.setdefault("seed", 3)
+    return services.run_launch(
+        benchmark=benchmark, task="pass_rate", endpoint=endpoint, split="G1_instruction", **fields
+    )
+
+
 def test_stabletoolbench_queries_are_solved_over_the_virtual_api_server(
     seeddata: Path, settings: Any, client: Client
 ) -> None:
@@ -62,14 +70,7 @@ def test_stabletoolbench_queries_are_solved_over_the_virtual_api_server(
     with FakeOpenAI(responder=stabletoolbench_model) as server:
         endpoint = make_endpoint(server.base_url, name="agent-and-simulator")
         settings.VIRTUAL_API_SIMULATOR = endpoint.name
-        run = services.run_launch(
-            benchmark=benchmark,
-            task="pass_rate",
-            endpoint=endpoint,
-            split="G1_instruction",
-            item_limit=4,
-            seed=3,
-        )
+        run = launch_g1(benchmark, endpoint, item_limit=4)
         execute_run(run)
         assert run.status == Run.Status.DONE, run.error
         predictions = list(run.predictions.order_by("position"))
@@ -91,15 +92,8 @@ def test_stabletoolbench_queries_are_solved_over_the_virtual_api_server(
         # a second run of the same queries gets the tools' answers from the cache
         simulated = ApiResponse.objects.filter(origin="simulated").count()
         assert simulated >= 1
-        again = services.run_launch(
-            benchmark=benchmark,
-            task="pass_rate",
-            endpoint=endpoint,
-            split="G1_instruction",
-            item_limit=4,
-            seed=3,
-            params={"temperature": 0.5},  # another request: not answered from the LLM cache
-        )
+        # another request (temperature): not answered from the LLM response cache
+        again = launch_g1(benchmark, endpoint, item_limit=4, params={"temperature": 0.5})
         before = server.count_for(SIMULATOR_MARK)
         execute_run(again)
         assert server.count_for(SIMULATOR_MARK) == before
@@ -118,14 +112,8 @@ def test_tools_marked_down_fail_or_go_to_the_simulator(seeddata: Path, settings:
         endpoint = make_endpoint(server.base_url, name="agent-and-simulator")
         settings.VIRTUAL_API_SIMULATOR = endpoint.name
         down = list(benchmark.tools.values_list("name", flat=True))
-        run = services.run_launch(
-            benchmark=benchmark,
-            task="pass_rate",
-            endpoint=endpoint,
-            split="G1_instruction",
-            item_limit=1,
-            options={"down_tools": down, "down_mode": "fail"},
-            seed=0,
+        run = launch_g1(
+            benchmark, endpoint, item_limit=1, options={"down_tools": down, "down_mode": "fail"}
         )
         execute_run(run)
     (prediction,) = run.predictions.all()

@@ -67,6 +67,7 @@ from benchmarks.suites.stabletoolbench.evaluate import (
     GIVE_UP,
     answer_record_for,
 )
+from benchmarks.suites.toolcall import marked_sections
 
 __all__ = [
     "METHOD",
@@ -273,18 +274,6 @@ class Reply:
     action_input: str | None
 
 
-def _tokens(text: str) -> tuple[str, list[tuple[str, str]]]:
-    found = list(_MARKER.finditer(text))
-    if not found:
-        return text, []
-    pairs = []
-    for index, match in enumerate(found):
-        end = found[index + 1].start() if index + 1 < len(found) else len(text)
-        name = re.sub(r"[ \t_]", "", match.group("name").lower())
-        pairs.append((name, text[match.end() : end]))
-    return text[: found[0].start()], pairs
-
-
 def _clean_name(line: str) -> str:
     return line.strip().strip("`'\"*[]").strip().rstrip(".:,;").strip()
 
@@ -292,7 +281,7 @@ def _clean_name(line: str) -> str:
 def parse_reply(text: str) -> Reply:
     """The step a reply takes: the last Action (and the Action Input after it) before any
     Observation the model wrote itself; the Thought lines before that Action are its thought."""
-    before, pairs = _tokens(text)
+    before, pairs = marked_sections(text, _MARKER)
     for index, (name, _) in enumerate(pairs):
         if name == "observation":
             pairs = pairs[:index]

@@ -107,6 +107,7 @@ from benchmarks.suites.protocol import (
     mean,
     percent,
 )
+from benchmarks.suites.toolcall import marked_sections
 from benchmarks.suites.wtueval.calculator import calculate
 
 __all__ = [
@@ -631,19 +632,6 @@ _INLINE_INPUT = re.compile(r"\s+action[ _]?input\s*:\s*", re.IGNORECASE)
 _INLINE_CALL = re.compile(r"^(?P<name>[A-Za-z][\w .-]{0,60}?)\s*[\[(](?P<input>.*)[\])]\s*$", re.S)
 
 
-def _tokens(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """The text before the first marker, and (marker, content) pairs in order."""
-    found = list(_MARKER.finditer(text))
-    if not found:
-        return text, []
-    pairs = []
-    for index, match in enumerate(found):
-        end = found[index + 1].start() if index + 1 < len(found) else len(text)
-        name = re.sub(r"[ _]", "", match.group("name").lower())
-        pairs.append((name, text[match.end() : end]))
-    return text[: found[0].start()], pairs
-
-
 def _first_line(text: str) -> str:
     for line in text.strip().splitlines():
         if line.strip():
@@ -685,7 +673,7 @@ def parse_step(text: str) -> Step:
     Answer; anything after a (hallucinated) Observation is ignored. A reply without any marker
     is a direct final answer; a reply with a thought but no action, an empty Action or an empty
     Action Input is null content (the paper's error type)."""
-    before, pairs = _tokens(text)
+    before, pairs = marked_sections(text, _MARKER)
     if not pairs:
         answer = before.strip()
         if not answer:
@@ -736,7 +724,7 @@ def parse_step(text: str) -> Step:
 def parse_answer(text: str) -> tuple[str | None, str]:
     """The final answer of a reply without tools, and a note on how it was found: the
     `Final Answer:` line, a `Finish` action's input, an `Answer:` line, else the whole reply."""
-    _, pairs = _tokens(text)
+    _, pairs = marked_sections(text, _MARKER)
     for name, content in pairs:
         if name == "finalanswer" and _first_line(content):
             return _first_line(content), ""
@@ -984,7 +972,7 @@ def parse_transcript(text: str) -> tuple[list[dict[str, Any]], str | None]:
     steps: list[dict[str, Any]] = []
     current: dict[str, Any] = {}
     final: str | None = None
-    before, pairs = _tokens(text)
+    before, pairs = marked_sections(text, _MARKER)
     if before.strip():
         current["thought"] = before.strip()
 
