@@ -29,14 +29,24 @@ def as_json(value: Any) -> str:
 
 @register.filter
 def served(observation: Any) -> dict[str, Any] | None:
-    """The virtual API server's answer in an observation ({"error", "response", "source"}),
-    or None for an observation of another kind."""
+    """A tool server's answer in an observation ({"error", "response"}, and from the virtual
+    API server its "source"), or None for an observation of another kind."""
     if not isinstance(observation, str) or not observation.lstrip().startswith("{"):
         return None
     try:
         value = json.loads(observation)
     except ValueError:
         return None
-    if isinstance(value, dict) and "response" in value and "source" in value:
+    if (
+        isinstance(value, dict)
+        and "response" in value
+        and set(value)
+        <= {
+            "error",
+            "response",
+            "source",
+            "origin",
+        }
+    ):
         return value
     return None
