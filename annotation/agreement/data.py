@@ -12,11 +12,13 @@ Judges: a judgment is taken for an item when it is about the item's prediction (
 item's two predictions, in either order of the job's runs, the sign turned for the reversed
 one). Per repeat, the two orders of a pairwise judgment count as a win only when both agree
 (StableToolBench's rule, benchmarks.suites.judging.combine_orders); the item's verdict is the
-mean over repeats (numeric questions) or the value most repeats gave (categorical questions,
-none on a tie). A judge answers a question when its judgments carry a value under the
-question's key (a dimension), otherwise a pairwise judge answers pairwise questions, a
-pass or pointwise judge answers a categorical question whose choices name its labels
-(Solved / Unsure / Unsolved) and ordinal questions with numeric choices (its score).
+mean over repeats for a score (an ordinal question with numeric choices), otherwise the verdict
+most repeats gave (none on a tie): a pairwise verdict stays A / tie / B, so that it can be
+compared with the human majority as StableToolBench's Table 8 does. A judge answers a question
+when its judgments carry a value under the question's key (a dimension); otherwise a pairwise
+judge answers pairwise questions, and a pass or pointwise judge answers a categorical question
+whose choices name its labels (Solved / Unsure / Unsolved) and ordinal questions with numeric
+choices (its score).
 
 Metrics: the prediction's per-item score; for a pairwise item the sign of A's score minus B's
 (MTU-Bench's metric-human comparison). Metrics answer pairwise and ordinal questions.
@@ -32,13 +34,10 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
-from django.db.models import Q
 
 from annotation.models import Campaign, Item, Label, Question
 from benchmarks.suites.judging import combine_orders
-from evaluation.models import Judge, Judgment, Prediction
-
-NUMERIC_SCALES = (Question.Scale.PAIRWISE, Question.Scale.ORDINAL)
+from evaluation.models import Judge, Judgment, Prediction, Run
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ class CampaignRatings:
     items: list[int]
     questions: list[QuestionRatings]
     humans: list[Rater]
-    # Per annotator: the time on item of each of their labels (ms; None where not measured).
+    # Per annotator: the time on item of their labels that have one (ms).
     times: dict[str, list[int]] = field(default_factory=dict)
     # Pairwise items: the runs behind A and B (run ids), and their names.
     pair_runs: list[tuple[int, int]] | None = None
@@ -362,7 +361,7 @@ def campaign_ratings(
                 level=coder.level,
                 labels=dict(sorted(coder.labels.items())),
                 raters=raters,
-                values=np.hstack(columns) if columns else np.empty((n, 0)),
+                values=np.hstack(columns),
                 shown=shown.get(coder.key),
                 gold=gold if not np.isnan(gold).all() else None,
             )
@@ -386,8 +385,6 @@ def _pair_runs(items: list[tuple]) -> tuple[list[tuple[int, int]], dict[int, str
     ids = {pid for _, a, b, _g in items for pid in (a, b) if pid}
     run_of = dict(Prediction.objects.filter(pk__in=ids).values_list("id", "run_id"))
     pairs = [(run_of.get(a, 0), run_of.get(b, 0)) for _, a, b, _g in items]
-    from evaluation.models import Run
-
     names = {
         run.pk: run.name or run.model_name or f"run {run.pk}"
         for run in Run.objects.filter(pk__in={r for pair in pairs for r in pair if r})
@@ -425,11 +422,9 @@ def _judge_values(
             if b:
                 item_of[(b, a)] = (i, -1.0)
     predictions = {pid for pid, _other in item_of}
-    judgments = (
-        Judgment.objects.filter(job__judge=judge, prediction_id__in=predictions)
-        .filter(Q(status=Judgment.Status.DONE))
-        .values_list("prediction_id", "other_id", "repeat", "order", "value", "label", "values")
-    )
+    judgments = Judgment.objects.filter(
+        job__judge=judge, prediction_id__in=predictions, status=Judgment.Status.DONE
+    ).values_list("prediction_id", "other_id", "repeat", "order", "value", "label", "values")
     # Per item and repeat: the verdicts by order (pairwise) or the one verdict.
     verdicts: dict[int, dict[int, dict[str, tuple]]] = defaultdict(lambda: defaultdict(dict))
     for prediction_id, other_id, repeat, order, value, label, values in judgments:
@@ -437,8 +432,7 @@ def _judge_values(
         if found is None:
             continue
         i, sign = found
-        canonical = None if value is None else value * sign
-        verdicts[i][repeat][order] = (canonical, label or "", values or {}, order, sign)
+        verdicts[i][repeat][order] = (value, sign, label or "", values or {})
     if not verdicts:
         raise AgreementError(f"judge {name!r} judged none of these items")
     n = len(items)
@@ -455,7 +449,7 @@ def _judge_values(
             codes = [c for c in codes if not math.isnan(c)]
             if not codes:
                 continue
-            if coder.numeric:
+            if coder.numeric_values:
                 column[i] = float(np.mean(codes))
             else:
                 top = Counter(codes).most_common(2)
@@ -466,12 +460,11 @@ def _judge_values(
     if first is not None:
         for i, repeats in verdicts.items():
             for by_order in repeats.values():
-                for canonical, _label, _values, order, sign in by_order.values():
-                    if canonical is None or order not in ("AB", "BA"):
+                for order, (value, _sign, _label, _values) in by_order.items():
+                    if value is None or order not in ("AB", "BA"):
                         continue
-                    # The job's run was shown first under "AB"; its verdict before the sign.
-                    own = canonical * sign
-                    chose_first = own if order == "AB" else -own
+                    # The value is the job's run's preference; "AB" showed that run first.
+                    chose_first = value if order == "AB" else -value
                     first[i, 0 if chose_first > 0 else 1 if chose_first == 0 else 2] += 1
     if not out:
         raise AgreementError(f"judge {name!r} answers none of this campaign's questions")
@@ -482,8 +475,8 @@ def _repeat_code(coder: _Coder, by_order: dict[str, tuple]) -> float:
     """One repeat's verdict on the question; for a pairwise judge asked in both orders, a win
     only when both orders agree."""
     codes = {
-        order: coder.judge_code(canonical, label, values)
-        for order, (canonical, label, values, _order, _sign) in by_order.items()
+        order: coder.judge_code(None if value is None else value * sign, label, values)
+        for order, (value, sign, label, values) in by_order.items()
     }
     if "AB" in codes and "BA" in codes and coder.scale == Question.Scale.PAIRWISE:
         ab, ba = codes["AB"], codes["BA"]
@@ -498,10 +491,14 @@ def _repeat_code(coder: _Coder, by_order: dict[str, tuple]) -> float:
 def available_raters(campaign: Campaign) -> dict[str, list[str]]:
     """The metrics the items' predictions carry and the judges that judged them: what a
     report on this campaign can be asked for."""
-    ids = set(Item.objects.filter(campaign=campaign).values_list("prediction_id", flat=True)) | set(
-        Item.objects.filter(campaign=campaign).values_list("prediction_b_id", flat=True)
-    )
-    ids.discard(None)
+    ids = {
+        pid
+        for pair in Item.objects.filter(campaign=campaign).values_list(
+            "prediction_id", "prediction_b_id"
+        )
+        for pid in pair
+        if pid
+    }
     metrics: set[str] = set()
     with connection.cursor() as cursor:
         if ids:
@@ -521,20 +518,30 @@ def available_raters(campaign: Campaign) -> dict[str, list[str]]:
     return {"metrics": sorted(metrics), "judges": judges}
 
 
-def labels_fingerprint(campaign: Campaign, judges: list[str] | tuple[str, ...] = ()) -> str:
-    """Changes whenever a label of the campaign is added, undone or reviewed, an item is added,
-    or a judgment of the named judges changes: a report made under another fingerprint is
-    stale."""
+def labels_fingerprint(
+    campaign: Campaign,
+    judges: list[str] | tuple[str, ...] = (),
+    metrics: list[str] | tuple[str, ...] = (),
+) -> str:
+    """What a report reads, in a few numbers: the campaign's questions, its items and their gold
+    answers, its labels (added, undone, returned), and the named judges' judgments and the
+    items' predictions' scores when the report compares them. A report made under another
+    fingerprint is stale."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            SELECT (SELECT count(*) FROM annotation_item WHERE campaign_id = %s),
+            SELECT (SELECT count(*) FROM annotation_item WHERE campaign_id = %(c)s),
+                   (SELECT coalesce(sum(hashtext(gold::text)), 0) FROM annotation_item
+                    WHERE campaign_id = %(c)s AND gold IS NOT NULL),
+                   (SELECT coalesce(sum(hashtext(concat_ws('|', key, scale, choices::text,
+                                                          multiple::text))), 0)
+                    FROM annotation_question WHERE campaign_id = %(c)s),
                    count(*), coalesce(max(l.id), 0),
                    count(*) FILTER (WHERE l.is_current),
                    coalesce(max(l.revoked_at)::text, '')
-            FROM annotation_label l WHERE l.campaign_id = %s
+            FROM annotation_label l WHERE l.campaign_id = %(c)s
             """,
-            [campaign.pk, campaign.pk],
+            {"c": campaign.pk},
         )
         parts = [str(v) for v in cursor.fetchone()]
         if judges:
@@ -549,6 +556,16 @@ def labels_fingerprint(campaign: Campaign, judges: list[str] | tuple[str, ...] =
                 [list(judges)],
             )
             parts += [str(v) for v in cursor.fetchone()]
+        if metrics:
+            cursor.execute(
+                """
+                SELECT coalesce(sum(hashtext(p.scores::text)), 0) FROM evaluation_prediction p
+                JOIN annotation_item i ON p.id IN (i.prediction_id, i.prediction_b_id)
+                WHERE i.campaign_id = %s
+                """,
+                [campaign.pk],
+            )
+            parts.append(str(cursor.fetchone()[0]))
     return "/".join(parts)
 
 

@@ -83,7 +83,7 @@ def report_request(
     once; large ones are queued for a worker and come back pending (`inline` forces either).
     Raises AgreementError for raters the campaign does not have."""
     report_check(campaign, params)
-    fingerprint = labels_fingerprint(campaign, params["judges"])
+    fingerprint = labels_fingerprint(campaign, params["judges"], params["metrics"])
     key = _key(params)
     with transaction.atomic():
         report, created = AgreementReport.objects.select_for_update().get_or_create(
@@ -133,7 +133,7 @@ def report_compute(
     report = AgreementReport.objects.select_related("campaign").get(pk=report_id)
     campaign = report.campaign
     params = report.params
-    fingerprint = labels_fingerprint(campaign, params.get("judges", []))
+    fingerprint = labels_fingerprint(campaign, params.get("judges", []), params.get("metrics", []))
     if report.status == AgreementReport.Status.DONE and report.fingerprint == fingerprint:
         return report
     AgreementReport.objects.filter(pk=report_id).update(

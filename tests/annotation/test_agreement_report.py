@@ -242,6 +242,66 @@ def test_a_pairwise_judge_asked_in_both_orders_is_scored_against_the_majority() 
     assert bias["votes"] == 2 * ITEMS
 
 
+def test_a_judges_verdict_over_repeats_is_the_one_most_repeats_gave() -> None:
+    campaign, run_a, run_b, _ = pairwise_campaign()
+    judge = Judge.objects.create(name="judge-r", template="generic.pairwise", kind="pairwise")
+    job = JudgeJob.objects.create(judge=judge, run=run_a, against=run_b, repeats=3)
+    predictions_b = {p.sample_id: p for p in run_b.predictions.all()}
+    position = 0
+    for i, prediction_a in enumerate(run_a.predictions.order_by("position")):
+        # two of three repeats agree with the majority; the third says the opposite (a tie
+        # for the tie items)
+        for repeat, agrees in enumerate((True, True, False)):
+            value = MAJORITY[i] if agrees else -MAJORITY[i] or 1
+            for order in ("AB", "BA"):
+                Judgment.objects.create(
+                    job=job,
+                    sample_id=prediction_a.sample_id,
+                    prediction=prediction_a,
+                    other=predictions_b[prediction_a.sample_id],
+                    repeat=repeat,
+                    order=order,
+                    position=position,
+                    status=Judgment.Status.DONE,
+                    value=value,
+                )
+                position += 1
+    report = report_request(campaign, report_params(judges=["judge-r"], resamples=50), inline=True)
+    (entry,) = report.data["questions"][0]["automatic"]
+    # the verdict is A / tie / B as most repeats said, not the mean of the three (2/3 or -1/3)
+    assert entry["accuracy"]["value"] == pytest.approx(1.0)
+    (q,) = report.data["questions"]
+    assert sum(map(sum, q["confusion"]["automatic"]["judge:judge-r"])) == ITEMS
+
+
+def test_gold_questions_and_scores_are_part_of_what_makes_a_report_stale() -> None:
+    campaign, *_ = pairwise_campaign()
+    params = report_params(metrics=["acc"], resamples=20)
+    first = report_request(campaign, params, inline=True)
+
+    def recomputed() -> bool:
+        return (
+            report_request(campaign, params, inline=True).data["generated_at"]
+            != (first.data["generated_at"])
+        )
+
+    item = campaign.items.first()
+    item.gold = {"better": 1}
+    item.save(update_fields=["gold"])
+    assert recomputed()
+    first = report_request(campaign, params, inline=True)
+    question = campaign.questions.get()
+    question.text = "Which output is better?"  # the wording alone changes no figure
+    question.save()
+    assert not recomputed()
+    question.choices = [*question.choices, {"value": 2, "label": "A much better"}]
+    question.save()
+    assert recomputed()
+    first = report_request(campaign, params, inline=True)
+    Prediction.objects.filter(pk=item.prediction_id).update(scores={"acc": 0.0})
+    assert recomputed()
+
+
 def test_turing_votes_are_shared_per_dimension() -> None:
     campaign = services.campaign_create(
         name="turing synthetic", kind=Campaign.Kind.TURING, labels_per_item=2
