@@ -3,13 +3,16 @@ data: per question and rater pair the statistics of METRICS.md with seeded boots
 Turing-test shares; a Bradley-Terry leaderboard of the runs and the position bias of pairwise
 campaigns; the quality of each annotator. No Django: the same input gives the same report.
 
-Every interval of a question comes from the same resamples of its items (one weight matrix per
-question), so the mean over annotator pairs and its interval are computed together.
+The annotators' statistics of a question share one set of resamples of its items, so the mean
+over annotator pairs and its interval are computed together; a judge or metric gets its own
+resamples of the items it rated.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
@@ -289,7 +292,7 @@ def pairwise_report(
     for q in ratings.questions:
         if q.scale != "pairwise":
             continue
-        entry: dict[str, Any] = {"key": q.key, "text": q.text, "runs": []}
+        entry: dict[str, Any] = {"key": q.key, "text": q.text}
         boards: dict[str, Any] = {}
         humans = q.values[:, q.humans]
         boards[HUMANS] = _leaderboard(
@@ -309,6 +312,7 @@ def pairwise_report(
                 seed=seed,
                 level=level,
             )
+        # A judge's position bias is over all its verdicts on the items (not per question).
         for name, first in ratings.judge_shown.items():
             if first.sum():
                 bias[f"judge:{name}"] = _shares(
@@ -400,9 +404,7 @@ def annotators_report(
         gold = np.zeros((n, 2))  # correct, gold answers seen
         rated = np.zeros(n, dtype=bool)
         for q in ratings.questions:
-            columns = q.humans
-            if j >= len(columns):
-                continue
+            columns = q.humans  # every question has every annotator's column, in one order
             mine = q.values[:, columns[j]]
             present = ~np.isnan(mine)
             rated |= present
@@ -416,12 +418,12 @@ def annotators_report(
                 known = present & ~np.isnan(q.gold)
                 gold[known, 0] += mine[known] == q.gold[known]
                 gold[known, 1] += 1
-        times = sorted(ratings.times.get(name, []))
+        times = ratings.times.get(name, [])
         entry: dict[str, Any] = {
             "annotator": name,
             "items": int(rated.sum()),
-            "median_seconds": times[len(times) // 2] / 1000 if times else None,
-            "mean_seconds": sum(times) / len(times) / 1000 if times else None,
+            "median_seconds": statistics.median(times) / 1000 if times else None,
+            "mean_seconds": statistics.fmean(times) / 1000 if times else None,
             "agreement_with_others": _ratio(agree, resamples, seed, level),
             "gold_accuracy": _ratio(gold, resamples, seed, level) if gold[:, 1].any() else None,
         }
@@ -471,7 +473,7 @@ def campaign_report(
         report["questions"].append(question_report(q, resamples=resamples, seed=seed, level=level))
         if progress:
             progress(done + 1, total)
-    subset = CampaignRatings(**{**ratings.__dict__, "questions": chosen})
+    subset = replace(ratings, questions=chosen)
     if ratings.kind == "turing":
         report["turing"] = turing_report(subset, resamples=resamples, seed=seed, level=level)
     if ratings.kind == "pairwise":
