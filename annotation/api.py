@@ -22,8 +22,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.viewsets import ViewSet
 
+from annotation.agreement.data import AgreementError, available_raters
+from annotation.agreement.services import params_from, report_request
 from annotation.assign import AnnotationError, item_next, item_skip, label_submit
-from annotation.models import Assignment, Campaign, Member, Question
+from annotation.models import AgreementReport, Assignment, Campaign, Member, Question
 from annotation.selectors import (
     annotator_progress,
     campaign_get_for_user,
@@ -254,8 +256,6 @@ class AgreementViewSet(ViewSet):
         )
     )
     def list(self, request: Request) -> Response:
-        from annotation.agreement.data import available_raters
-
         return Response(
             [
                 {"id": c.pk, "name": c.name, "kind": c.kind, **available_raters(c)}
@@ -278,16 +278,11 @@ class AgreementViewSet(ViewSet):
         },
     )
     def retrieve(self, request: Request, pk: Any = None) -> Response:
-        from annotation.agreement.data import AgreementError
-        from annotation.agreement.services import report_request
-        from annotation.agreement.views import params_from
-        from annotation.models import AgreementReport
-
         campaign = Campaign.objects.filter(pk=int(pk)).first()
         if campaign is None:
             raise NotFound("no such campaign")
         try:
-            report = report_request(campaign, params_from(request._request))
+            report = report_request(campaign, params_from(request.query_params))
         except AgreementError as exc:
             raise ValidationError({"detail": str(exc)}) from None
         if report.status == AgreementReport.Status.DONE:

@@ -26,6 +26,8 @@ from annotation.agreement.report import campaign_report
 from annotation.models import AgreementReport, Campaign, Label
 
 log = logging.getLogger(__name__)
+# An interval's resamples cost time in proportion; more than this buys no precision worth it.
+MAX_RESAMPLES = 10_000
 
 
 def report_params(
@@ -38,6 +40,8 @@ def report_params(
 ) -> dict[str, Any]:
     """The normalised choice a report is made for (same choice, same stored report)."""
     default = int(getattr(settings, "AGREEMENT_BOOTSTRAP_RESAMPLES", 1000))
+    if resamples is not None and not 0 <= int(resamples) <= MAX_RESAMPLES:
+        raise AgreementError(f"resamples must be between 0 and {MAX_RESAMPLES}")
     return {
         "metrics": sorted({m for m in metrics if m}),
         "judges": sorted({j for j in judges if j}),
@@ -47,13 +51,28 @@ def report_params(
     }
 
 
+def params_from(query: Any) -> dict[str, Any]:
+    """The report a query string asks for (a QueryDict): ?metric=&judge= (repeatable),
+    ?question=, ?resamples= (AgreementError when out of bounds)."""
+    resamples = query.get("resamples", "")
+    return report_params(
+        metrics=query.getlist("metric"),
+        judges=query.getlist("judge"),
+        questions=[q for q in query.getlist("question") if q],
+        resamples=int(resamples) if resamples.isdigit() else None,
+    )
+
+
 def _key(params: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
 
 
-def report_check(campaign: Campaign, params: dict[str, Any]) -> None:
-    """AgreementError naming a metric or judge the campaign's items do not have."""
-    available = available_raters(campaign)
+def report_check(
+    campaign: Campaign, params: dict[str, Any], available: dict[str, list[str]] | None = None
+) -> None:
+    """AgreementError naming a metric, judge or question the campaign does not have
+    (`available`: available_raters(campaign), when the caller has it already)."""
+    available = available if available is not None else available_raters(campaign)
     for kind in ("metrics", "judges"):
         unknown = [name for name in params[kind] if name not in available[kind]]
         if unknown:
@@ -77,12 +96,14 @@ def report_request(
     *,
     inline: bool | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    available: dict[str, list[str]] | None = None,
 ) -> AgreementReport:
-    """The stored report for this choice: fresh as it is, or computed again when the labels
-    changed. Small campaigns (fewer answers than AGREEMENT_INLINE_LABELS) are computed at
-    once; large ones are queued for a worker and come back pending (`inline` forces either).
-    Raises AgreementError for raters the campaign does not have."""
-    report_check(campaign, params)
+    """The stored report for this choice: fresh as it is, or computed again when what it reads
+    changed (labels_fingerprint). Small campaigns (current labels x questions up to
+    AGREEMENT_INLINE_ANSWERS) are computed at once; large ones are queued for a worker and come
+    back pending (`inline` forces either). Raises AgreementError for raters the campaign does
+    not have."""
+    report_check(campaign, params, available)
     fingerprint = labels_fingerprint(campaign, params["judges"], params["metrics"])
     key = _key(params)
     with transaction.atomic():

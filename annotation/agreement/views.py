@@ -15,22 +15,16 @@ from django.views.decorators.http import require_GET
 from annotation.agreement.data import AgreementError, available_raters
 from annotation.agreement.exports import label_csv_lines, summary_csv_lines
 from annotation.agreement.report import MAJORITY, MEAN, SIDES, TURING_OUTCOMES
-from annotation.agreement.services import report_params, report_request
+from annotation.agreement.services import (
+    params_from,
+    report_check,
+    report_params,
+    report_request,
+)
 from annotation.models import AgreementReport, Campaign
 from benchmarks.charts import confusion_matrix, heat_map, scatter_chart, stacked_bars
 
 PERMISSION = "annotation.view_campaign"
-
-
-def params_from(request: HttpRequest) -> dict[str, Any]:
-    """The report asked for by the query string: ?metric=&judge= (repeatable), ?question=."""
-    resamples = request.GET.get("resamples", "")
-    return report_params(
-        metrics=request.GET.getlist("metric"),
-        judges=request.GET.getlist("judge"),
-        questions=[q for q in request.GET.getlist("question") if q],
-        resamples=int(resamples) if resamples.isdigit() else None,
-    )
 
 
 def query_of(params: dict[str, Any]) -> str:
@@ -43,17 +37,18 @@ def query_of(params: dict[str, Any]) -> str:
 @permission_required(PERMISSION, raise_exception=True)
 def agreement(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    params = params_from(request)
-    error, report = "", None
+    available = available_raters(campaign)
+    error, report, params = "", None, report_params()
     try:
-        report = report_request(campaign, params)
+        params = params_from(request.GET)
+        report = report_request(campaign, params, available=available)
     except AgreementError as exc:
         error = str(exc)
     context = {
         "campaign": campaign,
         "params": params,
         "query": query_of(params),
-        "available": available_raters(campaign),
+        "available": available,
         "questions": list(campaign.questions.all()),
         "report": report,
         "error": error,
@@ -74,11 +69,14 @@ def _done(report: AgreementReport) -> bool:
 def agreement_summary_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     try:
-        report = report_request(campaign, params_from(request), inline=True)
+        report = report_request(campaign, params_from(request.GET))
     except AgreementError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+        return _text(str(exc), 400)
+    if report.status == AgreementReport.Status.FAILED:
+        return _text(f"the report failed: {report.error}", 500)
     if not _done(report):
-        return HttpResponse(report.error, status=500, content_type="text/plain; charset=utf-8")
+        # A large report is a worker's job: this request only queued it.
+        return _text("The report is being computed; download it when the page shows it.", 202)
     return _csv(f"agreement-{campaign.pk}-summary.csv", summary_csv_lines(report.data))
 
 
@@ -86,14 +84,16 @@ def agreement_summary_csv(request: HttpRequest, campaign_id: int) -> HttpRespons
 @permission_required(PERMISSION, raise_exception=True)
 def agreement_labels_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    params = params_from(request)
     try:
-        from annotation.agreement.services import report_check
-
+        params = params_from(request.GET)
         report_check(campaign, params)
     except AgreementError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+        return _text(str(exc), 400)
     return _csv(f"agreement-{campaign.pk}-labels.csv", label_csv_lines(campaign, params))
+
+
+def _text(message: str, status: int) -> HttpResponse:
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
 
 
 def _csv(filename: str, lines: Any) -> StreamingHttpResponse:

@@ -161,3 +161,19 @@ def test_a_large_report_is_computed_by_a_worker_while_the_api_answers_202(
     assert b"Leaderboard of the runs" in page
     assert report_request(campaign, report_params(metrics=["acc"])).status == "done"
     flush_test_broker()
+
+
+@pytest.mark.django_db
+def test_a_large_summary_is_not_computed_by_the_download_and_resamples_are_bounded(
+    client: Client, settings: Any
+) -> None:
+    campaign, *_ = pairwise_campaign()
+    client.force_login(make_superuser())
+    settings.AGREEMENT_INLINE_ANSWERS = 0  # every report is a worker's
+    pending = client.get(f"/campaigns/{campaign.pk}/agreement/summary.csv")
+    assert pending.status_code == 202 and b"being computed" in pending.content
+    assert AgreementReport.objects.get(campaign=campaign).status == "pending"
+    too_many = client.get(f"/api/agreement/{campaign.pk}/", {"resamples": "1000000"})
+    assert too_many.status_code == 400 and "resamples" in too_many.json()["detail"]
+    page = client.get(f"/campaigns/{campaign.pk}/agreement/", {"resamples": "1000000"})
+    assert b"resamples must be between 0 and 10000" in page.content
