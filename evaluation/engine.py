@@ -898,7 +898,7 @@ def agent_toolbox(run: Run, evaluator: Evaluator, ctx: Context) -> ToolboxFactor
     """For an agent run whose suite uses the virtual API server, a factory of each item's
     toolbox; None otherwise. Options: down_tools (names made unavailable) and down_mode
     ("simulate", the default: answered by the simulator at once; or "fail")."""
-    from evaluation.virtualapi.server import _NoCache, simulator_endpoint
+    from evaluation.virtualapi.server import NoCache, simulator_endpoint
     from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
 
     specs = served_specs(evaluator.name, ctx.tools)
@@ -922,7 +922,7 @@ def agent_toolbox(run: Run, evaluator: Evaluator, ctx: Context) -> ToolboxFactor
             simulator = Caller(
                 config,
                 client=PROCESS_LOOP.openai_client(config),
-                cache=_NoCache(),
+                cache=NoCache(),
                 slots=None
                 if same_endpoint
                 else Slots(

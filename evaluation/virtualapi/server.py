@@ -25,12 +25,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import openai
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 
 from benchmarks.suites.protocol import Prompt
+from evaluation.caller import Caller
+from evaluation.engine import ConfigurationError, endpoint_config
 from evaluation.models import ApiResponse, Endpoint, RealApi, ServedCall, VirtualApi
+from evaluation.services import LOCAL_ENDPOINT
 from evaluation.virtualapi import simulator
 from evaluation.virtualapi.fetch import FetchFailed, FetchRefused, fetch
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
@@ -276,13 +280,11 @@ async def simulate_call(
 def simulator_endpoint() -> Endpoint | None:
     """The endpoint that plays APIs: VIRTUAL_API_SIMULATOR names it (by default the embedded
     local model's)."""
-    from evaluation.services import LOCAL_ENDPOINT
-
     name = getattr(settings, "VIRTUAL_API_SIMULATOR", "") or LOCAL_ENDPOINT
     return Endpoint.objects.filter(name=name).first()
 
 
-class _NoCache:
+class NoCache:
     """The simulator's LLM calls are not kept in the response cache: the API cache keeps the
     clean answers, and the diversity check needs fresh ones."""
 
@@ -296,16 +298,11 @@ class _NoCache:
 def simulator_caller(endpoint: Endpoint) -> Any:
     """A Caller for the simulator endpoint with its own generation parameters (the endpoint's,
     whatever the run asked of its model)."""
-    import openai
-
-    from evaluation.caller import Caller
-    from evaluation.engine import endpoint_config
-
     config = endpoint_config(endpoint)
     client = openai.AsyncOpenAI(
         base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0
     )
-    return Caller(config, client=client, cache=_NoCache(), slots=None, rate=None)
+    return Caller(config, client=client, cache=NoCache(), slots=None, rate=None)
 
 
 class ThreadSteps:
@@ -324,9 +321,12 @@ class ThreadSteps:
         if self.endpoint is None:
             raise SimulatorUnavailable("VIRTUAL_API_SIMULATOR names no endpoint")
         if self._caller is None:
-            self._caller = await sync_to_async(simulator_caller, thread_sensitive=True)(
-                self.endpoint
-            )
+            try:
+                self._caller = await sync_to_async(simulator_caller, thread_sensitive=True)(
+                    self.endpoint
+                )
+            except ConfigurationError as exc:  # as the engine's steps: no key here, no simulator
+                raise SimulatorUnavailable(str(exc)) from exc
         reply = await self._caller.call(prompt)
         return reply.text
 

@@ -19,6 +19,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from benchmarks.suites.protocol import CallFailed
 from evaluation.virtualapi.keys import ApiName
 from evaluation.virtualapi.server import Call, ThreadSteps, serve
 
@@ -78,5 +79,8 @@ async def virtual_call(request: HttpRequest) -> HttpResponse:
     name = ApiName.from_request(body["category"], body["tool_name"], body["api_name"])
     # ThreadSteps reads the simulator's endpoint: the ORM, outside the event loop.
     steps = await sync_to_async(ThreadSteps, thread_sensitive=True)()
-    served = await serve(Call(name, arguments), steps)
+    try:
+        served = await serve(Call(name, arguments), steps)
+    except CallFailed as exc:  # the simulator endpoint failed every attempt
+        return _refuse(502, f"the API simulator did not answer: {exc}")
     return JsonResponse(served.as_dict())

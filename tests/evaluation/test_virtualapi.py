@@ -204,6 +204,18 @@ def test_without_a_simulator_a_miss_says_so(settings: Any) -> None:
     assert served.source == "failed" and "no simulator" in served.error
 
 
+@pytest.mark.django_db
+def test_a_simulator_without_its_key_here_is_no_simulator(settings: Any, monkeypatch: Any) -> None:
+    monkeypatch.delenv("SIMULATOR_KEY_UNSET", raising=False)
+    endpoint = make_endpoint(
+        "http://127.0.0.1:9/v1", name="keyed", api_key_env="SIMULATOR_KEY_UNSET"
+    )
+    settings.VIRTUAL_API_SIMULATOR = endpoint.name
+    served = serve_now(Call(FERRY, {"port": "Nowhere"}))
+    assert served.source == "failed" and "SIMULATOR_KEY_UNSET" in served.detail
+    assert ServedCall.objects.get().source == "failed"  # logged like any answer
+
+
 # --- over HTTP ----------------------------------------------------------------------------------
 
 
@@ -250,6 +262,28 @@ def test_the_http_endpoint_speaks_stabletoolbenchs_request(
     annotator.force_login(make_user())
     assert annotator.post("/virtual/", no_token, content_type="application/json").status_code == 403
     assert VirtualApi.objects.filter(tool="ferry_times_for_Travel").count() >= 1
+
+
+@pytest.mark.django_db
+def test_the_http_endpoint_says_so_when_the_simulator_fails(client: Client, settings: Any) -> None:
+    settings.VIRTUAL_API_KEYS = ["secret-key"]
+    with FakeOpenAI(faults={"500": 1.0}) as server:
+        endpoint = make_endpoint(server.base_url, name="simulator", max_attempts=2)
+        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        answer = client.post(
+            "/virtual/",
+            {
+                "category": "Travel",
+                "tool_name": "Ferry Times",
+                "api_name": "departures",
+                "tool_input": {"port": "Mallaig"},
+                "toolbench_key": "secret-key",
+            },
+            content_type="application/json",
+        )
+    assert answer.status_code == 502
+    assert "simulator did not answer" in answer.json()["error"]
+    assert server.total == 2  # every allowed attempt
 
 
 # --- the diversity check ------------------------------------------------------------------------
