@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation import services
@@ -100,3 +100,33 @@ def test_pairs_become_a_turing_campaign_that_experts_answer_and_the_report_share
     assert shares["format"]["tie"]["value"] == pytest.approx(1.0)
     assert shares["relevance"]["simulated better"]["value"] == pytest.approx(0.0)
     assert {d["votes"] for d in report.data["turing"]} == {9}
+
+
+def test_a_call_the_simulator_does_not_answer_makes_no_pair(settings: Any) -> None:
+    demo_server()
+    with FakeOpenAI(faults={"500": 1.0}) as server:
+        endpoint = make_endpoint(server.base_url, name="simulator", max_attempts=1)
+        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        err = io.StringIO()
+        with pytest.raises(CommandError, match="answered none"):
+            call_command("make_turing_pairs", "--limit", "2", "--json", stderr=err)
+    assert not TuringPair.objects.exists()  # no pair with an empty simulated side
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 2 and all("no simulated answer, no pair" in line for line in lines)
+
+
+def test_a_second_round_pairs_only_calls_not_paired_yet(settings: Any) -> None:
+    demo_server()
+    real = ApiResponse.objects.filter(origin="real", error="").exclude(response=None)
+    assert real.values("api_id").distinct().count() >= 3
+    with FakeOpenAI(responder=simulated_reply) as server:
+        endpoint = make_endpoint(server.base_url, name="simulator", model="sim-model")
+        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        for limit in ("2", "1000"):
+            call_command("make_turing_pairs", "--limit", limit, "--json", stdout=io.StringIO())
+        with pytest.raises(CommandError, match="no cached call"):
+            call_command("make_turing_pairs", "--json", stdout=io.StringIO())
+    pairs = set(TuringPair.objects.values_list("api_id", "key"))
+    assert len(pairs) == TuringPair.objects.count()  # none paired twice
+    assert pairs == set(real.values_list("api_id", "key"))  # every clean real call once
+    assert server.total == len(pairs)

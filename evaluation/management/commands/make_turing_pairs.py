@@ -62,13 +62,20 @@ class Command(BaseCommand):
             total=len(candidates), desc="Simulating", unit=" calls", file=sys.stderr, disable=quiet
         )
         try:
-            pairs = async_to_sync(pairs_make)(candidates, steps, progress=bar.update)
+            made = async_to_sync(pairs_make)(candidates, steps, progress=bar.update)
         finally:
             bar.close()
-        apis = len({pair.api_id for pair in pairs})
+        for path, reason in made.failed:
+            self.stderr.write(f"{path}: no simulated answer, no pair ({reason})")
+        apis = len({pair.api_id for pair in made.pairs})
         if options["json"]:
-            self.stdout.write(json.dumps({"pairs": len(pairs), "apis": apis}))
+            self.stdout.write(
+                json.dumps({"pairs": len(made.pairs), "apis": apis, "failed": len(made.failed)})
+            )
         else:
             self.stdout.write(
-                f"{len(pairs)} Turing pairs over {apis} APIs ({steps.simulator_name})."
+                f"{len(made.pairs)} Turing pairs over {apis} APIs ({steps.simulator_name})"
+                + (f"; {len(made.failed)} calls not answered." if made.failed else ".")
             )
+        if not made.pairs:
+            raise CommandError("the simulator answered none of the calls: no pair made")
