@@ -37,7 +37,7 @@ def pair_candidates(
     if contains:
         rows = rows.filter(Q(api__api__icontains=contains) | Q(api__tool__icontains=contains))
     rng = random.Random(seed)
-    api_ids = sorted(set(rows.values_list("api_id", flat=True)))
+    api_ids = list(rows.order_by("api_id").values_list("api_id", flat=True).distinct())
     rng.shuffle(api_ids)
     # One call per API before a second of any: the paper samples APIs, not calls.
     by_api: dict[int, list[ApiResponse]] = {}
