@@ -8,14 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from benchmarks.models import Benchmark
 from benchmarks.suites.protocol import ToolSpec
 from benchmarks.suites.stabletoolbench.importer import load_response_cache
 from evaluation.models import ApiResponse, VirtualApi
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
+from evaluation.virtualapi.server import responses_insert
 from evaluation.virtualapi.toolbox import api_of, documentation_of
+
+BATCH = 1000  # responses per INSERT round trip
 
 
 def cache_import(
@@ -38,32 +41,36 @@ def cache_import(
         rows.setdefault((name, call_key(entry.arguments)), entry)
     added = 0
     with transaction.atomic():
+        names = {name for name, _key in rows}
+        VirtualApi.objects.bulk_create(
+            [VirtualApi(category=n.category, tool=n.tool, api=n.api) for n in names],
+            ignore_conflicts=True,
+            batch_size=BATCH,
+        )
         apis = {}
-        for name in {name for name, _key in rows}:
-            apis[name], _ = VirtualApi.objects.get_or_create(
-                category=name.category, tool=name.tool, api=name.api
+        known = VirtualApi.objects.filter(tool__in={n.tool for n in names})
+        for pk, category, tool, api in known.values_list("pk", "category", "tool", "api"):
+            if (name := ApiName(category, tool, api)) in names:
+                apis[name] = pk
+        values = [
+            (
+                apis[name],
+                key,
+                json.dumps(canonical(entry.arguments), ensure_ascii=False),
+                entry.raw_key,
+                json.dumps(entry.response, ensure_ascii=False),
+                entry.error,
+                origin,
+                "",
+                entry.source[:500],
             )
-        with connection.cursor() as cursor:
-            for (name, key), entry in rows.items():
-                cursor.execute(
-                    "INSERT INTO evaluation_apiresponse (api_id, key, arguments, raw_key, "
-                    "response, error, origin, simulator, source, created_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, '', %s, now()) "
-                    "ON CONFLICT (api_id, key) DO NOTHING",
-                    [
-                        apis[name].pk,
-                        key,
-                        json.dumps(canonical(entry.arguments), ensure_ascii=False),
-                        entry.raw_key,
-                        json.dumps(entry.response, ensure_ascii=False),
-                        entry.error,
-                        origin,
-                        entry.source[:500],
-                    ],
-                )
-                added += cursor.rowcount
-                if progress:
-                    progress(1)
+            for (name, key), entry in rows.items()
+        ]
+        for start in range(0, len(values), BATCH):
+            batch = values[start : start + BATCH]
+            added += responses_insert(batch)
+            if progress:
+                progress(len(batch))
     return {"read": len(entries), "calls": len(rows), "added": added, "known": len(rows) - added}
 
 

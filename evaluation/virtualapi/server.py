@@ -114,26 +114,41 @@ def examples_for(api_id: int, key: str) -> list[tuple[Any, Any]]:
     return clean[: simulator.MAX_EXAMPLES]
 
 
+def responses_insert(rows: Sequence[Sequence[Any]]) -> int:
+    """Cache responses, each row (api_id, key, arguments, raw_key, response, error, origin,
+    simulator, source) with arguments and response already JSON text. A call already cached
+    stays (a concurrent answer, an earlier import), so every reader sees one response per call.
+    Returns how many were added."""
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO evaluation_apiresponse (api_id, key, arguments, raw_key, response, "
+            "error, origin, simulator, source, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, now()) "
+            "ON CONFLICT (api_id, key) DO NOTHING",
+            rows,
+        )
+        return cursor.rowcount
+
+
 def response_store(
     api_id: int, key: str, arguments: Any, served: Served, simulator_name: str = ""
 ) -> None:
-    """Cache a clean answer; an answer already cached for the same call (a concurrent one)
-    stays, so every reader sees one response per call."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO evaluation_apiresponse (api_id, key, arguments, raw_key, response, "
-            "error, origin, simulator, source, created_at) "
-            "VALUES (%s, %s, %s, '', %s, '', %s, %s, '', now()) "
-            "ON CONFLICT (api_id, key) DO NOTHING",
-            [
+    """Cache a clean answer (one already cached for the same call stays)."""
+    responses_insert(
+        [
+            (
                 api_id,
                 key,
                 json.dumps(canonical(arguments), ensure_ascii=False),
+                "",
                 json.dumps(served.response, ensure_ascii=False),
+                "",
                 served.source,
                 simulator_name,
-            ],
-        )
+                "",
+            )
+        ]
+    )
 
 
 def call_log(api_id: int, key: str, served: Served, run_id: int | None, ms: int) -> None:
