@@ -812,26 +812,6 @@ def _interval(resampled: np.ndarray, level: float) -> tuple[float | None, float 
     return float(low), float(high)
 
 
-def _resampled(
-    profiles: Profiles,
-    statistic: Callable[[np.ndarray], np.ndarray],
-    resamples: int,
-    seed: int,
-    level: float,
-    weights: Any,
-) -> tuple[np.ndarray, np.ndarray]:
-    if not 0.0 < level < 1.0:
-        raise ValueError("level must be between 0 and 1")
-    point = np.asarray(statistic(profiles.point_weights()), dtype=np.float64)
-    if weights is None:
-        w = resample_weights(profiles, resamples, seed)
-    else:
-        w = _as_weights(weights, len(profiles.counts))
-    if len(w) == 0:
-        return point, np.empty((0, *point.shape[1:]))
-    return point, np.asarray(statistic(w), dtype=np.float64)
-
-
 def bootstrap(
     profiles: Profiles,
     statistic: Callable[[np.ndarray], np.ndarray],
@@ -848,9 +828,16 @@ def bootstrap(
     ``seed``; then ``resamples`` and ``seed`` are ignored. No interval when more than half of
     the resamples are nan or there are none. ``n_used`` is reported as Estimate.n (see n_items).
     """
-    point, resampled = _resampled(profiles, statistic, resamples, seed, level, weights)
-    low, high = _interval(resampled.reshape(-1), level)
-    return Estimate(_finite_or_none(point.reshape(-1)[0]), low, high, n_used)
+    (estimate,) = bootstrap_many(
+        profiles,
+        lambda w: np.asarray(statistic(w)).reshape(-1, 1),
+        n_used=n_used,
+        resamples=resamples,
+        seed=seed,
+        level=level,
+        weights=weights,
+    )
+    return estimate
 
 
 def bootstrap_many(
@@ -864,9 +851,17 @@ def bootstrap_many(
     weights: Any = None,
 ) -> list[Estimate]:
     """As :func:`bootstrap` for a vector statistic (W (B, P) -> (B, K)): one Estimate per k."""
-    point, resampled = _resampled(profiles, statistic, resamples, seed, level, weights)
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must be between 0 and 1")
+    point = np.asarray(statistic(profiles.point_weights()), dtype=np.float64)
+    if weights is None:
+        w = resample_weights(profiles, resamples, seed)
+    else:
+        w = _as_weights(weights, len(profiles.counts))
     k = point.shape[1]
-    resampled = resampled.reshape(-1, k)
+    resampled = (
+        np.asarray(statistic(w), dtype=np.float64).reshape(-1, k) if len(w) else np.empty((0, k))
+    )
     return [
         Estimate(_finite_or_none(point[0, j]), *_interval(resampled[:, j], level), n_used)
         for j in range(k)
