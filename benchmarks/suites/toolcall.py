@@ -310,6 +310,23 @@ def parse_tool_call_lenient(text: str) -> ToolCall:
 
 # --- ReAct replies ------------------------------------------------------------------------------
 
+# "Action: some_tool Action Input: {...}" on one line.
+INLINE_ACTION_INPUT = re.compile(r"\s+action[ \t_]*input\s*:\s*", re.IGNORECASE)
+
+
+def react_marker(*names: str) -> re.Pattern[str]:
+    """The pattern `marked_sections` cuts at: a line opening with one of `names` ("Thought",
+    "Action Input" ...; a longer name before a shorter one it starts with) and a colon, however
+    a model decorates it: a bullet, quote or heading mark, bold, backticks, a step number
+    ("Thought 2:"), an underscore or no space between the words."""
+    alternatives = "|".join(
+        r"[ \t_]*".join(re.escape(word) for word in name.lower().split()) for name in names
+    )
+    return re.compile(
+        rf"^[ \t>*_#`-]*(?P<name>{alternatives})(?:[ \t]*\d+)?[ \t]*\**[ \t]*:\**[ \t]*",
+        re.IGNORECASE | re.MULTILINE,
+    )
+
 
 def marked_sections(text: str, marker: re.Pattern[str]) -> tuple[str, list[tuple[str, str]]]:
     """A ReAct reply cut at its markers ("Thought:", "Action:", "Action Input:" ...): the text

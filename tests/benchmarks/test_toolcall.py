@@ -5,12 +5,15 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.suites.toolcall import (
+    INLINE_ACTION_INPUT,
     MAX_CALL_CHARS,
     ToolCall,
     ToolCallError,
     looks_like_call,
+    marked_sections,
     parse_tool_call,
     parse_tool_call_lenient,
+    react_marker,
 )
 
 
@@ -183,3 +186,29 @@ def test_looks_like_call_only_reads_the_shape() -> None:
     assert looks_like_call("tool_a(x=<y>, z)") == "tool_a"
     assert looks_like_call("api . search(q=1)") == "api.search"
     assert looks_like_call("No tool required") is None
+
+
+# --- ReAct replies ------------------------------------------------------------------------------
+
+
+def test_react_sections_however_a_model_decorates_its_markers() -> None:
+    marker = react_marker("Thought", "Action Input", "Action", "Final Answer")
+    reply = (
+        "Let me see.\n"
+        "**Thought 1:** I need the weather\n"
+        "- Action: get_weather\n"
+        '> Action_Input: {"city": "Oban"}\n'
+        "### final answer: Rain\n"
+        "Observation: not a marker asked for\n"
+    )
+    before, pairs = marked_sections(reply, marker)
+    assert before == "Let me see.\n"
+    assert [name for name, _ in pairs] == ["thought", "action", "actioninput", "finalanswer"]
+    assert pairs[1][1] == "get_weather\n"
+    assert pairs[2][1] == '{"city": "Oban"}\n'
+    assert pairs[3][1] == "Rain\nObservation: not a marker asked for\n"
+    assert marked_sections("no markers", marker) == ("no markers", [])
+    assert INLINE_ACTION_INPUT.split('calc Action Input: {"x": 1}', maxsplit=1) == [
+        "calc",
+        '{"x": 1}',
+    ]

@@ -67,7 +67,7 @@ from benchmarks.suites.stabletoolbench.evaluate import (
     GIVE_UP,
     answer_record_for,
 )
-from benchmarks.suites.toolcall import marked_sections
+from benchmarks.suites.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
 
 __all__ = [
     "METHOD",
@@ -254,13 +254,7 @@ def step_prompt(
 
 # --- reading a reply -----------------------------------------------------------------------------
 
-_MARKER = re.compile(
-    r"^[ \t>*_#`-]*(?P<name>thought|action[ \t_]*input|action|observation)"
-    r"[ \t]*\**[ \t]*:\**[ \t]*",
-    re.IGNORECASE | re.MULTILINE,
-)
-# "Action: some_tool Action Input: {...}" on one line.
-_INLINE_INPUT = re.compile(r"\s+action[ \t_]*input\s*:\s*", re.IGNORECASE)
+_MARKER = react_marker("Thought", "Action Input", "Action", "Observation")
 _FENCE = re.compile(r"^[ \t]*```[\w-]*[ \t]*$", re.MULTILINE)
 
 
@@ -300,7 +294,7 @@ def parse_reply(text: str) -> Reply:
     thoughts += [content for name, content in pairs[start:last] if name == "thought"]
     content = pairs[last][1].strip()
     first, _, rest = content.partition("\n")
-    inline = _INLINE_INPUT.split(first, maxsplit=1)
+    inline = INLINE_ACTION_INPUT.split(first, maxsplit=1)
     action = _clean_name(inline[0])
     action_input: str | None = inline[1] if len(inline) == 2 else None
     following = [c for name, c in pairs[last + 1 :] if name == "actioninput"]

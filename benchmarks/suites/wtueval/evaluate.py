@@ -107,7 +107,7 @@ from benchmarks.suites.protocol import (
     mean,
     percent,
 )
-from benchmarks.suites.toolcall import marked_sections
+from benchmarks.suites.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
 from benchmarks.suites.wtueval.calculator import calculate
 
 __all__ = [
@@ -621,13 +621,7 @@ def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
 
 # --- reading the model's text ------------------------------------------------------------------
 
-_MARKER = re.compile(
-    r"^[ \t>*_#-]*(?P<name>thought|action[ _]?input|action|observation|final[ _]?answer)"
-    r"(?:[ \t]*\d+)?[ \t]*\**[ \t]*:\**[ \t]*",
-    re.IGNORECASE | re.MULTILINE,
-)
-# "Action: Calculator Action Input: 2 + 3" on one line.
-_INLINE_INPUT = re.compile(r"\s+action[ _]?input\s*:\s*", re.IGNORECASE)
+_MARKER = react_marker("Thought", "Action Input", "Action", "Observation", "Final Answer")
 # "Calculator[1/4 pound]" or "Calculator(2 + 3)", the Toolformer-style call some models write.
 _INLINE_CALL = re.compile(r"^(?P<name>[A-Za-z][\w .-]{0,60}?)\s*[\[(](?P<input>.*)[\])]\s*$", re.S)
 
@@ -644,7 +638,7 @@ def _clean_action(text: str) -> tuple[str, str | None, str | None]:
     input of a bracketed call (`Calculator[2 + 3]`), which an Action Input line overrides."""
     line = _first_line(text)
     inline = None
-    parts = _INLINE_INPUT.split(line, maxsplit=1)
+    parts = INLINE_ACTION_INPUT.split(line, maxsplit=1)
     if len(parts) == 2:
         line, inline = parts[0], parts[1].strip()
     line = line.strip().strip("`'\"*").strip()
