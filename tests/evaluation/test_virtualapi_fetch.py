@@ -52,6 +52,16 @@ def ok(request: httpx2.Request) -> httpx2.Response:
     return httpx2.Response(200, json={"ok": True})
 
 
+def fetch_via(
+    recorder: Recorder, url: str = f"https://{API}/", method: str = "GET", **kwargs: Any
+) -> Any:
+    """fetch() through the recorder, with DNS answering PUBLIC and [API] allowed unless the
+    test says otherwise."""
+    kwargs.setdefault("allowed_hosts", [API])
+    kwargs.setdefault("resolve", resolver(PUBLIC))
+    return fetch(method, url, transport=recorder.transport, **kwargs)
+
+
 # --- refused: the host resolves to a non-public address ------------------------------------
 
 
@@ -88,13 +98,7 @@ def test_host_resolving_to_a_non_public_address_is_refused(
 def test_fetch_never_connects_when_the_address_check_fails() -> None:
     recorder = Recorder(ok)
     with pytest.raises(FetchRefused, match="link-local"):
-        fetch(
-            "GET",
-            f"http://{API}/",
-            allowed_hosts=[API],
-            resolve=resolver("169.254.169.254"),
-            transport=recorder.transport,
-        )
+        fetch_via(recorder, f"http://{API}/", resolve=resolver("169.254.169.254"))
     assert recorder.requests == []
 
 
@@ -147,12 +151,10 @@ def test_ip_literal_host_is_refused_even_if_allowlisted(url: str, reason: str) -
 def test_redirect_to_a_refused_url_is_not_followed(location: str, reason: str) -> None:
     recorder = Recorder(lambda request: httpx2.Response(302, headers={"Location": location}))
     with pytest.raises(FetchRefused, match=re.escape(reason)):
-        fetch(
-            "GET",
+        fetch_via(
+            recorder,
             f"https://{API}/start",
             allowed_hosts=[API, "127.0.0.1", "169.254.169.254", "::1"],
-            resolve=resolver(PUBLIC),
-            transport=recorder.transport,
         )
     assert [str(r.url) for r in recorder.requests] == [f"https://{PUBLIC}/start"]
 
@@ -165,13 +167,7 @@ def test_redirect_to_a_host_resolving_privately_is_not_followed() -> None:
         lambda request: httpx2.Response(302, headers={"Location": "http://internal.example.com/"})
     )
     with pytest.raises(FetchRefused, match=re.escape("internal.example.com resolves to 10.0.0.1")):
-        fetch(
-            "GET",
-            f"http://{API}/",
-            allowed_hosts=["*.example.com"],
-            resolve=resolve,
-            transport=recorder.transport,
-        )
+        fetch_via(recorder, f"http://{API}/", allowed_hosts=["*.example.com"], resolve=resolve)
     assert len(recorder.requests) == 1
 
 
@@ -181,14 +177,7 @@ def test_redirect_chain_longer_than_max_redirects_is_refused() -> None:
 
     recorder = Recorder(hop)
     with pytest.raises(FetchRefused, match="more than 3 redirects"):
-        fetch(
-            "GET",
-            f"http://{API}/",
-            allowed_hosts=[API],
-            max_redirects=3,
-            resolve=resolver(PUBLIC),
-            transport=recorder.transport,
-        )
+        fetch_via(recorder, f"http://{API}/", max_redirects=3)
     assert len(recorder.requests) == 4  # the original and three followed redirects
 
 
@@ -251,13 +240,7 @@ def test_allowlist_is_case_insensitive() -> None:
 def test_only_get_and_post(method: str) -> None:
     recorder = Recorder(ok)
     with pytest.raises(FetchRefused, match="only GET and POST"):
-        fetch(
-            method,
-            f"https://{API}/",
-            allowed_hosts=[API],
-            resolve=resolver(PUBLIC),
-            transport=recorder.transport,
-        )
+        fetch_via(recorder, f"https://{API}/", method=method)
     assert recorder.requests == []
 
 
@@ -268,14 +251,11 @@ def test_allowed_get_goes_to_the_checked_ip_with_the_original_host() -> None:
     recorder = Recorder(
         lambda request: httpx2.Response(200, json={"items": [1, 2]}, headers={"X-Test": "yes"})
     )
-    result = fetch(
-        "GET",
+    result = fetch_via(
+        recorder,
         f"https://{API}/v1/items?page=2",
         params={"q": "a b"},
         headers={"X-RapidAPI-Key": "k"},
-        allowed_hosts=[API],
-        resolve=resolver(PUBLIC),
-        transport=recorder.transport,
     )
     assert result.status == 200
     assert json.loads(result.body) == {"items": [1, 2]}
@@ -292,13 +272,8 @@ def test_allowed_get_goes_to_the_checked_ip_with_the_original_host() -> None:
 
 def test_allowed_post_sends_json_and_keeps_an_explicit_port_in_host() -> None:
     recorder = Recorder(lambda request: httpx2.Response(201, content=request.content))
-    result = fetch(
-        "post",
-        f"http://{API}:8080/create",
-        json_body={"name": "x"},
-        allowed_hosts=[API],
-        resolve=resolver(PUBLIC),
-        transport=recorder.transport,
+    result = fetch_via(
+        recorder, f"http://{API}:8080/create", method="post", json_body={"name": "x"}
     )
     assert (result.status, json.loads(result.body)) == (201, {"name": "x"})
     [request] = recorder.requests
@@ -309,13 +284,7 @@ def test_allowed_post_sends_json_and_keeps_an_explicit_port_in_host() -> None:
 
 def test_ipv6_address_is_used_bracketed() -> None:
     recorder = Recorder(ok)
-    fetch(
-        "GET",
-        f"https://{API}/",
-        allowed_hosts=[API],
-        resolve=resolver("2606:4700::6810:85e5"),
-        transport=recorder.transport,
-    )
+    fetch_via(recorder, resolve=resolver("2606:4700::6810:85e5"))
     [request] = recorder.requests
     assert str(request.url) == "https://[2606:4700::6810:85e5]/"
     assert request.headers["host"] == API
@@ -330,13 +299,7 @@ def test_dns_is_asked_once_per_hop_so_rebinding_cannot_swap_the_address() -> Non
         return resolver(*next(answers))(host, port)
 
     recorder = Recorder(ok)
-    fetch(
-        "GET",
-        f"http://{API}/",
-        allowed_hosts=[API],
-        resolve=rebinding,
-        transport=recorder.transport,
-    )
+    fetch_via(recorder, f"http://{API}/", resolve=rebinding)
     assert calls == [API]
     assert recorder.requests[0].url.host == PUBLIC
 
@@ -348,14 +311,13 @@ def test_allowed_redirect_is_followed_and_rechecked() -> None:
         return httpx2.Response(200, content=b"moved")
 
     recorder = Recorder(answer)
-    result = fetch(
-        "POST",
+    result = fetch_via(
+        recorder,
         f"https://{API}/old",
+        method="POST",
         json_body={"a": 1},
         headers={"Authorization": "Bearer secret"},
         allowed_hosts=["*.example.com"],
-        resolve=resolver(PUBLIC),
-        transport=recorder.transport,
     )
     assert (result.status, result.body, result.url) == (
         200,
@@ -375,13 +337,7 @@ def test_allowed_redirect_is_followed_and_rechecked() -> None:
 
 def test_non_redirect_error_status_is_returned() -> None:
     recorder = Recorder(lambda request: httpx2.Response(404, content=b"no such item"))
-    result = fetch(
-        "GET",
-        f"https://{API}/missing",
-        allowed_hosts=[API],
-        resolve=resolver(PUBLIC),
-        transport=recorder.transport,
-    )
+    result = fetch_via(recorder, f"https://{API}/missing")
     assert (result.status, result.body) == (404, b"no such item")
 
 
@@ -391,26 +347,12 @@ def test_non_redirect_error_status_is_returned() -> None:
 def test_body_over_max_bytes_fails() -> None:
     recorder = Recorder(lambda request: httpx2.Response(200, content=b"x" * 2_001))
     with pytest.raises(FetchFailed, match="larger than 2000 bytes"):
-        fetch(
-            "GET",
-            f"https://{API}/big",
-            allowed_hosts=[API],
-            max_bytes=2_000,
-            resolve=resolver(PUBLIC),
-            transport=recorder.transport,
-        )
+        fetch_via(recorder, f"https://{API}/big", max_bytes=2_000)
 
 
 def test_body_of_exactly_max_bytes_is_fine() -> None:
     recorder = Recorder(lambda request: httpx2.Response(200, content=b"x" * 2_000))
-    result = fetch(
-        "GET",
-        f"https://{API}/",
-        allowed_hosts=[API],
-        max_bytes=2_000,
-        resolve=resolver(PUBLIC),
-        transport=recorder.transport,
-    )
+    result = fetch_via(recorder, max_bytes=2_000)
     assert len(result.body) == 2_000
 
 
