@@ -8,6 +8,7 @@ import csv
 import io
 import math
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import krippendorff
@@ -205,31 +206,47 @@ def test_the_report_is_kept_until_the_labels_change() -> None:
     assert sum(a["items"] for a in fresh.data["annotator_quality"]) == ITEMS * ANNOTATORS - 1
 
 
+def judged(
+    name: str, run: Run, against: Run, *, repeats: int, verdict: Callable[[int, int, str], int]
+) -> JudgeJob:
+    """A pairwise judge's finished job of `run` against `against`: for the i-th item of `run`,
+    each repeat and both orders, the verdict `verdict(i, repeat, order)`."""
+    judge = Judge.objects.create(name=name, template="generic.pairwise", kind="pairwise")
+    job = JudgeJob.objects.create(judge=judge, run=run, against=against, repeats=repeats)
+    others = {p.sample_id: p for p in against.predictions.all()}
+    judgments = [
+        Judgment(
+            job=job,
+            sample_id=prediction.sample_id,
+            prediction=prediction,
+            other=others[prediction.sample_id],
+            repeat=repeat,
+            order=order,
+            status=Judgment.Status.DONE,
+            value=verdict(i, repeat, order),
+        )
+        for i, prediction in enumerate(run.predictions.order_by("position"))
+        for repeat in range(repeats)
+        for order in ("AB", "BA")
+    ]
+    for position, judgment in enumerate(judgments):
+        judgment.position = position
+    Judgment.objects.bulk_create(judgments)
+    return job
+
+
 def test_a_pairwise_judge_asked_in_both_orders_is_scored_against_the_majority() -> None:
     campaign, run_a, run_b, _ = pairwise_campaign()
-    judge = Judge.objects.create(name="judge-x", template="generic.pairwise", kind="pairwise")
     # The job compares B against A: its verdicts are B's, so the report turns their sign.
-    job = JudgeJob.objects.create(judge=judge, run=run_b, against=run_a, repeats=1)
-    predictions_a = {p.sample_id: p for p in run_a.predictions.all()}
-    position = 0
-    for i, prediction_b in enumerate(run_b.predictions.order_by("position")):
-        prediction_a = predictions_a[prediction_b.sample_id]
-        truth = MAJORITY[i]
-        # agrees with the majority on items 0-44 in both orders; on 45-49 the two orders
-        # disagree, which StableToolBench counts as a tie
-        for order in ("AB", "BA"):
-            value = -truth if i < 45 else (1 if order == "AB" else -1)
-            Judgment.objects.create(
-                job=job,
-                sample_id=prediction_b.sample_id,
-                prediction=prediction_b,
-                other=prediction_a,
-                order=order,
-                position=position,
-                status=Judgment.Status.DONE,
-                value=value,
-            )
-            position += 1
+    # It agrees with the majority on items 0-44 in both orders; on 45-49 the two orders
+    # disagree, which StableToolBench counts as a tie.
+    judged(
+        "judge-x",
+        run_b,
+        run_a,
+        repeats=1,
+        verdict=lambda i, _repeat, order: -MAJORITY[i] if i < 45 else (1 if order == "AB" else -1),
+    )
     report = report_request(campaign, report_params(judges=["judge-x"], resamples=100), inline=True)
     assert report.status == AgreementReport.Status.DONE, report.error
     (q,) = report.data["questions"]
@@ -244,28 +261,15 @@ def test_a_pairwise_judge_asked_in_both_orders_is_scored_against_the_majority() 
 
 def test_a_judges_verdict_over_repeats_is_the_one_most_repeats_gave() -> None:
     campaign, run_a, run_b, _ = pairwise_campaign()
-    judge = Judge.objects.create(name="judge-r", template="generic.pairwise", kind="pairwise")
-    job = JudgeJob.objects.create(judge=judge, run=run_a, against=run_b, repeats=3)
-    predictions_b = {p.sample_id: p for p in run_b.predictions.all()}
-    position = 0
-    for i, prediction_a in enumerate(run_a.predictions.order_by("position")):
-        # two of three repeats agree with the majority; the third says the opposite (a tie
-        # for the tie items)
-        for repeat, agrees in enumerate((True, True, False)):
-            value = MAJORITY[i] if agrees else -MAJORITY[i] or 1
-            for order in ("AB", "BA"):
-                Judgment.objects.create(
-                    job=job,
-                    sample_id=prediction_a.sample_id,
-                    prediction=prediction_a,
-                    other=predictions_b[prediction_a.sample_id],
-                    repeat=repeat,
-                    order=order,
-                    position=position,
-                    status=Judgment.Status.DONE,
-                    value=value,
-                )
-                position += 1
+    # two of three repeats agree with the majority; the third says the opposite (a tie for
+    # the tie items)
+    judged(
+        "judge-r",
+        run_a,
+        run_b,
+        repeats=3,
+        verdict=lambda i, repeat, _order: MAJORITY[i] if repeat < 2 else -MAJORITY[i] or 1,
+    )
     report = report_request(campaign, report_params(judges=["judge-r"], resamples=50), inline=True)
     (entry,) = report.data["questions"][0]["automatic"]
     # the verdict is A / tie / B as most repeats said, not the mean of the three (2/3 or -1/3)
