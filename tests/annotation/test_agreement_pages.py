@@ -81,12 +81,9 @@ def test_the_command_prints_writes_the_csv_and_stores_the_report(tmp_path: Path)
     campaign, *_ = pairwise_campaign()
     out = io.StringIO()
     target = tmp_path / "summary.csv"
+    accuracy_report = ("agreement_report", "--campaign", str(campaign.pk), "--metric", "acc")
     call_command(
-        "agreement_report",
-        "--campaign",
-        str(campaign.pk),
-        "--metric",
-        "acc",
+        *accuracy_report,
         "--resamples",
         "50",
         "--csv",
@@ -111,17 +108,7 @@ def test_the_command_prints_writes_the_csv_and_stores_the_report(tmp_path: Path)
     stored = AgreementReport.objects.get(campaign=campaign)
     assert stored.status == AgreementReport.Status.DONE
     as_json = io.StringIO()
-    call_command(
-        "agreement_report",
-        "--campaign",
-        str(campaign.pk),
-        "--metric",
-        "acc",
-        "--resamples",
-        "50",
-        "--json",
-        stdout=as_json,
-    )
+    call_command(*accuracy_report, "--resamples", "50", "--json", stdout=as_json)
     assert json.loads(as_json.getvalue())["generated_at"] == stored.data["generated_at"]
 
 
