@@ -22,7 +22,7 @@ from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
 from evaluation.models import ApiResponse, TuringPair
 from evaluation.virtualapi.cache import apis_from_benchmark, cache_import
-from tests.evaluation.conftest import make_endpoint
+from tests.evaluation.conftest import make_simulator
 from tests.factories import make_superuser, make_user
 from tests.fake_openai import FakeOpenAI
 
@@ -47,8 +47,7 @@ def test_pairs_become_a_turing_campaign_that_experts_answer_and_the_report_share
 ) -> None:
     demo_server()
     with FakeOpenAI(responder=simulated_reply) as server:
-        endpoint = make_endpoint(server.base_url, name="simulator", model="sim-model")
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        make_simulator(settings, server.base_url, model="sim-model")
         out = io.StringIO()
         call_command("make_turing_pairs", "--limit", "3", "--json", stdout=out)
     made = json.loads(out.getvalue())
@@ -105,8 +104,7 @@ def test_pairs_become_a_turing_campaign_that_experts_answer_and_the_report_share
 def test_a_call_the_simulator_does_not_answer_makes_no_pair(settings: Any) -> None:
     demo_server()
     with FakeOpenAI(faults={"500": 1.0}) as server:
-        endpoint = make_endpoint(server.base_url, name="simulator", max_attempts=1)
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        make_simulator(settings, server.base_url, max_attempts=1)
         err = io.StringIO()
         with pytest.raises(CommandError, match="answered none"):
             call_command("make_turing_pairs", "--limit", "2", "--json", stderr=err)
@@ -120,8 +118,7 @@ def test_a_second_round_pairs_only_calls_not_paired_yet(settings: Any) -> None:
     real = ApiResponse.objects.filter(origin="real", error="").exclude(response=None)
     assert real.values("api_id").distinct().count() >= 3
     with FakeOpenAI(responder=simulated_reply) as server:
-        endpoint = make_endpoint(server.base_url, name="simulator", model="sim-model")
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        make_simulator(settings, server.base_url, model="sim-model")
         for limit in ("2", "1000"):
             call_command("make_turing_pairs", "--limit", limit, "--json", stdout=io.StringIO())
         with pytest.raises(CommandError, match="no cached call"):

@@ -10,7 +10,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from tests.browser.conftest import tab_to
-from tests.evaluation.conftest import execute_run, make_endpoint
+from tests.evaluation.conftest import execute_run, make_simulator
 from tests.evaluation.test_agent_runs import (
     import_stabletoolbench,
     launch_g1,
@@ -30,8 +30,7 @@ def test_the_steps_of_an_agent_run_open_on_the_run_page(
 ) -> None:
     benchmark = import_stabletoolbench(seeddata)
     with FakeOpenAI(responder=stabletoolbench_model) as server:
-        endpoint = make_endpoint(server.base_url, name="agent-and-simulator")
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        endpoint = make_simulator(settings, server.base_url, name="agent-and-simulator")
         run = launch_g1(benchmark, endpoint, item_limit=2)
         # Playwright's loop runs in this thread; the engine runs its own in another.
         worker = threading.Thread(target=execute_run, args=(run,))

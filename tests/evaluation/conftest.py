@@ -69,6 +69,15 @@ def make_endpoint(base_url: str, **fields: Any) -> Endpoint:
     return Endpoint.objects.create(base_url=base_url, **fields)
 
 
+def make_simulator(settings: Any, base_url: str, **fields: Any) -> Endpoint:
+    """An endpoint (named "simulator" unless told) that the virtual API server's simulator
+    uses for the rest of the test (VIRTUAL_API_SIMULATOR)."""
+    fields.setdefault("name", "simulator")
+    endpoint = make_endpoint(base_url, **fields)
+    settings.VIRTUAL_API_SIMULATOR = endpoint.name
+    return endpoint
+
+
 def execute_run(run: Any) -> None:
     """Answer every chunk of a run in this process, then finalise it."""
     from evaluation import engine, services

@@ -17,7 +17,7 @@ from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
 from evaluation import services
 from evaluation.models import ApiResponse, Prediction, Run, ServedCall
-from tests.evaluation.conftest import execute_run, make_endpoint
+from tests.evaluation.conftest import execute_run, make_endpoint, make_simulator
 from tests.factories import make_superuser
 from tests.fake_openai import FakeOpenAI
 
@@ -68,8 +68,7 @@ def test_stabletoolbench_queries_are_solved_over_the_virtual_api_server(
 ) -> None:
     benchmark = import_stabletoolbench(seeddata)
     with FakeOpenAI(responder=stabletoolbench_model) as server:
-        endpoint = make_endpoint(server.base_url, name="agent-and-simulator")
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        endpoint = make_simulator(settings, server.base_url, name="agent-and-simulator")
         run = launch_g1(benchmark, endpoint, item_limit=4)
         execute_run(run)
         assert run.status == Run.Status.DONE, run.error
@@ -109,8 +108,7 @@ def test_stabletoolbench_queries_are_solved_over_the_virtual_api_server(
 def test_tools_marked_down_fail_or_go_to_the_simulator(seeddata: Path, settings: Any) -> None:
     benchmark = import_stabletoolbench(seeddata)
     with FakeOpenAI(responder=stabletoolbench_model) as server:
-        endpoint = make_endpoint(server.base_url, name="agent-and-simulator")
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        endpoint = make_simulator(settings, server.base_url, name="agent-and-simulator")
         down = list(benchmark.tools.values_list("name", flat=True))
         run = launch_g1(
             benchmark, endpoint, item_limit=1, options={"down_tools": down, "down_mode": "fail"}
@@ -143,8 +141,7 @@ def test_wtueval_r2_searches_with_the_simulated_search_tool(settings: Any) -> No
     benchmark_import(suite="wtueval", paths=[WTU_QUESTIONS / "questions.jsonl"])
     benchmark = Benchmark.objects.get(suite="wtueval")
     with FakeOpenAI(responder=wtueval_model) as server:
-        endpoint = make_endpoint(server.base_url, name="wtu-agent")
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        endpoint = make_simulator(settings, server.base_url, name="wtu-agent")
         run = services.run_launch(
             benchmark=benchmark, task="R2", endpoint=endpoint, split="realtime-mini"
         )

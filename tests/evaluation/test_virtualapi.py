@@ -20,7 +20,7 @@ from evaluation.virtualapi import simulator
 from evaluation.virtualapi.cache import cache_import
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
 from evaluation.virtualapi.server import DOWN_RESPONSE, Call, ThreadSteps, serve
-from tests.evaluation.conftest import make_endpoint
+from tests.evaluation.conftest import make_simulator
 from tests.factories import make_superuser, make_user
 from tests.fake_openai import FakeOpenAI, content_text
 
@@ -125,8 +125,7 @@ def simulator_server(settings: Any) -> Any:
         return '{"error": "Rate limit reached", "response": ""}'
 
     with FakeOpenAI(responder=respond) as server:
-        endpoint = make_endpoint(server.base_url, name="simulator", model="sim-model")
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        make_simulator(settings, server.base_url, model="sim-model")
         yield server
 
 
@@ -207,10 +206,9 @@ def test_without_a_simulator_a_miss_says_so(settings: Any) -> None:
 @pytest.mark.django_db
 def test_a_simulator_without_its_key_here_is_no_simulator(settings: Any, monkeypatch: Any) -> None:
     monkeypatch.delenv("SIMULATOR_KEY_UNSET", raising=False)
-    endpoint = make_endpoint(
-        "http://127.0.0.1:9/v1", name="keyed", api_key_env="SIMULATOR_KEY_UNSET"
+    make_simulator(
+        settings, "http://127.0.0.1:9/v1", name="keyed", api_key_env="SIMULATOR_KEY_UNSET"
     )
-    settings.VIRTUAL_API_SIMULATOR = endpoint.name
     served = serve_now(Call(FERRY, {"port": "Nowhere"}))
     assert served.source == "failed" and "SIMULATOR_KEY_UNSET" in served.detail
     assert ServedCall.objects.get().source == "failed"  # logged like any answer
@@ -268,8 +266,7 @@ def test_the_http_endpoint_speaks_stabletoolbenchs_request(
 def test_the_http_endpoint_says_so_when_the_simulator_fails(client: Client, settings: Any) -> None:
     settings.VIRTUAL_API_KEYS = ["secret-key"]
     with FakeOpenAI(faults={"500": 1.0}) as server:
-        endpoint = make_endpoint(server.base_url, name="simulator", max_attempts=2)
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        make_simulator(settings, server.base_url, max_attempts=2)
         answer = client.post(
             "/virtual/",
             {
@@ -313,8 +310,7 @@ def test_the_diversity_check_counts_apis_that_answer_two_calls_alike(settings: A
             category="Weather", tool="tide_tables_demo_for_Weather", api=api, documentation=doc
         )
     with FakeOpenAI(responder=diversity_model) as server:
-        endpoint = make_endpoint(server.base_url, name="simulator", model="sim-model")
-        settings.VIRTUAL_API_SIMULATOR = endpoint.name
+        make_simulator(settings, server.base_url, model="sim-model")
         out = io.StringIO()
         call_command("simulator_diversity", "--apis", "5", "--json", stdout=out)
     data = json.loads(out.getvalue())
