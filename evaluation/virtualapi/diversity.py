@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.suites.protocol import CallFailed
 from evaluation.models import VirtualApi
 from evaluation.virtualapi import simulator
 from evaluation.virtualapi.keys import ApiName, call_key, canonical_text
@@ -36,6 +37,7 @@ class ApiDiversity:
         return {
             "api": self.api,
             "calls": len(self.calls),
+            "answered": len(self.responses),
             "distinct_responses": self.distinct_responses,
             "identical": self.identical,
             "note": self.note,
@@ -44,9 +46,12 @@ class ApiDiversity:
 
 def apis_sample(count: int, seed: int) -> list[VirtualApi]:
     """A seeded sample of the APIs with documentation (the simulator needs it)."""
-    apis = list(VirtualApi.objects.exclude(documentation={}).order_by("id"))
-    random.Random(seed).shuffle(apis)
-    return apis[:count]
+    documented = VirtualApi.objects.exclude(documentation={})
+    ids = list(documented.order_by("id").values_list("id", flat=True))
+    random.Random(seed).shuffle(ids)
+    chosen = ids[:count]
+    by_id = documented.in_bulk(chosen)
+    return [by_id[pk] for pk in chosen]
 
 
 async def calls_write(api: VirtualApi, steps: Steps, *, calls: int, attempts: int) -> list[dict]:
@@ -74,18 +79,31 @@ async def diversity_check(
     attempts: int = 15,
     progress: Callable[[int], Any] | None = None,
 ) -> list[ApiDiversity]:
+    """Each API's calls and their simulated answers. A call the simulator does not answer
+    (unavailable, or failing every attempt) adds no response: two missing answers are not two
+    answers alike. The API's note says what is missing."""
     results = []
     for api in apis:
         entry = ApiDiversity(api=f"{api.tool}/{api.api}")
-        entry.calls = await calls_write(api, steps, calls=calls, attempts=attempts)
-        if len(entry.calls) < calls:
-            entry.note = f"the writer gave {len(entry.calls)} different calls in {attempts} tries"
-        name = ApiName(api.category, api.tool, api.api)
-        for arguments in entry.calls:
-            served = await simulate_call(
-                Call(name, arguments), api, call_key(arguments), steps, store=False
-            )
-            entry.responses.append(served.response)
+        notes = []
+        try:
+            entry.calls = await calls_write(api, steps, calls=calls, attempts=attempts)
+            if len(entry.calls) < calls:
+                notes.append(
+                    f"the writer gave {len(entry.calls)} different calls in {attempts} tries"
+                )
+            name = ApiName(api.category, api.tool, api.api)
+            for arguments in entry.calls:
+                served = await simulate_call(
+                    Call(name, arguments), api, call_key(arguments), steps, store=False
+                )
+                if served.source != "failed":
+                    entry.responses.append(served.response)
+        except CallFailed as exc:
+            notes.append(f"the simulator failed: {exc}")
+        if len(entry.responses) < len(entry.calls):
+            notes.append(f"{len(entry.calls) - len(entry.responses)} calls not answered")
+        entry.note = "; ".join(notes)
         results.append(entry)
         if progress:
             progress(1)
@@ -93,7 +111,7 @@ async def diversity_check(
 
 
 def summary(results: list[ApiDiversity]) -> dict[str, Any]:
-    checked = [r for r in results if len(r.calls) >= 2]
+    checked = [r for r in results if len(r.responses) >= 2]
     return {
         "apis": len(results),
         "checked": len(checked),
@@ -105,12 +123,13 @@ def summary(results: list[ApiDiversity]) -> dict[str, Any]:
 def summary_text(data: dict[str, Any]) -> str:
     lines = [
         f"{data['identical']} of {data['checked']} APIs gave the same answer to two different "
-        f"calls ({data['apis'] - data['checked']} of {data['apis']} had fewer than two calls)."
+        f"calls ({data['apis'] - data['checked']} of {data['apis']} had fewer than two answered "
+        "calls)."
     ]
     for row in data["details"]:
         flag = "SAME" if row["identical"] else "    "
         lines.append(
-            f"  {flag} {row['api']:<60} {row['distinct_responses']} distinct of {row['calls']}"
+            f"  {flag} {row['api']:<60} {row['distinct_responses']} distinct of {row['answered']}"
             + (f"  ({row['note']})" if row["note"] else "")
         )
     return "\n".join(lines)

@@ -344,3 +344,30 @@ def test_a_real_api_on_a_private_address_is_never_called(
     log = ServedCall.objects.get()
     assert log.source == "simulated" and "loopback" in log.detail
     assert not ApiResponse.objects.filter(origin="real").exists()
+
+
+@pytest.mark.django_db
+def test_calls_the_simulator_does_not_answer_are_not_answers_alike(settings: Any) -> None:
+    from evaluation.virtualapi.diversity import diversity_check, summary
+
+    def model(body: dict[str, Any]) -> str:
+        text = content_text(body)
+        if "Imagine you are an API requester" not in text and "ferry_status" in text:
+            raise RuntimeError("the simulator is down for this API")  # a 500, every attempt
+        return diversity_model(body)
+
+    for api in ("ferry_status", "tide_times"):
+        VirtualApi.objects.create(
+            category="Weather", tool="demo_for_Weather", api=api, documentation={"name": api}
+        )
+    apis = list(VirtualApi.objects.order_by("api"))
+    with FakeOpenAI(responder=model) as server:
+        make_simulator(settings, server.base_url, max_attempts=1)
+        results = async_to_sync(diversity_check)(apis, ThreadSteps(), calls=3, attempts=5)
+    broken, tide = results
+    assert broken.api.endswith("ferry_status") and len(broken.calls) == 3
+    assert broken.responses == [] and not broken.identical
+    assert "the simulator failed" in broken.note
+    data = summary(results)
+    assert (data["apis"], data["checked"], data["identical"]) == (2, 1, 1)  # only tide counts
+    assert tide.identical and data["details"][1]["answered"] == 3
