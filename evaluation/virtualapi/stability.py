@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Count
+
 from benchmarks.models import Benchmark, Sample
 from evaluation.judging import judge_launch
 from evaluation.models import Endpoint, Judge, JudgeJob, Run, ServedCall
@@ -30,8 +32,8 @@ class Arm:
     def row(self) -> dict[str, Any]:
         metrics = self.job.metrics if self.job is not None else {}
         sources = dict.fromkeys(ServedCall.Source.values, 0)
-        for source in ServedCall.objects.filter(run=self.run).values_list("source", flat=True):
-            sources[source] += 1
+        counted = ServedCall.objects.filter(run=self.run).values("source").annotate(n=Count("id"))
+        sources.update({row["source"]: row["n"] for row in counted})
         return {
             "share": self.share,
             "tools_down": len(self.down),
