@@ -8,7 +8,7 @@ text response but marked not clean, so it is served once and never cached.
 
 Clean (StableToolBench Appendix D, the errors it filters out of its cache): no error text, and
 no response that reads as a connection, rate-limit, timeout, not-found, parameter, parsing or
-authorisation failure.
+authorisation failure (see _FAILURE for how its words are read).
 """
 
 from __future__ import annotations
@@ -30,13 +30,30 @@ MAX_EXAMPLE_CHARS = 1500
 # A simulated response is "around 100 to 200 words" (the prompt); room for JSON around it.
 MAX_TOKENS = 512
 
-# Appendix D: the words that mark a failed call (case-insensitive).
+# Appendix D: what marks a failed call, by the paper's categories (case-insensitive). The words
+# are read as the failure phrases they stand for, and a status code only next to "error",
+# "status" or "code", so that real data (a parameter list, a price of 404) stays cacheable.
+_STATUS = r"(?:401|403|404|429|50[0-4])"
 _FAILURE = re.compile(
-    r"\b(http error|connection (error|refused|reset)|rate limit|too many requests|timed? ?out|"
-    r"not found|not available|api doesn'?t exists?|service not found|internal (server )?error|"
-    r"404|429|50[0-4]|unauthori[sz]ed|not authori[sz]ed|authori[sz]ation|blocked user|"
-    r"unsubscribe|credential|disabled for your subscription|access_denied|401|403|"
-    r"function executing from)\b",
+    r"\b(?:"
+    # not connected
+    r"http ?error|connection (?:error|refused|reset|aborted|timed? ?out)|rate limit|"
+    r"too many requests|timed? ?out|"
+    # not found
+    r"not found|not available|api doesn'?t exists?|service not found|internal (?:server )?error|"
+    # parameter change
+    r"(?:invalid|missing|unknown|required) parameters?|parameters? (?:is |are )?(?:invalid|"
+    r"missing|required)|is not defined|(?:failed|unable|could not) to parse|parse error|"
+    # parsing error
+    r"function executing from|"
+    # not authorised
+    r"unauthori[sz]ed|not authori[sz]ed|authori[sz]ation (?:failed|required|error)|"
+    r"blocked user|unsubscribe|invalid credentials?|disabled for your subscription|"
+    r"access_denied|"
+    # a status code given as one
+    rf"(?:error|status|code)\W{{0,3}}{_STATUS}|{_STATUS}\W{{0,3}}(?:error|not found|forbidden|"
+    r"unauthori[sz]ed|too many|internal)"
+    r")\b",
     re.IGNORECASE,
 )
 

@@ -104,6 +104,35 @@ def test_simulator_replies(reply: str, response: Any, clean: bool) -> None:
     assert (result.response, result.clean) == (response, clean)
 
 
+@pytest.mark.parametrize(
+    ("response", "clean"),
+    [
+        # Appendix D's categories
+        ("Rate limit exceeded", False),
+        ("HTTP error 503", False),
+        ({"message": "Connection refused"}, False),
+        ("The API is not available", False),
+        ("Missing required parameter: port", False),
+        ("name 'x' is not defined", False),
+        ("Function executing from tools.ferry raised", False),
+        ({"message": "ACCESS_DENIED"}, False),
+        ("Unauthorized", False),
+        ({"code": 404}, False),
+        ("Error 500", False),
+        # data that only looks like it
+        ({"price": 404, "currency": "EUR"}, True),
+        ({"count": 500, "status": "ok"}, True),
+        ({"parameters": ["port", "day"]}, True),
+        ({"connections": 3}, True),
+        ({"zip code": 40401}, True),
+    ],
+)
+def test_what_the_cache_keeps_follows_appendix_d_and_spares_data(
+    response: Any, clean: bool
+) -> None:
+    assert simulator.is_clean(response, "") is clean
+
+
 def test_a_base_models_reply_continues_the_opened_object() -> None:
     result = simulator.parse_reply('{"temp": 11}}', completion=True)
     assert result.response == {"temp": 11} and result.clean
