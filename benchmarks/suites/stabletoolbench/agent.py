@@ -51,6 +51,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from benchmarks.suites.predictions import python_literal
 from benchmarks.suites.protocol import (
     Complete,
     Context,
@@ -337,67 +338,11 @@ def _object_text(text: str) -> str | None:
     return text[start:]
 
 
-_WORDS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false"}
-_WORDS["None"] = "null"
-_NUMBER_CHARS = frozenset("0123456789+-.eE")
-
-
-def _repair(text: str) -> str | None:
-    """A Python-style literal of plain data as JSON text: single-quoted strings, True / False /
-    None and trailing commas are rewritten; any other word, call or operator refuses (None).
-    Nothing is evaluated."""
-    out: list[str] = []
-    index, size = 0, len(text)
-    while index < size:
-        char = text[index]
-        if char in "\"'":
-            quote, index, body = char, index + 1, []
-            while index < size and text[index] != quote:
-                if text[index] == "\\" and index + 1 < size:
-                    escaped = text[index + 1]
-                    body.append(escaped if escaped == "'" else "\\" + escaped)
-                    index += 2
-                    continue
-                body.append('\\"' if text[index] == '"' else text[index])
-                index += 1
-            if index >= size:
-                return None
-            index += 1
-            out.append('"' + "".join(body) + '"')
-        elif char.isalpha() or char == "_":
-            end = index
-            while end < size and (text[end].isalnum() or text[end] == "_"):
-                end += 1
-            word = _WORDS.get(text[index:end])
-            if word is None:
-                return None
-            out.append(word)
-            index = end
-        elif char in "}]":
-            while out and out[-1].isspace():
-                out.pop()
-            if out and out[-1] == ",":
-                out.pop()
-            out.append(char)
-            index += 1
-        elif char in "{[:," or char.isspace():
-            out.append(char)
-            index += 1
-        elif char in _NUMBER_CHARS:
-            end = index
-            while end < size and text[end] in _NUMBER_CHARS:
-                end += 1
-            out.append(text[index:end])
-            index = end
-        else:
-            return None
-    return "".join(out)
-
-
 def parse_arguments(text: str | None) -> dict[str, Any] | None:
     """The arguments an Action Input gives, as a JSON object; {} for an empty input; None when
     no JSON object can be read. Code fences, backticks and text around the object are ignored;
-    an object written as a Python literal of plain data is repaired (see `_repair`)."""
+    an object written as a Python literal of plain data is read as one, never evaluated
+    (predictions.python_literal)."""
     if text is None or not text.strip():
         return {}
     if len(text) > MAX_INPUT_CHARS:
@@ -405,11 +350,9 @@ def parse_arguments(text: str | None) -> dict[str, Any] | None:
     body = _object_text(_FENCE.sub("", text).strip().strip("`"))
     if body is None:
         return None
-    for candidate in (body, _repair(body)):
-        if candidate is None:
-            continue
+    for read in (json.loads, python_literal):
         try:
-            value = json.loads(candidate)
+            value = read(body)
         except ValueError:
             continue
         if isinstance(value, dict):
