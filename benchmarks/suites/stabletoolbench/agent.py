@@ -17,8 +17,8 @@ its api_list, called through the platform's virtual API server (Context.toolbox)
   - reads each reply (`parse_reply`): the last Action / Action Input pair before any
     (hallucinated) Observation; the input's JSON object is read with json, else as a Python
     literal of plain data (`parse_arguments`: single quotes, True/False/None, trailing commas,
-    code fences, trailing text); model text is never evaluated. Tool names match exactly, then ignoring
-    case, then ignoring everything but letters and digits.
+    code fences, trailing text); model text is never evaluated. Tool names match exactly, then
+    ignoring case, then ignoring everything but letters and digits.
   - runs the call: `ctx.toolbox[name].call(arguments)` gives the server's JSON text
     {"error", "response"} (its "source" field, the response's provenance, goes to the trace and
     is not shown to the model); a tool the toolbox lacks, or ToolUnavailable from the call,
