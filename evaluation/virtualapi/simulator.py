@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from benchmarks.suites.predictions import json_values
 from benchmarks.suites.protocol import Prompt
 
 PROMPTS = Path(__file__).resolve().parent / "prompts" / "simulator.toml"
@@ -111,17 +112,9 @@ def build_prompt(
     return Prompt(messages=messages, max_tokens=max_tokens)
 
 
-def _objects(text: str) -> list[Any]:
-    """JSON objects found in a text, outermost first."""
-    found, decoder = [], json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text[match.start() :])
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-    return found
+def _objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a text (top-level ones, in order; arrays are skipped)."""
+    return [value for value in json_values(text) if isinstance(value, dict)]
 
 
 def parse_reply(text: str, *, completion: bool = False) -> Simulated:
