@@ -20,8 +20,8 @@ from typing import Any
 
 from benchmarks.suites.stabletoolbench.importer import change_name, standard_category, standardize
 
-# A number written as text: optional sign, digits without a leading zero (or a single 0), an
-# optional fraction and exponent. "007", "1,000", " 5" and "0x10" are not numbers here.
+# A number written as text (spaces around it ignored): optional sign, digits without a leading
+# zero (or a single 0), an optional fraction and exponent. "007", "1,000" and "0x10" are not.
 _NUMBER_TEXT = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$")
 
 
