@@ -3,13 +3,12 @@
 "toolbench_key"} and get {"error", "response", "source"} back (source: cache, real, simulated).
 
 Who may call: a client whose toolbench_key (or an `Authorization: Bearer <key>` header) is one
-of VIRTUAL_API_KEYS, or a signed-in user with the permission evaluation.view_apiresponse (then
-with the CSRF token, as every page post)."""
+of VIRTUAL_API_KEYS, or a signed-in user with the permission evaluation.call_virtualapi (then
+with the CSRF token, as every page post): config.access's rule for this URL."""
 
 from __future__ import annotations
 
 import hmac
-import json
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -20,6 +19,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from benchmarks.suites.protocol import CallFailed
+from config.access import virtual_call_allowed
+from config.untrusted import UntrustedInputError, json_loads_bounded
 from evaluation.virtualapi.keys import ApiName
 from evaluation.virtualapi.server import Call, ThreadSteps, serve
 
@@ -42,25 +43,32 @@ def _refuse(status: int, message: str) -> JsonResponse:
 @csrf_exempt  # machine clients authenticate with a key; sessions are CSRF-checked below
 @require_POST
 async def virtual_call(request: HttpRequest) -> HttpResponse:
+    # Who calls is settled before anything else is read: the header's key, else the session.
+    # StableToolBench's clients put their key in the body, so a caller with neither has the
+    # body read through the one bounded reader (size, depth, storable text), and nothing more
+    # before the key is checked.
+    bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+    authorised = _key_ok(bearer)
+    if not authorised:
+        user = await request.auser()
+        if await sync_to_async(virtual_call_allowed)(user):
+            # The check the middleware skipped for this (exempt) view, as for any other view.
+            refused = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(
+                request, _checked_view, (), {}
+            )
+            if refused is not None:
+                return refused
+            authorised = True
     if len(request.body) > MAX_BODY:
         return _refuse(413, f"the request is over {MAX_BODY} bytes")
     try:
-        body = json.loads(request.body or b"{}")
-    except ValueError as exc:
-        return _refuse(400, f"the body is not JSON: {exc}")
+        body = json_loads_bounded(request.body or b"{}", max_bytes=MAX_BODY)
+    except UntrustedInputError as exc:
+        return _refuse(400, f"the body is refused: {exc}")
     if not isinstance(body, dict):
         return _refuse(400, "the body must be a JSON object")
-    bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-    if not _key_ok(str(body.get("toolbench_key") or "")) and not _key_ok(bearer):
-        user = await request.auser()
-        if not user.is_authenticated or not await user.ahas_perm("evaluation.view_apiresponse"):
-            return _refuse(403, "give a key of VIRTUAL_API_KEYS (toolbench_key) or sign in")
-        # The check the middleware skipped for this (exempt) view, as for any other view.
-        refused = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(
-            request, _checked_view, (), {}
-        )
-        if refused is not None:
-            return refused
+    if not authorised and not _key_ok(str(body.get("toolbench_key") or "")):
+        return _refuse(403, "give a key of VIRTUAL_API_KEYS (toolbench_key) or sign in")
     problems = [
         field
         for field in ("category", "tool_name", "api_name")
@@ -71,8 +79,8 @@ async def virtual_call(request: HttpRequest) -> HttpResponse:
     arguments: Any = body.get("tool_input", {})
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments or "{}")
-        except ValueError:
+            arguments = json_loads_bounded(arguments or "{}", max_bytes=MAX_BODY)
+        except UntrustedInputError:
             return _refuse(400, "tool_input is not a JSON object")
     if not isinstance(arguments, dict):
         return _refuse(400, "tool_input must be a JSON object")
