@@ -8,12 +8,15 @@ from typing import Any
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import serializers, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from evaluation.models import Endpoint, Prediction, Run
 from evaluation.selectors import ordered_metrics, runs_with_progress
+from evaluation.services import RunError, endpoint_create
 
 
 class EndpointSerializer(serializers.ModelSerializer):
@@ -114,11 +117,37 @@ class PredictionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class EndpointViewSet(viewsets.ReadOnlyModelViewSet):
-    """Endpoints (the key itself is never stored; api_key_env names the variable)."""
+class EndpointInputSerializer(serializers.Serializer):
+    """What `POST /api/endpoints/` takes; the model's rules check it (endpoint_create)."""
+
+    name = serializers.CharField(max_length=100)
+    base_url = serializers.CharField(max_length=500)
+    model = serializers.CharField(max_length=200)
+    api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    style = serializers.ChoiceField(choices=Endpoint.Style.choices, required=False)
+    default_params = serializers.DictField(required=False)
+    max_concurrency = serializers.IntegerField(min_value=1, required=False)
+    requests_per_minute = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    timeout_seconds = serializers.FloatField(min_value=0.001, required=False)
+    max_attempts = serializers.IntegerField(min_value=1, max_value=100, required=False)
+
+
+class EndpointViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Endpoints (the key itself is never stored; api_key_env names the variable, which must
+    be named like a key variable: evaluation.credentials). Researchers may add one."""
 
     serializer_class = EndpointSerializer
     queryset = Endpoint.objects.order_by("name")
+
+    @extend_schema(request=EndpointInputSerializer, responses={201: EndpointSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        body = EndpointInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            endpoint = endpoint_create(**body.validated_data)
+        except RunError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(EndpointSerializer(endpoint).data, status=status.HTTP_201_CREATED)
 
 
 @extend_schema_view(

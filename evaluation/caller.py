@@ -20,6 +20,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any, Protocol
 
 import openai
@@ -137,13 +138,32 @@ def classify(exc: BaseException) -> tuple[bool, str, float | None]:
     return False, f"{type(exc).__name__}: {exc}"[:500], None
 
 
+def failure_summary(exc: BaseException) -> str:
+    """A failed request in a few words of our own (status, timeout, connection), with nothing
+    the server sent: for pages that show the failure to whoever configured the endpoint."""
+    if isinstance(exc, openai.APIStatusError):
+        try:
+            phrase = HTTPStatus(exc.status_code).phrase
+        except ValueError:
+            phrase = "unknown status"
+        return f"the server answered HTTP {exc.status_code} ({phrase})"
+    if isinstance(exc, openai.APITimeoutError):
+        return "the server did not answer in time"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return f"could not connect ({type(cause).__name__})"
+    return f"the request failed ({type(exc).__name__})"
+
+
 def _error_text(exc: openai.APIStatusError) -> str:
+    """The API's own error message ({"error": {"message": ...}}, as OpenAI-compatible servers
+    send), cut short; nothing of a body in any other shape (an HTML page, a stack trace)."""
     body = exc.body
     if isinstance(body, dict):
         inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return str(exc.message)[:300] if exc.message else ""
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"][:300]
+    return ""
 
 
 Sleep = Callable[[float], Awaitable[None]]

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import openai
 
+from evaluation.credentials import key_from_environment
 from evaluation.models import Endpoint, ResponseCache
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
@@ -53,7 +53,7 @@ def remote_embed(endpoint: Endpoint, texts: Sequence[str]) -> list[list[float]]:
     }
     missing = sorted({i for i, key in enumerate(keys) if key not in found}, key=keys.__getitem__)
     if missing:
-        api_key = os.environ.get(endpoint.api_key_env, "") if endpoint.api_key_env else "unused"
+        api_key = key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "unused"
         if not api_key:
             raise ValueError(f"the environment variable {endpoint.api_key_env} is not set")
         client = openai.OpenAI(

@@ -49,6 +49,7 @@ from django.utils import timezone
 
 from benchmarks.suites.protocol import CallFailed, Context, Evaluator, Item, Outcome, Prompt
 from evaluation.caller import Caller, EndpointConfig, Reply, cache_key, request_body
+from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.limits import Lane, RateLimit, Shares, Slots, fair_share
 from evaluation.models import Endpoint, Prediction, Run
 from evaluation.selectors import items_by_sample_id, run_context
@@ -70,7 +71,10 @@ def endpoint_config(
 ) -> EndpointConfig:
     api_key = "unused"  # the client insists on a key; servers without auth ignore it
     if endpoint.api_key_env:
-        api_key = os.environ.get(endpoint.api_key_env, "")
+        try:
+            api_key = key_from_environment(endpoint.api_key_env)
+        except KeyVariableError as exc:
+            raise ConfigurationError(f"endpoint {endpoint.name!r}: {exc}") from None
         if not api_key:
             raise ConfigurationError(
                 f"the environment variable {endpoint.api_key_env} (the key of endpoint "

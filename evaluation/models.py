@@ -2,38 +2,19 @@
 
 from __future__ import annotations
 
-import re
-
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import models
 
 from benchmarks.models import Benchmark, Sample
+from evaluation.credentials import validate_key_variable
 
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Shapes of real keys; a key pasted where the variable's *name* belongs must not be stored. A
-# long run of mixed-case letters and digits is a key; a long UPPER_CASE name is a variable.
-KEY_PREFIXES = re.compile(r"^(sk-|sk_|gsk_|xai-|AIza|hf_)")
-LONG_TOKEN = re.compile(r"^[A-Za-z0-9_\-]{32,}$")
-
-
-def validate_env_name(value: str) -> None:
-    if not value:
-        return
-    looks_random = (
-        LONG_TOKEN.match(value)
-        and any(c.islower() for c in value)
-        and any(c.isdigit() for c in value)
-    )
-    if KEY_PREFIXES.search(value) or looks_random:
-        raise ValidationError(
-            "This looks like an API key. Store the key in an environment variable of the "
-            "workers and give that variable's name here (e.g. OPENAI_API_KEY)."
-        )
-    if not ENV_NAME.match(value):
-        raise ValidationError(
-            f"{value!r} is not an environment variable name (letters, digits, underscores)."
-        )
+# Named by migration 0001; the rule itself is evaluation.credentials'.
+validate_env_name = validate_key_variable
+base_url_validator = URLValidator(
+    schemes=["http", "https"],
+    message="Enter the API's http:// or https:// address, e.g. https://api.openai.com/v1.",
+)
 
 
 class Endpoint(models.Model):
@@ -53,16 +34,19 @@ class Endpoint(models.Model):
 
     name = models.CharField(max_length=100, unique=True)
     base_url = models.CharField(
-        max_length=500, help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8001/v1"
+        max_length=500,
+        validators=[base_url_validator],
+        help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8001/v1",
     )
     model = models.CharField(max_length=200, help_text="The model name sent with each request.")
     api_key_env = models.CharField(
         "API key variable",
         max_length=100,
         blank=True,
-        validators=[validate_env_name],
+        validators=[validate_key_variable],
         help_text="Name of the environment variable that holds the key on the workers "
-        "(never the key itself). Empty for servers that need no key.",
+        "(never the key itself), ending in _API_KEY or _TOKEN (or listed in the "
+        "ENDPOINT_KEY_VARIABLES setting). Empty for servers that need no key.",
     )
     style = models.CharField(max_length=20, choices=Style.choices, default=Style.CHAT)
     default_params = models.JSONField(
@@ -389,6 +373,9 @@ class VirtualApi(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["category", "tool", "api"], name="virtual_api_unique")
         ]
+        # Calling the server over HTTP writes (the cache, the call log) and may spend the
+        # simulator's tokens: a permission of its own, not view_apiresponse.
+        permissions = [("call_virtualapi", "Can call the virtual API server over HTTP")]
 
     def __str__(self) -> str:
         return f"{self.category}/{self.tool}/{self.api}"
@@ -469,7 +456,9 @@ class RealApi(models.Model):
     key_env = models.CharField(
         max_length=100,
         blank=True,
-        help_text="Environment variable holding the key (sent as X-RapidAPI-Key).",
+        validators=[validate_key_variable],
+        help_text="Environment variable holding the key (sent as X-RapidAPI-Key), named as "
+        "an endpoint's key variable is.",
     )
     enabled = models.BooleanField(default=True)
 

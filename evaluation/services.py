@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -532,6 +533,40 @@ def _match_outputs(
 # --- endpoints ----------------------------------------------------------------------------------
 
 LOCAL_ENDPOINT = "local-gemma-3-270m"
+
+
+ENDPOINT_FIELDS = (
+    "name",
+    "base_url",
+    "model",
+    "api_key_env",
+    "style",
+    "default_params",
+    "max_concurrency",
+    "requests_per_minute",
+    "timeout_seconds",
+    "max_attempts",
+)
+
+
+def endpoint_create(**fields: Any) -> Endpoint:
+    """A new endpoint from ENDPOINT_FIELDS, checked by the model's rules (the key variable's
+    name above all: evaluation.credentials). The admin's form, the API and `add_endpoint` all
+    come here or through the same model validation. Raises RunError naming each bad field."""
+    unknown = sorted(set(fields) - set(ENDPOINT_FIELDS))
+    if unknown:
+        raise RunError(f"unknown endpoint field(s): {', '.join(unknown)}")
+    endpoint = Endpoint(**fields)
+    try:
+        endpoint.full_clean()
+    except ValidationError as exc:
+        raise RunError(
+            "; ".join(
+                f"{field}: {' '.join(problems)}" for field, problems in exc.message_dict.items()
+            )
+        ) from None
+    endpoint.save()
+    return endpoint
 
 
 def endpoint_set_status(*, endpoint_id: int, status: str, detail: str = "") -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from django.db import connection
 
 from benchmarks.suites.protocol import Prompt
 from evaluation.caller import Caller
+from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.engine import ConfigurationError, endpoint_config
 from evaluation.models import ApiResponse, Endpoint, RealApi, ServedCall, VirtualApi
 from evaluation.services import LOCAL_ENDPOINT
@@ -181,7 +181,10 @@ def real_call(real: RealApi, name: ApiName, arguments: dict[str, Any]) -> Served
     source "failed" and the reason in detail, so the simulator takes over."""
     headers = {"Accept": "application/json"}
     if real.key_env:
-        key = os.environ.get(real.key_env, "")
+        try:
+            key = key_from_environment(real.key_env)
+        except KeyVariableError as exc:
+            return Served("", None, "failed", detail=f"real API: {exc}")
         if not key:
             return Served("", None, "failed", detail=f"{real.key_env} is not set")
         headers["X-RapidAPI-Key"] = key

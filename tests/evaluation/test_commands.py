@@ -98,16 +98,16 @@ def test_launch_run_waits_and_reports_a_run_the_workers_cannot_start(
     tmp_path: Path, fake_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given an endpoint whose key variable the workers do not have
-    monkeypatch.delenv("H6_UNSET_KEY", raising=False)
+    monkeypatch.delenv("H6_UNSET_API_KEY", raising=False)
     make_counting_benchmark(tmp_path, 4)
-    make_endpoint(fake_server.base_url, api_key_env="H6_UNSET_KEY")
+    make_endpoint(fake_server.base_url, api_key_env="H6_UNSET_API_KEY")
     with celery_worker(tmp_path, concurrency=1), deadline(120):
         printed = launch("--split", "default", "--wait")
     run = Run.objects.get()
     status_line, error_line = printed.splitlines()
     assert status_line == f"Run {run.pk} failed: {{}}"
     assert error_line.startswith(
-        "error: the environment variable H6_UNSET_KEY (the key of endpoint 'fake') is not set "
+        "error: the environment variable H6_UNSET_API_KEY (the key of endpoint 'fake') is not set "
         "on worker "
     )
     assert fake_server.total == 0
