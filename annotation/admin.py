@@ -102,7 +102,9 @@ class CampaignAdmin(admin.ModelAdmin):
             reverse("annotation:agreement", args=[obj.pk]),
         )
 
-    @admin.action(description="Open the selected campaigns to their annotators")
+    @admin.action(
+        description="Open the selected campaigns to their annotators", permissions=["change"]
+    )
     def activate(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
         for campaign in queryset:
             try:
@@ -112,12 +114,19 @@ class CampaignAdmin(admin.ModelAdmin):
             else:
                 self.message_user(request, f"{campaign} is open.")
 
-    @admin.action(description="Close the selected campaigns")
+    @admin.action(description="Close the selected campaigns", permissions=["change"])
     def close(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
-        count = queryset.update(status=Campaign.Status.CLOSED)
+        count = sum(services.campaign_close(campaign=campaign) for campaign in queryset)
         self.message_user(request, f"{count} campaign(s) closed.")
 
-    @admin.action(description="Score the human baseline: each annotator's answers as a run")
+    def has_add_runs_permission(self, request: HttpRequest) -> bool:
+        # Scoring a baseline makes one run per annotator.
+        return bool(request.user.has_perm("evaluation.add_run"))
+
+    @admin.action(
+        description="Score the human baseline: each annotator's answers as a run",
+        permissions=["add_runs"],
+    )
     def score_baseline(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
         for campaign in queryset:
             try:
@@ -135,7 +144,11 @@ class CampaignAdmin(admin.ModelAdmin):
                 ),
             )
 
-    @admin.action(description="Agreement report: annotators, judges and metrics compared")
+    # Only a link to the report (which the table lets campaign readers open): a read.
+    @admin.action(
+        description="Agreement report: annotators, judges and metrics compared",
+        permissions=["view"],
+    )
     def agreement_report(
         self, request: HttpRequest, queryset: QuerySet[Campaign]
     ) -> HttpResponseRedirect | None:
@@ -364,7 +377,13 @@ class TuringPairAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Build a Turing campaign from the selected pairs")
+    def has_add_campaign_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm("annotation.add_campaign"))
+
+    @admin.action(
+        description="Build a Turing campaign from the selected pairs",
+        permissions=["add_campaign"],
+    )
     def build_campaign(
         self, request: HttpRequest, queryset: QuerySet[TuringPair]
     ) -> HttpResponseRedirect | None:

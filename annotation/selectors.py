@@ -13,25 +13,43 @@ from django.http import Http404
 from annotation.models import Assignment, Campaign, Item, Label, Member
 from benchmarks.models import Tool
 from benchmarks.templatetags.display import pretty
+from config.access import checked_campaign
 
 
 def campaign_get_for_user(
     user: Any, campaign_id: int, role: str | None = Member.Role.ANNOTATOR
 ) -> Campaign:
-    """The campaign if the user may open it in this role (any role: None); a 404 otherwise,
-    so that another campaign's existence is not revealed."""
-    campaigns = Campaign.objects.select_related("benchmark").filter(pk=campaign_id)
-    # Members (every request of an annotator's) are found in one query; the permission check,
-    # two more queries, only runs for everyone else.
-    members = Member.objects.filter(campaign_id=campaign_id, user=user)
-    if role:
-        members = members.filter(role=role)
-    campaign = campaigns.filter(Exists(members)).first()
-    if campaign is None and user.has_perm("annotation.view_campaign"):
-        campaign = campaigns.first()
+    """The campaign if the user is its member in this role (any role: None); a 404 otherwise,
+    so that another campaign's existence is not revealed. Model permissions never stand in for
+    membership (config.access): studio work is always asked of someone."""
+    campaign = (
+        Campaign.objects.select_related("benchmark")
+        .filter(pk=campaign_id)
+        .filter(Exists(memberships(user, campaign_id, role)))
+        .first()
+    )
     if campaign is None:
         raise Http404("no such campaign")
     return campaign
+
+
+def studio_campaign(
+    request: Any, campaign_id: int, role: str | None = Member.Role.ANNOTATOR
+) -> Campaign:
+    """The campaign of a studio request: the one the access rule fetched when it let the
+    request in (config.access), or else the same membership check again."""
+    campaign = checked_campaign(request, campaign_id, role)
+    if campaign is None:
+        campaign = campaign_get_for_user(request.user, campaign_id, role)
+    return campaign
+
+
+def memberships(user: Any, campaign_id: int, role: str | None) -> QuerySet[Member]:
+    """The user's memberships of a campaign in a role (any role: None)."""
+    if not user.is_authenticated:
+        return Member.objects.none()
+    members = Member.objects.filter(campaign_id=campaign_id, user=user)
+    return members.filter(role=role) if role else members
 
 
 def campaigns_of(user: Any) -> QuerySet[Campaign]:

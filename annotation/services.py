@@ -12,7 +12,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
 
 from annotation.assign import AnnotationError
 from annotation.models import Campaign, Item, Member, Question
@@ -182,6 +181,15 @@ def campaign_activate(*, campaign: Campaign) -> None:
         raise AnnotationError("add annotators before opening the campaign")
     campaign.status = Campaign.Status.ACTIVE
     campaign.save(update_fields=["status", "updated_at"])
+
+
+def campaign_close(*, campaign: Campaign) -> bool:
+    """No more items are given out (labels already given stay). False if it was closed."""
+    if campaign.status == Campaign.Status.CLOSED:
+        return False
+    campaign.status = Campaign.Status.CLOSED
+    campaign.save(update_fields=["status", "updated_at"])
+    return True
 
 
 # --- building items -----------------------------------------------------------------------------
@@ -433,14 +441,6 @@ def _pairwise(question: Question, value: Any, shown_order: str) -> int:
     from benchmarks.suites.judging import canonical_preference
 
     return canonical_preference(SIDES[value], shown_order or "AB")
-
-
-def campaigns_for(user: Any, role: str = Member.Role.ANNOTATOR) -> Any:
-    """The campaigns a user may open in a role (staff with the view permission see all)."""
-    campaigns = Campaign.objects.all()
-    if user.has_perm("annotation.view_campaign"):
-        return campaigns
-    return campaigns.filter(Q(members__user=user, members__role=role)).distinct()
 
 
 # --- the human baseline -------------------------------------------------------------------------

@@ -1,16 +1,16 @@
 """The annotation studio's pages. Server-rendered; htmx swaps the workspace after each action,
-so an annotator goes from item to item without a page load. Every campaign-scoped view checks
-membership first (another campaign is a 404)."""
+so an annotator goes from item to item without a page load. Who may open each page is
+config.access's table (studio pages: membership of the campaign in the page's role; another
+campaign is a 404); the views fetch the campaign through the same membership check."""
 
 from __future__ import annotations
 
 import uuid
 from typing import Any
 
-from django.contrib.auth.decorators import login_required, permission_required
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.adjudication import (
@@ -35,11 +35,11 @@ from annotation.refinement import (
 )
 from annotation.selectors import (
     annotator_progress,
-    campaign_get_for_user,
     campaigns_of,
     item_for_assignment,
     item_view,
     progress_by_annotator,
+    studio_campaign,
 )
 from annotation.services import answers_clean
 from config.throttle import throttled
@@ -52,7 +52,6 @@ SIDE_LABELS = {
 
 
 @require_GET
-@login_required
 def campaign_index(request: HttpRequest) -> HttpResponse:
     campaigns = list(campaigns_of(request.user))
     roles: dict[int, list[str]] = {}
@@ -155,9 +154,8 @@ def workspace(
 
 
 @require_GET
-@login_required
 def annotate(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = campaign_get_for_user(request.user, campaign_id)
+    campaign = studio_campaign(request, campaign_id)
     return workspace(request, campaign)
 
 
@@ -172,10 +170,9 @@ def _posted_answers(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
 
 
 @require_POST
-@login_required
 @throttled("annotation-submit")
 def submit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
-    campaign = campaign_get_for_user(request.user, campaign_id)
+    campaign = studio_campaign(request, campaign_id)
     assignment = Assignment.objects.filter(
         pk=assignment_id, campaign=campaign, annotator=request.user
     ).first()
@@ -223,10 +220,9 @@ def submit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpRe
 
 
 @require_POST
-@login_required
 @throttled("annotation")
 def skip(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
-    campaign = campaign_get_for_user(request.user, campaign_id)
+    campaign = studio_campaign(request, campaign_id)
     try:
         item_skip(assignment_id=assignment_id, user=request.user)
     except AnnotationError as exc:
@@ -235,10 +231,9 @@ def skip(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResp
 
 
 @require_POST
-@login_required
 @throttled("annotation")
 def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = campaign_get_for_user(request.user, campaign_id)
+    campaign = studio_campaign(request, campaign_id)
     try:
         assignment = label_undo(campaign=campaign, user=request.user)
     except AnnotationError as exc:
@@ -270,9 +265,9 @@ def shown_answers(
 
 
 @require_GET
-@login_required
 def guidelines(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = campaign_get_for_user(request.user, campaign_id, role=None)
+    # Members of the campaign, and researchers (config.access).
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
     return render(
         request,
         "annotation/guidelines.html",
@@ -281,9 +276,8 @@ def guidelines(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 
 @require_GET
-@permission_required("annotation.view_campaign", raise_exception=True)
 def campaign_progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = campaign_get_for_user(request.user, campaign_id)
+    campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=campaign_id)
     context = {
         "campaign": campaign,
         "progress": annotator_progress(campaign, request.user),
@@ -314,11 +308,10 @@ def editor_context(assignment: Assignment) -> dict[str, Any]:
 
 
 @require_POST
-@login_required
 @throttled("annotation")
 def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
     """One edit of the refinement draft (saved at once); answers with the editor."""
-    campaign = campaign_get_for_user(request.user, campaign_id)
+    campaign = studio_campaign(request, campaign_id)
     assignment = (
         Assignment.objects.select_related("item__sample", "campaign")
         .filter(pk=assignment_id, campaign=campaign, annotator=request.user)
@@ -345,9 +338,8 @@ def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> H
 
 
 @require_GET
-@login_required
 def review(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = campaign_get_for_user(request.user, campaign_id, Member.Role.REVIEWER)
+    campaign = studio_campaign(request, campaign_id, Member.Role.REVIEWER)
     label = review_next(campaign=campaign, reviewer=request.user)
     return _review_page(request, campaign, label)
 
@@ -375,10 +367,9 @@ def _review_page(
 
 
 @require_POST
-@login_required
 @throttled("annotation-submit")
 def review_submit(request: HttpRequest, campaign_id: int, label_id: int) -> HttpResponse:
-    campaign = campaign_get_for_user(request.user, campaign_id, Member.Role.REVIEWER)
+    campaign = studio_campaign(request, campaign_id, Member.Role.REVIEWER)
     decision = request.POST.get("decision", "")
     comment = request.POST.get("comment", "")[:5000]
     try:
@@ -461,14 +452,13 @@ def _adjudication_page(
 
 
 def _adjudicable(request: HttpRequest, campaign_id: int) -> Campaign:
-    campaign = campaign_get_for_user(request.user, campaign_id, Member.Role.ADJUDICATOR)
+    campaign = studio_campaign(request, campaign_id, Member.Role.ADJUDICATOR)
     if not campaign.adjudication_stage or campaign.kind == Campaign.Kind.REFINEMENT:
         raise Http404("this campaign has no adjudication stage")
     return campaign
 
 
 @require_GET
-@login_required
 def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """The next disputed item (after ?after=<position> to pass one over), or ?item=<id> to
     open one again (a settled item, to change its answer)."""
@@ -489,7 +479,6 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 
 @require_POST
-@login_required
 @throttled("annotation-submit")
 def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> HttpResponse:
     campaign = _adjudicable(request, campaign_id)

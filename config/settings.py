@@ -25,19 +25,29 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 INSECURE_DEV_SECRET_KEY = "dev-insecure-key-never-use-in-production"  # noqa: S105
 
 
+# Every variable this module reads, so that nothing else can be pointed at one of them (an
+# endpoint's key variable naming SECRET_KEY would send it to the endpoint: evaluation.credentials).
+_READ: set[str] = set()
+
+
+def env(name: str, default: str = "") -> str:
+    _READ.add(name)
+    return os.environ.get(name, default)
+
+
 def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
+    value = env(name)
     if value is None or value == "":
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
 def env_list(name: str, default: str = "") -> list[str]:
-    return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
+    return [part.strip() for part in env(name, default).split(",") if part.strip()]
 
 
 DEBUG = env_bool("DEBUG")
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
@@ -75,8 +85,12 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Query parameters and form fields with characters no view (or database) can take: 400.
+    "config.http.UntrustedInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who may open which page: one table, config.access.ACCESS (the API: TableAccess below).
+    "config.access.AccessMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -96,12 +110,13 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "config.access.context",
             ],
         },
     },
 ]
 
-_database_url = os.environ.get("DATABASE_URL", "")
+_database_url = env("DATABASE_URL", "")
 if not _database_url:
     raise ImproperlyConfigured(
         "DATABASE_URL is not set. Run through `make run` / `make test` (they start the embedded "
@@ -129,7 +144,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATIC_ROOT = Path(env("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -152,7 +167,7 @@ if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = int(env("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -160,21 +175,29 @@ if not DEBUG:
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 X_FRAME_OPTIONS = "DENY"
+# A URL typed without a scheme is taken as https (Django 6's default, chosen now).
+FORMS_URLFIELD_ASSUME_HTTPS = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["config.access.TableAccess"],
+    # JSON bodies through one bounded reader (size, depth, storable text): config.http.
+    "DEFAULT_PARSER_CLASSES": [
+        "config.http.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         # A person annotating answers at most every few seconds; these stop scripts.
-        "annotation": os.environ.get("THROTTLE_ANNOTATION", "600/min"),
-        "annotation-submit": os.environ.get("THROTTLE_ANNOTATION_SUBMIT", "240/min"),
+        "annotation": env("THROTTLE_ANNOTATION", "600/min"),
+        "annotation-submit": env("THROTTLE_ANNOTATION_SUBMIT", "240/min"),
     },
 }
 
@@ -183,20 +206,20 @@ REST_FRAMEWORK = {
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": os.environ.get("REDIS_URL", ""),
+        "LOCATION": env("REDIS_URL", ""),
         "KEY_PREFIX": "toolevals-cache",
     }
 }
 # Failed logins per user name and per address before a pause (config.login).
-LOGIN_MAX_FAILURES = int(os.environ.get("LOGIN_MAX_FAILURES", "10"))
-LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "300"))
+LOGIN_MAX_FAILURES = int(env("LOGIN_MAX_FAILURES", "10"))
+LOGIN_LOCKOUT_SECONDS = int(env("LOGIN_LOCKOUT_SECONDS", "300"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "Tool-use evaluation platform API",
     "DESCRIPTION": "Benchmarks, tools and samples; endpoints, runs and predictions; "
     "annotation campaigns, their next item and submitting answers.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["config.access.TableAccess"],
     "ENUM_NAME_OVERRIDES": {
         "CampaignKindEnum": "annotation.models.Campaign.Kind",
         "SampleKindEnum": "benchmarks.models.Sample.Kind",
@@ -204,7 +227,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Celery: JSON only, late acks so that a killed worker's task is redelivered, global limits.
-CELERY_BROKER_URL = os.environ.get("REDIS_URL", "")
+CELERY_BROKER_URL = env("REDIS_URL", "")
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -213,8 +236,8 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1800"))
-CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "1740"))
+CELERY_TASK_TIME_LIMIT = int(env("CELERY_TASK_TIME_LIMIT", "1800"))
+CELERY_TASK_SOFT_TIME_LIMIT = int(env("CELERY_TASK_SOFT_TIME_LIMIT", "1740"))
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Named queues: inference talks to model endpoints, judging to judge endpoints, reports are CPU.
 CELERY_TASK_QUEUES_NAMES = ("default", "inference", "judging", "reports")
@@ -234,35 +257,39 @@ CELERY_BEAT_SCHEDULE = {
 
 # Runs. A chunk holds its items under a lease it renews every third of it; a killed worker's
 # items are taken back when the lease runs out. Chunks are the unit of work a worker takes.
-EVALUATION_LEASE_SECONDS = float(os.environ.get("EVALUATION_LEASE_SECONDS", "60"))
-EVALUATION_CHUNK_SIZE = int(os.environ.get("EVALUATION_CHUNK_SIZE", "100"))
+EVALUATION_LEASE_SECONDS = float(env("EVALUATION_LEASE_SECONDS", "60"))
+EVALUATION_CHUNK_SIZE = int(env("EVALUATION_CHUNK_SIZE", "100"))
 # Items one execution may take from the rest of its run before it lets the queue decide again.
-EVALUATION_EXECUTION_MAX_ITEMS = int(os.environ.get("EVALUATION_EXECUTION_MAX_ITEMS", "1000"))
-EVALUATION_BOOTSTRAP_RESAMPLES = int(os.environ.get("EVALUATION_BOOTSTRAP_RESAMPLES", "1000"))
+EVALUATION_EXECUTION_MAX_ITEMS = int(env("EVALUATION_EXECUTION_MAX_ITEMS", "1000"))
+EVALUATION_BOOTSTRAP_RESAMPLES = int(env("EVALUATION_BOOTSTRAP_RESAMPLES", "1000"))
 # Agreement reports: bootstrap resamples per interval, and the size (current labels x
 # questions) up to which a page computes a report at once instead of queueing it for a worker.
-AGREEMENT_BOOTSTRAP_RESAMPLES = int(os.environ.get("AGREEMENT_BOOTSTRAP_RESAMPLES", "1000"))
-AGREEMENT_INLINE_ANSWERS = int(os.environ.get("AGREEMENT_INLINE_ANSWERS", "20000"))
+AGREEMENT_BOOTSTRAP_RESAMPLES = int(env("AGREEMENT_BOOTSTRAP_RESAMPLES", "1000"))
+AGREEMENT_INLINE_ANSWERS = int(env("AGREEMENT_INLINE_ANSWERS", "20000"))
 
 # The virtual API server (StableToolBench section 3.1). The simulator is an endpoint's model
 # (by name; default the embedded local model's). Real APIs are called only on these hosts
 # (empty: never). Clients of POST /virtual/ give one of these keys as toolbench_key.
-VIRTUAL_API_SIMULATOR = os.environ.get("VIRTUAL_API_SIMULATOR", "")
+VIRTUAL_API_SIMULATOR = env("VIRTUAL_API_SIMULATOR", "")
 # Tokens a simulated response may take ("around 100 to 200 words", StableToolBench's prompt).
-VIRTUAL_API_SIMULATOR_MAX_TOKENS = int(os.environ.get("VIRTUAL_API_SIMULATOR_MAX_TOKENS", "512"))
+VIRTUAL_API_SIMULATOR_MAX_TOKENS = int(env("VIRTUAL_API_SIMULATOR_MAX_TOKENS", "512"))
 VIRTUAL_API_ALLOWED_HOSTS = env_list("VIRTUAL_API_ALLOWED_HOSTS")
 VIRTUAL_API_KEYS = env_list("VIRTUAL_API_KEYS")
 
 
 # Import limits (see benchmarks.suites.base): a field longer than this is refused, and JSON
 # nested deeper than this is refused, both with the file and line named.
-IMPORT_MAX_FIELD_BYTES = int(os.environ.get("IMPORT_MAX_FIELD_BYTES", str(1 << 20)))
+IMPORT_MAX_FIELD_BYTES = int(env("IMPORT_MAX_FIELD_BYTES", str(1 << 20)))
+
+# Endpoint key variables: a name ending in _API_KEY or _TOKEN, or one listed here
+# (evaluation.credentials); never a variable this module reads.
+ENDPOINT_KEY_VARIABLES = env_list("ENDPOINT_KEY_VARIABLES")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         # One line per HTTP request to a model endpoint would drown a run's log (and slow it).
@@ -271,3 +298,9 @@ LOGGING = {
         "openai": {"level": "WARNING"},
     },
 }
+
+# The variables read above (and by the dev stack and the processes' own start-up): never an
+# endpoint's key variable.
+ENVIRONMENT_VARIABLES = frozenset(
+    {*_READ, "DJANGO_SETTINGS_MODULE", "DEVSTACK_DATA_DIR", "PORT", "TEST_REDIS_DB"}
+)

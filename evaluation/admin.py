@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import openai
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -21,6 +20,8 @@ from benchmarks.admin import pretty_json
 from benchmarks.models import Benchmark
 from benchmarks.suites import get_suite, suite_names
 from benchmarks.suites.protocol import Evaluator
+from evaluation.caller import failure_summary
+from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.models import (
     ApiResponse,
     Endpoint,
@@ -84,11 +85,15 @@ class EndpointAdmin(admin.ModelAdmin):
             obj.get_status_display(),
         )
 
-    @admin.action(description="Check the connection (GET /models)")
+    @admin.action(description="Check the connection (GET /models)", permissions=["change"])
     def check_connection(self, request: HttpRequest, queryset: QuerySet[Endpoint]) -> None:
         for endpoint in queryset:
-            key = os.environ.get(endpoint.api_key_env, "") if endpoint.api_key_env else "unused"
-            if not key:
+            try:
+                key = key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else ""
+            except KeyVariableError as exc:
+                self.message_user(request, f"{endpoint.name}: {exc}", messages.ERROR)
+                continue
+            if endpoint.api_key_env and not key:
                 self.message_user(
                     request,
                     f"{endpoint.name}: {endpoint.api_key_env} is not set for the web process",
@@ -96,12 +101,16 @@ class EndpointAdmin(admin.ModelAdmin):
                 )
                 continue
             client = openai.OpenAI(
-                base_url=endpoint.base_url, api_key=key, timeout=10, max_retries=0
+                base_url=endpoint.base_url, api_key=key or "unused", timeout=10, max_retries=0
             )
             try:
                 models = [m.id for m in client.models.list()]
             except openai.OpenAIError as exc:
-                self.message_user(request, f"{endpoint.name}: {exc}", messages.ERROR)
+                # Never the server's own words: whatever answers there (an internal service,
+                # say) must not have its body shown here.
+                self.message_user(
+                    request, f"{endpoint.name}: {failure_summary(exc)}", messages.ERROR
+                )
                 continue
             found = "offers" if endpoint.model in models else "does not list"
             self.message_user(
@@ -194,7 +203,10 @@ def launch_view(
     intro: str = "",
 ) -> HttpResponse:
     """An admin add page that launches work: the form, then the service (its domain errors
-    shown on the form), then the new object's live page."""
+    shown on the form), then the new object's live page. It replaces the admin's own add view,
+    so it asks the add permission itself, as that view would."""
+    if not model_admin.has_add_permission(request):
+        raise PermissionDenied("launching needs the add permission")
     if request.method == "POST" and form.is_valid():
         try:
             created = launch(form.cleaned_data)
@@ -305,12 +317,12 @@ class RunAdmin(admin.ModelAdmin):
     def intervals_pretty(self, obj: Run) -> SafeString:
         return pretty_json(obj.intervals)
 
-    @admin.action(description="Cancel the selected runs")
+    @admin.action(description="Cancel the selected runs", permissions=["change"])
     def cancel_runs(self, request: HttpRequest, queryset: QuerySet[Run]) -> None:
         cancelled = sum(run_cancel(run=run) for run in queryset)
         self.message_user(request, f"{cancelled} run(s) cancelled.")
 
-    @admin.action(description="Resume the selected runs (pending items)")
+    @admin.action(description="Resume the selected runs (pending items)", permissions=["change"])
     def resume_runs(self, request: HttpRequest, queryset: QuerySet[Run]) -> None:
         for run in queryset:
             try:
@@ -507,13 +519,15 @@ class JudgeJobAdmin(admin.ModelAdmin):
         url = reverse("evaluation:job-detail", args=[obj.pk])
         return format_html('<a href="{}">Live progress and judgments</a>', url)
 
-    @admin.action(description="Cancel the selected jobs")
+    @admin.action(description="Cancel the selected jobs", permissions=["change"])
     def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
         from evaluation.judging import job_cancel
 
         self.message_user(request, f"{sum(job_cancel(job=j) for j in queryset)} job(s) cancelled.")
 
-    @admin.action(description="Resume the selected jobs (pending judgments)")
+    @admin.action(
+        description="Resume the selected jobs (pending judgments)", permissions=["change"]
+    )
     def resume_jobs(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
         from evaluation.judging import JudgeError, job_resume
 
@@ -523,7 +537,14 @@ class JudgeJobAdmin(admin.ModelAdmin):
             except JudgeError as exc:
                 self.message_user(request, f"Job {job.pk}: {exc}", messages.ERROR)
 
-    @admin.action(description="Mark the samples solvable by majority of the selected jobs")
+    def has_change_samples_permission(self, request: HttpRequest) -> bool:
+        # The verdicts go into the samples' metadata.
+        return bool(request.user.has_perm("benchmarks.change_sample"))
+
+    @admin.action(
+        description="Mark the samples solvable by majority of the selected jobs",
+        permissions=["change_samples"],
+    )
     def mark_solvable(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
         from evaluation.judging import JudgeError, solvability_mark
 

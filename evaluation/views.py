@@ -9,7 +9,6 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -20,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from benchmarks.charts import bar_chart
 from benchmarks.exports import csv_response
 from benchmarks.models import Benchmark
+from config.access import allows
 from evaluation.judging import JudgeError, job_cancel, job_progress, job_resume
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
@@ -56,7 +56,6 @@ def _polling(run: Run) -> bool:
 
 
 @require_GET
-@login_required
 def run_index(request: HttpRequest) -> HttpResponse:
     runs = runs_with_progress(run_list())
     benchmark_id = request.GET.get("benchmark", "")
@@ -72,7 +71,6 @@ def run_index(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-@login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
     status = run_live_status(run)
@@ -92,7 +90,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "page": page,
         "shown": shown,
         "statuses": Prediction.Status.choices,
-        "can_change": request.user.has_perm("evaluation.change_run"),
+        "can_change": allows(request.user, "evaluation:run-control", method="POST"),
         "jobs": JudgeJob.objects.filter(Q(run=run) | Q(against=run))
         .select_related("judge")
         .order_by("-created_at"),
@@ -105,7 +103,6 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@permission_required("evaluation.change_run", raise_exception=True)
 def run_control(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=pk)
     try:
@@ -123,7 +120,6 @@ def run_control(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 
 
 @require_GET
-@login_required
 def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
     try:
@@ -174,7 +170,6 @@ CSV_COLUMNS = [
 
 
 @require_GET
-@login_required
 def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """One row per prediction with its per-item scores (one column per metric name)."""
     run = get_object_or_404(Run, pk=pk)
@@ -211,7 +206,6 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
 
 
 @require_GET
-@login_required
 def job_index(request: HttpRequest) -> HttpResponse:
     jobs = JudgeJob.objects.select_related("judge", "run__benchmark", "against").order_by(
         "-created_at"
@@ -221,7 +215,6 @@ def job_index(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-@login_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(
         JudgeJob.objects.select_related("judge__endpoint", "run__benchmark", "against"), pk=pk
@@ -250,14 +243,13 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "page": Paginator(judgments, PAGE_SIZE).get_page(request.GET.get("page")),
             "shown": shown,
             "statuses": Judgment.Status.choices,
-            "can_change": request.user.has_perm("evaluation.change_judgejob"),
+            "can_change": allows(request.user, "evaluation:job-control", method="POST"),
         }
     )
     return render(request, "evaluation/job_detail.html", context)
 
 
 @require_POST
-@permission_required("evaluation.change_judgejob", raise_exception=True)
 def job_control(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     job = get_object_or_404(JudgeJob, pk=pk)
     try:

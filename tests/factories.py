@@ -25,6 +25,17 @@ def make_user(
     )
 
 
+def make_researcher(
+    *, username: str | None = None, password: str = TEST_PASSWORD, **fields: Any
+) -> AbstractUser:
+    """A staff user in the `researchers` group, with what the migrations granted it."""
+    from django.contrib.auth.models import Group
+
+    user = make_user(username=username, password=password, is_staff=True, **fields)
+    user.groups.add(Group.objects.get(name="researchers"))
+    return user
+
+
 def make_superuser(*, username: str | None = None, password: str = TEST_PASSWORD) -> AbstractUser:
     return get_user_model().objects.create_superuser(
         username=username or f"admin{next(_seq)}", password=password, email=""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -24,8 +23,6 @@ from annotation.agreement.services import (
 from annotation.models import AgreementReport, Campaign
 from benchmarks.charts import confusion_matrix, heat_map, scatter_chart, stacked_bars
 
-PERMISSION = "annotation.view_campaign"
-
 
 def query_of(params: dict[str, Any]) -> str:
     pairs = [("metric", m) for m in params["metrics"]] + [("judge", j) for j in params["judges"]]
@@ -34,7 +31,6 @@ def query_of(params: dict[str, Any]) -> str:
 
 
 @require_GET
-@permission_required(PERMISSION, raise_exception=True)
 def agreement(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     available = available_raters(campaign)
@@ -65,7 +61,6 @@ def _done(report: AgreementReport) -> bool:
 
 
 @require_GET
-@permission_required(PERMISSION, raise_exception=True)
 def agreement_summary_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     try:
@@ -81,7 +76,6 @@ def agreement_summary_csv(request: HttpRequest, campaign_id: int) -> HttpRespons
 
 
 @require_GET
-@permission_required(PERMISSION, raise_exception=True)
 def agreement_labels_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     try:

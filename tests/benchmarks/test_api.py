@@ -9,14 +9,21 @@ from django.test import Client
 from django.urls import reverse
 
 from benchmarks.models import Benchmark
-from tests.factories import make_benchmark, make_revision, make_sample, make_tool, make_user
+from tests.factories import (
+    make_benchmark,
+    make_researcher,
+    make_revision,
+    make_sample,
+    make_tool,
+    make_user,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def api(client: Client) -> Client:
-    client.force_login(make_user())
+    client.force_login(make_researcher())
     return client
 
 
@@ -63,7 +70,7 @@ def test_anonymous_requests_are_refused(client: Client, url: str) -> None:
 
 
 def test_basic_auth_is_accepted(client: Client) -> None:
-    make_user(username="ada", password="secret-pw")
+    make_researcher(username="ada", password="secret-pw")
     response = client.get("/api/benchmarks/", HTTP_AUTHORIZATION="Basic YWRhOnNlY3JldC1wdw==")
     assert response.status_code == 200
 
@@ -71,7 +78,8 @@ def test_basic_auth_is_accepted(client: Client) -> None:
 def test_benchmark_list_has_tool_count_and_samples_per_split(
     api: Client, data: dict[str, Any], django_assert_max_num_queries: Any
 ) -> None:
-    with django_assert_max_num_queries(5):
+    # (two of them: the user's permissions, its own and its groups', for the access check)
+    with django_assert_max_num_queries(7):
         response = api.get("/api/benchmarks/")
     assert response.status_code == 200
     body = response.json()
@@ -167,7 +175,8 @@ def test_samples_list_query_count(
     wtu = data["wtu"]
     for i in range(30):
         make_sample(benchmark=wtu, split="R2", external_id=f"bulk-{i}")
-    with django_assert_max_num_queries(4):
+    # (two of them: the user's permissions, its own and its groups', for the access check)
+    with django_assert_max_num_queries(6):
         response = api.get("/api/samples/?limit=50")
     assert response.json()["count"] == 34
 

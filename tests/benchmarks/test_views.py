@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from tests.factories import make_benchmark, make_sample, make_superuser, make_tool, make_user
+from tests.roles import grant
 
 pytestmark = pytest.mark.django_db
 
@@ -49,9 +50,10 @@ def test_home_lists_benchmarks_with_counts(
     for split, n in (("R1", 3), ("R3", 2)):
         for _ in range(n):
             make_sample(benchmark=wtu, split=split)
-    client.force_login(make_user())
-    # session, user, benchmarks with counts, split counts
-    with django_assert_max_num_queries(4):
+    client.force_login(grant(make_user(), "view_benchmark"))
+    # session, user, the user's permissions (its own and its groups'), benchmarks with counts,
+    # split counts
+    with django_assert_max_num_queries(6):
         response = client.get("/")
     assert response.status_code == 200
     html = response.content.decode()
@@ -79,7 +81,7 @@ def test_home_escapes_benchmark_text(client: Client) -> None:
         description='<img src=x onerror="alert(2)">',
         suite="<b>x</b>",
     )
-    client.force_login(make_user())
+    client.force_login(grant(make_user(), "view_benchmark"))
     html = client.get("/").content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -87,9 +89,21 @@ def test_home_escapes_benchmark_text(client: Client) -> None:
     assert "<b>x</b>" not in html
 
 
+def test_an_annotator_is_sent_from_home_to_their_campaigns(client: Client) -> None:
+    make_benchmark(name="Gold inside")
+    client.force_login(make_user())
+    response = client.get("/")
+    assert response.status_code == 302 and response["Location"] == "/annotate/"
+    html = client.get("/annotate/").content.decode()
+    assert "Gold inside" not in html
+    # the navigation offers only what they may open
+    assert 'href="/runs/"' not in html and 'href="/judging/"' not in html
+    assert 'href="/annotate/"' in html
+
+
 def test_base_layout_has_csrf_header_and_logout_post_form(client: Client) -> None:
     client.force_login(make_user())
-    html = client.get("/").content.decode()
+    html = client.get("/", follow=True).content.decode()
     assert '<body hx-headers=\'{"X-CSRFToken": "' in html
     assert '<form method="post" action="/accounts/logout/"' in html
     assert "/api/schema/" in html

@@ -9,7 +9,7 @@ from django.test import Client
 
 from evaluation.models import Prediction, Run
 from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
-from tests.factories import make_user
+from tests.factories import make_researcher, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,7 @@ def test_the_root_lists_every_collection(client: Client) -> None:
 
 
 def test_runs_show_progress_and_metrics_in_the_tasks_order(client: Client, run: Run) -> None:
-    client.force_login(make_user())
+    client.force_login(make_researcher())
     body = client.get("/api/runs/", {"benchmark": run.benchmark.name, "task": "answer"}).json()
     assert body["count"] == 1
     found = body["results"][0]
@@ -69,7 +69,7 @@ def test_runs_show_progress_and_metrics_in_the_tasks_order(client: Client, run: 
 
 
 def test_predictions_of_a_run_in_order(client: Client, run: Run) -> None:
-    client.force_login(make_user())
+    client.force_login(make_researcher())
     assert client.get("/api/predictions/").status_code == 400  # the run is required
     body = client.get("/api/predictions/", {"run": run.pk}).json()
     assert [p["position"] for p in body["results"]] == [0, 1, 2]

@@ -73,9 +73,13 @@ def make_run(
     return run
 
 
+# What the run and job pages need (config.access); the tests add change_* where they act.
+READ_RUNS = ("view_run", "view_prediction", "view_judgejob", "view_judgment")
+
+
 def login(client: Client, *permissions: str) -> None:
     user = make_user()
-    for codename in permissions:
+    for codename in (*READ_RUNS, *permissions):
         user.user_permissions.add(Permission.objects.get(codename=codename))
     client.force_login(user)
 
@@ -171,12 +175,13 @@ def test_the_run_pages_make_a_fixed_number_of_queries(
     small = make_run(benchmark, endpoint, statuses=("done",), metrics={"accuracy": 100.0})
     large = make_run(benchmark, endpoint, metrics={"accuracy": 66.67})
     login(client)
-    # session, user, run, counts per status, recent count: polled every 2 s while running
-    with django_assert_max_num_queries(5):
+    # session, user, its permissions (its own and its groups': the access check), run, counts
+    # per status, recent count: polled every 2 s while running
+    with django_assert_max_num_queries(7):
         client.get(f"/runs/{large.pk}/", {"part": "progress"}, headers=HX)
     counts = []
     for run in (small, large):
-        with django_assert_max_num_queries(12) as queries:
+        with django_assert_max_num_queries(14) as queries:
             client.get(f"/runs/{run.pk}/")
         counts.append(len(queries))
     # no query per prediction shown
@@ -376,7 +381,8 @@ def test_cancel_and_resume_need_the_change_permission(
     client: Client, benchmark: Benchmark, endpoint: Endpoint
 ) -> None:
     run = make_run(benchmark, endpoint, status=Run.Status.RUNNING, statuses=("done", "pending"))
-    assert client.post(f"/runs/{run.pk}/cancel/").status_code == 403
+    anonymous = client.post(f"/runs/{run.pk}/cancel/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
     login(client)
     for action in ("cancel", "resume", "retry"):
         assert client.post(f"/runs/{run.pk}/{action}/").status_code == 403
@@ -515,16 +521,16 @@ def test_the_admin_actions_cancel_and_resume_runs(
 def test_the_connection_check_asks_the_endpoint_for_its_models(
     client: Client, fake_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("H6_UNSET_KEY", raising=False)
+    monkeypatch.delenv("H6_UNSET_API_KEY", raising=False)
     reachable = make_endpoint(fake_server.base_url, name="reachable")
     other_model = make_endpoint(fake_server.base_url, name="other", model="not-served")
-    keyless = make_endpoint(fake_server.base_url, name="keyless", api_key_env="H6_UNSET_KEY")
+    keyless = make_endpoint(fake_server.base_url, name="keyless", api_key_env="H6_UNSET_API_KEY")
     client.force_login(make_superuser())
     html = admin_action(client, "endpoint", "check_connection", reachable, other_model, keyless)
     # (the admin capitalises its messages)
     assert "Reachable: reachable; it offers model &#x27;fake-model&#x27; (1 model(s))" in html
     assert "Other: reachable; it does not list model &#x27;not-served&#x27;" in html
-    assert "Keyless: H6_UNSET_KEY is not set for the web process" in html
+    assert "Keyless: H6_UNSET_API_KEY is not set for the web process" in html
 
 
 def test_the_admin_escapes_what_models_and_servers_wrote(
@@ -647,6 +653,7 @@ def test_an_endpoint_refuses_a_key_where_the_variable_name_belongs(value: str) -
         ("OPENAI_API_KEY", True),
         ("MY_COMPANY_PRODUCTION_OPENAI_COMPATIBLE_API_KEY", True),  # long, but a name
         ("", True),
+        ("HF_TOKEN", True),
         ("my key", False),
     ],
 )

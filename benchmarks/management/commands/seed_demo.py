@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
@@ -23,8 +23,6 @@ from benchmarks.suites.base import ImportFormatError
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 RESEARCHERS = "researchers"
 ANNOTATORS = "annotators"
-# Researchers curate benchmarks (import, refine samples) but never delete them from the UI.
-RESEARCHER_ACTIONS = ("view", "add", "change")
 
 
 @dataclass(frozen=True)
@@ -87,13 +85,10 @@ def read_manifest(path: Path) -> Manifest:
 
 
 def demo_groups_ensure() -> dict[str, Group]:
+    """The role groups; `migrate` made them with their permissions (annotation 0004), so a
+    deployment has them without the demo. Made here only if someone deleted them since."""
     researchers, _ = Group.objects.get_or_create(name=RESEARCHERS)
     annotators, _ = Group.objects.get_or_create(name=ANNOTATORS)
-    codenames = Permission.objects.filter(content_type__app_label="benchmarks")
-    wanted = [p for p in codenames if p.codename.split("_", 1)[0] in RESEARCHER_ACTIONS]
-    researchers.permissions.add(*wanted)
-    # Annotators see only their queue, which the annotation app grants by assignment, not
-    # by model permissions.
     return {RESEARCHERS: researchers, ANNOTATORS: annotators}
 
 

@@ -1,0 +1,461 @@
+"""Who may do what: the one table of access rules, by URL name, and the two places that enforce
+it (a middleware for pages, a DRF permission class for the API).
+
+Roles:
+- anonymous: the login and password-reset pages only.
+- annotator, reviewer, adjudicator: roles *in a campaign* (annotation.Member). The studio pages
+  of a campaign (annotate, review, adjudicate, and their API) need membership with that role,
+  whatever model permissions the user has, a superuser's included: a label, a review or an
+  adjudication is always somebody's who was asked for it. Another campaign is a 404.
+- researcher: the `researchers` group, which holds RESEARCHER_PERMISSIONS (granted by the
+  migration annotation 0004 and kept by every `migrate`). Researcher pages (benchmarks, samples
+  with their gold, endpoints, runs, predictions, judging, leaderboards, campaign progress and
+  agreement) each need one model permission, so a staff user given scattered permissions gets
+  exactly the pages those permissions name and nothing more; a read permission never writes.
+- superuser: every permission, but studio pages still need membership.
+- the admin (`admin:*`) is Django's: staff status and model permissions, checked per page.
+
+A URL without a rule is refused (403) and fails `manage.py check`, so a new page cannot open
+by accident; tests/config/test_access.py walks every URL pattern as every role.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login
+from django.core import checks
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from rest_framework import permissions as drf_permissions
+from rest_framework.exceptions import NotFound
+
+log = logging.getLogger(__name__)
+
+
+# What a rule fetched to decide, kept for the view for the rest of the request (the studio's
+# campaign: the view would otherwise read it again).
+Memo = dict[tuple[Any, ...], Any]
+
+
+class Decision(Enum):
+    ALLOW = "allow"
+    LOGIN = "login"  # anonymous: sign in first
+    DENY = "deny"  # signed in, not allowed: 403
+    HIDE = "hide"  # not allowed, and the object's existence is not revealed: 404
+
+
+class Rule:
+    """Decides one request from the user and the URL's arguments. `text` says it in words (the
+    README's table is generated from it)."""
+
+    text = ""
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        raise NotImplementedError
+
+
+class _Public(Rule):
+    text = "anyone"
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        return Decision.ALLOW
+
+
+class _SignedIn(Rule):
+    text = "signed in"
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        return Decision.ALLOW if user.is_authenticated else Decision.LOGIN
+
+
+@dataclass(frozen=True)
+class Perm(Rule):
+    """Every one of these model permissions (the researchers group has them all)."""
+
+    perms: tuple[str, ...]
+
+    def __init__(self, *perms: str) -> None:
+        object.__setattr__(self, "perms", perms)
+
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        return " and ".join(f"`{p}`" for p in self.perms)
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        if not user.is_authenticated:
+            return Decision.LOGIN
+        return Decision.ALLOW if user.has_perms(self.perms) else Decision.DENY
+
+
+@dataclass(frozen=True)
+class Member(Rule):
+    """Membership of the campaign named by the URL (`kwarg`) in `role` (any role: None)."""
+
+    role: str | None
+    kwarg: str = "campaign_id"
+
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        return f"{self.role or 'member'} of the campaign"
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        if not user.is_authenticated:
+            return Decision.LOGIN
+        from annotation.selectors import campaign_get_for_user
+
+        raw = str(kwargs.get(self.kwarg, ""))
+        if not raw.isdigit():
+            return Decision.HIDE
+        try:
+            campaign = campaign_get_for_user(user, int(raw), self.role)
+        except Http404:
+            return Decision.HIDE
+        if memo is not None:
+            memo[("campaign", int(raw), self.role)] = campaign
+        return Decision.ALLOW
+
+
+@dataclass(frozen=True)
+class AnyOf(Rule):
+    """The first rule that allows; otherwise what the first one decided."""
+
+    rules: tuple[Rule, ...]
+
+    def __init__(self, *rules: Rule) -> None:
+        object.__setattr__(self, "rules", rules)
+
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        return " or ".join(rule.text for rule in self.rules)
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        decisions = [rule.decide(user, kwargs, method, memo) for rule in self.rules]
+        return Decision.ALLOW if Decision.ALLOW in decisions else decisions[0]
+
+
+@dataclass(frozen=True)
+class ByMethod(Rule):
+    """One rule for reading (GET, HEAD, OPTIONS) and one for writing (POST, PUT, PATCH,
+    DELETE)."""
+
+    read: Rule
+    write: Rule
+
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        return f"read: {self.read.text}; write: {self.write.text}"
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        rule = self.read if method in drf_permissions.SAFE_METHODS else self.write
+        return rule.decide(user, kwargs, method, memo)
+
+
+class _Key(Rule):
+    """`POST /virtual/`: a client key of VIRTUAL_API_KEYS, which StableToolBench's clients send
+    inside the JSON body, or a signed-in user with the permission. The view decides (it has to
+    read the body, with the same bounded reader as every JSON body) through `virtual_call_allowed`
+    below; this layer lets the request through to it."""
+
+    text = "a key of `VIRTUAL_API_KEYS`, or `evaluation.call_virtualapi`"
+    perm = "evaluation.call_virtualapi"
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        return Decision.ALLOW
+
+
+class _Admin(Rule):
+    text = "staff, with the model permission of each admin page (Django's admin)"
+
+    def decide(
+        self, user: Any, kwargs: Mapping[str, Any], method: str, memo: Memo | None = None
+    ) -> Decision:
+        return Decision.ALLOW
+
+
+PUBLIC = _Public()
+SIGNED_IN = _SignedIn()
+KEY = _Key()
+ADMIN = _Admin()
+ANNOTATOR = Member("annotator")
+REVIEWER = Member("reviewer")
+ADJUDICATOR = Member("adjudicator")
+API_ANNOTATOR = Member("annotator", kwarg="pk")
+VIEW_CAMPAIGN = Perm("annotation.view_campaign")
+VIEW_RUN = Perm("evaluation.view_run")
+
+# The table. Keys are URL names as Django resolves them (`namespace:name`); a key ending in `*`
+# covers every name with that prefix.
+ACCESS: dict[str, Rule] = {
+    # accounts
+    "login": PUBLIC,
+    "logout": PUBLIC,
+    "password_reset": PUBLIC,
+    "password_reset_done": PUBLIC,
+    "password_reset_confirm": PUBLIC,
+    "password_reset_complete": PUBLIC,
+    "password_change": SIGNED_IN,
+    "password_change_done": SIGNED_IN,
+    "admin:*": ADMIN,
+    # pages
+    "benchmarks:home": SIGNED_IN,
+    "annotation:campaign-list": SIGNED_IN,
+    "annotation:annotate": ANNOTATOR,
+    "annotation:submit": ANNOTATOR,
+    "annotation:skip": ANNOTATOR,
+    "annotation:undo": ANNOTATOR,
+    "annotation:refine-edit": ANNOTATOR,
+    "annotation:guidelines": AnyOf(Member(None), VIEW_CAMPAIGN),
+    "annotation:review": REVIEWER,
+    "annotation:review-submit": REVIEWER,
+    "annotation:adjudicate": ADJUDICATOR,
+    "annotation:adjudicate-submit": ADJUDICATOR,
+    "annotation:progress": VIEW_CAMPAIGN,
+    "annotation:agreement": VIEW_CAMPAIGN,
+    "annotation:agreement-summary-csv": VIEW_CAMPAIGN,
+    "annotation:agreement-labels-csv": VIEW_CAMPAIGN,
+    "evaluation:run-list": VIEW_RUN,
+    "evaluation:run-detail": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:run-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:run-control": Perm("evaluation.change_run"),
+    "evaluation:leaderboard": VIEW_RUN,
+    "evaluation:job-list": Perm("evaluation.view_judgejob"),
+    "evaluation:job-detail": Perm("evaluation.view_judgejob", "evaluation.view_judgment"),
+    "evaluation:job-control": Perm("evaluation.change_judgejob"),
+    "evaluation:virtual": KEY,
+    # the API
+    "api-root": SIGNED_IN,
+    "api-schema": SIGNED_IN,
+    "benchmark-list": Perm("benchmarks.view_benchmark"),
+    "benchmark-detail": Perm("benchmarks.view_benchmark"),
+    "tool-list": Perm("benchmarks.view_tool"),
+    "tool-detail": Perm("benchmarks.view_tool"),
+    "sample-list": Perm("benchmarks.view_sample"),
+    "sample-detail": Perm("benchmarks.view_sample"),
+    "endpoint-list": ByMethod(
+        read=Perm("evaluation.view_endpoint"), write=Perm("evaluation.add_endpoint")
+    ),
+    "endpoint-detail": Perm("evaluation.view_endpoint"),
+    "run-list": VIEW_RUN,
+    "run-detail": VIEW_RUN,
+    "prediction-list": Perm("evaluation.view_prediction"),
+    "prediction-detail": Perm("evaluation.view_prediction"),
+    "campaign-list": SIGNED_IN,
+    "campaign-next": API_ANNOTATOR,
+    "campaign-submit": API_ANNOTATOR,
+    "campaign-skip": API_ANNOTATOR,
+    "agreement-list": VIEW_CAMPAIGN,
+    "agreement-detail": VIEW_CAMPAIGN,
+}
+
+
+def rule_for(view_name: str) -> Rule | None:
+    rule = ACCESS.get(view_name)
+    if rule is not None:
+        return rule
+    for key, prefixed in ACCESS.items():
+        if key.endswith("*") and view_name.startswith(key[:-1]):
+            return prefixed
+    return None
+
+
+def allows(user: Any, view_name: str, *, method: str = "GET", **kwargs: Any) -> bool:
+    """Whether the table lets `user` open this URL (for links and buttons: a page shows only
+    what its user may follow)."""
+    rule = rule_for(view_name)
+    return rule is not None and rule.decide(user, kwargs, method) is Decision.ALLOW
+
+
+class Can:
+    """`can` in every template: `can.runs` is whether the user may open the run list, and so
+    on (NAV), asked of the table only when a template looks."""
+
+    NAV = {
+        "benchmarks": "benchmark-list",
+        "runs": "evaluation:run-list",
+        "judging": "evaluation:job-list",
+        "studio": "annotation:campaign-list",
+        "api": "api-schema",
+    }
+
+    def __init__(self, user: Any) -> None:
+        self.user = user
+
+    def __getattr__(self, name: str) -> bool:
+        if name not in self.NAV:
+            raise AttributeError(name)
+        allowed = allows(self.user, self.NAV[name])
+        setattr(self, name, allowed)
+        return allowed
+
+    @property
+    def admin(self) -> bool:
+        return bool(self.user.is_active and self.user.is_staff)
+
+
+def context(request: HttpRequest) -> dict[str, Any]:
+    """Template context processor: `can` (see Can)."""
+    return {"can": Can(request.user)}
+
+
+def virtual_call_allowed(user: Any) -> bool:
+    """The signed-in half of the /virtual/ rule (the key half is the view's)."""
+    return bool(user.is_authenticated and user.has_perm(KEY.perm))
+
+
+# --- enforcement --------------------------------------------------------------------------------
+
+
+def request_memo(request: HttpRequest) -> Memo:
+    """The request's memo of what the access rules fetched."""
+    memo: Memo | None = getattr(request, "_access_memo", None)
+    if memo is None:
+        memo = {}
+        request._access_memo = memo  # type: ignore[attr-defined]
+    return memo
+
+
+def checked_campaign(request: Any, campaign_id: int, role: str | None) -> Any:
+    """The campaign a Member rule fetched for this request (None if none did)."""
+    django_request = getattr(request, "_request", request)
+    return request_memo(django_request).get(("campaign", campaign_id, role))
+
+
+def _is_api_view(view_func: Callable[..., Any]) -> bool:
+    # Imported here: DRF's APIView reads DEFAULT_PERMISSION_CLASSES, which names this module.
+    from rest_framework.views import APIView
+
+    view_class = getattr(view_func, "cls", None)
+    return isinstance(view_class, type) and issubclass(view_class, APIView)
+
+
+class AccessMiddleware:
+    """Applies the table to every page before its view runs. API views are left to
+    `TableAccess`, which sees the user DRF authenticated (basic auth included)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(
+        self,
+        request: HttpRequest,
+        view_func: Callable[..., Any],
+        view_args: tuple[Any, ...],
+        view_kwargs: dict[str, Any],
+    ) -> HttpResponse | None:
+        if _is_api_view(view_func):
+            return None
+        match = request.resolver_match
+        view_name = match.view_name if match is not None else ""
+        rule = rule_for(view_name)
+        if rule is None:
+            log.error("no access rule for %r: refused", view_name)
+            raise PermissionDenied("this page has no access rule")
+        decision = rule.decide(
+            request.user, view_kwargs, request.method or "GET", request_memo(request)
+        )
+        if decision is Decision.ALLOW:
+            return None
+        if decision is Decision.LOGIN:
+            return redirect_to_login(request.get_full_path())
+        if decision is Decision.HIDE:
+            raise Http404("not found")
+        raise PermissionDenied(f"this page needs {rule.text}")
+
+
+class TableAccess(drf_permissions.BasePermission):
+    """The table for API views (DEFAULT_PERMISSION_CLASSES)."""
+
+    message = "not allowed"
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        match = request.resolver_match
+        rule = rule_for(match.view_name if match is not None else "")
+        if rule is None:
+            return False
+        decision = rule.decide(
+            request.user, view.kwargs, request.method or "GET", request_memo(request._request)
+        )
+        if decision is Decision.HIDE:
+            raise NotFound("not found")
+        if decision is Decision.DENY:
+            self.message = f"this needs {rule.text}"
+        return decision is Decision.ALLOW
+
+
+# --- the table's own checks ---------------------------------------------------------------------
+
+
+def url_routes() -> dict[str, str]:
+    """Every view name the URL configuration can resolve to, with its (first) route."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    routes: dict[str, str] = {}
+
+    def walk(patterns: list[Any], namespace: str, prefix: str) -> None:
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                inner = namespace
+                if pattern.namespace:
+                    inner = f"{namespace}{pattern.namespace}:"
+                walk(pattern.url_patterns, inner, route)
+            elif isinstance(pattern, URLPattern):
+                name = f"{namespace}{pattern.name or pattern.lookup_str}"
+                # DRF's regex routes read like Django's: (?P<pk>[^/.]+) as <pk>.
+                readable = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"<\1>", route)
+                routes.setdefault(name, "/" + readable.replace("^", "").replace("$", ""))
+
+    walk(get_resolver().url_patterns, "", "")
+    return routes
+
+
+def url_names() -> list[str]:
+    return list(url_routes())
+
+
+@checks.register(checks.Tags.security)
+def check_every_url_has_a_rule(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    missing = [name for name in url_names() if rule_for(name) is None]
+    return [
+        checks.Error(
+            f"the URL {name!r} has no access rule",
+            hint="add it to config.access.ACCESS (who may open it)",
+            id="access.E001",
+        )
+        for name in missing
+    ]
+
+
+def access_markdown() -> str:
+    """The table as the README shows it (`manage.py access_table`)."""
+    routes = url_routes()
+    lines = ["| URL name | path | who may open it |", "|---|---|---|"]
+    for name, rule in ACCESS.items():
+        path = "/admin/..." if name == "admin:*" else routes.get(name, "")
+        lines.append(f"| `{name}` | `{path}` | {rule.text} |")
+    return "\n".join(lines)

@@ -1,0 +1,431 @@
+"""Who may do what, over every URL the resolver knows, as every role.
+
+EXPECTED below is the specification, written here independently of config.access: for each URL
+name, the roles that may open it. The walk builds a real URL for every name (a new URL with no
+entry here fails the test), requests it as each role, and sorts the answer into allowed (any
+2xx/3xx that is not a login redirect, or a 400 for a body the view refuses), sent to log in,
+or refused (401/403/404). No answer may be a 5xx. Admin pages follow Django's admin: staff and
+the model admin's own permission checks, which the walk asks for each page.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.contenttypes.models import ContentType
+from django.core import checks
+from django.test import RequestFactory
+from django.urls import reverse
+
+from config import access
+from tests.roles import ROLES, VIRTUAL_CALL, World, build_world
+
+pytestmark = pytest.mark.django_db
+
+SIGNED = frozenset(ROLES) - {"anonymous"}
+EVERYONE = frozenset(ROLES)
+RESEARCH = frozenset({"researcher", "superuser"})
+# `scattered` has view_campaign, view_endpoint and view_tool
+CAMPAIGN_READERS = RESEARCH | {"scattered"}
+NOBODY: frozenset[str] = frozenset()
+
+EXPECTED: dict[str, frozenset[str]] = {
+    "login": EVERYONE,
+    "logout": EVERYONE,
+    "password_reset": EVERYONE,
+    "password_reset_done": EVERYONE,
+    "password_reset_confirm": EVERYONE,
+    "password_reset_complete": EVERYONE,
+    "password_change": SIGNED,
+    "password_change_done": SIGNED,
+    "benchmarks:home": SIGNED,
+    "annotation:campaign-list": SIGNED,
+    # the studio: members in the page's role, nobody else (not even the superuser)
+    "annotation:annotate": frozenset({"annotator"}),
+    "annotation:submit": frozenset({"annotator"}),
+    "annotation:skip": frozenset({"annotator"}),
+    "annotation:undo": frozenset({"annotator"}),
+    "annotation:refine-edit": frozenset({"annotator"}),
+    "annotation:review": frozenset({"reviewer"}),
+    "annotation:review-submit": frozenset({"reviewer"}),
+    "annotation:adjudicate": frozenset({"adjudicator"}),
+    "annotation:adjudicate-submit": frozenset({"adjudicator"}),
+    # M's guidelines: its members (annotator, adjudicator) and whoever reads campaigns
+    "annotation:guidelines": frozenset({"annotator", "adjudicator"}) | CAMPAIGN_READERS,
+    # researcher pages
+    "annotation:progress": CAMPAIGN_READERS,
+    "annotation:agreement": CAMPAIGN_READERS,
+    "annotation:agreement-summary-csv": CAMPAIGN_READERS,
+    "annotation:agreement-labels-csv": CAMPAIGN_READERS,
+    "evaluation:run-list": RESEARCH,
+    "evaluation:run-detail": RESEARCH,
+    "evaluation:run-csv": RESEARCH,
+    "evaluation:run-control": RESEARCH,
+    "evaluation:leaderboard": RESEARCH,
+    "evaluation:job-list": RESEARCH,
+    "evaluation:job-detail": RESEARCH,
+    "evaluation:job-control": RESEARCH,
+    "evaluation:virtual": RESEARCH,
+    # the API
+    "api-root": SIGNED,
+    "api-schema": SIGNED,
+    "benchmark-list": RESEARCH,
+    "benchmark-detail": RESEARCH,
+    "tool-list": RESEARCH | {"scattered"},
+    "tool-detail": RESEARCH | {"scattered"},
+    "sample-list": RESEARCH,
+    "sample-detail": RESEARCH,
+    "endpoint-list": RESEARCH | {"scattered"},
+    "endpoint-list POST": RESEARCH,
+    "endpoint-detail": RESEARCH | {"scattered"},
+    "run-list": RESEARCH,
+    "run-detail": RESEARCH,
+    "prediction-list": RESEARCH,
+    "prediction-detail": RESEARCH,
+    "campaign-list": SIGNED,
+    "campaign-next": frozenset({"annotator"}),
+    "campaign-submit": frozenset({"annotator"}),
+    "campaign-skip": frozenset({"annotator"}),
+    "agreement-list": CAMPAIGN_READERS,
+    "agreement-detail": CAMPAIGN_READERS,
+}
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    data: Any = None
+    json: bool = False
+
+
+def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
+    """The requests that exercise one URL name: (key into EXPECTED, call)."""
+    m, f = w.motivation.pk, w.refinement.pk
+    run, job = w.run.pk, w.job.pk
+    pages: dict[str, Call] = {
+        "login": Call("GET", reverse("login")),
+        "logout": Call("POST", reverse("logout")),
+        "password_reset": Call("GET", reverse("password_reset")),
+        "password_reset_done": Call("GET", reverse("password_reset_done")),
+        "password_reset_confirm": Call(
+            "GET", reverse("password_reset_confirm", args=["MQ", "bad-token"])
+        ),
+        "password_reset_complete": Call("GET", reverse("password_reset_complete")),
+        "password_change": Call("GET", reverse("password_change")),
+        "password_change_done": Call("GET", reverse("password_change_done")),
+        "benchmarks:home": Call("GET", "/"),
+        "annotation:campaign-list": Call("GET", "/annotate/"),
+        "annotation:annotate": Call("GET", f"/annotate/{m}/"),
+        "annotation:submit": Call("POST", f"/annotate/{m}/submit/{w.assignment.pk}/", {}),
+        "annotation:skip": Call("POST", f"/annotate/{m}/skip/{w.assignment.pk}/", {}),
+        "annotation:undo": Call("POST", f"/annotate/{m}/undo/", {}),
+        "annotation:refine-edit": Call(
+            "POST", f"/annotate/{f}/refine/{w.refine_assignment.pk}/", {"op": "unknown"}
+        ),
+        "annotation:guidelines": Call("GET", f"/annotate/{m}/guidelines/"),
+        "annotation:review": Call("GET", f"/review/{f}/"),
+        "annotation:review-submit": Call(
+            "POST", f"/review/{f}/{w.pending.pk}/", {"decision": "return", "comment": "again"}
+        ),
+        "annotation:adjudicate": Call("GET", f"/adjudicate/{m}/"),
+        "annotation:adjudicate-submit": Call("POST", f"/adjudicate/{m}/{w.disputed.pk}/", {}),
+        "annotation:progress": Call("GET", f"/campaigns/{m}/progress/"),
+        "annotation:agreement": Call("GET", f"/campaigns/{m}/agreement/"),
+        "annotation:agreement-summary-csv": Call("GET", f"/campaigns/{m}/agreement/summary.csv"),
+        "annotation:agreement-labels-csv": Call("GET", f"/campaigns/{m}/agreement/labels.csv"),
+        "evaluation:run-list": Call("GET", "/runs/"),
+        "evaluation:run-detail": Call("GET", f"/runs/{run}/"),
+        "evaluation:run-csv": Call("GET", f"/runs/{run}/predictions.csv"),
+        "evaluation:run-control": Call("POST", f"/runs/{run}/cancel/", {}),
+        "evaluation:leaderboard": Call("GET", f"/leaderboard/{w.benchmark.pk}/answer/"),
+        "evaluation:job-list": Call("GET", "/judging/"),
+        "evaluation:job-detail": Call("GET", f"/judging/{job}/"),
+        "evaluation:job-control": Call("POST", f"/judging/{job}/cancel/", {}),
+        "evaluation:virtual": Call("POST", "/virtual/", VIRTUAL_CALL, json=True),
+        "api-root": Call("GET", "/api/"),
+        "api-schema": Call("GET", "/api/schema/"),
+        "benchmark-list": Call("GET", "/api/benchmarks/"),
+        "benchmark-detail": Call("GET", f"/api/benchmarks/{w.benchmark.pk}/"),
+        "tool-list": Call("GET", "/api/tools/"),
+        "tool-detail": Call("GET", f"/api/tools/{w.tool.pk}/"),
+        "sample-list": Call("GET", "/api/samples/"),
+        "sample-detail": Call("GET", f"/api/samples/{w.sample.pk}/"),
+        "endpoint-detail": Call("GET", f"/api/endpoints/{w.endpoint.pk}/"),
+        "run-list": Call("GET", "/api/runs/"),
+        "run-detail": Call("GET", f"/api/runs/{run}/"),
+        "prediction-list": Call("GET", f"/api/predictions/?run={run}"),
+        "prediction-detail": Call("GET", f"/api/predictions/{w.prediction.pk}/"),
+        "campaign-list": Call("GET", "/api/campaigns/"),
+        "campaign-next": Call("POST", f"/api/campaigns/{m}/next/", {}, json=True),
+        "campaign-submit": Call("POST", f"/api/campaigns/{m}/submit/", {}, json=True),
+        "campaign-skip": Call("POST", f"/api/campaigns/{m}/skip/", {}, json=True),
+        "agreement-list": Call("GET", "/api/agreement/"),
+        "agreement-detail": Call("GET", f"/api/agreement/{m}/"),
+    }
+    if name == "endpoint-list":
+        new = {"name": "added", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+        return [
+            ("endpoint-list", Call("GET", "/api/endpoints/")),
+            ("endpoint-list POST", Call("POST", "/api/endpoints/", new, json=True)),
+        ]
+    if name in pages:
+        return [(name, pages[name])]
+    return []
+
+
+def send(client: Any, call: Call) -> Any:
+    if call.method == "GET":
+        return client.get(call.path)
+    if call.json:
+        return client.post(call.path, json.dumps(call.data), content_type="application/json")
+    return client.post(call.path, call.data or {})
+
+
+def outcome(response: Any) -> str:
+    status = response.status_code
+    if status >= 500:
+        return f"server error {status}"
+    location = response.get("Location", "") if status in (301, 302, 303) else ""
+    if "/accounts/login/" in location or "/admin/login/" in location:
+        return "login"
+    if status in (401, 403, 404):
+        return "refused"
+    return "allowed"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return build_world(tmp_path)
+
+
+# --- the pages and the API ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_page_and_api_url_answers_each_role_as_the_table_says(
+    role: str, world: World
+) -> None:
+    names = [name for name in access.url_names() if not name.startswith("admin:")]
+    names.sort(key=lambda name: name == "logout")  # last: it ends the session
+    untested = [name for name in names if not calls_for(name, world)]
+    assert not untested, f"URLs with no access expectation in this test: {untested}"
+    client = world.client(role)
+    wrong = []
+    for name in names:
+        for key, call in calls_for(name, world):
+            response = send(client, call)
+            got = outcome(response)
+            if key == "logout" and response.status_code == 302:
+                got = "allowed"  # logging out ends on the login page, whoever you were
+            expected = "allowed" if role in EXPECTED[key] else ("login", "refused")
+            if got != expected and got not in expected:
+                wrong.append(f"{key} {call.method} {call.path}: {got}, expected {expected}")
+            # a role that may not open a page learns nothing, and an anonymous one is asked
+            # to sign in first (pages) or refused (the API, which has no login page)
+            machine = call.path.startswith(("/api/", "/virtual/"))
+            if role == "anonymous" and got == "refused" and not machine:
+                wrong.append(f"{key}: an anonymous visitor is refused, not sent to log in")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_table_names_every_url_and_manage_check_enforces_it(settings: Any) -> None:
+    names = access.url_names()
+    assert all(access.rule_for(name) is not None for name in names)
+    assert not access.check_every_url_has_a_rule()
+    # a URL added without a rule fails the system check and is refused meanwhile
+    settings.ROOT_URLCONF = "tests.config.urls_without_rule"
+    errors = access.check_every_url_has_a_rule()
+    assert [e.id for e in errors] == ["access.E001"]
+    assert "unruled" in errors[0].msg
+    assert errors[0].level == checks.ERROR
+
+
+def test_a_url_without_a_rule_is_refused(settings: Any, client: Any) -> None:
+    settings.ROOT_URLCONF = "tests.config.urls_without_rule"
+    from tests.factories import make_superuser
+
+    client.force_login(make_superuser())
+    assert client.get("/unruled/").status_code == 403
+
+
+# --- the admin ----------------------------------------------------------------------------------
+
+ADMIN_OPERATIONS = ("changelist", "add", "change", "delete", "history")
+
+
+def admin_calls(name: str, w: World) -> list[Call]:
+    """Requests for one admin URL name (every model's pages, the site's own pages)."""
+    short = name.removeprefix("admin:")
+    for key, obj in w.objects.items():
+        app, model = key.split(".")
+        prefix = f"{app}_{model}_"
+        if short.startswith(prefix):
+            operation = short[len(prefix) :]
+            if operation in ("changelist", "add"):
+                return [Call("GET", reverse(name))]
+            if operation in ("change", "delete", "history"):
+                return [Call("GET", reverse(name, args=[obj.pk]))]
+            if operation == "build":
+                return [Call("GET", reverse(name, args=[obj.pk]))]
+            if operation == "password_change":
+                return [Call("GET", reverse(name, args=[obj.pk]))]
+    fixed = {
+        "index": "/admin/",
+        "login": "/admin/login/",
+        "password_change": "/admin/password_change/",
+        "password_change_done": "/admin/password_change/done/",
+        "autocomplete": "/admin/autocomplete/?app_label=benchmarks&model_name=sample"
+        "&field_name=sample",
+        "jsi18n": "/admin/jsi18n/",
+        "app_list": "/admin/evaluation/",
+        "django.views.generic.base.RedirectView": f"/admin/evaluation/run/{w.run.pk}/",
+        "django.contrib.admin.sites.AdminSite.catch_all_view": "/admin/nothing-here/",
+    }
+    if short == "logout":
+        return [Call("POST", "/admin/logout/", {})]
+    if short == "view_on_site":
+        content_type = ContentType.objects.get_for_model(w.run)
+        return [Call("GET", f"/admin/r/{content_type.pk}/{w.run.pk}/")]
+    if short in fixed:
+        return [Call("GET", fixed[short])]
+    return []
+
+
+def admin_expected(name: str, role: str, w: World) -> str:
+    """What Django's admin should answer: non-staff users are sent to log in (the login page and
+    logout answer anyone); staff get what the model admin's own permission methods allow."""
+    short = name.removeprefix("admin:")
+    if short in ("login", "logout"):
+        return "allowed"
+    user = w.users.get(role)
+    if user is None or not user.is_staff:
+        return "login"
+    if short in (
+        "view_on_site",
+        "django.contrib.admin.sites.AdminSite.catch_all_view",
+        "autocomplete",
+    ):
+        return "refused"  # no model here has a public URL; nothing lives there; no search field
+    request = RequestFactory().get("/admin/")
+    request.user = user or AnonymousUser()
+    if short in ("index", "password_change", "password_change_done", "jsi18n"):
+        return "allowed"
+    if short == "django.views.generic.base.RedirectView":  # /admin/<model>/<id>/ -> change page
+        return "allowed"
+    if short == "app_list":
+        return "allowed" if admin.site.get_app_list(request, "evaluation") else "refused"
+    for key, obj in w.objects.items():
+        app, model = key.split(".")
+        prefix = f"{app}_{model}_"
+        if not short.startswith(prefix):
+            continue
+        model_admin = admin.site._registry[type(obj)]
+        operation = short[len(prefix) :]
+        allowed = {
+            "changelist": model_admin.has_view_or_change_permission(request),
+            "history": model_admin.has_view_or_change_permission(request, obj),
+            "change": model_admin.has_view_or_change_permission(request, obj),
+            "add": model_admin.has_add_permission(request),
+            "delete": model_admin.has_delete_permission(request, obj),
+            "build": model_admin.has_change_permission(request, obj),
+            "password_change": model_admin.has_change_permission(request, obj),
+        }[operation]
+        return "allowed" if allowed else "refused"
+    raise AssertionError(f"no expectation for {name}")
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_admin_url_answers_each_role_as_its_permissions_say(role: str, world: World) -> None:
+    names = [name for name in access.url_names() if name.startswith("admin:")]
+    names.sort(key=lambda name: name == "admin:logout")  # last: it ends the session
+    untested = [name for name in names if not admin_calls(name, world)]
+    assert not untested, f"admin URLs this test does not request: {untested}"
+    client = world.client(role)
+    wrong = []
+    for name in names:
+        expected = admin_expected(name, role, world)
+        for call in admin_calls(name, world):
+            response = send(client, call)
+            got = outcome(response)
+            if name == "admin:logout" and response.status_code in (200, 302):
+                got = "allowed"  # logging out ends on a login page, whoever you were
+            if got != expected:
+                wrong.append(f"{name} {call.path}: {got}, expected {expected}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_researcher_can_do_researcher_work_in_the_admin(world: World) -> None:
+    client = world.client("researcher")
+    for path in (
+        "/admin/evaluation/run/",
+        "/admin/evaluation/run/add/",
+        "/admin/evaluation/endpoint/",
+        "/admin/evaluation/endpoint/add/",
+        "/admin/evaluation/judgejob/",
+        "/admin/annotation/campaign/",
+        "/admin/annotation/campaign/add/",
+        f"/admin/annotation/campaign/{world.motivation.pk}/change/",
+        f"/admin/annotation/campaign/{world.motivation.pk}/build/",
+        "/admin/benchmarks/sample/",
+        "/admin/annotation/label/",
+    ):
+        assert client.get(path).status_code == 200, path
+    # never deletes, never manages accounts
+    for path in (
+        f"/admin/evaluation/run/{world.run.pk}/delete/",
+        f"/admin/annotation/campaign/{world.motivation.pk}/delete/",
+        "/admin/auth/user/",
+        "/admin/auth/group/",
+    ):
+        assert client.get(path).status_code == 403, path
+
+
+# --- admin actions: a read permission never writes ----------------------------------------------
+
+# Actions that only lead to a page (and change nothing).
+READING_ACTIONS = {"agreement_report"}
+
+
+def test_a_user_who_may_only_view_a_model_gets_no_action_that_writes() -> None:
+    from tests.factories import make_user
+    from tests.roles import grant
+
+    for model, model_admin in admin.site._registry.items():
+        opts = model._meta
+        user = grant(make_user(is_staff=True), f"view_{opts.model_name}")
+        request = RequestFactory().get("/admin/")
+        request.user = user
+        offered = set(model_admin.get_actions(request))
+        assert offered <= READING_ACTIONS, f"{opts.label}: a viewer is offered {offered}"
+        for name in model_admin.actions or ():
+            action = getattr(model_admin, name) if isinstance(name, str) else name
+            declared = getattr(action, "allowed_permissions", ())
+            assert declared, f"{opts.label}: the action {name} names no permission"
+
+
+def test_running_an_action_with_only_the_view_permission_changes_nothing(world: World) -> None:
+    from tests.factories import make_user
+    from tests.roles import grant
+
+    viewer = grant(make_user(is_staff=True), "view_run")
+    client = world.client("anonymous")
+    client.force_login(viewer)
+    response = client.post(
+        "/admin/evaluation/run/",
+        {"action": "cancel_runs", "_selected_action": [world.run.pk]},
+    )
+    assert response.status_code in (200, 302)
+    world.run.refresh_from_db()
+    assert world.run.status == "running"
+
+
+def test_the_readme_shows_the_table_the_code_applies() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert access.access_markdown() in readme, "README is out of date: manage.py access_table"
