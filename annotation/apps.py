@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class AnnotationConfig(AppConfig):
@@ -8,3 +9,7 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         # The access table's system check (every URL has a rule) registers on import.
         import config.access  # noqa: F401
+        from annotation.roles import after_migrate
+
+        # After every migrate and every flush: the role groups and their permissions.
+        post_migrate.connect(after_migrate, sender=self, dispatch_uid="annotation-role-groups")

@@ -16,28 +16,13 @@ from rest_framework.response import Response
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from evaluation.models import Endpoint, Prediction, Run
 from evaluation.selectors import ordered_metrics, runs_with_progress
-from evaluation.services import RunError, endpoint_create
+from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create
 
 
 class EndpointSerializer(serializers.ModelSerializer):
     class Meta:
         model = Endpoint
-        fields = [
-            "id",
-            "name",
-            "base_url",
-            "model",
-            "api_key_env",
-            "style",
-            "default_params",
-            "max_concurrency",
-            "requests_per_minute",
-            "timeout_seconds",
-            "max_attempts",
-            "is_local",
-            "status",
-            "status_detail",
-        ]
+        fields = ["id", *ENDPOINT_FIELDS, "is_local", "status", "status_detail"]
         read_only_fields = fields
 
 

@@ -104,6 +104,17 @@ def endpoint_form(base_url: str, key_variable: str) -> dict[str, Any]:
     }
 
 
+def check_connection(endpoint: Endpoint) -> str:
+    """The admin action "Check the connection", run by a superuser; the page it ends on."""
+    client = Client()
+    client.force_login(make_superuser())
+    return client.post(
+        "/admin/evaluation/endpoint/",
+        {"action": "check_connection", "_selected_action": [endpoint.pk]},
+        follow=True,
+    ).content.decode()
+
+
 @pytest.mark.parametrize("variable", PLATFORM_SECRETS)
 def test_a_platform_secret_is_refused_as_a_key_variable_everywhere(
     variable: str, listener: Listener, platform_secrets: None
@@ -161,15 +172,9 @@ def test_a_row_that_got_around_the_rule_sends_nothing(
         name="collector", base_url=listener.base_url, model="m", api_key_env="SECRET_KEY"
     )
     # when the connection is checked from the admin
-    client = Client()
-    client.force_login(make_superuser())
-    page = client.post(
-        "/admin/evaluation/endpoint/",
-        {"action": "check_connection", "_selected_action": [endpoint.pk]},
-        follow=True,
-    )
+    page = check_connection(endpoint)
     # then the check refuses, and a run cannot even be configured with it
-    assert "one of the platform&#x27;s own settings" in page.content.decode()
+    assert "one of the platform&#x27;s own settings" in page
     with pytest.raises(ConfigurationError, match="one of the platform's own settings"):
         endpoint_config(endpoint)
     assert not listener.requests
@@ -185,12 +190,7 @@ def test_a_named_key_variable_travels_only_to_its_endpoint(
     )
     endpoint.full_clean()
     endpoint.save()
-    client = Client()
-    client.force_login(make_superuser())
-    client.post(
-        "/admin/evaluation/endpoint/",
-        {"action": "check_connection", "_selected_action": [endpoint.pk]},
-    )
+    check_connection(endpoint)
     assert [r["headers"].get("authorization") for r in listener.requests] == [
         "Bearer the-endpoint-key"
     ]
@@ -225,13 +225,7 @@ def test_the_connection_check_shows_no_word_of_what_the_server_sent() -> None:
     body = b"<html><script>alert(1)</script>internal: db password=hunter2</html>"
     with Listener(status=500, body=body) as failing:
         endpoint = Endpoint.objects.create(name="internal", base_url=failing.base_url, model="m")
-        client = Client()
-        client.force_login(make_superuser())
-        page = client.post(
-            "/admin/evaluation/endpoint/",
-            {"action": "check_connection", "_selected_action": [endpoint.pk]},
-            follow=True,
-        ).content.decode()
+        page = check_connection(endpoint)
     assert "the server answered HTTP 500 (Internal Server Error)" in page
     assert "hunter2" not in page and "alert(1)" not in page
 
