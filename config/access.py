@@ -8,10 +8,11 @@ Roles:
   whatever model permissions the user has, a superuser's included: a label, a review or an
   adjudication is always somebody's who was asked for it. Another campaign is a 404.
 - researcher: the `researchers` group, which holds annotation.roles.RESEARCHER_PERMISSIONS
-  (granted by the migration annotation 0004 and kept by every `migrate`). Researcher pages (benchmarks, samples
-  with their gold, endpoints, runs, predictions, judging, leaderboards, campaign progress and
-  agreement) each need one model permission, so a staff user given scattered permissions gets
-  exactly the pages those permissions name and nothing more; a read permission never writes.
+  (granted by the migration annotation 0004 and kept by every `migrate`). Researcher pages
+  (benchmarks, samples with their gold, endpoints, runs, predictions, judging, leaderboards,
+  campaign progress and agreement) each need one model permission, so a staff user given
+  scattered permissions gets exactly the pages those permissions name and nothing more; a read
+  permission never writes.
 - superuser: every permission, but studio pages still need membership.
 - the admin (`admin:*`) is Django's: staff status and model permissions, checked per page.
 
