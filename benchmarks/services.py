@@ -15,10 +15,12 @@ from benchmarks import selectors
 from benchmarks.models import Benchmark
 from benchmarks.suites import get_suite
 from benchmarks.suites.base import (
+    UNSTORABLE,
     ImportFormatError,
     Progress,
     SampleRecord,
     ToolRecord,
+    find_unstorable,
     merge_tools,
     validate_bundle,
 )
@@ -107,9 +109,38 @@ def dumps_json(value: Any) -> str | None:
     return _encode(value)
 
 
+# How json's encoder writes NUL; jsonb refuses the escape as text refuses the character.
+_JSON_NUL = "\\u0000"
+
+
+def _refuse_unstorable(
+    texts: Sequence[str | None], record: SampleRecord | ToolRecord, fields: Sequence[str]
+) -> None:
+    """The last check before a row goes to PostgreSQL: the readers refuse what it cannot store
+    (NUL, lone surrogates) naming file, line and field, and this catches what a suite built
+    from the files after them (a name from a file name, text an escape turned into one) with the
+    record's place and the stored field. One pass over the row's text, as it will be sent; the
+    record's `fields` are walked only when that finds something."""
+    joined = "".join([text for text in texts if text])
+    if not (
+        "\x00" in joined
+        or _JSON_NUL in joined
+        or (not joined.isascii() and UNSTORABLE.search(joined))
+    ):
+        return
+    for name in fields:
+        found = find_unstorable(getattr(record, name), name)
+        if found:
+            # `_JSON_NUL` may be a backslash written before "u0000", which is storable.
+            raise ImportFormatError(found[1], file=record.source or None, field=found[0])
+
+
 # Rows go in through COPY into a temporary table, then one INSERT ... ON CONFLICT moves them.
 # COPY is PostgreSQL's fastest way in, and the conflict clause's IS DISTINCT FROM makes a
 # re-import of the same files a no-op (no dead tuples, no updated_at churn).
+
+
+TOOL_FIELDS = ("name", "description", "parameters", "returns", "category", "raw")
 
 
 def _upsert_tools(benchmark_id: int, tools: Sequence[ToolRecord]) -> int:
@@ -122,16 +153,16 @@ def _upsert_tools(benchmark_id: int, tools: Sequence[ToolRecord]) -> int:
         )
         with cursor.cursor.copy("COPY import_tool FROM STDIN") as copy:
             for tool in tools:
-                copy.write_row(
-                    (
-                        tool.name,
-                        tool.description,
-                        dumps_json(tool.parameters),
-                        dumps_json(tool.returns),
-                        tool.category,
-                        dumps_json(tool.raw),
-                    )
+                row = (
+                    tool.name,
+                    tool.description,
+                    dumps_json(tool.parameters),
+                    dumps_json(tool.returns),
+                    tool.category,
+                    dumps_json(tool.raw),
                 )
+                _refuse_unstorable(row, tool, TOOL_FIELDS)
+                copy.write_row(row)
         cursor.execute(
             """
             INSERT INTO benchmarks_tool
@@ -178,20 +209,20 @@ def _copy_samples(
     columns = ", ".join([*SAMPLE_COLUMNS, *constants])
     fixed = tuple(constants.values())
     dumps = dumps_json
+    refuse = _refuse_unstorable
     with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
         for sample in samples:
-            copy.write_row(
-                (
-                    sample.split,
-                    sample.external_id,
-                    sample.kind,
-                    dumps(sample.input),
-                    dumps(sample.reference),
-                    dumps(sample.candidate_tools),
-                    dumps(sample.metadata),
-                    *fixed,
-                )
+            row = (
+                sample.split,
+                sample.external_id,
+                sample.kind,
+                dumps(sample.input),
+                dumps(sample.reference),
+                dumps(sample.candidate_tools),
+                dumps(sample.metadata),
             )
+            refuse(row, sample, SAMPLE_COLUMNS)
+            copy.write_row((*row, *fixed))
 
 
 def _upsert_samples(benchmark_id: int, samples: Sequence[SampleRecord]) -> tuple[int, int]:

@@ -70,6 +70,7 @@ from benchmarks.suites.base import (
     Progress,
     SampleRecord,
     ToolRecord,
+    check_file_name,
     iter_csv,
     load_json,
     require,
@@ -221,6 +222,7 @@ def _read_query_rows(path: Path, bundle: ImportBundle, progress: Progress | None
 
 
 def _read_descriptions(path: Path, progress: Progress | None) -> list[ToolRecord]:
+    check_file_name(path)  # kept in each tool's raw "source"
     data = load_json(path)
     if not isinstance(data, dict):
         raise ImportFormatError(
@@ -329,6 +331,7 @@ def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) ->
 
 
 def _read_scenario(path: Path, bundle: ImportBundle, progress: Progress | None) -> None:
+    check_file_name(path)  # the scenario's name is the file's
     data = load_json(path)
     scenario = path.stem
     tools = require(data, "Tools", list, file=path, record=scenario)

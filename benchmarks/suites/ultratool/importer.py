@@ -86,6 +86,9 @@ from benchmarks.suites.base import (
     Progress,
     SampleRecord,
     ToolRecord,
+    check_file_name,
+    check_record_size,
+    check_value,
     iter_jsonl,
     read_text,
     require,
@@ -362,7 +365,11 @@ def _classify(path: Path) -> tuple[str, str]:
 
 def _looks_like_main(path: Path) -> bool:
     text = read_text(path)
-    first = next((line for line in text.splitlines() if line.strip()), "")
+    number, first = next(
+        ((n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()), (1, "")
+    )
+    # Peeked at before iter_jsonl reads the file: the same limit, before parsing.
+    check_record_size(first, file=path, line=number)
     try:
         record = json.loads(first)
     except (json.JSONDecodeError, RecursionError):
@@ -443,6 +450,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
 
 def _read_main(main: MainFile, bundle: ImportBundle, progress: Progress | None) -> None:
     path = main.path
+    check_file_name(path)  # its stem is the split
     for line, record in iter_jsonl(path):
         question = require(record, "question", str, file=path, line=line)
         items = require(record, "plan", list, file=path, line=line)
@@ -454,6 +462,8 @@ def _read_main(main: MainFile, bundle: ImportBundle, progress: Progress | None) 
             plan = build_plan(items)
         except PlanError as exc:
             raise ImportFormatError(exc.message, file=path, line=line, field=exc.field) from None
+        # A call's Python escapes ('\ud800', '\x00') make characters the file did not hold.
+        check_value(plan.steps, file=path, line=line, path="plan")
         metadata: dict[str, Any] = {"domain": domain.strip(), "line": line}
         if plan.repaired:
             metadata["repaired_calls"] = plan.repaired
