@@ -20,8 +20,10 @@ from benchmarks.suites.base import (
     Progress,
     SampleRecord,
     ToolRecord,
+    check_gold_tools,
     find_unstorable,
     merge_tools,
+    undescribed_gold_tools,
     validate_bundle,
 )
 
@@ -50,6 +52,7 @@ def benchmark_import(
     benchmark_name: str | None = None,
     is_demo: bool = False,
     progress: Progress | None = None,
+    allow_known_tools: bool = False,
 ) -> ImportSummary:
     """Read a benchmark's published files with its suite and store tools and samples.
 
@@ -58,6 +61,10 @@ def benchmark_import(
     same files writes no row. A sample that has been refined (revision > 0) keeps its refined
     content; the import does not overwrite an expert's work.
 
+    A gold tool that no tool of the import describes (MetaTool's queries name their tool; the
+    descriptions come in files of their own) is an error, unless `allow_known_tools` and the
+    benchmark already has that tool from an earlier import.
+
     Raises ImportFormatError naming the file, line or record, and field.
     """
     suite_module = get_suite(suite)
@@ -65,6 +72,9 @@ def benchmark_import(
         raise ImportFormatError("no files given")
     bundle = suite_module.import_files([Path(p) for p in paths], progress)
     validate_bundle(bundle)
+    undescribed = undescribed_gold_tools(bundle)
+    if undescribed and not allow_known_tools:
+        check_gold_tools(bundle)
     tools = merge_tools(bundle.tools)
     name = benchmark_name or suite_module.default_benchmark
 
@@ -77,6 +87,11 @@ def benchmark_import(
                 f"benchmark {name!r} holds {benchmark.suite!r} data; import {suite!r} files "
                 f"under another name (--benchmark)"
             )
+        if undescribed:
+            # Under the benchmark's lock, so the tools looked up are the ones imported before.
+            wanted = {tool for _, _, tool in undescribed}
+            known = set(benchmark.tools.filter(name__in=wanted).values_list("name", flat=True))
+            check_gold_tools(bundle, known=known, known_where=f"benchmark {name!r}")
         if is_demo and not benchmark.is_demo:
             benchmark.is_demo = True
             benchmark.save(update_fields=["is_demo", "updated_at"])

@@ -17,7 +17,7 @@ import json
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -145,6 +145,9 @@ class SampleRecord:
     candidate_tools: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    # (field, tool name) of each gold tool that must be described by a tool of the import
+    # (see check_gold_tools); set by suites whose tools come in files of their own. Not stored.
+    gold_tools: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -831,6 +834,42 @@ def validate_bundle(bundle: ImportBundle) -> None:
                 file=tool.source or None,
                 field="name",
             )
+
+
+def undescribed_gold_tools(bundle: ImportBundle) -> list[tuple[SampleRecord, str, str]]:
+    """(sample, field, tool) for each gold tool no tool of the bundle describes, in order."""
+    described = {tool.name for tool in bundle.tools}
+    return [
+        (sample, field_name, tool)
+        for sample in bundle.samples
+        for field_name, tool in sample.gold_tools
+        if tool not in described
+    ]
+
+
+def check_gold_tools(
+    bundle: ImportBundle, *, known: Collection[str] = (), known_where: str = ""
+) -> None:
+    """A gold tool must be described by a tool of this import or, when the caller allows it,
+    be among `known` (the tools the target benchmark already has, named by `known_where`):
+    a query whose gold tool has no description cannot be asked with candidates, and one that
+    names a misspelt tool can never be answered right. Raises ImportFormatError naming the
+    sample's file and line, the field and the tool."""
+    for sample, field_name, tool in undescribed_gold_tools(bundle):
+        if tool in known:
+            continue
+        if known_where:
+            message = (
+                f"gold tool {tool!r} is described neither by the tool files of this import nor "
+                f"among the tools {known_where} already has"
+            )
+        else:
+            message = (
+                f"gold tool {tool!r} is not described by the tool files of this import; give "
+                "the file that describes it, or, when an earlier import of this benchmark did, "
+                "allow tools it already has (import_benchmark --allow-known-tools)"
+            )
+        raise ImportFormatError(message, file=sample.source or None, field=field_name)
 
 
 def merge_tools(tools: Sequence[ToolRecord]) -> list[ToolRecord]:

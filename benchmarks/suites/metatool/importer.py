@@ -54,6 +54,14 @@ Records:
     scenario task pairs these lists with queries of split "queries"; code that iterates queries
     must filter by split.
 Queries are kept verbatim (the Task2-Subtask4 queries carry the quotes they were published with).
+
+Gold tools: every gold tool (a query's Tool, the golden and multi-tool pairs, an awareness
+positive's tool, a reliability item's tool) must be described by a tool file of the same import
+(SampleRecord.gold_tools, checked by the service): a misspelt or missing tool would otherwise be
+stored as a gold answer no model can give, and the similar task cannot build its candidates
+without a description. `import_benchmark --allow-known-tools` also accepts a tool the benchmark
+already has from an earlier import. Scenario lists are candidate lists, not gold, and are not
+checked here (evaluation refuses a scenario whose tools have no description).
 """
 
 from __future__ import annotations
@@ -210,6 +218,7 @@ def _read_query_rows(path: Path, bundle: ImportBundle, progress: Progress | None
                 input={"query": query},
                 reference={"tool": tool},
                 source=f"{src}, line {line}",
+                gold_tools=[("Tool", tool)],
             )
         )
         if progress and number % PROGRESS_EVERY == 0:
@@ -311,6 +320,10 @@ def _tool_pair(record: Any, *, path: Path, record_id: Any) -> list[str]:
     return list(pair)
 
 
+def _pair_fields(pair: list[str]) -> list[tuple[str, str]]:
+    return [(f"tool[{index}]", tool) for index, tool in enumerate(pair)]
+
+
 def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) -> None:
     for position, record in enumerate(_load_list(path, "multi-tool queries")):
         query = require(record, "query", str, file=path, record=position)
@@ -324,6 +337,7 @@ def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) ->
                 reference={"tools": pair},
                 metadata=extra,
                 source=f"{path}, record {position}",
+                gold_tools=_pair_fields(pair),
             )
         )
         if progress:
@@ -401,6 +415,7 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
         query = require(record, "query", str, file=path, record=record_id)
         reference: dict[str, Any]
         candidates: list[str] = []
+        gold_tools: list[tuple[str, str]]
         if split == "awareness":
             prompt = require(record, "thought_prompt", str, file=path, record=record_id)
             label = require(record, "label", str, file=path, record=record_id)
@@ -416,6 +431,7 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                 record, "tool", str, file=path, record=record_id, optional=not needs_tool
             )
             reference = {"needs_tool": needs_tool, "tool": tool or None}
+            gold_tools = [("tool", tool)] if needs_tool else []
             used = ("query", "thought_prompt", "label", "tool")
         else:
             prompt = require(record, "action_prompt", str, file=path, record=record_id)
@@ -431,6 +447,7 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                         field="tool",
                     )
                 reference = {"tool": gold, "expected": []}
+                gold_tools = [("tool", gold)]
             else:
                 pair = _tool_pair(record, path=path, record_id=record_id)
                 missing = [t for t in pair if t not in candidates]
@@ -443,6 +460,7 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                         field="tool",
                     )
                 reference = {"tools": pair}
+                gold_tools = _pair_fields(pair)
             used = ("query", "action_prompt", "tool")
         bundle.samples.append(
             SampleRecord(
@@ -453,6 +471,7 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                 candidate_tools=candidates,
                 metadata={k: v for k, v in record.items() if k not in used},
                 source=f"{path}, record {record_id}",
+                gold_tools=gold_tools,
             )
         )
         if progress:

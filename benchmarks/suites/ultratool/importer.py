@@ -62,7 +62,9 @@ Records:
         "tool_usage": [{"step", "tool", "arguments"}], "tool_creation": [{"step", "tool": {...}}]
         (each task key only when its file was imported)},
     candidate_tools = the record's `tools` names, metadata = {"domain", "line", and
-    "repaired_calls" / "unparsed_calls" step lists when there are any}.
+    "repaired_calls" / "unparsed_calls" step lists when there are any, and "gold_not_offered":
+    the tools a gold step (plan, tool_selection, tool_usage) names that neither the record's
+    `tools` nor that task's toolset offers, kept as published, when there are any}.
   - Tool: one per name, from the records' `tools` (arguments -> parameters, results -> returns,
     domain -> category, the published record in raw) and from the task files' toolsets
     (interference tools; category ""). The first definition of a name wins.
@@ -469,6 +471,11 @@ def _read_main(main: MainFile, bundle: ImportBundle, progress: Progress | None) 
             metadata["repaired_calls"] = plan.repaired
         if plan.unparsed:
             metadata["unparsed_calls"] = plan.unparsed
+        offered = {tool.name for tool in tools}
+        not_offered = [step["tool"] for step in plan.steps if step["tool"] not in (None, *offered)]
+        if not_offered:
+            # Published gold is imported, not refused (see above): named, as unparsed calls are.
+            metadata["gold_not_offered"] = list(dict.fromkeys(not_offered))
         bundle.tools.extend(tools)
         main.plans.append(plan)
         main.lines.append(line)
@@ -534,6 +541,14 @@ def _read_task(
             task, record["reference"], main.plans[ordinal - 1], path, line, main_line, main.path
         )
         sample.reference[task] = gold
+        if task in ("tool_selection", "tool_usage"):
+            offered = set(sample.candidate_tools) | set(
+                sample.input.get("toolsets", {}).get(task, ())
+            )
+            not_offered = [item["tool"] for item in gold if item["tool"] not in offered]
+            if not_offered:
+                known = sample.metadata.get("gold_not_offered", [])
+                sample.metadata["gold_not_offered"] = list(dict.fromkeys([*known, *not_offered]))
         if progress:
             progress(1)
 
