@@ -389,7 +389,8 @@ def read_text(path: Path) -> str:
             file=path,
             line=text.count("\n", 0, stray) + 1,
         )
-    if not text.strip():
+    # Not `text.strip()`, which would copy the whole text once more.
+    if not text or text.isspace():
         raise ImportFormatError("is empty", file=path)
     return text
 
@@ -427,10 +428,25 @@ def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+def _oversize(text: str, start: int = 0, end: int | None = None) -> tuple[int, bool] | None:
+    """None when text[start:end] fits in MAX_RECORD_BYTES, else (its size, whether that is
+    exact). A text whose characters alone are over the limit is neither copied nor encoded:
+    its length in characters is a lower bound of its size."""
+    chars = (len(text) if end is None else end) - start
+    if chars * 4 <= MAX_RECORD_BYTES:
+        return None
+    if text.isascii():  # O(1) in CPython; then characters are bytes
+        return (chars, True) if chars > MAX_RECORD_BYTES else None
+    if chars > MAX_RECORD_BYTES:
+        return chars, False
+    size = len(text[start:end].encode("utf-8", "surrogatepass"))
+    return (size, True) if size > MAX_RECORD_BYTES else None
+
+
 def _record_too_large(
-    size: int, *, file: Path | str, line: int | None, record: Any = None, complete: bool = True
+    size: int, *, exact: bool, file: Path | str, line: int | None, record: Any = None
 ) -> ImportFormatError:
-    measured = f"is {size:,} bytes" if complete else f"is more than {size:,} bytes"
+    measured = f"is {size:,} bytes" if exact else f"is at least {size:,} bytes"
     return ImportFormatError(
         f"record {measured}; the limit is {MAX_RECORD_BYTES:,} bytes per record "
         "(IMPORT_MAX_RECORD_BYTES); it was refused before being parsed",
@@ -443,10 +459,9 @@ def _record_too_large(
 def check_record_size(text: str, *, file: Path | str, line: int | None = None) -> None:
     """Refuse one record's text (a JSON Lines line, a whole JSON document) over
     MAX_RECORD_BYTES: call before parsing it."""
-    if len(text) * 4 > MAX_RECORD_BYTES:
-        size = _size(text)
-        if size > MAX_RECORD_BYTES:
-            raise _record_too_large(size, file=file, line=line)
+    over = _oversize(text)
+    if over:
+        raise _record_too_large(over[0], exact=over[1], file=file, line=line)
 
 
 class _NonFiniteNumber(ValueError):
@@ -539,13 +554,15 @@ def json_records(text: str, *, file: Path | str) -> list[RecordSpan]:
             return
         line += text.count("\n", counted, start)
         counted = start
-        size = end - start
-        if size * 4 > MAX_RECORD_BYTES:
-            size = _size(text[start:end])
-            if size > MAX_RECORD_BYTES:
-                raise _record_too_large(
-                    size, file=file, line=line, record=key if is_object else len(spans)
-                )
+        over = _oversize(text, start, end)
+        if over:
+            raise _record_too_large(
+                over[0],
+                exact=over[1],
+                file=file,
+                line=line,
+                record=key if is_object else len(spans),
+            )
         spans.append(RecordSpan(line=line, start=start, end=end, key=key))
         start, key = None, None
 
@@ -562,11 +579,11 @@ def json_records(text: str, *, file: Path | str) -> list[RecordSpan]:
             line += text.count("\n", counted, start)
             counted = start
             raise _record_too_large(
-                MAX_RECORD_BYTES,
+                position - start,
+                exact=False,
                 file=file,
                 line=line,
                 record=key if is_object else len(spans),
-                complete=False,
             )
         if char == '"':
             break
@@ -660,11 +677,20 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 def _jsonl_records(text: str, path: Path) -> Iterator[tuple[int, Any]]:
     # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines() would also
     # cut at U+2028, U+0085 and others, which JSON allows raw inside a string, and its line
-    # numbers would disagree with read_text's.
-    for number, raw in enumerate(text.split("\n"), start=1):
+    # numbers would disagree with read_text's. Each line is sized before it is copied out of
+    # the text, so a huge one costs no copy.
+    position, number, length = 0, 0, len(text)
+    while position < length:
+        end = text.find("\n", position)
+        end = length if end < 0 else end
+        number += 1
+        over = _oversize(text, position, end)
+        if over:
+            raise _record_too_large(over[0], exact=over[1], file=path, line=number)
+        raw = text[position:end]
+        position = end + 1
         if not raw.strip():
             continue
-        check_record_size(raw, file=path, line=number)
         value = parse_json_text(raw, file=path, line_offset=number - 1)
         check_value(value, file=path, line=number)
         yield number, value
@@ -691,9 +717,8 @@ def _budgeted(lines: Iterable[str], path: Path, state: list[int]) -> Iterator[st
             state[1] = state[0]
         state[2] += _size(line)
         if state[2] > MAX_RECORD_BYTES:
-            raise _record_too_large(
-                state[2], file=path, line=state[1], complete=state[2] == len(line)
-            )
+            # The row may go on: its size so far is what is known.
+            raise _record_too_large(state[2], exact=False, file=path, line=state[1])
         yield line
 
 

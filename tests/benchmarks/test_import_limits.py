@@ -96,13 +96,13 @@ def test_a_json_object_member_over_the_limit_names_its_key(tmp_path: Path) -> No
 def test_a_record_far_over_the_limit_is_refused_without_scanning_to_its_end(
     tmp_path: Path,
 ) -> None:
-    # Its size is not known yet ("more than") when it is refused.
+    # Its size is not known yet ("at least") when it is refused.
     path = tmp_path / "G1_instruction.json"
     path.write_text("[" + "[" * 1000 + "0," * (base.MAX_RECORD_BYTES) + "0" + "]" * 1001, "utf-8")
     with pytest.raises(ImportFormatError) as err:
         load_json(path)
     assert (err.value.line, err.value.record) == (1, 0)
-    assert f"record is more than {base.MAX_RECORD_BYTES:,} bytes" in err.value.message
+    assert "record is at least 4,194,30" in err.value.message
 
 
 def test_a_csv_row_over_the_limit_names_its_first_line(tmp_path: Path) -> None:
