@@ -57,7 +57,8 @@ def benchmark_import(
     """Read a benchmark's published files with its suite and store tools and samples.
 
     All or nothing: every file is parsed before anything is written, and the writes happen in
-    one transaction, so a bad file leaves the database as it was. Idempotent: re-importing the
+    one transaction, so a bad file leaves the database as it was (the last check, of each row
+    as it is sent, rolls the transaction back too: _refuse_unstorable). Idempotent: re-importing the
     same files writes no row. A sample that has been refined (revision > 0) keeps its refined
     content; the import does not overwrite an expert's work.
 

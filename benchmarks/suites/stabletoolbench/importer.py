@@ -440,8 +440,11 @@ def _read_queries(
     progress: Progress | None,
 ) -> list[SampleRecord]:
     samples: list[SampleRecord] = []
-    # One span per element of a parsed list: json_records and json.loads read the same text.
-    lines = [span.line for span in spans]
+    # One span per element of a parsed list: json_records and json.loads read the same text
+    # (were they ever to disagree, the errors would name the record without its line).
+    lines: list[int | None] = [span.line for span in spans]
+    if len(lines) != len(queries):
+        lines = [None] * len(queries)
     for index, query in enumerate(queries):
         line = lines[index]
         where = _Where(path, line, index + 1)
