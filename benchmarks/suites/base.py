@@ -145,9 +145,6 @@ class SampleRecord:
     candidate_tools: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = ""
-    # (field, tool name) of each gold tool that must be described by a tool of the import
-    # (see check_gold_tools); set by suites whose tools come in files of their own. Not stored.
-    gold_tools: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -161,7 +158,10 @@ class ImportBundle:
 
 
 class Suite(Protocol):
-    """One benchmark's module. Later issues add build_prompt / parse / score / aggregate."""
+    """One benchmark's module. Later issues add build_prompt / parse / score / aggregate.
+
+    A suite whose tool descriptions come in files of their own also has `gold_tools` (see
+    GoldTools): the service then refuses a gold tool that no tool of the import describes."""
 
     name: str
     default_benchmark: str
@@ -707,18 +707,23 @@ def iter_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[st
     yield from _csv_rows(text, path, required, "\x00" in text)
 
 
-def _budgeted(lines: Iterable[str], path: Path, state: list[int]) -> Iterator[str]:
+def _budgeted(
+    lines: Iterable[str], path: Path, state: list[int], ascii_only: bool
+) -> Iterator[str]:
     """The lines, refusing a record (one CSV row, which quoted newlines spread over several
-    lines) over MAX_RECORD_BYTES before the csv module parses its cells. `state` is [lines read,
-    the record's first line, its bytes so far]; the caller zeroes the bytes after each row."""
+    lines) over MAX_RECORD_BYTES before the csv module parses its cells. `state` is [the
+    record's bytes so far, its first line]: the caller sets both after each row. This runs once
+    a line of the largest imports, so it does no more than it must: in a text that is all ASCII
+    (known at once) a line's length is its size."""
+    limit = MAX_RECORD_BYTES
     for line in lines:
-        state[0] += 1
-        if not state[2]:
-            state[1] = state[0]
-        state[2] += _size(line)
-        if state[2] > MAX_RECORD_BYTES:
+        if ascii_only or line.isascii() or len(line) > limit:
+            state[0] += len(line)
+        else:
+            state[0] += len(line.encode("utf-8", "surrogatepass"))
+        if state[0] > limit:
             # The row may go on: its size so far is what is known.
-            raise _record_too_large(state[2], exact=False, file=path, line=state[1])
+            raise _record_too_large(state[0], exact=False, file=path, line=state[1])
         yield line
 
 
@@ -728,13 +733,16 @@ def _csv_rows(
     # The csv module's own limit would fire first with a message that names neither the line
     # nor the column; no field can be longer than the text, so our check below always decides.
     csv.field_size_limit(max(len(text) + 1, csv.field_size_limit()))
-    state = [0, 1, 0]
-    reader = csv.DictReader(_budgeted(io.StringIO(text, newline=""), path, state))
+    state = [0, 1]
+    lines: Iterable[str] = io.StringIO(text, newline="")
+    if _oversize(text):  # a smaller file cannot hold a record over the limit
+        lines = _budgeted(lines, path, state, text.isascii())
+    reader = csv.DictReader(lines)
     try:
         header = reader.fieldnames or []
     except csv.Error as exc:
         raise ImportFormatError(f"is not valid CSV: {exc}", file=path, line=1) from None
-    state[2] = 0
+    state[:] = [0, reader.line_num + 1]
     if check_characters:
         for position, name in enumerate(header, start=1):
             problem = unstorable(name)
@@ -756,7 +764,7 @@ def _csv_rows(
     try:
         for row in reader:
             line = reader.line_num
-            state[2] = 0
+            state[:] = [0, line + 1]
             if None in row:
                 raise ImportFormatError(
                     f"has {len(header) + len(row[None])} cells, the header has {len(header)}",  # type: ignore[index]
@@ -861,26 +869,39 @@ def validate_bundle(bundle: ImportBundle) -> None:
             )
 
 
-def undescribed_gold_tools(bundle: ImportBundle) -> list[tuple[SampleRecord, str, str]]:
+# A suite whose tools come in files of their own gives `gold_tools(sample)`: (field, tool name)
+# of each gold tool a sample names, which a tool of the import must describe (check_gold_tools).
+# A function of the record rather than a field of it: 200,000 queries would otherwise carry
+# 400,000 more objects through the import, for the garbage collector to walk again and again.
+GoldTools = Callable[[SampleRecord], Iterable[tuple[str, str]]]
+
+
+def undescribed_gold_tools(
+    bundle: ImportBundle, gold_tools: GoldTools
+) -> list[tuple[SampleRecord, str, str]]:
     """(sample, field, tool) for each gold tool no tool of the bundle describes, in order."""
     described = {tool.name for tool in bundle.tools}
     return [
         (sample, field_name, tool)
         for sample in bundle.samples
-        for field_name, tool in sample.gold_tools
+        for field_name, tool in gold_tools(sample)
         if tool not in described
     ]
 
 
 def check_gold_tools(
-    bundle: ImportBundle, *, known: Collection[str] = (), known_where: str = ""
+    undescribed: Sequence[tuple[SampleRecord, str, str]],
+    *,
+    known: Collection[str] = (),
+    known_where: str = "",
 ) -> None:
     """A gold tool must be described by a tool of this import or, when the caller allows it,
     be among `known` (the tools the target benchmark already has, named by `known_where`):
     a query whose gold tool has no description cannot be asked with candidates, and one that
-    names a misspelt tool can never be answered right. Raises ImportFormatError naming the
-    sample's file and line, the field and the tool."""
-    for sample, field_name, tool in undescribed_gold_tools(bundle):
+    names a misspelt tool can never be answered right. `undescribed` is what
+    undescribed_gold_tools found. Raises ImportFormatError naming the sample's file and line,
+    the field and the tool."""
+    for sample, field_name, tool in undescribed:
         if tool in known:
             continue
         if known_where:

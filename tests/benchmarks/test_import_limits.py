@@ -183,3 +183,13 @@ def test_a_file_peeked_at_to_classify_it_is_held_to_the_limit(tmp_path: Path) ->
         benchmark_import(suite="ultratool", paths=[path])
     assert (err.value.file, err.value.line) == (str(path), 2)
     assert "per record" in err.value.message
+
+
+def test_a_csv_row_is_measured_in_utf8_bytes(tmp_path: Path) -> None:
+    # Under the limit in characters, over it in bytes: "é" is two bytes.
+    path = tmp_path / "all_clean_data.csv"
+    path.write_text(f"Query,Tool\n{'é' * (base.MAX_RECORD_BYTES // 2 + 10)},T\n", "utf-8")
+    with pytest.raises(ImportFormatError) as err:
+        list(iter_csv(path, ["Query", "Tool"]))
+    assert err.value.line == 2
+    assert "per record" in err.value.message

@@ -57,7 +57,7 @@ Queries are kept verbatim (the Task2-Subtask4 queries carry the quotes they were
 
 Gold tools: every gold tool (a query's Tool, the golden and multi-tool pairs, an awareness
 positive's tool, a reliability item's tool) must be described by a tool file of the same import
-(SampleRecord.gold_tools, checked by the service): a misspelt or missing tool would otherwise be
+(`gold_tools`, checked by the service): a misspelt or missing tool would otherwise be
 stored as a gold answer no model can give, and the similar task cannot build its candidates
 without a description. `import_benchmark --allow-known-tools` also accepts a tool the benchmark
 already has from an earlier import. Scenario lists are candidate lists, not gold, and are not
@@ -159,6 +159,19 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
     return bundle
 
 
+def gold_tools(sample: SampleRecord) -> list[tuple[str, str]]:
+    """(field, tool) of each gold tool of a sample, as its file names the field: these must be
+    described by a tool file of the same import (base.check_gold_tools)."""
+    reference = sample.reference
+    if sample.split == "queries":
+        return [("Tool", reference["tool"])]
+    if sample.split in ("multi_tool_golden", "multi_tool"):
+        return [(f"tool[{index}]", tool) for index, tool in enumerate(reference["tools"])]
+    if sample.split == "reliability" or (sample.split == "awareness" and reference["needs_tool"]):
+        return [("tool", reference["tool"])]
+    return []  # negative awareness items, scenario lists
+
+
 # --- queries (CSV) -------------------------------------------------------------------------------
 
 
@@ -218,7 +231,6 @@ def _read_query_rows(path: Path, bundle: ImportBundle, progress: Progress | None
                 input={"query": query},
                 reference={"tool": tool},
                 source=f"{src}, line {line}",
-                gold_tools=[("Tool", tool)],
             )
         )
         if progress and number % PROGRESS_EVERY == 0:
@@ -320,10 +332,6 @@ def _tool_pair(record: Any, *, path: Path, record_id: Any) -> list[str]:
     return list(pair)
 
 
-def _pair_fields(pair: list[str]) -> list[tuple[str, str]]:
-    return [(f"tool[{index}]", tool) for index, tool in enumerate(pair)]
-
-
 def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) -> None:
     for position, record in enumerate(_load_list(path, "multi-tool queries")):
         query = require(record, "query", str, file=path, record=position)
@@ -337,7 +345,6 @@ def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) ->
                 reference={"tools": pair},
                 metadata=extra,
                 source=f"{path}, record {position}",
-                gold_tools=_pair_fields(pair),
             )
         )
         if progress:
@@ -415,7 +422,6 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
         query = require(record, "query", str, file=path, record=record_id)
         reference: dict[str, Any]
         candidates: list[str] = []
-        gold_tools: list[tuple[str, str]]
         if split == "awareness":
             prompt = require(record, "thought_prompt", str, file=path, record=record_id)
             label = require(record, "label", str, file=path, record=record_id)
@@ -431,7 +437,6 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                 record, "tool", str, file=path, record=record_id, optional=not needs_tool
             )
             reference = {"needs_tool": needs_tool, "tool": tool or None}
-            gold_tools = [("tool", tool)] if needs_tool else []
             used = ("query", "thought_prompt", "label", "tool")
         else:
             prompt = require(record, "action_prompt", str, file=path, record=record_id)
@@ -447,7 +452,6 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                         field="tool",
                     )
                 reference = {"tool": gold, "expected": []}
-                gold_tools = [("tool", gold)]
             else:
                 pair = _tool_pair(record, path=path, record_id=record_id)
                 missing = [t for t in pair if t not in candidates]
@@ -460,7 +464,6 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                         field="tool",
                     )
                 reference = {"tools": pair}
-                gold_tools = _pair_fields(pair)
             used = ("query", "action_prompt", "tool")
         bundle.samples.append(
             SampleRecord(
@@ -471,7 +474,6 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                 candidate_tools=candidates,
                 metadata={k: v for k, v in record.items() if k not in used},
                 source=f"{path}, record {record_id}",
-                gold_tools=gold_tools,
             )
         )
         if progress:
