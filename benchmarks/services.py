@@ -19,7 +19,10 @@ from benchmarks.suites.base import (
     Progress,
     SampleRecord,
     ToolRecord,
+    check_gold_tools,
+    find_unstorable,
     merge_tools,
+    undescribed_gold_tools,
     validate_bundle,
 )
 
@@ -48,13 +51,19 @@ def benchmark_import(
     benchmark_name: str | None = None,
     is_demo: bool = False,
     progress: Progress | None = None,
+    allow_known_tools: bool = False,
 ) -> ImportSummary:
     """Read a benchmark's published files with its suite and store tools and samples.
 
     All or nothing: every file is parsed before anything is written, and the writes happen in
-    one transaction, so a bad file leaves the database as it was. Idempotent: re-importing the
+    one transaction, so a bad file leaves the database as it was (the last check, of each row
+    as it is sent, rolls the transaction back too: _copy_samples). Idempotent: re-importing the
     same files writes no row. A sample that has been refined (revision > 0) keeps its refined
     content; the import does not overwrite an expert's work.
+
+    A gold tool that no tool of the import describes (MetaTool's queries name their tool; the
+    descriptions come in files of their own) is an error, unless `allow_known_tools` and the
+    benchmark already has that tool from an earlier import.
 
     Raises ImportFormatError naming the file, line or record, and field.
     """
@@ -63,6 +72,10 @@ def benchmark_import(
         raise ImportFormatError("no files given")
     bundle = suite_module.import_files([Path(p) for p in paths], progress)
     validate_bundle(bundle)
+    gold_tools = getattr(suite_module, "gold_tools", None)
+    undescribed = undescribed_gold_tools(bundle, gold_tools) if gold_tools else []
+    if undescribed and not allow_known_tools:
+        check_gold_tools(undescribed)
     tools = merge_tools(bundle.tools)
     name = benchmark_name or suite_module.default_benchmark
 
@@ -75,6 +88,11 @@ def benchmark_import(
                 f"benchmark {name!r} holds {benchmark.suite!r} data; import {suite!r} files "
                 f"under another name (--benchmark)"
             )
+        if undescribed:
+            # Under the benchmark's lock, so the tools looked up are the ones imported before.
+            wanted = {tool for _, _, tool in undescribed}
+            known = set(benchmark.tools.filter(name__in=wanted).values_list("name", flat=True))
+            check_gold_tools(undescribed, known=known, known_where=f"benchmark {name!r}")
         if is_demo and not benchmark.is_demo:
             benchmark.is_demo = True
             benchmark.save(update_fields=["is_demo", "updated_at"])
@@ -107,9 +125,32 @@ def dumps_json(value: Any) -> str | None:
     return _encode(value)
 
 
+# How json's encoder writes NUL; jsonb refuses the escape as text refuses the character.
+_JSON_NUL = "\\u0000"
+
+
+def _refuse_unstorable(record: SampleRecord | ToolRecord, fields: Sequence[str]) -> None:
+    """Raise ImportFormatError naming the record's place and the stored field of the first
+    value PostgreSQL cannot store (NUL, a lone surrogate), if there is one."""
+    for name in fields:
+        found = find_unstorable(getattr(record, name), name)
+        if found:
+            raise ImportFormatError(found[1], file=record.source or None, field=found[0])
+
+
+def _nul_in(texts: Sequence[str | None]) -> bool:
+    """Whether a row's text holds NUL, as text or as json's escape: the server would refuse it
+    only at the end of the COPY, naming no record. (The escape may be a backslash written
+    before "u0000", which is storable: _refuse_unstorable walks the record to see.)"""
+    return any(text and ("\x00" in text or _JSON_NUL in text) for text in texts)
+
+
 # Rows go in through COPY into a temporary table, then one INSERT ... ON CONFLICT moves them.
 # COPY is PostgreSQL's fastest way in, and the conflict clause's IS DISTINCT FROM makes a
 # re-import of the same files a no-op (no dead tuples, no updated_at churn).
+
+
+TOOL_FIELDS = ("name", "description", "parameters", "returns", "category", "raw")
 
 
 def _upsert_tools(benchmark_id: int, tools: Sequence[ToolRecord]) -> int:
@@ -122,16 +163,22 @@ def _upsert_tools(benchmark_id: int, tools: Sequence[ToolRecord]) -> int:
         )
         with cursor.cursor.copy("COPY import_tool FROM STDIN") as copy:
             for tool in tools:
-                copy.write_row(
-                    (
-                        tool.name,
-                        tool.description,
-                        dumps_json(tool.parameters),
-                        dumps_json(tool.returns),
-                        tool.category,
-                        dumps_json(tool.raw),
-                    )
+                row = (
+                    tool.name,
+                    tool.description,
+                    dumps_json(tool.parameters),
+                    dumps_json(tool.returns),
+                    tool.category,
+                    dumps_json(tool.raw),
                 )
+                # The last check before PostgreSQL (see _copy_samples).
+                if _nul_in(row):
+                    _refuse_unstorable(tool, TOOL_FIELDS)
+                try:
+                    copy.write_row(row)
+                except UnicodeEncodeError:
+                    _refuse_unstorable(tool, TOOL_FIELDS)
+                    raise
         cursor.execute(
             """
             INSERT INTO benchmarks_tool
@@ -178,20 +225,36 @@ def _copy_samples(
     columns = ", ".join([*SAMPLE_COLUMNS, *constants])
     fixed = tuple(constants.values())
     dumps = dumps_json
+    nul = _JSON_NUL
     with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
         for sample in samples:
-            copy.write_row(
-                (
-                    sample.split,
-                    sample.external_id,
-                    sample.kind,
-                    dumps(sample.input),
-                    dumps(sample.reference),
-                    dumps(sample.candidate_tools),
-                    dumps(sample.metadata),
-                    *fixed,
+            split, external_id = sample.split, sample.external_id
+            data = dumps(sample.input)
+            reference = dumps(sample.reference)
+            candidates = dumps(sample.candidate_tools)
+            metadata = dumps(sample.metadata)
+            # The last check before PostgreSQL: the readers refuse what it cannot store naming
+            # file, line and field; this catches what a suite built after them (a name from a
+            # file name, a character an escape made), naming the record and the stored field.
+            # NUL is looked for (kind is one of ours, see validate_bundle); a lone surrogate is
+            # what psycopg cannot encode, so its error is the check, free for other rows. Inline
+            # and without a call: this loop is the hot path of the largest imports.
+            if (
+                "\x00" in split
+                or "\x00" in external_id
+                or nul in data
+                or nul in candidates
+                or nul in metadata
+                or (reference is not None and nul in reference)
+            ):
+                _refuse_unstorable(sample, SAMPLE_COLUMNS)
+            try:
+                copy.write_row(
+                    (split, external_id, sample.kind, data, reference, candidates, metadata, *fixed)
                 )
-            )
+            except UnicodeEncodeError:
+                _refuse_unstorable(sample, SAMPLE_COLUMNS)
+                raise
 
 
 def _upsert_samples(benchmark_id: int, samples: Sequence[SampleRecord]) -> tuple[int, int]:

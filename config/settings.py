@@ -277,9 +277,13 @@ VIRTUAL_API_ALLOWED_HOSTS = env_list("VIRTUAL_API_ALLOWED_HOSTS")
 VIRTUAL_API_KEYS = env_list("VIRTUAL_API_KEYS")
 
 
-# Import limits (see benchmarks.suites.base): a field longer than this is refused, and JSON
-# nested deeper than this is refused, both with the file and line named.
+# Import limits (see benchmarks.suites.base, which reads the same variables): a field longer
+# than this is refused, and JSON nested deeper than this is refused, both with the file and line
+# named; so is a record (a line, a row, an element of a JSON file) larger than this, before it is
+# parsed, and one holding more values than this.
 IMPORT_MAX_FIELD_BYTES = int(env("IMPORT_MAX_FIELD_BYTES", str(1 << 20)))
+IMPORT_MAX_RECORD_BYTES = int(env("IMPORT_MAX_RECORD_BYTES", str(4 << 20)))
+IMPORT_MAX_RECORD_ITEMS = int(env("IMPORT_MAX_RECORD_ITEMS", "200000"))
 
 # Endpoint key variables: a name ending in _API_KEY or _TOKEN, or one listed here
 # (evaluation.credentials); never a variable this module reads.

@@ -15,16 +15,35 @@ import csv
 import io
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+import re
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 # Limits on untrusted input. A field larger than this is refused (it is never a real query or
 # tool description, and it would bloat every page that shows it); JSON nested deeper than this is
 # refused before Python's recursion limit turns it into a crash.
 MAX_FIELD_BYTES = int(os.environ.get("IMPORT_MAX_FIELD_BYTES", str(1 << 20)))
 MAX_JSON_DEPTH = 64
+# One record (a JSON Lines line, a CSV row, an element of a JSON file's top-level list or object)
+# larger than this is refused before it is parsed: parsing builds Python objects of 10 to 25 times
+# the text's size, so a 55 MB line took 563 MB. The largest record of the published seed files is
+# 45 KB (a StableToolBench query with its API documents).
+MAX_RECORD_BYTES = int(os.environ.get("IMPORT_MAX_RECORD_BYTES", str(4 << 20)))
+# Values (keys and items, counted together) in one record. The byte limit alone still lets a
+# record of tiny values ([0,0,...], {"a1":0,...}) become ~100 MB of objects that the import keeps
+# to the end; at 20+ bytes a value, real data meets the byte limit first. The most in a seed
+# record is 1,263.
+MAX_RECORD_ITEMS = int(os.environ.get("IMPORT_MAX_RECORD_ITEMS", "200000"))
+
+# What PostgreSQL cannot store in text or jsonb, whatever the column: NUL, and the UTF-16
+# surrogate halves U+D800-U+DFFF, which UTF-8 has no encoding for. A Python str can hold them all
+# the same: a JSON escape "\ud800", a Python literal's escape, a file name's undecodable byte
+# (U+DC80-U+DCFF, Python's surrogateescape). Every other code point is stored (checked against
+# PostgreSQL for all 1,112,063 of them), so this is the whole class.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 BOM = "\ufeff"
 
@@ -53,11 +72,11 @@ class ImportFormatError(ValueError):
     def where(self) -> str:
         parts = []
         if self.file:
-            parts.append(self.file)
+            parts.append(shown(self.file))
         if self.line is not None:
             parts.append(f"line {self.line}")
         if self.record is not None:
-            parts.append(f"record {self.record}")
+            parts.append(f"record {shown(str(self.record))}")
         if self.field:
             parts.append(f"field {self.field!r}")
         return ", ".join(parts)
@@ -65,6 +84,44 @@ class ImportFormatError(ValueError):
     def __str__(self) -> str:
         where = self.where()
         return f"{where}: {self.message}" if where else self.message
+
+
+class _Unstorable(ImportFormatError):
+    """check_value's error for a character PostgreSQL cannot store; `code` is the character."""
+
+    def __init__(self, message: str, *, code: int, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.code = code
+
+
+def shown(text: str) -> str:
+    """`text` with the characters no terminal or database takes (see UNSTORABLE) written as
+    escapes, so that an error about them can itself be printed and stored."""
+    if text.isascii() and "\x00" not in text:
+        return text
+    return UNSTORABLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def unstorable(text: str) -> str | None:
+    """Why PostgreSQL would refuse `text` (see UNSTORABLE), or None when it can store it."""
+    # isascii() is O(1) in CPython and rules surrogates out; NUL is ASCII.
+    match = UNSTORABLE.search(text) if not text.isascii() else None
+    char = match.group() if match else ("\x00" if "\x00" in text else None)
+    if char is None:
+        return None
+    if char == "\x00":
+        return "contains a NUL character (U+0000), which PostgreSQL cannot store"
+    code = ord(char)
+    origin = (
+        "; U+DC80-U+DCFF is how Python shows a byte that is not UTF-8, e.g. in a file name"
+        if 0xDC80 <= code <= 0xDCFF
+        else ""
+    )
+    return (
+        f"contains a lone surrogate U+{code:04X} (half of a UTF-16 pair, e.g. a JSON escape "
+        f'"\\u{code:04x}" without its other half), which UTF-8 and so PostgreSQL cannot '
+        f"store{origin}"
+    )
 
 
 @dataclass(slots=True)
@@ -101,7 +158,10 @@ class ImportBundle:
 
 
 class Suite(Protocol):
-    """One benchmark's module. Later issues add build_prompt / parse / score / aggregate."""
+    """One benchmark's module. Later issues add build_prompt / parse / score / aggregate.
+
+    A suite whose tool descriptions come in files of their own also has `gold_tools` (see
+    GoldTools): the service then refuses a gold tool that no tool of the import describes."""
 
     name: str
     default_benchmark: str
@@ -116,29 +176,53 @@ class Suite(Protocol):
 
 
 def check_value(
-    value: Any, *, file: Path | str, line: int | None = None, record: Any = None
+    value: Any,
+    *,
+    file: Path | str,
+    line: int | None = None,
+    record: Any = None,
+    path: str = "",
+    depth: int = 0,
 ) -> None:
-    """Refuse strings over MAX_FIELD_BYTES and nesting over MAX_JSON_DEPTH, naming the field."""
-    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    """Refuse what cannot or should not be stored, naming the field: a string over
+    MAX_FIELD_BYTES, nesting over MAX_JSON_DEPTH, more than MAX_RECORD_ITEMS values, and a value
+    or key that PostgreSQL cannot store (see UNSTORABLE).
+
+    `value` is one record (the item count is per call); `path` and `depth` place it inside its
+    file when it is one element of a larger document (see check_records).
+    """
+    items = 0
+    stack: list[tuple[Any, int, str]] = [(value, depth, path)]
     while stack:
-        node, depth, path = stack.pop()
-        if depth > MAX_JSON_DEPTH:
+        node, level, at = stack.pop()
+        items += 1
+        if items > MAX_RECORD_ITEMS:
             raise ImportFormatError(
-                f"nested more than {MAX_JSON_DEPTH} levels deep",
+                f"holds more than {MAX_RECORD_ITEMS:,} values (keys and items); the limit per "
+                "record is IMPORT_MAX_RECORD_ITEMS",
                 file=file,
                 line=line,
                 record=record,
                 field=path or None,
             )
+        if level > MAX_JSON_DEPTH:
+            raise ImportFormatError(
+                f"nested more than {MAX_JSON_DEPTH} levels deep",
+                file=file,
+                line=line,
+                record=record,
+                field=at or None,
+            )
         if isinstance(node, str):
-            if "\x00" in node:
-                # PostgreSQL cannot store NUL in text or jsonb; no benchmark has a reason to.
-                raise ImportFormatError(
-                    "contains a NUL character (U+0000)",
+            problem = unstorable(node)
+            if problem:
+                raise _Unstorable(
+                    problem,
+                    code=_code(node),
                     file=file,
                     line=line,
                     record=record,
-                    field=path or None,
+                    field=at or None,
                 )
             # Four bytes per character is the UTF-8 worst case: only measure the long ones.
             if len(node) * 4 > MAX_FIELD_BYTES and len(node.encode("utf-8")) > MAX_FIELD_BYTES:
@@ -148,22 +232,48 @@ def check_value(
                     file=file,
                     line=line,
                     record=record,
-                    field=path or None,
+                    field=at or None,
                 )
         elif isinstance(node, dict):
             for key, child in node.items():
-                if "\x00" in key:
-                    raise ImportFormatError(
-                        "a key contains a NUL character (U+0000)",
+                inner = f"{at}.{key}" if at else str(key)
+                problem = unstorable(key)
+                if problem:
+                    # The key is the field: its path names it (escaped when printed).
+                    raise _Unstorable(
+                        f"a key {problem}",
+                        code=_code(key),
                         file=file,
                         line=line,
                         record=record,
-                        field=path or None,
+                        field=inner,
                     )
-                stack.append((child, depth + 1, f"{path}.{key}" if path else str(key)))
+                stack.append((child, level + 1, inner))
         elif isinstance(node, list):
             for index, child in enumerate(node):
-                stack.append((child, depth + 1, f"{path}[{index}]"))
+                stack.append((child, level + 1, f"{at}[{index}]"))
+
+
+def find_unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(field path, problem) of the first string or key in `value` that PostgreSQL cannot store
+    (see UNSTORABLE), or None. For values built after the checks of the files they came from."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, str):
+            problem = unstorable(node)
+            if problem:
+                return at, problem
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                inner = f"{at}.{key}" if at else str(key)
+                problem = unstorable(str(key))
+                if problem:
+                    return inner, f"a key {problem}"
+                stack.append((child, inner))
+        elif isinstance(node, list | tuple):
+            stack.extend((child, f"{at}[{index}]") for index, child in enumerate(node))
+    return None
 
 
 def require(
@@ -230,6 +340,20 @@ def kind_name(kind: type | tuple[type, ...]) -> str:
 # --- readers ------------------------------------------------------------------------------------
 
 
+class _NotUtf8(ImportFormatError):
+    """read_text's error for bytes that are not UTF-8. Carries the text decoded with Python's
+    surrogateescape, where each bad byte is one of U+DC80-U+DCFF, so that the file's own reader
+    can find the field the byte is in (see _locate)."""
+
+    def __init__(self, message: str, *, escaped: str, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.escaped = escaped
+
+
+def _without_bom(text: str) -> str:
+    return text[1:] if text.startswith(BOM) else text
+
+
 def read_text(path: Path) -> str:
     """The file as text: strict UTF-8, one leading byte-order mark tolerated, never empty.
 
@@ -249,13 +373,15 @@ def read_text(path: Path) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ImportFormatError(
+        # A lone surrogate written in UTF-8 (bytes ED A0 80 for U+D800, as CESU-8 and WTF-8
+        # write it) lands here too: strict UTF-8 has no such characters.
+        raise _NotUtf8(
             f"is not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {column})",
             file=path,
             line=line,
+            escaped=_without_bom(data.decode("utf-8", "surrogateescape")),
         ) from None
-    if text.startswith(BOM):
-        text = text[1:]
+    text = _without_bom(text)
     stray = text.find(BOM)
     if stray >= 0:
         raise ImportFormatError(
@@ -263,9 +389,79 @@ def read_text(path: Path) -> str:
             file=path,
             line=text.count("\n", 0, stray) + 1,
         )
-    if not text.strip():
+    # Not `text.strip()`, which would copy the whole text once more.
+    if not text or text.isspace():
         raise ImportFormatError("is empty", file=path)
     return text
+
+
+def _locate(error: _NotUtf8, read: Callable[[str], object]) -> NoReturn:
+    """Raise `error` with the field (and record) its first bad byte is in, found by reading the
+    escaped text with the file's own reader, whose checks refuse the byte's stand-in character
+    naming the field. Without such a finding (the reader stopped earlier, on another problem),
+    `error` is raised as it is: it names the file, line and column already."""
+    try:
+        read(error.escaped)
+    except _Unstorable as found:
+        if 0xDC80 <= found.code <= 0xDCFF:
+            raise ImportFormatError(
+                error.message,
+                file=error.file,
+                line=error.line,
+                record=found.record,
+                field=found.field,
+            ) from None
+    except ImportFormatError:
+        pass
+    raise error
+
+
+def _drain(records: Iterable[Any]) -> None:
+    deque(records, maxlen=0)
+
+
+def _size(text: str) -> int:
+    """The UTF-8 size of `text`, or its length when that alone is over MAX_RECORD_BYTES (a
+    character is at least one byte), so that a huge text is never encoded just to be refused."""
+    if text.isascii() or len(text) > MAX_RECORD_BYTES:
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _oversize(text: str, start: int = 0, end: int | None = None) -> tuple[int, bool] | None:
+    """None when text[start:end] fits in MAX_RECORD_BYTES, else (its size, whether that is
+    exact). A text whose characters alone are over the limit is neither copied nor encoded:
+    its length in characters is a lower bound of its size."""
+    chars = (len(text) if end is None else end) - start
+    if chars * 4 <= MAX_RECORD_BYTES:
+        return None
+    if text.isascii():  # O(1) in CPython; then characters are bytes
+        return (chars, True) if chars > MAX_RECORD_BYTES else None
+    if chars > MAX_RECORD_BYTES:
+        return chars, False
+    size = len(text[start:end].encode("utf-8", "surrogatepass"))
+    return (size, True) if size > MAX_RECORD_BYTES else None
+
+
+def _record_too_large(
+    size: int, *, exact: bool, file: Path | str, line: int | None, record: Any = None
+) -> ImportFormatError:
+    measured = f"is {size:,} bytes" if exact else f"is at least {size:,} bytes"
+    return ImportFormatError(
+        f"record {measured}; the limit is {MAX_RECORD_BYTES:,} bytes per record "
+        "(IMPORT_MAX_RECORD_BYTES); it was refused before being parsed",
+        file=file,
+        line=line,
+        record=record,
+    )
+
+
+def check_record_size(text: str, *, file: Path | str, line: int | None = None) -> None:
+    """Refuse one record's text (a JSON Lines line, a whole JSON document) over
+    MAX_RECORD_BYTES: call before parsing it."""
+    over = _oversize(text)
+    if over:
+        raise _record_too_large(over[0], exact=over[1], file=file, line=line)
 
 
 class _NonFiniteNumber(ValueError):
@@ -308,16 +504,191 @@ def parse_json_text(text: str, *, file: Path | str, line_offset: int = 0) -> Any
         ) from None
 
 
+# --- JSON documents: records found before parsing ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSpan:
+    """One element of a JSON document's top-level list (or member of its top-level object):
+    the line it starts on, where it is in the text, and the member's key."""
+
+    line: int
+    start: int
+    end: int
+    key: str | None = None
+
+
+# A JSON string, a bracket or a comma; anything else (numbers, words, spaces) lies between them.
+# A lone quote is a string that never closes: the scan stops there and json.loads says where.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},"]', re.DOTALL)
+_NOT_SPACE = re.compile(r"[^ \t\r\n]")
+
+
+def json_records(text: str, *, file: Path | str) -> list[RecordSpan]:
+    """The records of a JSON document, found without parsing it: the elements of its top-level
+    list, or the members of its top-level object (the shapes benchmarks publish: a list of
+    queries, a map from tool name to description). One larger than MAX_RECORD_BYTES is refused
+    here, before json.loads builds any of it; a document that is neither a list nor an object is
+    one record. Only brackets, commas and whole strings are looked at, so a malformed document
+    is left to json.loads to report.
+
+    What this does not bound: the document as a whole. Its text is in memory already, and its
+    parsed records take roughly ten times that; a record limit cannot cap a file of many
+    records, the file's size does (the import reads files the user names, see README, Import).
+    """
+    first = _NOT_SPACE.search(text)
+    if first is None or text[first.start()] not in "[{":
+        check_record_size(text, file=file, line=1)
+        return []
+    is_object = text[first.start()] == "{"
+    spans: list[RecordSpan] = []
+    line, counted = 1, 0
+    depth = 0
+    start: int | None = None  # where the open record starts
+    key: str | None = None
+
+    def close(end: int) -> None:
+        nonlocal line, counted, start, key
+        if start is None or start >= end:
+            start = None
+            return
+        line += text.count("\n", counted, start)
+        counted = start
+        over = _oversize(text, start, end)
+        if over:
+            raise _record_too_large(
+                over[0],
+                exact=over[1],
+                file=file,
+                line=line,
+                record=key if is_object else len(spans),
+            )
+        spans.append(RecordSpan(line=line, start=start, end=end, key=key))
+        start, key = None, None
+
+    def open_after(position: int) -> None:
+        nonlocal start
+        found = _NOT_SPACE.search(text, position)
+        start = found.start() if found else len(text)
+
+    for token in _JSON_TOKEN.finditer(text, first.start()):
+        char = token.group()
+        position = token.start()
+        if start is not None and position - start > MAX_RECORD_BYTES:
+            # Over the limit before its end is even found: refused without scanning further.
+            line += text.count("\n", counted, start)
+            counted = start
+            raise _record_too_large(
+                position - start,
+                exact=False,
+                file=file,
+                line=line,
+                record=key if is_object else len(spans),
+            )
+        if char == '"':
+            break
+        if char[0] == '"':
+            if is_object and depth == 1 and position == start and key is None:
+                try:
+                    key = json.loads(char)
+                except ValueError:
+                    key = None
+            continue
+        if char in "[{":
+            depth += 1
+            if depth == 1:
+                open_after(token.end())
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                close(position)
+                break
+        elif depth == 1:  # a comma between records
+            close(position)
+            open_after(token.end())
+    return spans
+
+
+def check_records(value: Any, spans: Sequence[RecordSpan], *, file: Path | str) -> None:
+    """check_value for each record of a parsed JSON document, naming the line it starts on and
+    the field by its path in the document ("[3].query", "WeatherTool")."""
+    if isinstance(value, list):
+        lines = [span.line for span in spans] if len(spans) == len(value) else []
+        for index, element in enumerate(value):
+            line = lines[index] if lines else None
+            check_value(element, file=file, line=line, path=f"[{index}]", depth=1)
+    elif isinstance(value, dict):
+        # A key given twice keeps its last value, as json.loads does.
+        where = {span.key: span.line for span in spans if span.key is not None}
+        for key, member in value.items():
+            line = where.get(key)
+            problem = unstorable(key)
+            if problem:
+                raise _Unstorable(
+                    f"a key {problem}", code=_code(key), file=file, line=line, field=key
+                )
+            check_value(member, file=file, line=line, path=key, depth=1)
+    else:
+        check_value(value, file=file, line=1)
+
+
+def read_json(
+    path: Path, check: Callable[[Any, list[RecordSpan]], object] | None = None
+) -> tuple[str, Any, list[RecordSpan]]:
+    """A JSON file's text, its parsed value and its records (see json_records), each record's
+    size checked before anything is parsed. The values are not checked yet: check_records, or
+    the caller's own checks, which it passes as `check` (value, records) to have them find the
+    field of a byte that is not UTF-8 (see _locate)."""
+    try:
+        text = read_text(path)
+    except _NotUtf8 as exc:
+
+        def read(escaped: str) -> None:
+            spans = json_records(escaped, file=path)
+            value = parse_json_text(escaped, file=path)
+            if check is None:
+                check_records(value, spans, file=path)
+            else:
+                check(value, spans)
+
+        _locate(exc, read)
+    spans = json_records(text, file=path)
+    return text, parse_json_text(text, file=path), spans
+
+
 def load_json(path: Path) -> Any:
-    value = parse_json_text(read_text(path), file=path)
-    check_value(value, file=path)
+    _, value, spans = read_json(path)
+    check_records(value, spans, file=path)
     return value
+
+
+# --- JSON Lines and CSV -------------------------------------------------------------------------
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, object) for each non-blank line of a JSON Lines file."""
-    text = read_text(path)
-    for number, raw in enumerate(text.splitlines(), start=1):
+    try:
+        text = read_text(path)
+    except _NotUtf8 as exc:
+        _locate(exc, lambda escaped: _drain(_jsonl_records(escaped, path)))
+    yield from _jsonl_records(text, path)
+
+
+def _jsonl_records(text: str, path: Path) -> Iterator[tuple[int, Any]]:
+    # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines() would also
+    # cut at U+2028, U+0085 and others, which JSON allows raw inside a string, and its line
+    # numbers would disagree with read_text's. Each line is sized before it is copied out of
+    # the text, so a huge one costs no copy.
+    position, number, length = 0, 0, len(text)
+    while position < length:
+        end = text.find("\n", position)
+        end = length if end < 0 else end
+        number += 1
+        over = _oversize(text, position, end)
+        if over:
+            raise _record_too_large(over[0], exact=over[1], file=path, line=number)
+        raw = text[position:end]
+        position = end + 1
         if not raw.strip():
             continue
         value = parse_json_text(raw, file=path, line_offset=number - 1)
@@ -327,15 +698,62 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 
 def iter_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, row) for each CSV row, after checking the header has `required` columns."""
-    text = read_text(path)
+    try:
+        text = read_text(path)
+    except _NotUtf8 as exc:
+        _locate(exc, lambda escaped: _drain(_csv_rows(escaped, path, required, True)))
+    # Strict UTF-8 text holds no surrogate; NUL is the one character to look for, and a file
+    # without one (all real ones) skips the check per cell.
+    yield from _csv_rows(text, path, required, "\x00" in text)
+
+
+def _budgeted(
+    lines: Iterable[str], path: Path, state: list[int], ascii_only: bool
+) -> Iterator[str]:
+    """The lines, refusing a record (one CSV row, which quoted newlines spread over several
+    lines) over MAX_RECORD_BYTES before the csv module parses its cells. `state` is [the
+    record's bytes so far, its first line]: the caller sets both after each row. This runs once
+    a line of the largest imports, so it does no more than it must: in a text that is all ASCII
+    (known at once) a line's length is its size."""
+    limit = MAX_RECORD_BYTES
+    for line in lines:
+        if ascii_only or line.isascii() or len(line) > limit:
+            state[0] += len(line)
+        else:
+            state[0] += len(line.encode("utf-8", "surrogatepass"))
+        if state[0] > limit:
+            # The row may go on: its size so far is what is known.
+            raise _record_too_large(state[0], exact=False, file=path, line=state[1])
+        yield line
+
+
+def _csv_rows(
+    text: str, path: Path, required: Sequence[str], check_characters: bool
+) -> Iterator[tuple[int, dict[str, str]]]:
     # The csv module's own limit would fire first with a message that names neither the line
     # nor the column; no field can be longer than the text, so our check below always decides.
     csv.field_size_limit(max(len(text) + 1, csv.field_size_limit()))
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    state = [0, 1]
+    lines: Iterable[str] = io.StringIO(text, newline="")
+    if _oversize(text):  # a smaller file cannot hold a record over the limit
+        lines = _budgeted(lines, path, state, text.isascii())
+    reader = csv.DictReader(lines)
     try:
         header = reader.fieldnames or []
     except csv.Error as exc:
         raise ImportFormatError(f"is not valid CSV: {exc}", file=path, line=1) from None
+    state[:] = [0, reader.line_num + 1]
+    if check_characters:
+        for position, name in enumerate(header, start=1):
+            problem = unstorable(name)
+            if problem:
+                raise _Unstorable(
+                    f"a column name {problem}",
+                    code=_code(name),
+                    file=path,
+                    line=1,
+                    field=f"column {position}",
+                )
     missing = [name for name in required if name not in header]
     if missing:
         raise ImportFormatError(
@@ -346,6 +764,7 @@ def iter_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[st
     try:
         for row in reader:
             line = reader.line_num
+            state[:] = [0, line + 1]
             if None in row:
                 raise ImportFormatError(
                     f"has {len(header) + len(row[None])} cells, the header has {len(header)}",  # type: ignore[index]
@@ -360,6 +779,12 @@ def iter_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[st
                         line=line,
                         field=name,
                     )
+                if check_characters:
+                    problem = unstorable(value)
+                    if problem:
+                        raise _Unstorable(
+                            problem, code=_code(value), file=path, line=line, field=name
+                        )
                 if (
                     len(value) * 4 > MAX_FIELD_BYTES
                     and len(value.encode("utf-8")) > MAX_FIELD_BYTES
@@ -376,6 +801,21 @@ def iter_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[st
         raise ImportFormatError(
             f"is not valid CSV: {exc}", file=path, line=reader.line_num
         ) from None
+
+
+def check_file_name(path: Path) -> None:
+    """Refuse a file whose name the import stores (a scenario's name, a split) when PostgreSQL
+    cannot store it: a name's bytes that are not UTF-8 reach Python as lone surrogates."""
+    problem = unstorable(path.name)
+    if problem:
+        raise _Unstorable(
+            f"the file name {problem}", code=_code(path.name), file=path, field="file name"
+        )
+
+
+def _code(text: str) -> int:
+    match = UNSTORABLE.search(text)
+    return ord(match.group()) if match else 0
 
 
 SAMPLE_KINDS = ("query", "dialogue", "plan")
@@ -427,6 +867,55 @@ def validate_bundle(bundle: ImportBundle) -> None:
                 file=tool.source or None,
                 field="name",
             )
+
+
+# A suite whose tools come in files of their own gives `gold_tools(sample)`: (field, tool name)
+# of each gold tool a sample names, which a tool of the import must describe (check_gold_tools).
+# A function of the record rather than a field of it: 200,000 queries would otherwise carry
+# 400,000 more objects through the import, for the garbage collector to walk again and again.
+GoldTools = Callable[[SampleRecord], Iterable[tuple[str, str]]]
+
+
+def undescribed_gold_tools(
+    bundle: ImportBundle, gold_tools: GoldTools
+) -> list[tuple[SampleRecord, str, str]]:
+    """(sample, field, tool) for each gold tool no tool of the bundle describes, in order."""
+    described = {tool.name for tool in bundle.tools}
+    return [
+        (sample, field_name, tool)
+        for sample in bundle.samples
+        for field_name, tool in gold_tools(sample)
+        if tool not in described
+    ]
+
+
+def check_gold_tools(
+    undescribed: Sequence[tuple[SampleRecord, str, str]],
+    *,
+    known: Collection[str] = (),
+    known_where: str = "",
+) -> None:
+    """A gold tool must be described by a tool of this import or, when the caller allows it,
+    be among `known` (the tools the target benchmark already has, named by `known_where`):
+    a query whose gold tool has no description cannot be asked with candidates, and one that
+    names a misspelt tool can never be answered right. `undescribed` is what
+    undescribed_gold_tools found. Raises ImportFormatError naming the sample's file and line,
+    the field and the tool."""
+    for sample, field_name, tool in undescribed:
+        if tool in known:
+            continue
+        if known_where:
+            message = (
+                f"gold tool {tool!r} is described neither by the tool files of this import nor "
+                f"among the tools {known_where} already has"
+            )
+        else:
+            message = (
+                f"gold tool {tool!r} is not described by the tool files of this import; give "
+                "the file that describes it, or, when an earlier import of this benchmark did, "
+                "allow tools it already has (import_benchmark --allow-known-tools)"
+            )
+        raise ImportFormatError(message, file=sample.source or None, field=field_name)
 
 
 def merge_tools(tools: Sequence[ToolRecord]) -> list[ToolRecord]:

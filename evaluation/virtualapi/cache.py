@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 
 from benchmarks.models import Benchmark
+from benchmarks.suites.base import shown
 from benchmarks.suites.protocol import ToolSpec
 from benchmarks.suites.stabletoolbench.importer import load_response_cache
 from evaluation.models import ApiResponse, VirtualApi
@@ -62,7 +63,8 @@ def cache_import(
                 entry.error,
                 origin,
                 "",
-                entry.source[:500],
+                # The path may hold bytes that are not UTF-8 (above the cache folder too).
+                shown(entry.source)[:500],
             )
             for (name, key), entry in rows.items()
         ]

@@ -109,12 +109,20 @@ def bad_input(folder: Path, case: str) -> tuple[list[Path], list[str]]:
             ],
             ["plugin_des.json", "WeatherTool"],
         ),
-        "fifty megabyte field": lambda: (
+        "two megabyte field": lambda: (
+            [
+                t(),
+                query_file(folder, b"Query,Tool\n" + b"q" * (2 << 20) + b",BookTool\n", "g.csv"),
+            ],
+            ["g.csv", "line 2", "Query", "limit", "per field"],
+        ),
+        # Over the record limit too: the row is refused before the csv module splits it.
+        "fifty megabyte row": lambda: (
             [
                 t(),
                 query_file(folder, b"Query,Tool\n" + b"q" * (50 << 20) + b",BookTool\n", "g.csv"),
             ],
-            ["g.csv", "line 2", "Query", "limit"],
+            ["g.csv", "line 2", "limit", "per record"],
         ),
         "deeply nested json": lambda: (
             [query_file(folder, "[" * 50_000 + "]" * 50_000, "plugin_des.json")],
@@ -134,7 +142,8 @@ def bad_input(folder: Path, case: str) -> tuple[list[Path], list[str]]:
         "missing column",
         "duplicate ids",
         "mistyped tool description",
-        "fifty megabyte field",
+        "two megabyte field",
+        "fifty megabyte row",
         "deeply nested json",
         "unknown file",
     ],

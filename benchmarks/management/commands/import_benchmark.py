@@ -1,4 +1,5 @@
-"""python manage.py import_benchmark <suite> PATH... [--benchmark NAME] [--json]"""
+"""python manage.py import_benchmark <suite> PATH... [--benchmark NAME] [--allow-known-tools]
+[--json]"""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ class Command(BaseCommand):
         parser.add_argument("--benchmark", help="Benchmark name (default: the suite's own).")
         parser.add_argument("--demo", action="store_true", help="Mark the benchmark as demo data.")
         parser.add_argument(
+            "--allow-known-tools",
+            action="store_true",
+            help=(
+                "A gold tool must be described by a tool file of the same import (MetaTool: "
+                "plugin_des.json, big_tool_des.json, plugin_info.json). With this option, a "
+                "gold tool the benchmark already has from an earlier import is accepted too; "
+                "one it does not have is still an error."
+            ),
+        )
+        parser.add_argument(
             "--json",
             action="store_true",
             help='Print {"benchmark", "tools", "samples": {split: n}} for the stored totals.',
@@ -42,6 +53,7 @@ class Command(BaseCommand):
                 benchmark_name=options["benchmark"],
                 is_demo=options["demo"],
                 progress=bar.update,
+                allow_known_tools=options["allow_known_tools"],
             )
         except ImportFormatError as exc:
             raise CommandError(f"Nothing imported. {exc}") from None

@@ -45,6 +45,7 @@ from benchmarks.suites.base import (
     Progress,
     SampleRecord,
     ToolRecord,
+    check_value,
     iter_jsonl,
     require,
     type_name,
@@ -117,6 +118,8 @@ def _calls(value: Any, key: str, at: _Where) -> list[dict[str, Any]]:
                 raise at.error("is a string that is not JSON", f"{where}.arguments") from None
         if not isinstance(arguments, dict):
             raise at.error(f"expected an object, got {type_name(arguments)}", f"{where}.arguments")
+        # Decoded argument text is new JSON ("\ud800" inside it is a lone surrogate now).
+        check_value(arguments, file=at.path, line=at.line, path=f"{where}.arguments")
         calls.append({"name": tool.strip(), "arguments": arguments})
     return calls
 

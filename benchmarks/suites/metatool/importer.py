@@ -54,6 +54,14 @@ Records:
     scenario task pairs these lists with queries of split "queries"; code that iterates queries
     must filter by split.
 Queries are kept verbatim (the Task2-Subtask4 queries carry the quotes they were published with).
+
+Gold tools: every gold tool (a query's Tool, the golden and multi-tool pairs, an awareness
+positive's tool, a reliability item's tool) must be described by a tool file of the same import
+(`gold_tools`, checked by the service): a misspelt or missing tool would otherwise be
+stored as a gold answer no model can give, and the similar task cannot build its candidates
+without a description. `import_benchmark --allow-known-tools` also accepts a tool the benchmark
+already has from an earlier import. Scenario lists are candidate lists, not gold, and are not
+checked here (evaluation refuses a scenario whose tools have no description).
 """
 
 from __future__ import annotations
@@ -70,6 +78,7 @@ from benchmarks.suites.base import (
     Progress,
     SampleRecord,
     ToolRecord,
+    check_file_name,
     iter_csv,
     load_json,
     require,
@@ -150,6 +159,19 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
     return bundle
 
 
+def gold_tools(sample: SampleRecord) -> list[tuple[str, str]]:
+    """(field, tool) of each gold tool of a sample, as its file names the field: these must be
+    described by a tool file of the same import (base.check_gold_tools)."""
+    reference = sample.reference
+    if sample.split == "queries":
+        return [("Tool", reference["tool"])]
+    if sample.split in ("multi_tool_golden", "multi_tool"):
+        return [(f"tool[{index}]", tool) for index, tool in enumerate(reference["tools"])]
+    if sample.split == "reliability" or (sample.split == "awareness" and reference["needs_tool"]):
+        return [("tool", reference["tool"])]
+    return []  # negative awareness items, scenario lists
+
+
 # --- queries (CSV) -------------------------------------------------------------------------------
 
 
@@ -221,6 +243,7 @@ def _read_query_rows(path: Path, bundle: ImportBundle, progress: Progress | None
 
 
 def _read_descriptions(path: Path, progress: Progress | None) -> list[ToolRecord]:
+    check_file_name(path)  # kept in each tool's raw "source"
     data = load_json(path)
     if not isinstance(data, dict):
         raise ImportFormatError(
@@ -329,6 +352,7 @@ def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) ->
 
 
 def _read_scenario(path: Path, bundle: ImportBundle, progress: Progress | None) -> None:
+    check_file_name(path)  # the scenario's name is the file's
     data = load_json(path)
     scenario = path.stem
     tools = require(data, "Tools", list, file=path, record=scenario)

@@ -56,8 +56,10 @@ Records:
   "answer": the published answer object unchanged (it tells `{"": {}}` from `{}`)}.
   candidate_tools = the API names in the sample's own list, in order, without repeats.
   metadata = {"id": published id, "copy": k, "today"?: date line text}, for multi-turn ids
-  {"dialogue": "M-S_<d>", "turn": <int>, "conversation": ...}, and "unparsed_apis" (entries of
-  the API list that are not API objects, e.g. S-S_17's placeholder) when there are any.
+  {"dialogue": "M-S_<d>", "turn": <int>, "conversation": ...}, "unparsed_apis" (entries of
+  the API list that are not API objects, e.g. S-S_17's placeholder) when there are any, and
+  "gold_not_offered" (the gold calls' tool names that the sample's API list lacks, kept as
+  published) when there are any.
   A folder is read in the paper's split order (S-S first), so shared tools take their first
   definition from the simplest split.
 - Duplicate ids: the published M-M and OOD files reuse ids (M-M_19 holds two different
@@ -641,6 +643,13 @@ def _parse_file(
             metadata["conversation"] = dialogue if copy == 1 else f"{dialogue}#{copy}"
         if api_list.unparsed:
             metadata["unparsed_apis"] = api_list.unparsed
+        # The published gold sometimes calls a tool the sample's own API list does not offer
+        # (18 of the 512 seed records: S-S_17's placeholder list, "SearchOnewayFlight." with a
+        # full stop, OOD turns answered with another domain's API). Refusing them would refuse
+        # the benchmark, so they are kept as published and named here.
+        not_offered = [call["name"] for call in calls if call["name"] not in api_list.names]
+        if not_offered:
+            metadata["gold_not_offered"] = list(dict.fromkeys(not_offered))
         bundle.samples.append(
             SampleRecord(
                 split=split,

@@ -78,8 +78,10 @@ import ast
 import json
 import re
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -87,13 +89,16 @@ from benchmarks.suites.base import (
     ImportBundle,
     ImportFormatError,
     Progress,
+    RecordSpan,
     SampleRecord,
     ToolRecord,
+    check_file_name,
+    check_records,
     check_value,
-    parse_json_text,
-    read_text,
+    read_json,
     require,
     type_name,
+    unstorable,
 )
 
 name = "stabletoolbench"
@@ -335,26 +340,6 @@ def _files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-_BETWEEN_RECORDS = re.compile(r"[ \t\r\n,]*")
-
-
-def _record_lines(text: str) -> list[int]:
-    """The line each element of a top-level JSON array starts on (text already parsed once)."""
-    decoder = json.JSONDecoder()
-    lines: list[int] = []
-    position = text.index("[") + 1
-    line = text.count("\n", 0, position) + 1
-    while True:
-        start = _BETWEEN_RECORDS.match(text, position).end()  # type: ignore[union-attr]
-        if start >= len(text) or text[start] == "]":
-            return lines
-        line += text.count("\n", position, start)
-        lines.append(line)
-        _, end = decoder.raw_decode(text, start)
-        line += text.count("\n", start, end)
-        position = end
-
-
 def _is_cache_file(value: dict[str, Any]) -> bool:
     return bool(value) and all(
         isinstance(v, dict) and ("response" in v or "error" in v) for v in value.values()
@@ -394,11 +379,11 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
 
     for path in _files(paths):
         group = group_of(path)
-        text = read_text(path)
-        value = parse_json_text(text, file=path)
+        # Each query's size is checked before the file is parsed (base.json_records).
+        _, value, spans = read_json(path, check=partial(_check_file, path))
         # A list of objects is a query file; its bad records are reported one by one below.
         if isinstance(value, list) and value and isinstance(value[0], dict):
-            samples = _read_queries(path, group, text, value, tools, progress)
+            samples = _read_queries(path, group, spans, value, tools, progress)
             samples_by_group.setdefault(group, []).extend(samples)
             bundle.samples.extend(samples)
         elif isinstance(value, dict) and _is_cache_file(value):
@@ -409,7 +394,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
                 file=path,
             )
         elif isinstance(value, dict | list) and value:
-            check_value(value, file=path)
+            check_records(value, spans, file=path)
             id_files.append((path, group, _query_ids(value, path)))
         elif isinstance(value, dict | list):
             raise ImportFormatError("holds no queries (an empty JSON list or object)", file=path)
@@ -436,16 +421,30 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
     return bundle
 
 
+def _check_file(path: Path, value: Any, spans: list[RecordSpan]) -> None:
+    """The checks import_files makes of a file's values, naming places as it does."""
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        lines = [span.line for span in spans] if len(spans) == len(value) else []
+        for index, query in enumerate(value):
+            check_value(query, file=path, line=lines[index] if lines else None, record=index + 1)
+    else:
+        check_records(value, spans, file=path)
+
+
 def _read_queries(
     path: Path,
     group: str,
-    text: str,
+    spans: list[RecordSpan],
     queries: list[Any],
     tools: dict[str, tuple[ToolRecord, tuple[str, str, str]]],
     progress: Progress | None,
 ) -> list[SampleRecord]:
     samples: list[SampleRecord] = []
-    lines = _record_lines(text)
+    # One span per element of a parsed list: json_records and json.loads read the same text
+    # (were they ever to disagree, the errors would name the record without its line).
+    lines: list[int | None] = [span.line for span in spans]
+    if len(lines) != len(queries):
+        lines = [None] * len(queries)
     for index, query in enumerate(queries):
         line = lines[index]
         where = _Where(path, line, index + 1)
@@ -589,17 +588,21 @@ def load_response_cache(root: Path) -> Iterator[CacheEntry]:
             raise ImportFormatError(
                 "expected a category folder here (<Category>/<tool>/<api>.json)", file=category
             )
+        # The three names are stored: the virtual API server looks calls up by them.
+        check_file_name(category)
         for tool in _children(category):
             if not tool.is_dir():
                 raise ImportFormatError(
                     "expected a tool folder here (<Category>/<tool>/<api>.json)", file=tool
                 )
+            check_file_name(tool)
             for api in _children(tool):
                 if not api.is_file() or api.suffix.lower() != ".json":
                     raise ImportFormatError(
                         "expected an <api>.json file here (<Category>/<tool>/<api>.json)",
                         file=api,
                     )
+                check_file_name(api)
                 files += 1
                 yield from _cache_file(api, category.name, tool.name, api.stem)
     if not files:
@@ -608,30 +611,10 @@ def load_response_cache(root: Path) -> Iterator[CacheEntry]:
         )
 
 
-def _key_line_finder(text: str) -> Callable[[str], int | None]:
-    """A function key -> line of that key in the file, for keys asked in file order."""
-    state = {"position": 0, "line": 1}
-
-    def line_of(key: str) -> int | None:
-        for encoded in dict.fromkeys((json.dumps(key), json.dumps(key, ensure_ascii=False))):
-            pattern = re.compile(re.escape(encoded) + r"\s*:")
-            match = pattern.search(text, state["position"]) or pattern.search(text)
-            if match is None:
-                continue
-            start = match.start()
-            if start >= state["position"]:
-                line = state["line"] + text.count("\n", state["position"], start)
-                state["position"], state["line"] = start, line
-                return line
-            return text.count("\n", 0, start) + 1
-        return None
-
-    return line_of
-
-
-def _cache_file(path: Path, category: str, tool: str, api: str) -> Iterator[CacheEntry]:
-    text = read_text(path)
-    records = parse_json_text(text, file=path)
+def _cache_entries(
+    path: Path, records: Any, spans: list[RecordSpan]
+) -> Iterator[tuple[str, Any, int | None]]:
+    """(key, value, line) of each entry of a cache file, its key and value checked."""
     if not isinstance(records, dict):
         raise ImportFormatError(
             f"expected a JSON object from call arguments to {{error, response}}, got "
@@ -639,10 +622,30 @@ def _cache_file(path: Path, category: str, tool: str, api: str) -> Iterator[Cach
             file=path,
             line=1,
         )
-    line_of = _key_line_finder(text)
+    # A key written twice keeps its last value, as json.loads does, and so its last line.
+    line_of = {span.key: span.line for span in spans if span.key is not None}
     for key, value in records.items():
-        line = line_of(key)
+        line = line_of.get(key)
+        # The key is stored as written (raw_key) and as the arguments it parses to.
+        problem = unstorable(key)
+        if problem:
+            raise ImportFormatError(
+                f"the key (the call's arguments) {problem}",
+                file=path,
+                line=line,
+                record=key,
+                field="key",
+            )
         check_value(value, file=path, line=line, record=key)
+        yield key, value, line
+
+
+def _cache_file(path: Path, category: str, tool: str, api: str) -> Iterator[CacheEntry]:
+    # Each entry's size is checked before the file is parsed (base.json_records).
+    _, records, spans = read_json(
+        path, check=lambda value, found: deque(_cache_entries(path, value, found), maxlen=0)
+    )
+    for key, value, line in _cache_entries(path, records, spans):
         if not isinstance(value, dict):
             raise ImportFormatError(
                 f"expected an object {{error, response}}, got {type_name(value)}",
@@ -663,11 +666,15 @@ def _cache_file(path: Path, category: str, tool: str, api: str) -> Iterator[Cach
                 record=key,
                 field="error",
             )
+        arguments = parse_cache_key(key)
+        if isinstance(arguments, dict):
+            # A Python repr's escapes ('\ud800', '\x00') make new characters: check them too.
+            check_value(arguments, file=path, line=line, record=key, path="arguments")
         yield CacheEntry(
             category=category,
             tool=tool,
             api=api,
-            arguments=parse_cache_key(key),
+            arguments=arguments,
             raw_key=key,
             error=error,
             response=value["response"],

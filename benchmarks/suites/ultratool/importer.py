@@ -62,7 +62,9 @@ Records:
         "tool_usage": [{"step", "tool", "arguments"}], "tool_creation": [{"step", "tool": {...}}]
         (each task key only when its file was imported)},
     candidate_tools = the record's `tools` names, metadata = {"domain", "line", and
-    "repaired_calls" / "unparsed_calls" step lists when there are any}.
+    "repaired_calls" / "unparsed_calls" step lists when there are any, and "gold_not_offered":
+    the tools a gold step (plan, tool_selection, tool_usage) names that neither the record's
+    `tools` nor that task's toolset offers, kept as published, when there are any}.
   - Tool: one per name, from the records' `tools` (arguments -> parameters, results -> returns,
     domain -> category, the published record in raw) and from the task files' toolsets
     (interference tools; category ""). The first definition of a name wins.
@@ -86,6 +88,9 @@ from benchmarks.suites.base import (
     Progress,
     SampleRecord,
     ToolRecord,
+    check_file_name,
+    check_record_size,
+    check_value,
     iter_jsonl,
     read_text,
     require,
@@ -362,7 +367,11 @@ def _classify(path: Path) -> tuple[str, str]:
 
 def _looks_like_main(path: Path) -> bool:
     text = read_text(path)
-    first = next((line for line in text.splitlines() if line.strip()), "")
+    number, first = next(
+        ((n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()), (1, "")
+    )
+    # Peeked at before iter_jsonl reads the file: the same limit, before parsing.
+    check_record_size(first, file=path, line=number)
     try:
         record = json.loads(first)
     except (json.JSONDecodeError, RecursionError):
@@ -443,6 +452,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
 
 def _read_main(main: MainFile, bundle: ImportBundle, progress: Progress | None) -> None:
     path = main.path
+    check_file_name(path)  # its stem is the split
     for line, record in iter_jsonl(path):
         question = require(record, "question", str, file=path, line=line)
         items = require(record, "plan", list, file=path, line=line)
@@ -454,11 +464,18 @@ def _read_main(main: MainFile, bundle: ImportBundle, progress: Progress | None) 
             plan = build_plan(items)
         except PlanError as exc:
             raise ImportFormatError(exc.message, file=path, line=line, field=exc.field) from None
+        # A call's Python escapes ('\ud800', '\x00') make characters the file did not hold.
+        check_value(plan.steps, file=path, line=line, path="plan")
         metadata: dict[str, Any] = {"domain": domain.strip(), "line": line}
         if plan.repaired:
             metadata["repaired_calls"] = plan.repaired
         if plan.unparsed:
             metadata["unparsed_calls"] = plan.unparsed
+        offered = {tool.name for tool in tools}
+        not_offered = [step["tool"] for step in plan.steps if step["tool"] not in (None, *offered)]
+        if not_offered:
+            # Published gold is imported, not refused (see above): named, as unparsed calls are.
+            metadata["gold_not_offered"] = list(dict.fromkeys(not_offered))
         bundle.tools.extend(tools)
         main.plans.append(plan)
         main.lines.append(line)
@@ -524,6 +541,14 @@ def _read_task(
             task, record["reference"], main.plans[ordinal - 1], path, line, main_line, main.path
         )
         sample.reference[task] = gold
+        if task in ("tool_selection", "tool_usage"):
+            offered = set(sample.candidate_tools) | set(
+                sample.input.get("toolsets", {}).get(task, ())
+            )
+            not_offered = [item["tool"] for item in gold if item["tool"] not in offered]
+            if not_offered:
+                known = sample.metadata.get("gold_not_offered", [])
+                sample.metadata["gold_not_offered"] = list(dict.fromkeys([*known, *not_offered]))
         if progress:
             progress(1)
 
