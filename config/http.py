@@ -54,7 +54,7 @@ class UntrustedInputMiddleware:
             for text in (key, *values):
                 problem = control_character(text)
                 if problem:
-                    return _refuse(request, f"the query parameter {key!r} contains {problem}")
+                    return _refuse(request, f"the query parameter {key!r} {problem}")
         if request.method == "POST" and request.content_type in (
             "application/x-www-form-urlencoded",
             "multipart/form-data",
@@ -63,7 +63,7 @@ class UntrustedInputMiddleware:
                 for text in (key, *values):
                     problem = control_character(text, allow_whitespace=True) or unstorable(text)
                     if problem:
-                        return _refuse(request, f"the form field {key!r} contains {problem}")
+                        return _refuse(request, f"the form field {key!r} {problem}")
         return self.get_response(request)
 
 
