@@ -331,6 +331,57 @@ def test_awareness_output_forms(text: str) -> None:
     assert outcome.answer[:2] == [{"step": "1.1", "value": 0}, {"step": "1.2", "value": 1}]
 
 
+# A Python literal that is not JSON as a whole, though some of its step objects are: the JSON
+# fragments must not stand in for the list (they used to, and the other steps were lost).
+MIXED_QUOTES = (
+    '[{"step": "1.1 Get the path", "tool": "0"}, {"step": \'1.2 Write the file\', "tool": "1"}, '
+    '{"step": \'1.3 Confirm\', "tool": "0"}]'
+)
+WITH_TRUE = (
+    '[{"step": "1.1", "needs_tool": 0}, {"step": "1.2", "needs_tool": True}, '
+    '{"step": "1.3", "needs_tool": 0}]'
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        MIXED_QUOTES,
+        WITH_TRUE,
+        f"My answer:\n```python\n{MIXED_QUOTES}\n```",
+        f"Steps: {WITH_TRUE} (all of them)",
+    ],
+)
+def test_a_whole_python_literal_wins_over_its_json_fragments(text: str) -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:3]})
+    outcome = EVALUATOR.parse(text, the_item, context("tool_usage_awareness"), {})
+    assert outcome.answer == AWARE[:3]
+    scores = run("tool_usage_awareness", the_item, text)
+    assert scores == {"accuracy_global": 100.0, "accuracy_local": 100.0, "unparsed": 0.0}
+
+
+def test_a_whole_python_literal_of_created_tools_wins_over_its_json_fragments() -> None:
+    first = {
+        "name": "find_file",
+        "description": "Find a file.",
+        "arguments": {"type": "object", "properties": {}},
+        "results": {"type": "object", "properties": {}},
+    }
+    second = {**first, "name": "write_file", "description": "Write a file."}
+    # The second tool's description is single-quoted: the list is a literal, not JSON.
+    second_text = json.dumps(second).replace('"Write a file."', "'Write a file.'")
+    text = (
+        f'[{{"step": "1.1", "tool": {json.dumps(first)}}}, '
+        f'{{"step": "1.2", "tool": {second_text}}}]'
+    )
+    the_item = item({})
+    outcome = EVALUATOR.parse(text, the_item, context("tool_creation"), {})
+    assert [(entry["step"], entry["tool"]["name"]) for entry in outcome.answer] == [
+        ("1.1", "find_file"),
+        ("1.2", "write_file"),
+    ]
+
+
 def test_the_last_list_is_the_answer() -> None:
     the_item = item({"tool_usage_awareness": AWARE[:1]})
     text = (
