@@ -95,16 +95,22 @@ reads it) and records what it looks like in Outcome.answer:
   - tool_creation: [{"step": "2.1" | None, "tool": {"name", "description", "arguments",
     "results"}, "problems": [...]}] from JSON (or a Python-style literal) anywhere in the text:
     a list of {"step", "tool": {...}}, bare tool objects, an object keyed by step number, or a
-    wrapper ("tools", "created_tools", "answer", ...); the last JSON value holding tools counts
-    (an echo of the offered toolset comes first), or every single tool object when they come
-    one by one. Field aliases: parameters/params/args for arguments, returns/return/output/
-    outputs for results.
+    wrapper ("tools", "created_tools", "answer", ...); the last value holding tools counts (an
+    echo of the offered toolset comes first), or every single tool object when they come one
+    by one (values are read whole, and lists repaired, as for the other tasks below). Field
+    aliases: parameters/params/args for arguments, returns/return/output/outputs for results.
 Parsing of the other tasks is tolerant and never evaluates text:
-  - JSON anywhere in the output (prose, code fences): the last list of step objects; a wrapper
-    object whose "steps"/"answer"/"result"/"output" holds one; an object keyed by step number
-    ({"1.1": 0}); or a run of single step objects (what a truncated list leaves readable).
-  - Python-style literals (single quotes, True/None), as UltraTool's published outputs write
-    them, read by toolcall's safe literal reader.
+  - JSON or Python-style literals (single quotes, True/None, as UltraTool's published outputs
+    write them; toolcall's safe literal reader) anywhere in the output (prose, code fences),
+    each read whole (reading.values): a list that mixes quote styles or holds True is one list,
+    never the run of its step objects that happen to be JSON. The last list of step objects; a
+    wrapper object whose "steps"/"answer"/"result"/"output" holds one; an object keyed by step
+    number ({"1.1": 0}); or a run of single step objects.
+  - When no list reads as written, a repaired one (reading.repair: a closing brace missing or
+    one too many, an apostrophe inside a quoted string, a missing comma, a list cut off after
+    its last complete step) outranks the step objects read from inside it. The repairs add or
+    remove brackets, braces, commas and string delimiters, never a character of a string
+    (deviations.md compares them with UltraTool's own).
   - Lines "1.2: 1", "1.2 tool_name", "1.2 tool_name(key='value')": a step number, then the value.
   - Value spellings: awareness 0/1, "0"/"1", true/false, yes/no, under needs_tool /
     needs_new_tool or UltraTool's own key "tool" (also "value", "answer", "label"); selection
@@ -134,7 +140,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -142,7 +148,7 @@ from string import Template
 from typing import Any
 
 from benchmarks.suites.base import ImportFormatError, iter_jsonl, type_name
-from benchmarks.suites.predictions import json_values, python_literal
+from benchmarks.suites.predictions import python_literal
 from benchmarks.suites.protocol import (
     Context,
     Item,
@@ -156,6 +162,7 @@ from benchmarks.suites.protocol import (
     mean,
 )
 from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
+from benchmarks.suites.ultratool import reading
 from benchmarks.suites.ultratool.importer import PlanError, build_plan, step_number
 
 __all__ = [
@@ -374,7 +381,6 @@ def _usage_step(
 
 # --- parsing ------------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"```[^\n`]*\n?(.*?)(?:```|$)", re.DOTALL)
 _LINE = re.compile(
     r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:step\s*)?(\d+(?:\.\d+)*)\.?(?:\*\*)?"
     r"(?=[\s:)=\->→]|$)[\s:)=\->→]*(.*)$",
@@ -517,7 +523,9 @@ def _as_steps(value: Any) -> list[dict[str, Any]] | None:
     return None
 
 
-def _pick(values: Sequence[Any]) -> list[dict[str, Any]] | None:
+def _pick(values: Sequence[Any]) -> tuple[list[dict[str, Any]] | None, bool]:
+    """The steps the values hold, and whether they come from one list read whole (rather than
+    from step objects written one by one, or nothing)."""
     lists: list[list[dict[str, Any]]] = []
     singles: list[dict[str, Any]] = []
     for value in values:
@@ -529,30 +537,27 @@ def _pick(values: Sequence[Any]) -> list[dict[str, Any]] | None:
             lists.append(steps)
     filled = [steps for steps in lists if steps]
     if filled:
-        return filled[-1]  # the answer follows any echo of the input (as the reference picks)
+        return filled[-1], True  # the answer follows any echo of the input
     if singles:
-        return singles
-    return [] if lists else None
+        return singles, False
+    return ([] if lists else None), False
 
 
-def _literal_candidates(text: str) -> list[Any]:
-    spans = [match.group(1) for match in _FENCE.finditer(text)]
-    first, last = text.find("["), text.rfind("]")
-    if 0 <= first < last:
-        spans.append(text[first : last + 1])
-    first, last = text.find("{"), text.rfind("}")
-    if 0 <= first < last:
-        spans.append(text[first : last + 1])
-    bracket, brace = text.find("["), text.rfind("}")
-    if 0 <= bracket < brace:
-        spans.append(text[bracket : brace + 1] + "]")  # a list cut off after a whole entry
-    values = []
-    for span in spans:
-        try:
-            values.append(python_literal(span))
-        except ValueError:
-            continue
-    return values
+def _repaired(
+    text: str, fragments: Sequence[reading.Found], accept: Callable[[Any], bool]
+) -> Any | None:
+    """A list that reads only once repaired (reading.repair), where the values read one by one
+    are fragments of it: it must reach past them. Tried from the `[` that opens the list around
+    the first fragment, then from the text's first `[`."""
+    if fragments:
+        starts = [text.rfind("[", 0, fragments[0].start), text.find("[")]
+    else:
+        starts = [text.find("[")]
+    for start in dict.fromkeys(start for start in starts if start >= 0):
+        fixed = reading.repair(text, start, accept)
+        if fixed is not None and (not fragments or fixed.end >= fragments[-1].end):
+            return fixed.value
+    return None
 
 
 def _line_entries(task: str, text: str, notes: list[str]) -> list[dict[str, Any]]:
@@ -719,11 +724,16 @@ def _is_single(value: Any) -> bool:
 
 
 def _parse_created_tools(text: str) -> Outcome:
-    found: list[tuple[list[tuple[str | None, dict[str, Any]]], bool]] = []
-    for values in (json_values(text), _literal_candidates(text)):
-        found = [(tools, _is_single(value)) for value in values if (tools := _created_tools(value))]
-        if found:
-            break  # JSON read; the Python-literal reading is only a fallback
+    read = reading.values(text)
+    found = [
+        (tools, _is_single(entry.value)) for entry in read if (tools := _created_tools(entry.value))
+    ]
+    if all(single for _, single in found):
+        # No list of tools read as written: a repaired one outranks its own fragments.
+        singles = [entry for entry in read if _is_single(entry.value)]
+        fixed = _repaired(text, singles, lambda value: bool(_created_tools(value)))
+        if fixed is not None:
+            found = [(_created_tools(fixed), False)]
     if not found:
         return Outcome(output=text, parsed=False, note="no created tool (an object with a name)")
     # The answer follows any echo of the offered toolset, so the last value holding tools counts;
@@ -798,9 +808,16 @@ def parse(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outco
     if task == "tool_creation":
         return _parse_created_tools(text)
     notes: list[str] = []
-    raw = _pick(json_values(text))
-    if raw is None:
-        raw = _pick(_literal_candidates(text))
+    found = reading.values(text)
+    raw, whole = _pick([entry.value for entry in found])
+    if not whole:
+        # No list read as written: a repaired one outranks its own fragments (the step objects
+        # that read one by one) and the lines.
+        singles = [entry for entry in found if isinstance(entry.value, dict)]
+        fixed = _repaired(text, singles, lambda value: bool(_as_steps(value)))
+        if fixed is not None:
+            raw = _as_steps(fixed)
+            notes.append("the list was read once repaired")
     if raw is not None:
         entries = [entry for entry in (_read_entry(task, r, notes) for r in raw) if entry]
         if raw and not entries:
