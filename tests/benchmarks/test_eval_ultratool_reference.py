@@ -372,6 +372,13 @@ def test_usage_in_ultratools_format() -> None:
     assert (scores["kv_accuracy_local"], scores["kv_accuracy_global"]) == (0.0, 0.0)
 
 
+def test_usage_a_missing_key_scores_zero_and_an_extra_key_nothing() -> None:
+    the_item = usage(city="Ghent", day="Saturday")
+    text = usage_text("{'city': 'Ghent', 'units': 'metric'}")
+    # city 1, day missing 0; units is not in the gold and costs nothing: (1 + 0) / 2.
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 50.0
+
+
 def test_usage_undoes_the_markdown_escape_in_keys_and_values() -> None:
     the_item = usage(file_name="a_b.txt")
     # The text-level \_ -> _ and the key and value unescaping give the same: exact.
