@@ -331,6 +331,177 @@ def test_awareness_output_forms(text: str) -> None:
     assert outcome.answer[:2] == [{"step": "1.1", "value": 0}, {"step": "1.2", "value": 1}]
 
 
+# A Python literal that is not JSON as a whole, though some of its step objects are: the JSON
+# fragments must not stand in for the list (they used to, and the other steps were lost).
+MIXED_QUOTES = (
+    '[{"step": "1.1 Get the path", "tool": "0"}, {"step": \'1.2 Write the file\', "tool": "1"}, '
+    '{"step": \'1.3 Confirm\', "tool": "0"}]'
+)
+WITH_TRUE = (
+    '[{"step": "1.1", "needs_tool": 0}, {"step": "1.2", "needs_tool": True}, '
+    '{"step": "1.3", "needs_tool": 0}]'
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        MIXED_QUOTES,
+        WITH_TRUE,
+        f"My answer:\n```python\n{MIXED_QUOTES}\n```",
+        f"Steps: {WITH_TRUE} (all of them)",
+    ],
+)
+def test_a_whole_python_literal_wins_over_its_json_fragments(text: str) -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:3]})
+    outcome = EVALUATOR.parse(text, the_item, context("tool_usage_awareness"), {})
+    assert outcome.answer == AWARE[:3]
+    scores = run("tool_usage_awareness", the_item, text)
+    assert scores == {"accuracy_global": 100.0, "accuracy_local": 100.0, "unparsed": 0.0}
+
+
+def test_a_whole_python_literal_of_created_tools_wins_over_its_json_fragments() -> None:
+    first = {
+        "name": "find_file",
+        "description": "Find a file.",
+        "arguments": {"type": "object", "properties": {}},
+        "results": {"type": "object", "properties": {}},
+    }
+    second = {**first, "name": "write_file", "description": "Write a file."}
+    # The second tool's description is single-quoted: the list is a literal, not JSON.
+    second_text = json.dumps(second).replace('"Write a file."', "'Write a file.'")
+    text = (
+        f'[{{"step": "1.1", "tool": {json.dumps(first)}}}, '
+        f'{{"step": "1.2", "tool": {second_text}}}]'
+    )
+    the_item = item({})
+    outcome = EVALUATOR.parse(text, the_item, context("tool_creation"), {})
+    assert [(entry["step"], entry["tool"]["name"]) for entry in outcome.answer] == [
+        ("1.1", "find_file"),
+        ("1.2", "write_file"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (
+            "[{'step': '1.1 Check the user's order', 'needs_tool': 0}, "
+            "{'step': '1.2', 'needs_tool': 1}]",
+            "an apostrophe inside a single-quoted string",
+        ),
+        (
+            '[{"step": "1.1", "needs_tool": 0}, {"step": "1.2", "needs_tool": 1]',
+            "the last step's closing brace missing",
+        ),
+        (
+            '[{"step": "1.1", "needs_tool": 0}, {"step": "1.2", "needs_tool": 1}}]',
+            "one closing brace too many",
+        ),
+        (
+            '[{"step": "1.1", "needs_tool": "0"}, {"step": "1.2", "needs_tool": "1]',
+            "the last string and object left open",
+        ),
+        (
+            '[{"step": "1.1", "needs_tool": 0}{"step": "1.2", "needs_tool": 1}]',
+            "no comma between two steps",
+        ),
+        (
+            '[{"step": "1.1", "needs_tool": 0}\uff0c{"step": "1.2", "needs_tool": 1}]',
+            "a full-width comma between two steps",
+        ),
+        (
+            '[{"step": "1.1", "needs_tool": 0}, "step": "1.2", "needs_tool": 1}]',
+            "a step's opening brace missing",
+        ),
+        (
+            '[{"step": "1.1", "needs_tool": 0}, {"step": "1.2", "needs_tool": 1})]',
+            "a stray parenthesis after a step",
+        ),
+    ],
+)
+def test_safe_repairs_of_a_list_that_does_not_read(text: str, why: str) -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:2]})
+    outcome = EVALUATOR.parse(text, the_item, context("tool_usage_awareness"), {})
+    assert outcome.answer == AWARE[:2], why
+    assert "repaired" in outcome.note
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (
+            '[{"step": "1.2", "arguments": {"city": "Ghent", "day": "Saturday"}, '
+            '{"step": "2.1", "arguments": {"time": "07:00", "label": ""}}]',
+            "a step's arguments object left open",
+        ),
+        (
+            '[{"step": "1.2", "arguments": {"city": "Ghent", "day": "Saturday"}}}, '
+            '{"step": "2.1", "arguments": {"time": "07:00", "label": ""}}]',
+            "a closing brace too many between two steps",
+        ),
+        (
+            '[{"step": "1.2", "arguments": {"city": "Ghent", "day": "Saturday"}}, '
+            '{"step": "2.1", "arguments": {"time": "07:00", "label": ""}}, {"step": "3.1", "ar',
+            "a list cut off: the complete steps count",
+        ),
+    ],
+)
+def test_safe_repairs_of_a_usage_list(text: str, why: str) -> None:
+    the_item = item({"tool_usage": USAGE})
+    outcome = EVALUATOR.parse(text, the_item, context("tool_usage"), {})
+    assert [(entry["step"], entry["arguments"]) for entry in outcome.answer] == [
+        ("1.2", {"city": "Ghent", "day": "Saturday"}),
+        ("2.1", {"time": "07:00", "label": ""}),
+    ], why
+
+
+def test_a_usage_list_whose_arguments_list_is_left_open() -> None:
+    gold = [{"step": "1.2", "tool": "plan_trip", "arguments": {"days": ["Sat", "Sun"]}}]
+    the_item = item({"tool_usage": gold})
+    text = '[{"step": "1.2", "tool": "plan_trip", "arguments": {"days": ["Sat", "Sun"]'
+    outcome = EVALUATOR.parse(text, the_item, context("tool_usage"), {})
+    assert outcome.answer == [
+        {"step": "1.2", "tool": "plan_trip", "arguments": gold[0]["arguments"]}
+    ]
+
+
+def test_repairs_never_change_what_a_string_says() -> None:
+    # Quote marks inside strings stay text; words such as true, None, null and json are values'
+    # own words, never rewritten.
+    gold = [{"step": "1.2", "tool": "note", "arguments": {"text": "", "who": "", "flag": ""}}]
+    the_item = item({"tool_usage": gold})
+    text = (
+        "[{'step': '1.2', 'tool': 'note', 'arguments': {'text': \"Buy 'milk', 'eggs'; None is "
+        "true json\", 'who': 'Ann's', 'flag': None}}"
+    )
+    outcome = EVALUATOR.parse(text, the_item, context("tool_usage"), {})
+    assert outcome.answer[0]["arguments"] == {
+        "text": "Buy 'milk', 'eggs'; None is true json",
+        "who": "Ann's",
+        "flag": None,
+    }
+
+
+def test_a_repaired_echo_never_replaces_the_answer_after_it() -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:1]})
+    text = (
+        "Input: [{'step': '1.1 Note the user's city', 'needs_tool': 1}]\n"
+        'Answer: {"step": "1.1", "needs_tool": 0}'
+    )
+    outcome = EVALUATOR.parse(text, the_item, context("tool_usage_awareness"), {})
+    assert outcome.answer == [{"step": "1.1", "value": 0}]
+
+
+@pytest.mark.parametrize(
+    "text", ["[" * 50_000, "['[', " * 30_000, ("[" + "'', " * 2_500 + "}") * 20, "{'a" * 60_000]
+)
+def test_degenerate_outputs_are_read_in_bounded_time(text: str) -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:1]})
+    outcome = EVALUATOR.parse(text, the_item, context("tool_usage_awareness"), {})
+    assert not outcome.parsed
+
+
 def test_the_last_list_is_the_answer() -> None:
     the_item = item({"tool_usage_awareness": AWARE[:1]})
     text = (

@@ -31,8 +31,25 @@ toolset: input["toolsets"][task] when the task file gave one, else the sample's 
 Options (TaskSpec.options, a run's options override them):
   - unparsed: "wrong" (default) scores an unreadable answer as wrong on every step; "exclude"
     leaves the item out of the metrics (its `unparsed` value still counts it).
+  - variant (tool_usage_awareness, tool_creation_awareness, tool_usage): "default" or
+    "reference". "reference" gives what UltraTool's published evaluation code gives (and so what
+    the paper reports on its published predictions): reference.py reads the text as that code
+    does, with its repairs and its text-level replacements of true/None/null, bugs included;
+    steps match on the first token of their step text ("1.2", and "1." for a top-level step);
+    awareness accuracies are rounded to 4 decimals as fractions; tool usage reads only "param",
+    scores 0 for a gold step without arguments and averages the samples. It fixes unparsed=wrong,
+    local_average (steps for awareness, samples for usage) and no_argument_step=zero: giving
+    another value with it is an error, as is variant=reference for the other tasks (tool
+    selection's reading is not documented; planning and tool creation are judged). A launched
+    run under it asks for tool-usage arguments under "param" (the only key it reads). The
+    default keeps the safe literal reading and the safe repairs; deviations.md lists, item by
+    item, where the two differ and why.
+  - reference_outputs (with variant=reference): "gpt" (default) or "other": whose published
+    prediction file the outputs come from; UltraTool's evaluation trims other models' text
+    further (reference.py).
   - local_average: "steps" (default; the reference scorer pools every gold step of every
-    sample) or "samples" (the mean over samples of each sample's local value).
+    sample for awareness local accuracy, not for tool usage, where it averages the samples) or
+    "samples" (the mean over samples of each sample's local value).
   - no_argument_step (tool_usage): how a gold step whose call has no arguments scores. "answered"
     (default): 100 when the step is answered with an arguments object, which is what "mean over
     the gold keys" gives a perfect answer; "zero": 0 always, as the reference scorer does (its
@@ -95,16 +112,22 @@ reads it) and records what it looks like in Outcome.answer:
   - tool_creation: [{"step": "2.1" | None, "tool": {"name", "description", "arguments",
     "results"}, "problems": [...]}] from JSON (or a Python-style literal) anywhere in the text:
     a list of {"step", "tool": {...}}, bare tool objects, an object keyed by step number, or a
-    wrapper ("tools", "created_tools", "answer", ...); the last JSON value holding tools counts
-    (an echo of the offered toolset comes first), or every single tool object when they come
-    one by one. Field aliases: parameters/params/args for arguments, returns/return/output/
-    outputs for results.
+    wrapper ("tools", "created_tools", "answer", ...); the last value holding tools counts (an
+    echo of the offered toolset comes first), or every single tool object when they come one
+    by one (values are read whole, and lists repaired, as for the other tasks below). Field
+    aliases: parameters/params/args for arguments, returns/return/output/outputs for results.
 Parsing of the other tasks is tolerant and never evaluates text:
-  - JSON anywhere in the output (prose, code fences): the last list of step objects; a wrapper
-    object whose "steps"/"answer"/"result"/"output" holds one; an object keyed by step number
-    ({"1.1": 0}); or a run of single step objects (what a truncated list leaves readable).
-  - Python-style literals (single quotes, True/None), as UltraTool's published outputs write
-    them, read by toolcall's safe literal reader.
+  - JSON or Python-style literals (single quotes, True/None, as UltraTool's published outputs
+    write them; toolcall's safe literal reader) anywhere in the output (prose, code fences),
+    each read whole (reading.values): a list that mixes quote styles or holds True is one list,
+    never the run of its step objects that happen to be JSON. The last list of step objects; a
+    wrapper object whose "steps"/"answer"/"result"/"output" holds one; an object keyed by step
+    number ({"1.1": 0}); or a run of single step objects.
+  - When no list reads as written, a repaired one (reading.repair: a closing brace missing or
+    one too many, an apostrophe inside a quoted string, a missing comma, a list cut off after
+    its last complete step) outranks the step objects read from inside it. The repairs add or
+    remove brackets, braces, commas and string delimiters, never a character of a string
+    (deviations.md compares them with UltraTool's own).
   - Lines "1.2: 1", "1.2 tool_name", "1.2 tool_name(key='value')": a step number, then the value.
   - Value spellings: awareness 0/1, "0"/"1", true/false, yes/no, under needs_tool /
     needs_new_tool or UltraTool's own key "tool" (also "value", "answer", "label"); selection
@@ -132,9 +155,10 @@ no licence, so none of its content ships here.
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -142,7 +166,7 @@ from string import Template
 from typing import Any
 
 from benchmarks.suites.base import ImportFormatError, iter_jsonl, type_name
-from benchmarks.suites.predictions import json_values, python_literal
+from benchmarks.suites.predictions import python_literal
 from benchmarks.suites.protocol import (
     Context,
     Item,
@@ -156,16 +180,20 @@ from benchmarks.suites.protocol import (
     mean,
 )
 from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
+from benchmarks.suites.ultratool import reading, reference
 from benchmarks.suites.ultratool.importer import PlanError, build_plan, step_number
 
 __all__ = [
+    "REFERENCE_TASKS",
     "TASKS",
+    "VARIANTS",
     "aggregate",
     "argument_similarity",
     "build_prompt",
     "levenshtein",
     "normalized_levenshtein",
     "parse",
+    "prepare",
     "read_predictions",
     "reference_output",
     "score",
@@ -182,6 +210,20 @@ USAGE_METRICS = ("levenshtein_local", "kv_accuracy_global", "kv_accuracy_local",
 PLANNING_METRICS = ("well_formed", "hierarchical", "unparsed")
 CREATION_METRICS = ("well_formed", "steps_answered", "unparsed")
 OPTIONS: dict[str, Any] = {"unparsed": "wrong", "local_average": "steps", "min_completion_shots": 1}
+VARIANTS = ("default", "reference")
+# The tasks whose reading and scoring variant=reference reproduces (the reading document covers
+# their two readers; tool selection's is not described, and planning and tool creation are
+# judged).
+REFERENCE_TASKS = ("tool_creation_awareness", "tool_usage_awareness", "tool_usage")
+VARIANT_OPTIONS: dict[str, Any] = {"variant": "default", "reference_outputs": "gpt"}
+# What UltraTool's evaluation does where the default lets a run choose: an unreadable answer is
+# wrong; awareness pools every step for local accuracy; tool usage scores 0 for a step whose
+# gold has no arguments and averages the per-sample means.
+REFERENCE_SETTINGS: dict[str, dict[str, str]] = {
+    "tool_creation_awareness": {"unparsed": "wrong", "local_average": "steps"},
+    "tool_usage_awareness": {"unparsed": "wrong", "local_average": "steps"},
+    "tool_usage": {"unparsed": "wrong", "local_average": "samples", "no_argument_step": "zero"},
+}
 
 
 def _spec(
@@ -212,6 +254,7 @@ TASKS: dict[str, TaskSpec] = {
         "Tool creation awareness",
         ACCURACY_METRICS,
         "Per tool step: does the offered toolset hold a suitable tool, or must one be created?",
+        **VARIANT_OPTIONS,
     ),
     "tool_creation": _spec(
         "tool_creation",
@@ -227,6 +270,7 @@ TASKS: dict[str, TaskSpec] = {
         "Tool usage awareness",
         ACCURACY_METRICS,
         "Per child step of the plan: does it need a tool?",
+        **VARIANT_OPTIONS,
     ),
     "tool_selection": _spec(
         "tool_selection",
@@ -240,6 +284,7 @@ TASKS: dict[str, TaskSpec] = {
         USAGE_METRICS,
         "Per tool step, given its tool: the call's arguments (key-value Levenshtein, accuracy).",
         no_argument_step="answered",
+        **VARIANT_OPTIONS,
     ),
 }
 
@@ -270,8 +315,36 @@ def _task(ctx: Context) -> str:
     return name
 
 
+def _variant(ctx: Context) -> str:
+    """The run's variant, after checking that it applies to the task and that no option given
+    with it contradicts it."""
+    task = _task(ctx)
+    variant = ctx.option("variant") or "default"
+    if variant not in VARIANTS:
+        raise ValueError(f"option variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    if variant == "default":
+        if "reference_outputs" in ctx.options:
+            raise ValueError("option reference_outputs applies only with variant=reference")
+        return variant
+    if task not in REFERENCE_TASKS:
+        raise ValueError(
+            f"variant=reference reproduces UltraTool's published evaluation of "
+            f"{', '.join(REFERENCE_TASKS)}; {task} has no reference reading here"
+        )
+    for name, value in REFERENCE_SETTINGS[task].items():
+        given = ctx.options.get(name, value)
+        if given != value:
+            raise ValueError(
+                f"variant=reference scores {task} with {name}={value}, as UltraTool's evaluation "
+                f"does; {name}={given!r} contradicts it"
+            )
+    return variant
+
+
 def _option(ctx: Context, name: str, allowed: Sequence[str]) -> str:
     value = ctx.option(name)
+    if _variant(ctx) == "reference":
+        value = REFERENCE_SETTINGS[ctx.task.name].get(name, value)
     if value not in allowed:
         raise ValueError(f"option {name} must be one of {', '.join(allowed)}, got {value!r}")
     return value
@@ -289,10 +362,31 @@ def _planning_gold(item: Item) -> str:
     return gold if isinstance(gold, str) else ""
 
 
+def _check_options(ctx: Context) -> None:
+    """Raises ValueError naming the first option of the run that does not apply."""
+    task = _task(ctx)
+    if _variant(ctx) == "reference":
+        _option(ctx, "reference_outputs", reference.OUTPUTS)
+    _option(ctx, "unparsed", ("wrong", "exclude"))
+    if task not in JUDGED:
+        _option(ctx, "local_average", ("steps", "samples"))
+    if task == "tool_usage":
+        _option(ctx, "no_argument_step", ("answered", "zero"))
+
+
+def prepare(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """No per-item context. Checks the run's options first, so that an import with an option
+    that does not apply stops with the reason before anything is scored."""
+    _check_options(ctx)
+    return [{} for _ in items]
+
+
 def select(items: Sequence[Item], ctx: Context) -> list[Item]:
     """The items whose reference holds this task's gold: a non-empty list of steps, or for
-    planning a non-empty plan text."""
+    planning a non-empty plan text. Checks the run's options first, so that a launch with an
+    option that does not apply stops with the reason."""
     task = _task(ctx)
+    _check_options(ctx)
     if task == "planning":
         return [item for item in items if _planning_gold(item).strip()]
     return [item for item in items if _gold(item, task)]
@@ -354,6 +448,34 @@ def _same_argument(gold: Any, predicted: Any) -> bool:
     return str(gold) == str(predicted)
 
 
+def _reference_usage_step(
+    gold_arguments: Any, entry: Mapping[str, Any] | None
+) -> tuple[float, bool]:
+    """(similarity, exact) of one gold tool-usage step as UltraTool's evaluation scores it: a
+    gold step without arguments, an unanswered step and a `param` that is not an object score
+    0; each gold key then scores 1 - normalised Levenshtein between str(gold) and str(predicted)
+    with `\\_` undone, an empty gold value 1 only against an empty prediction, a missing key 0."""
+    gold = gold_arguments if isinstance(gold_arguments, dict) else {}
+    predicted = entry.get("arguments") if entry is not None else None
+    if not gold or not isinstance(predicted, dict):
+        return 0.0, False
+    similarities: list[float] = []
+    exact = True
+    for key, value in gold.items():
+        if key not in predicted:
+            similarities.append(0.0)
+            exact = False
+        elif _empty(value):
+            right = _empty(predicted[key])
+            similarities.append(1.0 if right else 0.0)
+            exact = exact and right
+        else:
+            text = str(predicted[key]).replace("\\_", "_")
+            similarities.append(1.0 - normalized_levenshtein(str(value), text))
+            exact = exact and str(value) == text
+    return sum(similarities) / len(similarities), exact
+
+
 def _usage_step(
     gold_arguments: Any, entry: Mapping[str, Any] | None, no_argument_step: str
 ) -> tuple[float, bool]:
@@ -374,7 +496,6 @@ def _usage_step(
 
 # --- parsing ------------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"```[^\n`]*\n?(.*?)(?:```|$)", re.DOTALL)
 _LINE = re.compile(
     r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:step\s*)?(\d+(?:\.\d+)*)\.?(?:\*\*)?"
     r"(?=[\s:)=\->→]|$)[\s:)=\->→]*(.*)$",
@@ -517,7 +638,9 @@ def _as_steps(value: Any) -> list[dict[str, Any]] | None:
     return None
 
 
-def _pick(values: Sequence[Any]) -> list[dict[str, Any]] | None:
+def _pick(values: Sequence[Any]) -> tuple[list[dict[str, Any]] | None, bool]:
+    """The steps the values hold, and whether they come from one list read whole (rather than
+    from step objects written one by one, or nothing)."""
     lists: list[list[dict[str, Any]]] = []
     singles: list[dict[str, Any]] = []
     for value in values:
@@ -529,30 +652,27 @@ def _pick(values: Sequence[Any]) -> list[dict[str, Any]] | None:
             lists.append(steps)
     filled = [steps for steps in lists if steps]
     if filled:
-        return filled[-1]  # the answer follows any echo of the input (as the reference picks)
+        return filled[-1], True  # the answer follows any echo of the input
     if singles:
-        return singles
-    return [] if lists else None
+        return singles, False
+    return ([] if lists else None), False
 
 
-def _literal_candidates(text: str) -> list[Any]:
-    spans = [match.group(1) for match in _FENCE.finditer(text)]
-    first, last = text.find("["), text.rfind("]")
-    if 0 <= first < last:
-        spans.append(text[first : last + 1])
-    first, last = text.find("{"), text.rfind("}")
-    if 0 <= first < last:
-        spans.append(text[first : last + 1])
-    bracket, brace = text.find("["), text.rfind("}")
-    if 0 <= bracket < brace:
-        spans.append(text[bracket : brace + 1] + "]")  # a list cut off after a whole entry
-    values = []
-    for span in spans:
-        try:
-            values.append(python_literal(span))
-        except ValueError:
-            continue
-    return values
+def _repaired(
+    text: str, fragments: Sequence[reading.Found], accept: Callable[[Any], bool]
+) -> Any | None:
+    """A list that reads only once repaired (reading.repair), where the values read one by one
+    are fragments of it: it must reach past them. Tried from the `[` that opens the list around
+    the first fragment, then from the text's first `[`."""
+    if fragments:
+        starts = [text.rfind("[", 0, fragments[0].start), text.find("[")]
+    else:
+        starts = [text.find("[")]
+    for start in dict.fromkeys(start for start in starts if start >= 0):
+        fixed = reading.repair(text, start, accept)
+        if fixed is not None and (not fragments or fixed.end >= fragments[-1].end):
+            return fixed.value
+    return None
 
 
 def _line_entries(task: str, text: str, notes: list[str]) -> list[dict[str, Any]]:
@@ -719,11 +839,16 @@ def _is_single(value: Any) -> bool:
 
 
 def _parse_created_tools(text: str) -> Outcome:
-    found: list[tuple[list[tuple[str | None, dict[str, Any]]], bool]] = []
-    for values in (json_values(text), _literal_candidates(text)):
-        found = [(tools, _is_single(value)) for value in values if (tools := _created_tools(value))]
-        if found:
-            break  # JSON read; the Python-literal reading is only a fallback
+    read = reading.values(text)
+    found = [
+        (tools, _is_single(entry.value)) for entry in read if (tools := _created_tools(entry.value))
+    ]
+    if all(single for _, single in found):
+        # No list of tools read as written: a repaired one outranks its own fragments.
+        singles = [entry for entry in read if _is_single(entry.value)]
+        fixed = _repaired(text, singles, lambda value: bool(_created_tools(value)))
+        if fixed is not None:
+            found = [(_created_tools(fixed), False)]
     if not found:
         return Outcome(output=text, parsed=False, note="no created tool (an object with a name)")
     # The answer follows any echo of the offered toolset, so the last value holding tools counts;
@@ -788,6 +913,83 @@ def _score_judged(
     }
 
 
+def _first_token(value: Any) -> str | None:
+    """UltraTool's evaluation matches steps on the first whitespace-separated token of their
+    step text ("1.2" in "1.2 Get the forecast", "1." in "1. Check the weather")."""
+    words = str(value).split()
+    return words[0] if words else None
+
+
+def _reference_token(step: str) -> str:
+    """A gold step's token as UltraTool's files write it: "1." for a top-level step, "1.2"
+    below (the importer keeps the number alone)."""
+    return step if "." in step else f"{step}."
+
+
+def _json_safe(value: Any) -> bool:
+    if value is None or isinstance(value, bool | str | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_safe(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _json_safe(item) for key, item in value.items())
+    return False
+
+
+def _reference_arguments(value: Any) -> Any:
+    """A predicted `param` as stored: keys with `\\_` undone (the reference undoes it in keys
+    and values; values are compared as str(), so their `\\_` is undone when scored). A value
+    that JSON cannot hold (a tuple, a set, a complex number, bytes, a non-finite float, a
+    non-text key inside) is stored as its str(), which is all the scoring reads of it."""
+    if not isinstance(value, dict):
+        return value if _json_safe(value) else str(value)
+    return {
+        str(key).replace("\\_", "_"): item if _json_safe(item) else str(item)
+        for key, item in value.items()
+    }
+
+
+def _parse_reference(task: str, text: str, ctx: Context) -> Outcome:
+    """The answer as UltraTool's published evaluation reads it (reference.py), in the task's
+    normal form with each step keyed by its first token. Awareness values are read as the
+    default reads them; tool usage takes only steps with "step" and "param"."""
+    reader = reference.USAGE if task == "tool_usage" else reference.AWARENESS
+    outputs = _option(ctx, "reference_outputs", reference.OUTPUTS)
+    result = reference.read(text, reader, outputs)
+    if not result.ok:
+        note = f"bad format: {result.how} (UltraTool's evaluation reads an empty answer)"
+        return Outcome(output=text, answer=[], parsed=False, note=note)
+    value = result.value
+    if task == "tool_usage" and isinstance(value, list) and value and isinstance(value[0], list):
+        value = value[0]  # the reference takes the first of a list of lists
+    answer: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for entry in value if isinstance(value, list | tuple) else []:
+        if not isinstance(entry, dict) or "step" not in entry:
+            continue
+        token = _first_token(entry["step"])
+        if token is None or token in seen or (task == "tool_usage" and "param" not in entry):
+            continue
+        seen.add(token)
+        if task == "tool_usage":
+            tool = entry.get("tool")
+            answer.append(
+                {
+                    "step": token,
+                    "tool": tool if isinstance(tool, str) else None,
+                    "arguments": _reference_arguments(entry["param"]),
+                }
+            )
+        else:
+            answer.append({"step": token, "value": _binary(_first(entry, VALUE_KEYS[task]))})
+    notes = [f"read {result.how}"]
+    if not answer:
+        notes.append("no step the reference scores")
+    return Outcome(output=text, answer=answer, note="; ".join(notes))
+
+
 def parse(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
     """The predicted steps in the task's normal form: [{"step", "value"}] (awareness),
     [{"step", "tool"}] (selection), [{"step", "tool", "arguments"}] (usage); for the judged
@@ -797,10 +999,19 @@ def parse(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outco
         return _parse_plan(text)
     if task == "tool_creation":
         return _parse_created_tools(text)
+    if _variant(ctx) == "reference":
+        return _parse_reference(task, text, ctx)
     notes: list[str] = []
-    raw = _pick(json_values(text))
-    if raw is None:
-        raw = _pick(_literal_candidates(text))
+    found = reading.values(text)
+    raw, whole = _pick([entry.value for entry in found])
+    if not whole:
+        # No list read as written: a repaired one outranks its own fragments (the step objects
+        # that read one by one) and the lines.
+        singles = [e for e in found if isinstance(e.value, dict) and "step" in e.value]
+        fixed = _repaired(text, singles, lambda value: bool(_as_steps(value)))
+        if fixed is not None:
+            raw = _as_steps(fixed)
+            notes.append("the list was read once repaired")
     if raw is not None:
         entries = [entry for entry in (_read_entry(task, r, notes) for r in raw) if entry]
         if raw and not entries:
@@ -846,10 +1057,19 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
     flag = 100.0 if unparsed else 0.0
     if not gold:
         return {**{name: None for name in metrics}, "unparsed": flag}
+    as_reference = _variant(ctx) == "reference"
+
+    def key(step: Mapping[str, Any]) -> str:
+        # The reference matches on the first token of the step text; its answers are keyed so.
+        return _reference_token(step["step"]) if as_reference else step["step"]
+
     if task == "tool_usage":
         mode = _option(ctx, "no_argument_step", ("answered", "zero"))
         steps = [
-            _usage_step(step.get("arguments"), predicted.get(step["step"]), mode) for step in gold
+            _reference_usage_step(step.get("arguments"), predicted.get(key(step)))
+            if as_reference
+            else _usage_step(step.get("arguments"), predicted.get(step["step"]), mode)
+            for step in gold
         ]
         exact = [right for _, right in steps]
         return {
@@ -858,9 +1078,9 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
             "kv_accuracy_local": 100.0 * sum(exact) / len(exact),
             "unparsed": flag,
         }
-    key = "tool" if task == "tool_selection" else "value"
+    field = "tool" if task == "tool_selection" else "value"
     right = [
-        step["step"] in predicted and predicted[step["step"]].get(key) == step.get(key)
+        key(step) in predicted and predicted[key(step)].get(field) == step.get(field)
         for step in gold
     ]
     return {
@@ -872,8 +1092,11 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
 
 def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
     """Run-level metrics: global values and `unparsed` are means over items; local values pool
-    every gold step (option local_average "steps") or average the items ("samples")."""
+    every gold step (option local_average "steps") or average the items ("samples"). Under
+    variant=reference, awareness accuracies are rounded to 4 decimals as fractions before they
+    become percentages, as UltraTool's evaluation reports them."""
     task = _task(ctx)
+    four_places = _variant(ctx) == "reference" and task in AWARENESS
     pooled = _option(ctx, "local_average", ("steps", "samples")) == "steps"
     result: Scores = {}
     for metric in TASKS[task].metrics:
@@ -888,6 +1111,8 @@ def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
             value = sum(v * count for v, count in pairs) / total if total else None
         else:
             value = mean([s.scores.get(metric) for s in scored])
+        if value is not None and four_places and metric.startswith("accuracy_"):
+            value = round(value / 100, 4) * 100
         result[metric] = None if value is None else round(value, 2)
     return result
 
@@ -1050,12 +1275,14 @@ def _render_input(task: str, view: _View) -> str:
     return "\n".join(parts)
 
 
-def _render_answer(task: str, gold: Sequence[Mapping[str, Any]]) -> str:
+def _render_answer(task: str, gold: Sequence[Mapping[str, Any]], variant: str = "default") -> str:
     if task == "tool_creation":
         rows = [{"step": s["step"], "tool": s.get("tool")} for s in gold]
     elif task == "tool_usage":
+        # UltraTool's evaluation reads a step's arguments under "param" only.
+        arguments = "param" if variant == "reference" else "arguments"
         rows = [
-            {"step": s["step"], "tool": s.get("tool"), "arguments": s.get("arguments") or {}}
+            {"step": s["step"], "tool": s.get("tool"), arguments: s.get("arguments") or {}}
             for s in gold
         ]
     elif task == "tool_selection":
@@ -1065,13 +1292,16 @@ def _render_answer(task: str, gold: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps(rows, ensure_ascii=False)
 
 
-def _example_answer(task: str, view: _View) -> str:
-    return _plan_text(view.steps) if task == "planning" else _render_answer(task, view.gold)
+def _example_answer(task: str, view: _View, variant: str = "default") -> str:
+    if task == "planning":
+        return _plan_text(view.steps)
+    return _render_answer(task, view.gold, variant)
 
 
-def reference_output(item: Item, task: str) -> str:
+def reference_output(item: Item, task: str, variant: str = "default") -> str:
     """The gold answer written in the format the prompt asks for (a perfect model's output);
-    for planning the gold plan text (or, without one, the plan rendered from its steps)."""
+    for planning the gold plan text (or, without one, the plan rendered from its steps). Under
+    variant=reference a tool-usage answer puts the arguments under "param"."""
     if task == "planning":
         reference = item.reference if isinstance(item.reference, dict) else {}
         steps = [
@@ -1080,18 +1310,22 @@ def reference_output(item: Item, task: str) -> str:
             if isinstance(step, dict)
         ]
         return _planning_gold(item) or _plan_text(steps)
-    return _render_answer(task, _gold(item, task))
+    return _render_answer(task, _gold(item, task), variant)
 
 
 def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
     """System instructions, `shots` worked examples of ours, then the item's input block; for
     completion style also the same as one text ending in "### Answer" with stop sequences."""
     task = _task(ctx)
+    variant = _variant(ctx)
     templates = _templates()
     wording = templates["tasks"][task]
+    answer_format = wording["answer_format"]
+    if variant == "reference":
+        answer_format = wording.get("answer_format_reference", answer_format)
     system = Template(wording.get("system", templates["system"])).substitute(
         instructions=wording["instructions"].strip(),
-        answer_format=wording["answer_format"].strip(),
+        answer_format=answer_format.strip(),
     )
     examples = _examples(task)
     shots = max(int(ctx.shots or 0), 0)
@@ -1099,14 +1333,14 @@ def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
     messages = [{"role": "system", "content": system}]
     for example in examples[:shots]:
         messages.append({"role": "user", "content": _render_input(task, example)})
-        messages.append({"role": "assistant", "content": _example_answer(task, example)})
+        messages.append({"role": "assistant", "content": _example_answer(task, example, variant)})
     messages.append({"role": "user", "content": query})
     if ctx.style != "completion":
         return Prompt(messages=messages)
     floor = int(ctx.option("min_completion_shots") or 0)
     blocks = [system]
     for example in examples[: max(shots, floor)]:
-        answer = _example_answer(task, example)
+        answer = _example_answer(task, example, variant)
         blocks.append(f"{_render_input(task, example)}\n{ANSWER_HEADER}\n{answer}")
     blocks.append(f"{query}\n{ANSWER_HEADER}\n")
     return Prompt(messages=messages, text="\n\n".join(blocks), stop=COMPLETION_STOP)

@@ -1,0 +1,931 @@
+"""UltraTool's variant=reference: the reading of a model's text that UltraTool's published
+evaluation does (its normalizations, trimming and repairs, bugs included, from
+/work/shared/ultratool-reference-reading.md), its scoring, and each documented deviation of the
+default variant from it (benchmarks/suites/ultratool/deviations.md), on the same text in both.
+
+Every prediction here is ours, written in UltraTool's format (steps with their text, the answer
+under "tool" or "param", Python-literal quoting); UltraTool's repository has no licence, so
+nothing is taken from it. Expected values are computed by hand in the comments. Pure except the
+last section (the commands, on the database)."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from benchmarks.models import Benchmark, Sample
+from benchmarks.services import benchmark_import
+from benchmarks.suites import ultratool
+from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored
+from benchmarks.suites.ultratool import reference
+from benchmarks.suites.ultratool.reference import AWARENESS, USAGE
+from evaluation.models import Run
+from tests.evaluation.conftest import make_endpoint
+
+EVALUATOR = Evaluator(ultratool)
+DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "ultratool"
+REF = {"variant": "reference"}
+COMMA = "\uff0c"  # the full-width comma
+
+
+def context(task: str, **options: Any) -> Context:
+    return Context(task=EVALUATOR.task(task), options=options)
+
+
+def item(reference_: dict[str, Any], external_id: str = "1") -> Item:
+    steps = [
+        {"step": "1", "text": "Check the weather"},
+        {"step": "1.1", "text": "Note the city (City: Ghent)"},
+        {"step": "1.2", "text": "Get the forecast"},
+        {"step": "1.3", "text": "Decide whether to cycle"},
+        {"step": "2", "text": "Remind the user"},
+        {"step": "2.1", "text": "Set the alarm"},
+    ]
+    return Item(
+        split="test",
+        external_id=external_id,
+        input={"query": "Will it rain in Ghent? Wake me at 7."},
+        reference={"steps": steps, **reference_},
+        kind="plan",
+    )
+
+
+def parse(task: str, the_item: Item, text: str, **options: Any) -> Outcome:
+    return EVALUATOR.parse(text, the_item, context(task, **options), {})
+
+
+def run(task: str, the_item: Item, text: str, **options: Any) -> dict[str, float | None]:
+    ctx = context(task, **options)
+    return EVALUATOR.score(EVALUATOR.parse(text, the_item, ctx, {}), the_item, ctx, {})
+
+
+AWARE = [
+    {"step": "1.1", "value": 0},
+    {"step": "1.2", "value": 1},
+    {"step": "1.3", "value": 0},
+    {"step": "2.1", "value": 1},
+]
+
+
+def usage(**arguments: Any) -> Item:
+    """An item whose one tool-usage gold step is 1.2, calling w with these arguments."""
+    return item({"tool_usage": [{"step": "1.2", "tool": "w", "arguments": arguments}]})
+
+
+def usage_text(param: str) -> str:
+    """Step 1.2 answered in UltraTool's format with this param literal."""
+    return f"[{{'step': '1.2 Get the forecast', 'tool': 'w', 'param': {param}}}]"
+
+
+# --- normalizing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "expected"),
+    [
+        (AWARENESS, "[{'a': 'json'}]", "[{'a': ''}]"),  # every json removed
+        (AWARENESS, "`[1]`", "[1]"),  # backticks stripped from both ends
+        (AWARENESS, "\u8f93\u51fa\uff1a[1]", "[1]"),  # the Chinese "output:" removed
+        (AWARENESS, "[1,\n2]", "[1,2]"),  # newlines removed
+        (USAGE, "[get\\_time]", "[get_time]"),  # \_ -> _
+        (AWARENESS, "[true, false]", "[True, False]"),
+        (AWARENESS, "['is true']", "['is True']"),  # inside strings too
+        (AWARENESS, "[null]", '["null"]'),
+        (AWARENESS, "['None left']", "['\"None\" left']"),
+        (AWARENESS, "[{'a': 1})]", "[{'a': 1}]"),  # }) -> }
+        (AWARENESS, f"[1{COMMA}2]", "[1,2]"),  # the full-width comma
+        (AWARENESS, "[{'a': 1}, \"step\": 2}]", "[{'a': 1}, {\"step\": 2}]"),
+        (AWARENESS, "[{'a': 'Room #5'}]", "[{'a': 'Room "),  # # and all after it
+        (AWARENESS, "[{'a': {'b': 1}" + " " * 12 + "}]", "[{'a': {'b': 1}}]"),  # 1-12 spaces
+        (AWARENESS, "[{'a': {'b': 1}" + " " * 13 + "}]", "[{'a': {'b': 1}" + " " * 13 + "}]"),
+        (USAGE, "[{'a': 1}{'b': 2}]", "[{'a': 1}, {'b': 2}]"),  # the usage reader only
+        (AWARENESS, "[{'a': 1}{'b': 2}]", "[{'a': 1}{'b': 2}]"),
+    ],
+)
+def test_normalizing(reader: str, text: str, expected: str) -> None:
+    assert reference.normalize(text, reader) == expected
+
+
+# --- trimming ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reader", "outputs", "text", "expected"),
+    [
+        (AWARENESS, "gpt", "Answer: [1]", "[1]"),
+        (AWARENESS, "gpt", "[1] done", "[1]"),
+        (AWARENESS, "gpt", "[1] and [2]", "[1] and [2]"),  # GPT's files: first [ to last ]
+        # No ], a [: cut after the last }, (awareness) or }}, (usage), closed with ].
+        (AWARENESS, "gpt", "[{'a': {'x': 1}, 'y': 2}, {'b'", "[{'a': {'x': 1}, 'y': 2},]"),
+        (USAGE, "gpt", "[{'a': {'x': 1}, 'y': 2}, {'b'", "[{'a': {'x': 1}, 'y': 2}, {'b']"),
+        (USAGE, "gpt", "[{'a': {'x': 1}}, {'b': {", "[{'a': {'x': 1}},]"),
+        (AWARENESS, "gpt", "[{'a'", "[{'a']"),  # neither mark: a ] appended
+        (AWARENESS, "gpt", "no list", "no list"),
+        # Other models' files: the last shortest [{ ... }] when more than one ] is left...
+        (AWARENESS, "other", "[{'a': 1}] then [{'b': 2}] and [3]", "[{'b': 2}]"),
+        # ... or, with none, the text up to the first ].
+        (AWARENESS, "other", "[1] and [2]", "[1]"),
+        (AWARENESS, "other", "x [{'a': 1}]", "[{'a': 1}]"),
+    ],
+)
+def test_trimming(reader: str, outputs: str, text: str, expected: str) -> None:
+    assert reference.trim(text, reader, outputs) == expected
+
+
+# --- the quote repair -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{'a", '{"a'),
+        ("a'}", 'a"}'),
+        ("a', 'b", 'a", "b'),
+        ("a\", 'b", 'a", "b'),
+        ("a', \"b", 'a", "b'),
+        ("a': 'b", 'a": "b'),
+        ("a': \"b", 'a": "b'),
+        ("a\": 'b", 'a": "b'),
+        ("a': {", 'a": {'),
+        ("['a", "[a"),  # the quote is dropped, not turned
+        ("a']", "a]"),
+        ("a, 'b", 'a, "b'),
+        ("f(x'),", 'f(x)",'),
+        ('""None""', '"None"'),
+        ('"{step', '{"step'),
+        ("f(x')}", 'f(x)"}'),
+    ],
+)
+def test_the_quote_repair(text: str, expected: str) -> None:
+    assert reference.quote_repair(text, AWARENESS) == expected
+    if text != '"{step':
+        assert reference.quote_repair(text, USAGE) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "usage_expected"),
+    [
+        ('"{step', '"{step'),  # left out of the usage repair
+        ("a': 1", 'a": 1'),  # added to it
+        ("a', {", 'a", {'),
+        ('}}," {', "}}, {"),
+    ],
+)
+def test_the_usage_quote_repair_differs(text: str, usage_expected: str) -> None:
+    assert reference.quote_repair(text, USAGE) == usage_expected
+    assert reference.quote_repair(text, AWARENESS) != usage_expected
+
+
+# --- the readings, in order -------------------------------------------------------------------
+
+A11 = "{'step': '1.1 Go', 'tool': '0'}"
+
+
+@pytest.mark.parametrize(
+    ("text", "how", "value"),
+    [
+        (f"[{A11}]", "as written", [{"step": "1.1 Go", "tool": "0"}]),
+        (
+            f"[{A11}, {{'step': '1.2 Stop', 'tool': '1']",
+            "with a } inserted before the last character",
+            [{"step": "1.1 Go", "tool": "0"}, {"step": "1.2 Stop", "tool": "1"}],
+        ),
+        (
+            '[{"step": "1.1 Go", "tool": "0"}, {"step": "1.2 Stop", "tool": "1]',
+            'with "} inserted before the last character',
+            [{"step": "1.1 Go", "tool": "0"}, {"step": "1.2 Stop", "tool": "1"}],
+        ),
+        (
+            f"[{A11}, {{'step': '1.2 Stop', 'tool': }}]",
+            "up to the last complete step",
+            [{"step": "1.1 Go", "tool": "0"}],
+        ),
+        (
+            "[{'step': '1.1 Check the user's order', 'tool': '0'}]",
+            "after the quote repair",
+            [{"step": "1.1 Check the user's order", "tool": "0"}],
+        ),
+    ],
+)
+def test_awareness_readings(text: str, how: str, value: Any) -> None:
+    assert reference.read(text, AWARENESS) == reference.Reading(value, True, how)
+
+
+def step(param: Any, number: str = "1.2 A", tool: str = "a") -> dict[str, Any]:
+    return {"step": number, "tool": tool, "param": param}
+
+
+@pytest.mark.parametrize(
+    ("text", "how", "value"),
+    [
+        ("[{'step': '1.2 A', 'tool': 'a', 'param': {'x': '1'}}]", "as written", [step({"x": "1"})]),
+        (
+            "[{'step': '1.2 A', 'tool': 'a', 'param': {'x': '1'}]",
+            "with a } inserted before the last character",
+            [step({"x": "1"})],
+        ),
+        (
+            "[{'step': '1.2 A', 'tool': 'a', 'param': {'x': '1']",
+            "with }} inserted before the last character",
+            [step({"x": "1"})],
+        ),
+        (
+            '[{"step": "1.1 A", "tool": "a", "param": {"x": "1"}, '
+            '{"step": "1.2 B", "tool": "b", "param": {"y": "2"}}]',
+            'with "}, {"step made "}}, {"step',
+            [step({"x": "1"}, "1.1 A"), step({"y": "2"}, "1.2 B", "b")],
+        ),
+        (
+            '[{"step": "1.2 A", "tool": "a", "param": {"x": "1"}, "note": "n]',
+            'with "} inserted before the last character',
+            [{**step({"x": "1"}), "note": "n"}],
+        ),
+        (
+            '[{"step": "1.2 A", "tool": "a", "param": {"days": ["Sat", "Sun"]',
+            "with ]}} inserted before the last character",
+            [step({"days": ["Sat", "Sun"]})],
+        ),
+        (
+            "[{'step': '1.2 A', 'tool': 'a', 'param': {'x': '1'}}}]",
+            "without its second-to-last character",
+            [step({"x": "1"})],
+        ),
+        (
+            "[{'step': '1.2 A', 'tool': 'a', 'param': {'x': '1'}}}}]",
+            "without its second-to-last character, twice",
+            [step({"x": "1"})],
+        ),
+        (
+            "[{'step': '1.1 A', 'tool': 'a', 'param': {'x': '1'}}}, "
+            "{'step': '1.2 B', 'tool': 'b', 'param': {'y': '2'}}]",
+            "with }}} made }}",
+            [step({"x": "1"}, "1.1 A"), step({"y": "2"}, "1.2 B", "b")],
+        ),
+        (
+            "[{'step': '1.1 A', 'tool': 'a', 'param': {'x': '1'}}, "
+            "{'step': '1.2 B', 'tool': 'b', 'param': {'y': }}]",
+            "up to the last complete step",
+            [step({"x": "1"}, "1.1 A")],
+        ),
+        (
+            "[{'step': '1.2 Ann's', 'tool': 'a', 'param': {'x': '1'}}]",
+            "after the quote repair",
+            [step({"x": "1"}, "1.2 Ann's")],
+        ),
+        (
+            "[{'step': '1.1 Ann's', 'tool': 'a', 'param': {'x': '1'}}}, "
+            "{'step': '1.2 B', 'tool': 'b', 'param': {'y': '2'}}]",
+            "after the quote repair, with }}} made }}",
+            [step({"x": "1"}, "1.1 Ann's"), step({"y": "2"}, "1.2 B", "b")],
+        ),
+        (
+            "[{'step': '1.2 Ann's', 'tool': 'a', 'param': {'days': [1, 2]",
+            "after the quote repair, with ]}} inserted before the last character",
+            [step({"days": [1, 2]}, "1.2 Ann's")],
+        ),
+        # The usage quote repair's own additions: ': followed by a number.
+        (
+            "[{'step': '1.2 Ann's', 'tool': 'a', 'param': {'n': 5}}]",
+            "after the quote repair",
+            [step({"n": 5}, "1.2 Ann's")],
+        ),
+    ],
+)
+def test_usage_readings(text: str, how: str, value: Any) -> None:
+    assert reference.read(text, USAGE) == reference.Reading(value, True, how)
+
+
+@pytest.mark.parametrize("reader", [AWARENESS, USAGE])
+@pytest.mark.parametrize("text", ["", "I do not know.", "[{'step': '1.1 A', 'tool': }, x]"])
+def test_nothing_reads_is_a_bad_format(reader: str, text: str) -> None:
+    reading = reference.read(text, reader)
+    assert (reading.value, reading.ok) == (None, False)
+
+
+def test_reading_never_runs_code(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    text = f"[__import__('pathlib').Path({str(marker)!r}).touch()]"
+    for reader in (AWARENESS, USAGE):
+        assert not reference.read(text, reader).ok
+    assert not marker.exists()
+
+
+# --- the reference variant through the evaluator ---------------------------------------------
+
+PUBLISHED_STYLE = (
+    "[{'step': '1.1 Note the city (City: Ghent)', 'tool': '0'}, "
+    "{'step': '1.2 Get the forecast', 'tool': '1'}, "
+    "{'step': '1.3 Decide whether to cycle', 'tool': '1'}]"
+)
+
+
+def test_awareness_in_ultratools_format() -> None:
+    the_item = item({"tool_usage_awareness": AWARE})
+    outcome = parse("tool_usage_awareness", the_item, PUBLISHED_STYLE, **REF)
+    assert outcome.answer == [
+        {"step": "1.1", "value": 0},
+        {"step": "1.2", "value": 1},
+        {"step": "1.3", "value": 1},
+    ]
+    assert outcome.note == "read as written"
+    # 1.1 and 1.2 right, 1.3 wrong, 2.1 unanswered (the opposite of its gold: wrong): 2 of 4.
+    assert run("tool_usage_awareness", the_item, PUBLISHED_STYLE, **REF) == {
+        "accuracy_global": 0.0,
+        "accuracy_local": 50.0,
+        "unparsed": 0.0,
+    }
+
+
+def test_the_parse_bug_is_not_the_references_either() -> None:
+    the_item = item({"tool_creation_awareness": AWARE[:3]})
+    text = (
+        '[{"step": "1.1 Get the path", "tool": "0"}, {"step": \'1.2 Write the file\', '
+        '"tool": "1"}, {"step": \'1.3 Confirm\', "tool": "0"}]'
+    )
+    for options in ({}, REF):
+        assert run("tool_creation_awareness", the_item, text, **options)["accuracy_local"] == 100
+
+
+def test_usage_in_ultratools_format() -> None:
+    the_item = item(
+        {
+            "tool_usage": [
+                {"step": "1.2", "tool": "w", "arguments": {"city": "Ghent", "day": "Saturday"}},
+                {"step": "2.1", "tool": "a", "arguments": {"time": "07:00", "label": ""}},
+            ]
+        }
+    )
+    text = (
+        "[{'step': '1.2 Get the forecast', 'tool': 'w', 'param': {'city': 'Ghent', "
+        "'day': 'Sunday'}}, {'step': '2.1 Set the alarm', 'tool': 'a', 'param': "
+        "{'time': '7:00', 'label': '', 'extra': 1}}]"
+    )
+    # 1.2: city 1, day 1 - 3/8 (Saturday/Sunday); 2.1: time 1 - 1/5, label empty/empty 1.
+    expected = ((1 + 5 / 8) / 2 + (4 / 5 + 1) / 2) / 2
+    scores = run("tool_usage", the_item, text, **REF)
+    assert scores["levenshtein_local"] == pytest.approx(100 * expected)
+    assert (scores["kv_accuracy_local"], scores["kv_accuracy_global"]) == (0.0, 0.0)
+
+
+def test_usage_a_missing_key_scores_zero_and_an_extra_key_nothing() -> None:
+    the_item = usage(city="Ghent", day="Saturday")
+    text = usage_text("{'city': 'Ghent', 'units': 'metric'}")
+    # city 1, day missing 0; units is not in the gold and costs nothing: (1 + 0) / 2.
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 50.0
+
+
+def test_usage_undoes_the_markdown_escape_in_keys_and_values() -> None:
+    the_item = usage(file_name="a_b.txt")
+    # The text-level \_ -> _ and the key and value unescaping give the same: exact.
+    text = usage_text("{'file\\_name': 'a\\_b.txt'}")
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 100.0
+
+
+def test_usage_takes_the_first_list_of_a_list_of_lists() -> None:
+    the_item = usage(city="Ghent")
+    text = (
+        "[[{'step': '1.2 Get the forecast', 'tool': 'w', 'param': {'city': 'Ghent'}}], "
+        "[{'step': '1.2 Get the forecast', 'tool': 'w', 'param': {'city': 'Paris'}}]]"
+    )
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 100.0
+
+
+def test_a_param_that_is_not_an_object_scores_zero() -> None:
+    the_item = usage(city="Ghent")
+    text = usage_text("'Ghent'")
+    outcome = parse("tool_usage", the_item, text, **REF)
+    assert outcome.answer == [{"step": "1.2", "tool": "w", "arguments": "Ghent"}]
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0
+
+
+def test_values_json_cannot_hold_are_kept_as_their_text() -> None:
+    the_item = usage(days="('Sat', 'Sun')", code="b'x'")
+    text = usage_text("{'days': ('Sat', 'Sun'), 'code': b'x', 1: 'one'}")
+    outcome = parse("tool_usage", the_item, text, **REF)
+    assert outcome.answer[0]["arguments"] == {"days": "('Sat', 'Sun')", "code": "b'x'", "1": "one"}
+    json.dumps(outcome.answer)  # storable
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 100.0
+
+
+def test_a_top_level_gold_step_matches_its_token_with_the_dot() -> None:
+    the_item = item({"tool_usage_awareness": [{"step": "2", "value": 1}]})
+    right = "[{'step': '2. Remind the user', 'tool': '1'}]"
+    bare = "[{'step': '2 Remind the user', 'tool': '1'}]"
+    assert run("tool_usage_awareness", the_item, right, **REF)["accuracy_local"] == 100.0
+    assert run("tool_usage_awareness", the_item, bare, **REF)["accuracy_local"] == 0.0
+
+
+def test_a_bad_format_is_unparsed_and_wrong() -> None:
+    the_item = item({"tool_usage_awareness": AWARE})
+    outcome = parse("tool_usage_awareness", the_item, "I cannot tell.", **REF)
+    assert (outcome.parsed, outcome.answer) == (False, [])
+    assert outcome.note.startswith("bad format")
+    assert run("tool_usage_awareness", the_item, "I cannot tell.", **REF) == {
+        "accuracy_global": 0.0,
+        "accuracy_local": 0.0,
+        "unparsed": 100.0,
+    }
+
+
+def test_other_models_outputs_take_the_last_list() -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:1]})
+    text = (
+        "The plan: [{'step': '1.1 Note the city', 'tool': '1'}] "
+        "My answer: [{'step': '1.1 Note the city', 'tool': '0'}]"
+    )
+    gpt = parse("tool_usage_awareness", the_item, text, **REF)
+    other = parse("tool_usage_awareness", the_item, text, **REF, reference_outputs="other")
+    assert not gpt.parsed  # first [ to last ]: two lists and prose in between
+    assert other.answer == [{"step": "1.1", "value": 0}]
+
+
+def scored(the_item: Item, scores: dict[str, float | None]) -> Scored:
+    return Scored(item=the_item, outcome=None, scores=scores)
+
+
+def test_usage_run_level_levenshtein_is_the_mean_of_the_samples() -> None:
+    two_steps = item(
+        {
+            "tool_usage": [
+                {"step": "1.2", "tool": "w", "arguments": {"city": "Ghent"}},
+                {"step": "2.1", "tool": "a", "arguments": {"time": "07:00"}},
+            ]
+        },
+        "1",
+    )
+    one_step = usage(city="Ghent")
+    ctx = context("tool_usage", **REF)
+    half = run("tool_usage", two_steps, usage_text("{'city': 'Ghent'}"), **REF)
+    full = run("tool_usage", one_step, usage_text("{'city': 'Ghent'}"), **REF)
+    assert (half["levenshtein_local"], full["levenshtein_local"]) == (50.0, 100.0)
+    result = EVALUATOR.aggregate([scored(two_steps, half), scored(one_step, full)], ctx)
+    assert result["levenshtein_local"] == 75.0  # (50 + 100) / 2, not (1 + 0 + 1) / 3
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("task", "options", "message"),
+    [
+        ("tool_selection", REF, "tool_selection has no reference reading"),
+        ("planning", REF, "planning has no reference reading"),
+        ("tool_creation", REF, "tool_creation has no reference reading"),
+        ("tool_usage", {"variant": "paper"}, "variant must be one of default, reference"),
+        ("tool_usage", {**REF, "unparsed": "exclude"}, "unparsed='exclude' contradicts"),
+        ("tool_usage", {**REF, "no_argument_step": "answered"}, "no_argument_step=zero"),
+        ("tool_usage", {**REF, "local_average": "steps"}, "local_average=samples"),
+        ("tool_usage_awareness", {**REF, "local_average": "samples"}, "local_average=steps"),
+        ("tool_usage", {**REF, "reference_outputs": "claude"}, "reference_outputs must be"),
+        ("tool_usage", {"reference_outputs": "other"}, "only with variant=reference"),
+    ],
+)
+def test_options_that_do_not_apply_are_refused_before_anything_runs(
+    task: str, options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        EVALUATOR.prepare([item({})], context(task, **options))
+
+
+def test_options_the_reference_fixes_may_be_given_with_its_values() -> None:
+    ctx = context(
+        "tool_usage", **REF, unparsed="wrong", local_average="samples", no_argument_step="zero"
+    )
+    assert EVALUATOR.prepare([item({}), item({})], ctx) == [{}, {}]
+    for task in ultratool.REFERENCE_TASKS:
+        assert ultratool.TASKS[task].options["variant"] == "default"
+
+
+def test_a_run_under_the_reference_asks_for_param() -> None:
+    the_item = item(
+        {
+            "tool_usage": [
+                {"step": "1.2", "tool": "w", "arguments": {"city": "Ghent"}},
+                {"step": "2.1", "tool": "a", "arguments": {"time": "07:00"}},
+            ]
+        }
+    )
+    ctx = Context(task=EVALUATOR.task("tool_usage"), shots=2, options=dict(REF))
+    prompt = EVALUATOR.build_prompt(the_item, ctx, {})
+    assert '"param": {"name": "value"}' in prompt.messages[0]["content"]
+    assert '"arguments"' not in prompt.messages[0]["content"]
+    answers = [m["content"] for m in prompt.messages if m["role"] == "assistant"]
+    assert len(answers) == 2 and all('"param"' in a and '"arguments"' not in a for a in answers)
+    perfect = ultratool.reference_output(the_item, "tool_usage", "reference")
+    assert run("tool_usage", the_item, perfect, **REF)["levenshtein_local"] == 100.0
+    default_prompt = EVALUATOR.build_prompt(the_item, context("tool_usage"), {})
+    assert '"arguments": {"name": "value"}' in default_prompt.messages[0]["content"]
+
+
+# --- deviations: the same text, both variants (deviations.md, in its order) -------------------
+
+
+def test_deviation_true_and_false_inside_strings() -> None:
+    # The reference rewrites true to True everywhere: "it is true" loses 1 of 10 characters.
+    the_item = usage(note="it is true")
+    text = usage_text("{'note': 'it is true'}")
+    assert parse("tool_usage", the_item, text, **REF).answer[0]["arguments"] == {
+        "note": "it is True"
+    }
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(90.0)
+
+
+def test_deviation_none_inside_a_single_quoted_string() -> None:
+    # 'Call None' becomes 'Call "None"': 2 insertions against 11 characters.
+    the_item = usage(note="Call None")
+    text = usage_text("{'note': 'Call None'}")
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(
+        100 * (1 - 2 / 11)
+    )
+
+
+def test_deviation_none_inside_a_double_quoted_string() -> None:
+    # "1.1 None of it" becomes "1.1 "None" of it": no reading succeeds, a bad format.
+    the_item = item({"tool_usage_awareness": AWARE[:1]})
+    text = '[{"step": "1.1 None of it needs a tool", "tool": "0"}]'
+    assert run("tool_usage_awareness", the_item, text)["accuracy_local"] == 100.0
+    assert run("tool_usage_awareness", the_item, text, **REF) == {
+        "accuracy_global": 0.0,
+        "accuracy_local": 0.0,
+        "unparsed": 100.0,
+    }
+
+
+def test_deviation_null_is_the_text_null() -> None:
+    # JSON null is None to the default (an empty value, right against an empty gold value);
+    # the reference reads the string "null", which is not empty.
+    the_item = usage(label="")
+    text = '[{"step": "1.2 Get the forecast", "tool": "w", "param": {"label": null}}]'
+    assert parse("tool_usage", the_item, text).answer[0]["arguments"] == {"label": None}
+    assert parse("tool_usage", the_item, text, **REF).answer[0]["arguments"] == {"label": "null"}
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0
+
+
+def test_deviation_json_is_removed_from_values() -> None:
+    the_item = usage(format="json")
+    text = usage_text("{'format': 'json'}")
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0  # "" vs "json"
+
+
+def test_deviation_a_hash_cuts_the_rest_of_the_text() -> None:
+    # Everything after "#" goes; the trimming keeps the steps before the last "},".
+    the_item = item({"tool_usage_awareness": AWARE[:3]})
+    text = (
+        "[{'step': '1.1 Note the city', 'tool': '0'}, {'step': '1.2 Get forecast #1', "
+        "'tool': '1'}, {'step': '1.3 Decide', 'tool': '0'}]"
+    )
+    assert run("tool_usage_awareness", the_item, text)["accuracy_local"] == 100.0
+    assert run("tool_usage_awareness", the_item, text, **REF)["accuracy_local"] == pytest.approx(
+        100 / 3
+    )
+
+
+def test_deviation_a_full_width_comma_inside_a_value() -> None:
+    cities = f"\u5317\u4eac{COMMA}\u4e0a\u6d77"  # Beijing, Shanghai
+    the_item = usage(cities=cities)
+    text = usage_text(f"{{'cities': '{cities}'}}")
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(80.0)
+
+
+def test_deviation_the_chinese_output_prefix_inside_a_value() -> None:
+    value = "\u8f93\u51fa\uff1a\u5b8c\u6210"  # "output: done", 5 characters
+    the_item = usage(text=value)
+    text = usage_text(f"{{'text': '{value}'}}")
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(40.0)
+
+
+def test_deviation_a_brace_and_parenthesis_inside_a_value() -> None:
+    # "max({})" becomes "max({}": one deletion in 7.
+    the_item = usage(expr="max({})")
+    text = usage_text("{'expr': 'max({})'}")
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(
+        100 * (1 - 1 / 7)
+    )
+
+
+def test_deviation_two_braces_inside_a_value() -> None:
+    # "{first}{last}" becomes "{first}, {last}": two insertions against 15 characters.
+    the_item = usage(template="{first}{last}")
+    text = usage_text("{'template': '{first}{last}'}")
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(
+        100 * (1 - 2 / 15)
+    )
+
+
+def test_deviation_a_step_key_after_a_nested_object() -> None:
+    # '}, "step' gains a "{" even in a valid text; the repair that then reads splits the step
+    # in two objects, one without "step" and one without "param": nothing to score.
+    the_item = usage(city="Ghent")
+    text = '[{"param": {"city": "Ghent"}, "step": "1.2 Get the forecast", "tool": "w"}]'
+    outcome = parse("tool_usage", the_item, text, **REF)
+    assert (outcome.answer, outcome.note) == (
+        [],
+        'read with "}, {"step made "}}, {"step; no step the reference scores',
+    )
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0
+
+
+def test_deviation_the_quote_repair_rewrites_quotes_inside_strings() -> None:
+    # An apostrophe makes the text unreadable as written; the reference's quote repair then also
+    # turns the quotes inside "Buy 'milk', 'eggs'" into delimiters and nothing reads. The
+    # default re-delimits strings without touching what they say.
+    the_item = usage(text="Buy 'milk', 'eggs'")
+    text = (
+        "[{'step': '1.2 Note the user's list', 'tool': 'w', "
+        "'param': {'text': \"Buy 'milk', 'eggs'\"}}]"
+    )
+    assert parse("tool_usage", the_item, text).answer[0]["arguments"] == {
+        "text": "Buy 'milk', 'eggs'"
+    }
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert not parse("tool_usage", the_item, text, **REF).parsed
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0
+
+
+def test_deviation_repairs_combined() -> None:
+    # An apostrophe and a missing closing brace: the reference tries its repairs one at a time.
+    the_item = item({"tool_usage_awareness": AWARE[:2]})
+    text = (
+        "[{'step': '1.1 Note the user's city', 'tool': '0'}, "
+        "{'step': '1.2 Get the forecast', 'tool': '1']"
+    )
+    assert run("tool_usage_awareness", the_item, text)["accuracy_local"] == 100.0
+    assert run("tool_usage_awareness", the_item, text, **REF)["unparsed"] == 100.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # An echo of the plan before the answer: first [ to last ] is not one list.
+        "The plan: [{'step': '1.1 Note the city', 'tool': '1'}] "
+        "My answer: [{'step': '1.1 Note the city', 'tool': '0'}]",
+        # A bracket in the prose after the answer.
+        "[{'step': '1.1 Note the city', 'tool': '0'}] (as in [1])",
+    ],
+)
+def test_deviation_the_list_is_the_text_between_the_first_and_last_bracket(text: str) -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:1]})
+    assert run("tool_usage_awareness", the_item, text)["accuracy_local"] == 100.0
+    assert run("tool_usage_awareness", the_item, text, **REF)["unparsed"] == 100.0
+
+
+def test_deviation_steps_match_on_their_first_token() -> None:
+    # "1.1." is step 1.1 to the default; to the reference its token "1.1." is not "1.1".
+    the_item = item({"tool_usage_awareness": AWARE[:1]})
+    text = "[{'step': '1.1. Note the city', 'tool': '0'}]"
+    assert run("tool_usage_awareness", the_item, text)["accuracy_local"] == 100.0
+    assert run("tool_usage_awareness", the_item, text, **REF)["accuracy_local"] == 0.0
+
+
+def test_deviation_arguments_only_under_param() -> None:
+    the_item = usage(city="Ghent")
+    text = '[{"step": "1.2", "tool": "w", "arguments": {"city": "Ghent"}}]'
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert parse("tool_usage", the_item, text, **REF).answer == []
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0
+
+
+def test_deviation_a_gold_step_without_arguments() -> None:
+    the_item = usage()
+    text = usage_text("{}")
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0
+
+
+def test_deviation_run_level_levenshtein_pools_steps_by_default() -> None:
+    two_steps = item(
+        {
+            "tool_usage": [
+                {"step": "1.2", "tool": "w", "arguments": {"city": "Ghent"}},
+                {"step": "2.1", "tool": "a", "arguments": {"time": "07:00"}},
+            ]
+        }
+    )
+    one_step = usage(city="Ghent")
+    text = usage_text("{'city': 'Ghent'}")
+    results = []
+    for options in ({}, REF):
+        ctx = context("tool_usage", **options)
+        entries = [scored(i, run("tool_usage", i, text, **options)) for i in (two_steps, one_step)]
+        results.append(EVALUATOR.aggregate(entries, ctx)["levenshtein_local"])
+    # default: steps pooled, (1 + 0 + 1) / 3; reference: samples averaged, (0.5 + 1) / 2.
+    assert results == [66.67, 75.0]
+
+
+def test_deviation_awareness_rounds_fractions_to_four_decimals() -> None:
+    # One sample right in 160: 0.625 %. The reference rounds 0.00625 to 4 decimals first.
+    the_item = item({"tool_usage_awareness": AWARE[:1]})
+    right = {"accuracy_global": 100.0, "accuracy_local": 100.0, "unparsed": 0.0}
+    wrong = {"accuracy_global": 0.0, "accuracy_local": 0.0, "unparsed": 0.0}
+    entries = [scored(the_item, right)] + [scored(the_item, wrong)] * 159
+    default = EVALUATOR.aggregate(entries, context("tool_usage_awareness"))
+    as_reference = EVALUATOR.aggregate(entries, context("tool_usage_awareness", **REF))
+    assert (default["accuracy_global"], as_reference["accuracy_global"]) == (0.62, 0.63)
+    assert (default["accuracy_local"], as_reference["accuracy_local"]) == (0.62, 0.63)
+
+
+def test_deviation_answers_written_as_lines() -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:2]})
+    text = "1.1: 0\n1.2: 1"
+    assert run("tool_usage_awareness", the_item, text)["accuracy_local"] == 100.0
+    assert run("tool_usage_awareness", the_item, text, **REF)["unparsed"] == 100.0
+
+
+def test_deviation_a_list_of_several_lists() -> None:
+    the_item = item(
+        {
+            "tool_usage": [
+                {"step": "1.2", "tool": "w", "arguments": {"city": "Ghent"}},
+                {"step": "2.1", "tool": "a", "arguments": {"time": "07:00"}},
+            ]
+        }
+    )
+    text = (
+        "[[{'step': '1.2 Get the forecast', 'tool': 'w', 'param': {'city': 'Ghent'}}], "
+        "[{'step': '2.1 Set the alarm', 'tool': 'a', 'param': {'time': '07:00'}}]]"
+    )
+    assert not parse("tool_usage", the_item, text).parsed  # ambiguous: not read
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 50.0  # the first
+
+
+def test_deviation_a_tuple_value() -> None:
+    # The default reads a tuple as a list; the reference compares str() of the tuple: 2 of 14.
+    the_item = usage(days=["Sat", "Sun"])
+    text = usage_text("{'days': ('Sat', 'Sun')}")
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(
+        100 * (1 - 2 / 14)
+    )
+
+
+# --- the repairs the default adopts: both variants read these alike ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (f"[{A11}, {{'step': '1.2 Stop', 'tool': '1']", "a closing brace missing"),
+        ('[{"step": "1.1 Go", "tool": "0"}, {"step": "1.2 Stop", "tool": "1]', 'a "} missing'),
+        (f"[{A11}, {{'step': '1.2 Stop', 'tool': '1'}}, {{'step': '1.3", "cut off"),
+        ("[{'step': '1.1 Go to the user's desk', 'tool': '0'}, {'step': '1.2', 'tool': '1'}]", "'"),
+        (f"[{A11}{COMMA}{{'step': '1.2 Stop', 'tool': '1'}}]", "a full-width comma"),
+        (f"[{A11}, {{'step': '1.2 Stop', 'tool': '1'}})]", "a stray parenthesis"),
+        (f'[{A11}, "step": "1.2 Stop", "tool": "1"}}]', "an opening brace missing"),
+    ],
+)
+def test_adopted_awareness_repairs(text: str, why: str) -> None:
+    the_item = item({"tool_usage_awareness": AWARE[:2]})
+    for options in ({}, REF):
+        assert run("tool_usage_awareness", the_item, text, **options) == {
+            "accuracy_global": 100.0,
+            "accuracy_local": 100.0,
+            "unparsed": 0.0,
+        }, (why, options)
+
+
+@pytest.mark.parametrize(
+    ("param", "why"),
+    [
+        ("{'city': 'Ghent'}", "as written"),
+        ("{'city': 'Ghent'", "a closing brace missing"),
+        ("{'city': 'Ghent'}}", "a closing brace too many"),
+        ("{'city': 'Ghent'}}}", "two too many"),
+    ],
+)
+def test_adopted_usage_repairs(param: str, why: str) -> None:
+    the_item = usage(city="Ghent")
+    text = usage_text(param)
+    for options in ({}, REF):
+        assert run("tool_usage", the_item, text, **options)["levenshtein_local"] == 100.0, (
+            why,
+            options,
+        )
+
+
+def test_adopted_usage_repairs_between_steps() -> None:
+    the_item = item(
+        {
+            "tool_usage": [
+                {"step": "1.1", "tool": "a", "arguments": {"x": "1"}},
+                {"step": "1.2", "tool": "b", "arguments": {"y": "2"}},
+            ]
+        }
+    )
+    for text in (
+        '[{"step": "1.1 A", "tool": "a", "param": {"x": "1"}, '
+        '{"step": "1.2 B", "tool": "b", "param": {"y": "2"}}]',
+        "[{'step': '1.1 A', 'tool': 'a', 'param': {'x': '1'}}}, "
+        "{'step': '1.2 B', 'tool': 'b', 'param': {'y': '2'}}]",
+        "[{'step': '1.1 A', 'tool': 'a', 'param': {'x': '1'}}{'step': '1.2 B', 'tool': 'b', "
+        "'param': {'y': '2'}}]",
+    ):
+        for options in ({}, REF):
+            scores = run("tool_usage", the_item, text, **options)
+            assert scores["levenshtein_local"] == 100.0, (text, options)
+
+
+# --- the commands -----------------------------------------------------------------------------
+
+
+def command(name: str, *args: str) -> str:
+    out = StringIO()
+    call_command(name, *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def published_awareness(sample: Sample, *, none_in: str = "") -> str:
+    """A perfect answer in UltraTool's format (each step with its text, the answer under "tool"
+    as "0"/"1", Python quoting); with `none_in`, that step's text starts with "None" in double
+    quotes, which the reference cannot read back."""
+    texts = {s["step"]: s["text"] for s in sample.reference["steps"]}
+    rows = []
+    for gold in sample.reference["tool_usage_awareness"]:
+        number, value = gold["step"], str(gold["value"])
+        if number == none_in:
+            rows.append(f'{{"step": "{number} None of it: {texts[number]}", "tool": "{value}"}}')
+        else:
+            rows.append(repr({"step": f"{number} {texts[number]}", "tool": value}))
+    return "[" + ", ".join(rows) + "]"
+
+
+@pytest.mark.django_db
+def test_import_predictions_takes_the_variant(tmp_path: Path) -> None:
+    manifest = json.loads((DEMO / "manifest.json").read_text("utf-8"))
+    benchmark_import(suite="ultratool", paths=[DEMO / name for name in manifest["files"]])
+    samples = sorted(Sample.objects.filter(split="test"), key=lambda s: int(s.external_id))
+    assert len(samples) == 5
+    lines = []
+    for index, sample in enumerate(samples):
+        first = sample.reference["tool_usage_awareness"][0]["step"]
+        text = published_awareness(sample, none_in=first if index == 0 else "")
+        lines.append(json.dumps({"init output": [text]}))
+    path = tmp_path / "tool_usage_awareness.json"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    args = ("ultratool", "tool_usage_awareness", str(path), "--json")
+    default = json.loads(command("import_predictions", *args, "--name", "default"))
+    as_reference = json.loads(
+        command("import_predictions", *args, "--name", "ref", "--option", "variant=reference")
+    )
+    assert default["metrics"] == {
+        "accuracy_global": 100.0,
+        "accuracy_local": 100.0,
+        "unparsed": 0.0,
+    }
+    # The first sample's answer cannot be read back by the reference: a bad format, all wrong.
+    first_steps = len(samples[0].reference["tool_usage_awareness"])
+    total_steps = sum(len(s.reference["tool_usage_awareness"]) for s in samples)
+    assert as_reference["metrics"] == {
+        "accuracy_global": 80.0,
+        "accuracy_local": round(100 * (total_steps - first_steps) / total_steps, 2),
+        "unparsed": 20.0,
+    }
+    assert Run.objects.get(pk=as_reference["run"]).options == {"variant": "reference"}
+
+
+@pytest.mark.django_db
+def test_import_predictions_refuses_an_option_the_variant_contradicts(tmp_path: Path) -> None:
+    manifest = json.loads((DEMO / "manifest.json").read_text("utf-8"))
+    benchmark_import(suite="ultratool", paths=[DEMO / name for name in manifest["files"]])
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({"output": "[]"}) + "\n", "utf-8")
+    with pytest.raises(CommandError, match="unparsed='exclude' contradicts"):
+        command(
+            "import_predictions",
+            *("ultratool", "tool_usage_awareness", str(path), "--name", "x"),
+            *("--option", "variant=reference", "--option", "unparsed=exclude"),
+        )
+    assert not Run.objects.exists()
+
+
+@pytest.mark.django_db
+def test_launch_run_takes_the_variant() -> None:
+    manifest = json.loads((DEMO / "manifest.json").read_text("utf-8"))
+    benchmark_import(
+        suite="ultratool",
+        paths=[DEMO / name for name in manifest["files"]],
+        benchmark_name="UltraTool (demo)",
+    )
+    make_endpoint("http://127.0.0.1:9/v1")
+    launch = ("launch_run", "--benchmark", "UltraTool (demo)", "--endpoint", "fake", "--json")
+    printed = command(*launch, "--task", "tool_usage", "--option", "variant=reference")
+    run_ = Run.objects.get(pk=json.loads(printed)["run"])
+    assert run_.options == {"variant": "reference"}
+    with_gold = [s for s in Benchmark.objects.get().samples.all() if s.reference.get("tool_usage")]
+    assert run_.predictions.count() == len(with_gold) > 0
+    with pytest.raises(CommandError, match="tool_selection has no reference reading"):
+        command(*launch, "--task", "tool_selection", "--option", "variant=reference")
+    assert Run.objects.count() == 1
