@@ -57,7 +57,7 @@ def _package_dir(name: str, wheel: str, purpose: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise DevStackError(
             f"{purpose} is unset and the {wheel} wheel is not installed "
-            f"(pip install -r requirements-dev.txt), so no server can be started."
+            f"(pip install -r requirements.txt), so no server can be started."
         )
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
