@@ -26,7 +26,7 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from config import devstack
@@ -155,6 +155,42 @@ def server_command(port: int, threads: int | None = None) -> list[str]:
         "--n_threads",
         str(threads),
     ]
+
+
+# What the server process may inherit. llama-cpp-python's server reads every one of its settings
+# from the environment under its bare name (PORT, HOST, MODEL, N_CTX, CONFIG_FILE, API_KEY,
+# VERBOSE, CACHE...), and its entry point even lets $PORT and $HOST override --port and --host:
+# `PORT=8001 make run` made it take the web server's port. So it gets only what a process needs
+# to run at all, never the caller's configuration.
+SERVER_ENV_PASSED = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TZ",
+    "TMPDIR",
+    "LD_LIBRARY_PATH",
+    "SSL_CERT_FILE",
+    "VIRTUAL_ENV",
+)
+# Locale, and the OpenBLAS/OpenMP knobs some machines set to keep numpy from crashing.
+SERVER_ENV_PREFIXES = ("LC_", "OPENBLAS_", "OMP_")
+
+
+def server_env(port: int, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of the llama.cpp server: the basics of `environ` (default os.environ),
+    and PORT / HOST set to the port and host it is given on the command line, so that the
+    server's own reading of them agrees with its arguments."""
+    source = os.environ if environ is None else environ
+    env = {
+        name: value
+        for name, value in source.items()
+        if name in SERVER_ENV_PASSED or name.startswith(SERVER_ENV_PREFIXES)
+    }
+    env["PORT"] = str(port)
+    env["HOST"] = devstack.HOST
+    return env
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,7 +56,13 @@ class Command(BaseCommand):
             command = localmodel.server_command(port, options["threads"])
             log_path = devstack.data_dir() / "local-model.log"
             with open(log_path, "ab") as log:
-                server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+                # Its own environment: our caller's PORT (the web server's) must not reach it.
+                server = subprocess.Popen(
+                    command,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=localmodel.server_env(port),
+                )
             self.wait_ready(server, port, log_path)
             self.status(endpoint, Endpoint.Status.READY, f"{localmodel.MODEL_ALIAS} on port {port}")
             self.stdout.write(f"local model ready: http://127.0.0.1:{port}/v1 (log: {log_path})")
