@@ -553,7 +553,7 @@ def started_here(include_kept: bool = False) -> list[str]:
 # `python -m config.devstack` / `python -m config.rundev` import the `config` package first, and
 # its Celery module calls ensure_env(keep=False); the command itself decides what to start and
 # keep, so that import-time call does nothing.
-_CLI_MODULES = {"config.devstack", "config.rundev"}
+_CLI_MODULES = {"config.devstack", "config.rundev", "config.dev"}
 
 
 def _deferred_to_cli() -> bool:
