@@ -11,12 +11,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 DEV_STAMP := $(VENV)/.requirements-dev-installed
 
-# The installer. uv (from PyPI, pinned, into the venv) installs the runtime requirements from its
-# cache in ~2 s where pip takes ~26 s on this 2-core machine (pip re-downloads and re-unpacks
-# every wheel each time; uv links them from its cache), and it is a plain wheel on PyPI, so it
-# comes the same way as every other dependency. It resolves the same pinned files; it reads
-# UV_INDEX_URL / UV_DEFAULT_INDEX, not pip's configuration. If uv cannot be had (no wheel for
-# the platform, no index), or with INSTALLER=pip, pip installs instead.
+# The installer. uv (from PyPI, pinned, into the venv) installs the runtime requirements into a
+# fresh venv in 1-2 s where pip takes ~26 s on this 2-core machine (pip downloads and unpacks
+# every wheel again for each new venv; uv hard-links them from its cache), and it is a plain
+# wheel on PyPI, so it comes the same way as every other dependency (~2 s to install). It
+# installs the same pinned files; it reads UV_INDEX_URL / UV_DEFAULT_INDEX, not pip's
+# configuration. If uv cannot be had (no wheel for the platform, no index), or with
+# INSTALLER=pip, pip installs instead.
 UV_VERSION := 0.13.9
 INSTALLER ?= uv
 
