@@ -21,12 +21,12 @@ def test_a_metric_chosen_in_the_filters_joins_the_report(
     report = page.locator("#report")
     expect(report).to_contain_text("Leaderboard of the runs")
     expect(report.locator("svg")).not_to_have_count(0)
-    expect(report).not_to_contain_text("acc (metric)")
+    expect(report).not_to_contain_text("accuracy (metric)")
     # Space on the metric's checkbox: the report is computed again, with the metric
-    tab_to(page, 'input[name="metric"][value="acc"]')
-    with page.expect_response(lambda r: "/agreement/" in r.url and "metric=acc" in r.url):
+    tab_to(page, 'input[name="metric"][value="accuracy"]')
+    with page.expect_response(lambda r: "/agreement/" in r.url and "metric=accuracy" in r.url):
         page.keyboard.press("Space")
-    expect(report).to_contain_text("acc (metric)")
+    expect(report).to_contain_text("accuracy (metric)")
     expect(report).to_contain_text("against the mean human answer")
-    assert "metric=acc" in page.url  # the address keeps the choice
+    assert "metric=accuracy" in page.url  # the address keeps the choice
     screenshot(page, "agreement")
