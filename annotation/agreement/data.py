@@ -44,7 +44,7 @@ from django.db import connection
 from annotation.models import Campaign, Item, Label, Question
 from benchmarks.suites import get_suite
 from benchmarks.suites.judging import combine_orders
-from benchmarks.suites.protocol import Evaluator, MetricSpec
+from benchmarks.suites.protocol import Evaluator, MetricSpec, TaskSpec
 from evaluation.models import Judge, Judgment, Prediction, Run
 
 
@@ -529,7 +529,7 @@ class MetricInfo:
         return not self.why_not
 
 
-def _task_spec(suite: str, task: str) -> Any:
+def _task_spec(suite: str, task: str) -> TaskSpec | None:
     try:
         return Evaluator(get_suite(suite)).task(task)
     except ValueError:  # a suite or task this version no longer has
@@ -606,16 +606,12 @@ def metric_catalogue(campaign: Campaign, ids: set[int] | None = None) -> dict[st
     return {name: _metric_info(name, declared[name]) for name in sorted(declared)}
 
 
-def metric_directions(
-    campaign: Campaign,
-    names: list[str] | tuple[str, ...],
-    catalogue: Mapping[str, MetricInfo] | None = None,
-) -> dict[str, str]:
+def metric_directions(campaign: Campaign, names: list[str] | tuple[str, ...]) -> dict[str, str]:
     """Per named metric, "higher" or "lower" (is better); AgreementError for a name the
     items' predictions do not carry, or one that is not a score better one way."""
     if not names:
         return {}
-    catalogue = metric_catalogue(campaign) if catalogue is None else catalogue
+    catalogue = metric_catalogue(campaign)
     directions: dict[str, str] = {}
     for name in names:
         info = catalogue.get(name)
