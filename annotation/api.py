@@ -220,7 +220,12 @@ class CampaignViewSet(ViewSet):
 
 
 REPORT_PARAMETERS = [
-    OpenApiParameter("metric", str, many=True, description="A metric of the items' predictions."),
+    OpenApiParameter(
+        "metric",
+        str,
+        many=True,
+        description="A per-item score of the items' predictions (a count or flag is refused).",
+    ),
     OpenApiParameter("judge", str, many=True, description="A judge that judged the items."),
     OpenApiParameter("question", str, many=True, description="Only these questions."),
     OpenApiParameter("resamples", int, description="Bootstrap resamples (default 1000)."),
@@ -241,8 +246,20 @@ class AgreementViewSet(ViewSet):
                 "id": serializers.IntegerField(),
                 "name": serializers.CharField(),
                 "kind": serializers.CharField(),
-                "metrics": serializers.ListField(child=serializers.CharField()),
+                "metrics": serializers.ListField(
+                    child=serializers.CharField(),
+                    help_text="The per-item scores that may rate (better one way).",
+                ),
                 "judges": serializers.ListField(child=serializers.CharField()),
+                "lower_is_better": serializers.ListField(
+                    child=serializers.CharField(),
+                    help_text="Of the metrics, those compared with the sign turned.",
+                ),
+                "not_raters": serializers.DictField(
+                    child=serializers.CharField(),
+                    help_text="The items' other per-item values (counts, flags, undeclared "
+                    "names) and why each is not compared.",
+                ),
             },
             many=True,
         )

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from evaluation.models import Endpoint, Prediction, Run
-from evaluation.selectors import ordered_metrics, runs_with_progress
+from evaluation.selectors import run_metric_rows, runs_with_progress, task_spec
 from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create
 
 
@@ -33,7 +33,15 @@ class RunSerializer(serializers.ModelSerializer):
     done = serializers.IntegerField(source="n_done", read_only=True)
     failed = serializers.IntegerField(source="n_failed", read_only=True)
     metrics = serializers.SerializerMethodField(
-        help_text="Metric name -> value, in the task's order (headline first)."
+        help_text="Metric name -> value, in the task's order (headline first); counts are "
+        "whole numbers."
+    )
+    intervals = serializers.SerializerMethodField(
+        help_text="Metric name -> [low, high], the bootstrap 95% interval (none for counts)."
+    )
+    metric_specs = serializers.SerializerMethodField(
+        help_text="Metric name -> {kind: score|count|flag, direction: higher|lower|null, "
+        "description}, as the run's task declares it (a name it does not declare is absent)."
     )
 
     class Meta:
@@ -62,13 +70,31 @@ class RunSerializer(serializers.ModelSerializer):
             "failed",
             "metrics",
             "intervals",
+            "metric_specs",
             "created_at",
             "finished_at",
         ]
         read_only_fields = fields
 
+    def _rows(self, run: Run) -> list[dict[str, Any]]:
+        # One reading of the task's declarations per run, shared by the three fields.
+        cache = self.context.setdefault("metric_rows", {})
+        if run.pk not in cache:
+            cache[run.pk] = run_metric_rows(run, task_spec(run))
+        return cache[run.pk]
+
     def get_metrics(self, run: Run) -> dict[str, Any]:
-        return dict(ordered_metrics(run))
+        return {row["name"]: row["value"] for row in self._rows(run)}
+
+    def get_intervals(self, run: Run) -> dict[str, Any]:
+        return {row["name"]: row["interval"] for row in self._rows(run) if row["interval"]}
+
+    def get_metric_specs(self, run: Run) -> dict[str, Any]:
+        spec = task_spec(run)
+        if spec is None:
+            return {}
+        declared = {name: spec.run_metric(name) for name in run.metrics}
+        return {name: metric.as_dict() for name, metric in declared.items() if metric}
 
 
 class PredictionSerializer(serializers.ModelSerializer):

@@ -12,7 +12,15 @@ from django.utils import timezone
 
 from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.suites import get_suite
-from benchmarks.suites.protocol import Context, Evaluator, Item, Style, ToolSpec
+from benchmarks.suites.protocol import (
+    Context,
+    Evaluator,
+    Item,
+    MetricSpec,
+    Style,
+    TaskSpec,
+    ToolSpec,
+)
 from evaluation.models import Endpoint, Prediction, Run
 
 SAMPLE_FIELDS = (
@@ -190,7 +198,8 @@ def run_live_status(run: Run) -> dict[str, Any]:
 
 
 def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
-    """(metric names, finished runs sorted by the task's headline metric, best first)."""
+    """(metric names, finished runs sorted by the task's headline metric in its direction,
+    best first: a lower-is-better headline ascending; runs without it last)."""
     evaluator = evaluator_for(benchmark)
     spec = evaluator.task(task)
     runs = list(
@@ -202,22 +211,97 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
     for run in runs:
         names.extend(name for name in run.metrics if name not in names)
     headline = names[0] if names else None
+    declared = spec.run_metric(headline) if headline else None
+    # An undeclared headline (a task without metrics, a run's own name) keeps higher-is-better.
+    sign = declared.sign if declared is not None and declared.comparable else 1.0
 
     def rank(run: Run) -> tuple[int, float]:
         value = run.metrics.get(headline) if headline else None
-        return (0, -float(value)) if isinstance(value, (int, float)) else (1, 0.0)
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return (0, -sign * float(value)) if numeric else (1, 0.0)
 
     runs.sort(key=rank)
     return names, runs
 
 
-def ordered_metrics(run: Run) -> list[tuple[str, Any]]:
+def task_spec(run: Run) -> TaskSpec | None:
+    """The run's task as this version of its suite declares it; None for a suite or task it no
+    longer has (the run's values are then shown as stored)."""
+    try:
+        return evaluator_for(run.benchmark).task(run.task)
+    except (ValueError, KeyError):
+        return None
+
+
+def ordered_metrics(run: Run, spec: TaskSpec | None = None) -> list[tuple[str, Any]]:
     """The run's metrics in its task's order (headline first), then any others by name.
     PostgreSQL's jsonb keeps keys shortest first, so the stored order means nothing."""
-    try:
-        declared = list(evaluator_for(run.benchmark).task(run.task).metrics)
-    except (ValueError, KeyError):
-        declared = []
+    spec = spec if spec is not None else task_spec(run)
+    declared = list(spec.metrics) if spec is not None else []
     names = [name for name in declared if name in run.metrics]
     names += sorted(name for name in run.metrics if name not in names)
     return [(name, run.metrics[name]) for name in names]
+
+
+# --- what a value is, for display ---------------------------------------------------------------
+
+
+def as_count(value: Any) -> Any:
+    """A count's (or flag's) value as a whole number: suites return floats, and 20 items are
+    not 20.0 of anything. A value that is not whole is left as it is."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _is_percent(spec: TaskSpec, name: str) -> bool:
+    # A per-dataset value ("accuracy[gsm8k]") is in the unit of the metric it is made from.
+    return name in spec.percent or name.split("[", 1)[0] in spec.percent
+
+
+def metric_row(
+    name: str, value: Any, interval: Any, spec: TaskSpec | None, metric: MetricSpec | None
+) -> dict[str, Any]:
+    """One value as pages and the API show it: a count as a whole number without interval; a
+    score with its interval and its direction; an undeclared name as stored."""
+    count = metric is not None and metric.kind == "count"
+    return {
+        "name": name,
+        "value": as_count(value) if count else value,
+        "interval": None if count else interval,
+        "kind": metric.kind if metric else None,
+        "count": count,
+        "direction": metric.direction if metric else None,
+        "percent": spec is not None and _is_percent(spec, name),
+        "description": metric.description if metric else "",
+    }
+
+
+def run_metric_rows(run: Run, spec: TaskSpec | None = None) -> list[dict[str, Any]]:
+    """The run's metrics in order (ordered_metrics), each as metric_row."""
+    spec = spec if spec is not None else task_spec(run)
+    return [
+        metric_row(
+            name,
+            value,
+            (run.intervals or {}).get(name),
+            spec,
+            spec.run_metric(name) if spec else None,
+        )
+        for name, value in ordered_metrics(run, spec)
+    ]
+
+
+def item_scores(scores: dict[str, Any] | None, spec: TaskSpec | None) -> dict[str, Any]:
+    """A prediction's per-item values in the task's declared order, then the rest by name;
+    counts and flags as whole numbers, scores and undeclared names as stored."""
+    scores = scores or {}
+    declared = list(spec.item_metrics) if spec is not None else []
+    names = [name for name in declared if name in scores]
+    names += sorted(name for name in scores if name not in names)
+    shown: dict[str, Any] = {}
+    for name in names:
+        metric = spec.item_metric(name) if spec is not None else None
+        whole = metric is not None and metric.kind in ("count", "flag")
+        shown[name] = as_count(scores[name]) if whole else scores[name]
+    return shown

@@ -23,24 +23,20 @@ from config.access import allows
 from evaluation.judging import JudgeError, job_cancel, job_progress, job_resume
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
+    as_count,
     evaluator_for,
+    item_scores,
     leaderboard,
-    ordered_metrics,
+    metric_row,
     run_list,
     run_live_status,
+    run_metric_rows,
     runs_with_progress,
+    task_spec,
 )
 from evaluation.services import RunError, run_cancel, run_resume
 
 PAGE_SIZE = 50
-
-
-def _metric_rows(run: Run) -> list[dict[str, Any]]:
-    rows = []
-    for name, value in ordered_metrics(run):
-        interval = run.intervals.get(name)
-        rows.append({"name": name, "value": value, "interval": interval})
-    return rows
 
 
 INTERVALS_WAIT = timedelta(minutes=10)
@@ -76,17 +72,20 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     status = run_live_status(run)
     status["polling"] = _polling(run)
     if request.htmx and request.GET.get("part") == "progress":
-        context = {"run": run, "status": status, "metrics": _metric_rows(run)}
+        context = {"run": run, "status": status, "metrics": run_metric_rows(run)}
         return render(request, "evaluation/run_detail.html#progress", context)
     predictions = run.predictions.select_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     if shown in Prediction.Status.values:
         predictions = predictions.filter(status=shown)
     page = Paginator(predictions, PAGE_SIZE).get_page(request.GET.get("page"))
+    spec = task_spec(run)
+    for prediction in page.object_list:
+        prediction.shown_scores = item_scores(prediction.scores, spec)
     context = {
         "run": run,
         "status": status,
-        "metrics": _metric_rows(run),
+        "metrics": run_metric_rows(run, spec),
         "page": page,
         "shown": shown,
         "statuses": Prediction.Status.choices,
@@ -130,7 +129,16 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
     rows = [
         {
             "run": run,
-            "cells": [(run.metrics.get(name), run.intervals.get(name)) for name in names],
+            "cells": [
+                metric_row(
+                    name,
+                    run.metrics.get(name),
+                    (run.intervals or {}).get(name),
+                    spec,
+                    spec.run_metric(name),
+                )
+                for name in names
+            ],
         }
         for run in runs
     ]
@@ -144,7 +152,15 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
             title=f"{headline} by run, with bootstrap 95% intervals",
             maximum=100.0 if headline in spec.percent else None,
         )
-    context = {"benchmark": benchmark, "task": spec, "names": names, "rows": rows, "chart": chart}
+    headline = spec.run_metric(names[0]) if names else None
+    context = {
+        "benchmark": benchmark,
+        "task": spec,
+        "names": names,
+        "rows": rows,
+        "chart": chart,
+        "direction": headline.direction if headline else None,
+    }
     return render(request, "evaluation/leaderboard.html", context)
 
 
@@ -172,11 +188,24 @@ CSV_COLUMNS = [
 @require_GET
 def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """One row per prediction with its per-item scores (one column per metric name)."""
-    run = get_object_or_404(Run, pk=pk)
+    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk)
+    spec = task_spec(run)
     predictions = run.predictions.order_by("position")
     score_names: list[str] = []
     for scores in predictions.values_list("scores", flat=True).iterator(chunk_size=2000):
         score_names.extend(name for name in scores or {} if name not in score_names)
+    # Counts and flags as whole numbers; scores and undeclared names as stored.
+    whole = {
+        name
+        for name in score_names
+        if spec is not None
+        and (metric := spec.item_metric(name)) is not None
+        and metric.kind in ("count", "flag")
+    }
+
+    def cell(scores: dict[str, Any] | None, name: str) -> Any:
+        value = (scores or {}).get(name)
+        return as_count(value) if name in whole else value
 
     def rows() -> Iterator[list[Any]]:
         fields = (
@@ -196,7 +225,7 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
         )
         for values in predictions.values_list(*fields).iterator(chunk_size=2000):
             *head, scores = values
-            yield [run.pk, *head, *((scores or {}).get(name) for name in score_names)]
+            yield [run.pk, *head, *(cell(scores, name) for name in score_names)]
 
     header = CSV_COLUMNS + [f"score:{name}" for name in score_names]
     return csv_response(f"run-{run.pk}-predictions.csv", header, rows())

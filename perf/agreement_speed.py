@@ -5,14 +5,15 @@ scipy on arrays already in memory, measured in the same run.
                                    [--resamples 1000] [--repeat 3] [--drop-db]
 
 Setup (not timed): a pairwise campaign of --items items over two runs (their predictions carry a
-metric, "acc"), --questions questions (a third pairwise A/tie/B, a third ordinal 1-5, a third
-categories of four), and every annotator answering every question on every item:
+metric, "accuracy", a score the generic answer task declares), --questions questions (a third
+pairwise A/tie/B, a third ordinal 1-5, a third categories of four), and every annotator
+answering every question on every item:
 items x annotators x questions answers (10,000 x 5 x 20 = one million), written with COPY.
 Answers follow a per-item truth with a seeded share of noise, so the statistics are neither 0
 nor 1.
 
 Timed:
-- report: `report_request(campaign, metric acc, inline)`, the path a page, the API and the
+- report: `report_request(campaign, metric accuracy, inline)`, the path a page, the API and the
   command take: the labels read from PostgreSQL, every statistic of every question with its
   bootstrap interval (--resamples), the Turing/pairwise sections and annotator quality, and the
   report stored. Its parts (reading, computing) are printed too.
@@ -196,7 +197,7 @@ def fixture_build(items: int, annotators: int, question_count: int) -> tuple[int
                     "",
                     "[]",
                     "",
-                    json.dumps({"acc": scores[i, r]}),
+                    json.dumps({"accuracy": scores[i, r]}),
                     "",
                     False,
                     "{}",
@@ -369,7 +370,7 @@ def main() -> None:
         flush=True,
     )
     campaign = Campaign.objects.get(pk=campaign_id)
-    params = report_params(metrics=["acc"], resamples=args.resamples)
+    params = report_params(metrics=["accuracy"], resamples=args.resamples)
     rows = []
     print(f"\n{'repeat':>6} {'report':>9} {'(read':>8} {'compute)':>9} {'direct':>8} {'ratio':>6}")
     for repeat in range(args.repeat):
@@ -380,7 +381,7 @@ def main() -> None:
         assert report.status == AgreementReport.Status.DONE, report.error
         # Its parts, again, outside the stored path.
         t0 = time.perf_counter()
-        ratings = campaign_ratings(campaign, metrics=["acc"])
+        ratings = campaign_ratings(campaign, metrics=["accuracy"])
         read_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         campaign_report(ratings, resamples=args.resamples)

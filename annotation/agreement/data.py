@@ -21,7 +21,12 @@ whose choices name its labels (Solved / Unsure / Unsolved) and ordinal questions
 choices (its score).
 
 Metrics: the prediction's per-item score; for a pairwise item the sign of A's score minus B's
-(MTU-Bench's metric-human comparison). Metrics answer pairwise and ordinal questions.
+(MTU-Bench's metric-human comparison). Metrics answer pairwise and ordinal questions. Only what
+the runs' tasks declare a score that is better one way (benchmarks.suites.protocol.MetricSpec)
+is a rater: counts and flags (unparsed, failed, n) are not verdicts on an answer, and a name no
+task declares (an older run's) means nothing certain. A lower-is-better score is compared with
+its sign turned (its negative, and for a pair the sign of B's score minus A's), so that in every
+statistic and leaderboard a larger code means a better answer, as it does for the humans.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +42,9 @@ import numpy as np
 from django.db import connection
 
 from annotation.models import Campaign, Item, Label, Question
+from benchmarks.suites import get_suite
 from benchmarks.suites.judging import combine_orders
+from benchmarks.suites.protocol import Evaluator, MetricSpec, TaskSpec
 from evaluation.models import Judge, Judgment, Prediction, Run
 
 
@@ -46,6 +54,8 @@ class Rater:
 
     kind: str
     name: str
+    # A metric's: "lower" when its codes are its values with the sign turned.
+    direction: str | None = field(default=None, compare=False)
 
     @property
     def id(self) -> str:
@@ -97,6 +107,8 @@ class CampaignRatings:
     # Per judge of a pairwise campaign: per item, (first-shown wins, ties, second wins) over
     # its judgments: the judge's position bias.
     judge_shown: dict[str, np.ndarray] = field(default_factory=dict)
+    # Per metric compared: "higher" or "lower" is better (a lower one's codes are turned).
+    metric_directions: dict[str, str] = field(default_factory=dict)
 
 
 class AgreementError(ValueError):
@@ -280,13 +292,19 @@ def question_coders(campaign: Campaign) -> list[_Coder]:
 
 
 def automatic_ratings(
-    items: list[tuple], coders: list[_Coder], *, metrics: Any = (), judges: Any = ()
+    items: list[tuple],
+    coders: list[_Coder],
+    *,
+    metrics: Mapping[str, str] | None = None,
+    judges: Any = (),
 ) -> tuple[list[tuple[Rater, dict[str, np.ndarray]]], dict[str, np.ndarray]]:
-    """Per named metric and judge, its codes per question key (items in `items`' order); and
-    per pairwise judge, its (first shown, tie, second shown) counts per item."""
+    """Per metric (name -> direction, metric_directions) and named judge, its codes per
+    question key (items in `items`' order); and per pairwise judge, its (first shown, tie,
+    second shown) counts per item."""
     automatic: list[tuple[Rater, dict[str, np.ndarray]]] = []
-    for name in metrics:
-        automatic.append((Rater("metric", name), _metric_values(name, items, coders)))
+    for name, direction in (metrics or {}).items():
+        values = _metric_values(name, items, coders, lower=direction == "lower")
+        automatic.append((Rater("metric", name, direction), values))
     judge_shown: dict[str, np.ndarray] = {}
     for name in judges:
         values, first = _judge_values(name, items, coders)
@@ -303,7 +321,9 @@ def campaign_ratings(
     judges: list[str] | tuple[str, ...] = (),
 ) -> CampaignRatings:
     """Every question's ratings for the campaign's items: its annotators' current labels,
-    then the named judges and metrics (AgreementError for a name that rates none of them)."""
+    then the named judges and metrics (AgreementError for a name that rates none of them, or
+    for a metric that is not a score, metric_directions)."""
+    directions = metric_directions(campaign, metrics)
     items = campaign_items(campaign)
     index = {item_id: i for i, (item_id, *_rest) in enumerate(items)}
     coders = question_coders(campaign)
@@ -338,7 +358,7 @@ def campaign_ratings(
             shown[coder.key] = np.full((n, h), np.nan)
             shown[coder.key][at] = codes * flip
 
-    automatic, judge_shown = automatic_ratings(items, coders, metrics=metrics, judges=judges)
+    automatic, judge_shown = automatic_ratings(items, coders, metrics=directions, judges=judges)
 
     question_ratings = []
     for coder in coders:
@@ -375,6 +395,7 @@ def campaign_ratings(
         humans=[Rater("human", name) for name in humans],
         times=dict(times),
         judge_shown=judge_shown,
+        metric_directions=directions,
     )
     if campaign.kind == Campaign.Kind.PAIRWISE:
         ratings.pair_runs, ratings.run_names = _pair_runs(items)
@@ -392,13 +413,18 @@ def _pair_runs(items: list[tuple]) -> tuple[list[tuple[int, int]], dict[int, str
     return pairs, names
 
 
-def _metric_values(name: str, items: list[tuple], coders: list[_Coder]) -> dict[str, np.ndarray]:
+def _metric_values(
+    name: str, items: list[tuple], coders: list[_Coder], *, lower: bool = False
+) -> dict[str, np.ndarray]:
+    """The metric's code per item: its value, or the sign of A's minus B's for a pair; turned
+    when lower is better (a pair's then is the sign of B's minus A's)."""
     ids = {pid for _, a, b, _g in items for pid in (a, b) if pid}
     scores = dict(Prediction.objects.filter(pk__in=ids).values_list("id", "scores"))
+    sign = -1.0 if lower else 1.0
 
     def score(prediction_id: int | None) -> float:
         value = _number((scores.get(prediction_id) or {}).get(name)) if prediction_id else None
-        return math.nan if value is None else value
+        return math.nan if value is None else sign * value
 
     per_item = np.array(
         [np.sign(score(a) - score(b)) if b else score(a) for _, a, b, _g in items],
@@ -488,10 +514,60 @@ def _repeat_code(coder: _Coder, by_order: dict[str, tuple]) -> float:
     return float(np.mean(present)) if present else math.nan
 
 
-def available_raters(campaign: Campaign) -> dict[str, list[str]]:
-    """The metrics the items' predictions carry and the judges that judged them: what a
-    report on this campaign can be asked for."""
-    ids = {
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a per-item value behind a campaign's items is, by the declarations of the tasks of
+    the runs that carry it: a rater (a score better one way), or not and why."""
+
+    name: str
+    kind: str | None  # None: some task behind the items does not declare it
+    direction: str | None
+    why_not: str = ""  # why it is not a rater ("" for a rater)
+
+    @property
+    def rater(self) -> bool:
+        return not self.why_not
+
+
+def _task_spec(suite: str, task: str) -> TaskSpec | None:
+    try:
+        return Evaluator(get_suite(suite)).task(task)
+    except ValueError:  # a suite or task this version no longer has
+        return None
+
+
+def _metric_info(name: str, declared: dict[str, MetricSpec | None]) -> MetricInfo:
+    """`declared`: per task ("suite/task") carrying the name, its declaration there."""
+    missing = sorted(task for task, spec in declared.items() if spec is None)
+    if missing:
+        return MetricInfo(
+            name,
+            None,
+            None,
+            f"not declared by {', '.join(missing)} (a value from an older version of the "
+            "suite: shown as stored, never compared)",
+        )
+    specs = [spec for spec in declared.values() if spec is not None]
+    meanings = {(spec.kind, spec.direction) for spec in specs}
+    first = specs[0]
+    if len(meanings) > 1:
+        ways = "; ".join(
+            f"{task}: {spec.kind}, {spec.direction or 'no'} direction"
+            for task, spec in sorted(declared.items())
+            if spec is not None
+        )
+        return MetricInfo(name, first.kind, None, f"declared differently by the runs ({ways})")
+    if first.kind != "score":
+        return MetricInfo(
+            name, first.kind, first.direction, f"a {first.kind}, not a score of the answer"
+        )
+    if first.direction is None:
+        return MetricInfo(name, "score", None, "a score neither side of which is better")
+    return MetricInfo(name, "score", first.direction)
+
+
+def _prediction_ids(campaign: Campaign) -> set[int]:
+    return {
         pid
         for pair in Item.objects.filter(campaign=campaign).values_list(
             "prediction_id", "prediction_b_id"
@@ -499,15 +575,70 @@ def available_raters(campaign: Campaign) -> dict[str, list[str]]:
         for pid in pair
         if pid
     }
-    metrics: set[str] = set()
+
+
+# Per (suite, task) of the runs behind the predictions, the names their scores carry.
+METRIC_NAMES_SQL = """
+SELECT DISTINCT b.suite, r.task, k.name
+FROM evaluation_prediction p
+JOIN evaluation_run r ON r.id = p.run_id
+JOIN benchmarks_benchmark b ON b.id = r.benchmark_id
+CROSS JOIN LATERAL jsonb_object_keys(
+    CASE WHEN jsonb_typeof(p.scores) = 'object' THEN p.scores ELSE '{}'::jsonb END
+) AS k(name)
+WHERE p.id = ANY(%s)
+"""
+
+
+def metric_catalogue(campaign: Campaign, ids: set[int] | None = None) -> dict[str, MetricInfo]:
+    """Every per-item value name the predictions behind the items carry, with what it is."""
+    ids = _prediction_ids(campaign) if ids is None else ids
+    if not ids:
+        return {}
     with connection.cursor() as cursor:
-        if ids:
-            cursor.execute(
-                "SELECT DISTINCT jsonb_object_keys(scores) FROM evaluation_prediction "
-                "WHERE id = ANY(%s) AND jsonb_typeof(scores) = 'object'",
-                [list(ids)],
-            )
-            metrics = {row[0] for row in cursor.fetchall()}
+        cursor.execute(METRIC_NAMES_SQL, [list(ids)])
+        rows = cursor.fetchall()
+    tasks = {(suite, task): _task_spec(suite, task) for suite, task, _name in rows}
+    declared: dict[str, dict[str, MetricSpec | None]] = defaultdict(dict)
+    for suite, task, name in rows:
+        spec = tasks[(suite, task)]
+        declared[name][f"{suite}/{task}"] = spec.item_metric(name) if spec else None
+    return {name: _metric_info(name, declared[name]) for name in sorted(declared)}
+
+
+def metric_directions(campaign: Campaign, names: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Per named metric, "higher" or "lower" (is better); AgreementError for a name the
+    items' predictions do not carry, or one that is not a score better one way."""
+    if not names:
+        return {}
+    catalogue = metric_catalogue(campaign)
+    directions: dict[str, str] = {}
+    for name in names:
+        info = catalogue.get(name)
+        if info is None:
+            raise AgreementError(f"no prediction behind these items has a score named {name!r}")
+        if not info.rater:
+            scores = [other.name for other in catalogue.values() if other.rater]
+            raise AgreementError(not_a_rater(name, info.why_not, scores))
+        directions[name] = str(info.direction)
+    return directions
+
+
+def not_a_rater(name: str, why: str, scores: list[str]) -> str:
+    """Why a metric asked for cannot rate, and what can."""
+    return (
+        f"metric {name!r} is {why}: only scores that are better one way are compared with "
+        f"raters (scores here: {', '.join(scores) or 'none'})"
+    )
+
+
+def available_raters(campaign: Campaign) -> dict[str, Any]:
+    """What a report on this campaign can be asked for: the metrics that may rate (the
+    items' per-item scores that point one way, `lower_is_better` naming those compared with
+    the sign turned) and the judges that judged the items; and the items' other per-item
+    values (counts, flags, undeclared names) with why they are not raters."""
+    ids = _prediction_ids(campaign)
+    catalogue = metric_catalogue(campaign, ids)
     judges = sorted(
         set(
             Judge.objects.filter(jobs__judgments__prediction_id__in=ids)
@@ -515,7 +646,13 @@ def available_raters(campaign: Campaign) -> dict[str, list[str]]:
             .distinct()
         )
     )
-    return {"metrics": sorted(metrics), "judges": judges}
+    raters = [info for info in catalogue.values() if info.rater]
+    return {
+        "metrics": [info.name for info in raters],
+        "judges": judges,
+        "lower_is_better": [info.name for info in raters if info.direction == "lower"],
+        "not_raters": {info.name: info.why_not for info in catalogue.values() if not info.rater},
+    }
 
 
 def labels_fingerprint(
@@ -566,6 +703,16 @@ def labels_fingerprint(
                 [campaign.pk],
             )
             parts.append(str(cursor.fetchone()[0]))
+    if metrics:
+        # Declarations are code: a report made before a metric's direction was declared (or
+        # changed) compared it the other way, so it is stale.
+        catalogue = metric_catalogue(campaign)
+        parts.append(
+            ",".join(
+                f"{name}:{catalogue[name].direction if name in catalogue else '?'}"
+                for name in sorted(metrics)
+            )
+        )
     return "/".join(parts)
 
 

@@ -14,6 +14,7 @@ from annotation.agreement.data import (
     campaign_items,
     item_keys,
     label_rows,
+    metric_directions,
     question_coders,
 )
 from annotation.agreement.report import SUMMARY_COLUMNS, summary_rows
@@ -52,7 +53,9 @@ def _answer(value: Any) -> Any:
 
 def label_rows_long(campaign: Campaign, params: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
     """LABEL_COLUMNS rows: every annotator's answer to every question (a multiple-choice
-    question once per choice, coded 1 chosen / 0 not), then the judges' and metrics' codes."""
+    question once per choice, coded 1 chosen / 0 not), then the judges' and metrics' codes. A
+    lower-is-better metric's answer is its value (a pair's: the sign of A's minus B's) and its
+    code that value with the sign turned, as the report compares it."""
     keys = item_keys(campaign)
     coders = question_coders(campaign)
     for item_id, username, answers, shown_order, time_ms, created_at in label_rows(campaign):
@@ -76,10 +79,12 @@ def label_rows_long(campaign: Campaign, params: dict[str, Any]) -> Iterator[tupl
     if not (params.get("metrics") or params.get("judges")):
         return
     items = campaign_items(campaign)
+    directions = metric_directions(campaign, params.get("metrics", []))
     automatic, _shown = automatic_ratings(
-        items, coders, metrics=params.get("metrics", []), judges=params.get("judges", [])
+        items, coders, metrics=directions, judges=params.get("judges", [])
     )
     for rater, by_question in automatic:
+        turned = -1.0 if rater.direction == "lower" else 1.0
         for coder in coders:
             column = by_question.get(coder.key)
             if column is None:
@@ -93,7 +98,7 @@ def label_rows_long(campaign: Campaign, params: dict[str, Any]) -> Iterator[tupl
                     rater.kind,
                     rater.name,
                     coder.key,
-                    _code(value),
+                    _code(turned * value),
                     _code(value),
                     "",
                     None,

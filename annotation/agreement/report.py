@@ -6,6 +6,10 @@ campaigns; the quality of each annotator. No Django: the same input gives the sa
 The annotators' statistics of a question share one set of resamples of its items, so the mean
 over annotator pairs and its interval are computed together; a judge or metric gets its own
 resamples of the items it rated.
+
+A lower-is-better metric arrives with its sign turned (annotation.agreement.data), so every
+statistic reads a larger code as a better answer; the report says so beside it ("direction",
+"sign_turned") and in its "metrics" section.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from annotation.agreement import stats
-from annotation.agreement.data import CampaignRatings, QuestionRatings
+from annotation.agreement.data import CampaignRatings, QuestionRatings, Rater
 
 NUMERIC_STATISTICS = ("pearson", "spearman", "kendall", "agreement", "cohen_kappa")
 CATEGORICAL_STATISTICS = ("agreement", "cohen_kappa")
@@ -147,7 +151,7 @@ def question_report(
     against = []
     for column in automatic:
         three = _Columns(np.column_stack([q.values[:, column], mean, majority]), **options)
-        entry: dict[str, Any] = {"rater": q.raters[column].id}
+        entry: dict[str, Any] = {"rater": q.raters[column].id, **_direction(q.raters[column])}
         if q.numeric:
             entry.update(three.pair(0, 1, ("pearson", "spearman", "kendall")))
         by_majority = three.pair(0, 2, ("agreement", "cohen_kappa"))
@@ -162,6 +166,13 @@ def question_report(
             q.raters[column].id: _scatter(q.values[:, column], mean) for column in automatic
         }
     return out
+
+
+def _direction(rater: Rater) -> dict[str, Any]:
+    """For a metric: which way is better, and whether its values were turned to compare."""
+    if rater.kind != "metric" or rater.direction is None:
+        return {}
+    return {"direction": rater.direction, "sign_turned": rater.direction == "lower"}
 
 
 def _code_text(code: float) -> str:
@@ -301,7 +312,8 @@ def pairwise_report(
         for column in q.automatic:
             rater = q.raters[column]
             wins = _mean_wins(q.values[:, column], pairs, slot, k)
-            boards[rater.id] = _leaderboard(wins, runs, ratings, resamples, seed, level)
+            board = _leaderboard(wins, runs, ratings, resamples, seed, level)
+            boards[rater.id] = {**board, **_direction(rater)}
         entry["leaderboards"] = boards
         bias = {}
         if q.shown is not None:
@@ -467,6 +479,11 @@ def campaign_report(
         "resamples": resamples,
         "seed": seed,
         "level": level,
+        # The metrics compared, and how: a lower-is-better one with its sign turned.
+        "metrics": {
+            name: {"direction": direction, "sign_turned": direction == "lower"}
+            for name, direction in sorted(ratings.metric_directions.items())
+        },
         "questions": [],
     }
     for done, q in enumerate(chosen):

@@ -21,6 +21,7 @@ from annotation.agreement.data import (
     available_raters,
     campaign_ratings,
     labels_fingerprint,
+    not_a_rater,
 )
 from annotation.agreement.report import campaign_report
 from annotation.models import AgreementReport, Campaign, Label
@@ -68,11 +69,18 @@ def _key(params: dict[str, Any]) -> str:
 
 
 def report_check(
-    campaign: Campaign, params: dict[str, Any], available: dict[str, list[str]] | None = None
+    campaign: Campaign, params: dict[str, Any], available: dict[str, Any] | None = None
 ) -> None:
-    """AgreementError naming a metric, judge or question the campaign does not have
-    (`available`: available_raters(campaign), when the caller has it already)."""
+    """AgreementError naming a metric, judge or question the campaign does not have, or a
+    metric that is not a score better one way, with why (`available`:
+    available_raters(campaign), when the caller has it already)."""
     available = available if available is not None else available_raters(campaign)
+    # A count or a flag is named with why it cannot rate, rather than as unknown.
+    for name in params["metrics"]:
+        if name in available["not_raters"]:
+            raise AgreementError(
+                not_a_rater(name, available["not_raters"][name], available["metrics"])
+            )
     for kind in ("metrics", "judges"):
         unknown = [name for name in params[kind] if name not in available[kind]]
         if unknown:
@@ -96,7 +104,7 @@ def report_request(
     *,
     inline: bool | None = None,
     on_progress: Callable[[int, int], None] | None = None,
-    available: dict[str, list[str]] | None = None,
+    available: dict[str, Any] | None = None,
 ) -> AgreementReport:
     """The stored report for this choice: fresh as it is, or computed again when what it reads
     changed (labels_fingerprint). Small campaigns (current labels x questions up to

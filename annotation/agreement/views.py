@@ -112,16 +112,21 @@ def _interval(est: dict | None) -> tuple[float, float] | None:
 def report_view(data: dict[str, Any]) -> dict[str, Any]:
     """The report's plots (server-side SVG) next to its numbers, per question and section."""
     questions = []
+    turned = {
+        f"metric:{name}" for name, how in (data.get("metrics") or {}).items() if how["sign_turned"]
+    }
     for q in data["questions"]:
         entry = {"q": q, "charts": []}
         for rater, points in (q.get("scatter") or {}).items():
             if points["x"]:
+                # A lower-is-better metric is plotted as compared: its values negated.
+                axis = f"\N{MINUS SIGN}{_short(rater)}" if rater in turned else _short(rater)
                 entry["charts"].append(
                     scatter_chart(
                         points["x"],
                         points["y"],
                         title=f"{_short(rater)} against the mean human answer",
-                        x_label=_short(rater),
+                        x_label=axis,
                         y_label="mean human answer",
                         jitter=0.02,
                     )

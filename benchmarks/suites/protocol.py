@@ -31,6 +31,13 @@ Conventions:
   task's "unparsed" option says whether it counts as wrong or is left out (and counted).
 - Metric values are floats (None when undefined, e.g. precision with no positive prediction);
   percentages where the paper reports percentages (TaskSpec.percent names them).
+- Every name score() can return and every name aggregate() can return is declared on the task
+  (TaskSpec.item_metrics and run_metrics, a MetricSpec each): which way is better and what kind
+  of number it is. The platform reads values by these declarations: only scores that point one
+  way are compared with human raters (a lower-is-better one with its sign turned), leaderboards
+  sort on the headline in its direction, counts are shown as whole numbers without intervals.
+  Declarations are code, not data: values stored under a name no task declares (an older run's)
+  stay readable and are shown as plain values.
 """
 
 from __future__ import annotations
@@ -75,6 +82,95 @@ class Item:
         return f"{self.split}/{self.external_id}"
 
 
+Direction = Literal["higher", "lower"]
+MetricKind = Literal["score", "count", "flag"]
+METRIC_KINDS: tuple[MetricKind, ...] = ("score", "count", "flag")
+DIRECTIONS: tuple[Direction, ...] = ("higher", "lower")
+# A declared name ending in this covers a family of names: "accuracy[*]" covers
+# "accuracy[gsm8k]" (per-dataset values a run only knows once it has its items).
+FAMILY = "[*]"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """What one metric name of a task means.
+
+    kind:
+      "score"  how good an answer (per item) or a run is: a correctness, a similarity, a share
+               or mean of such; run-level scores get bootstrap intervals. Only a score that
+               points one way is compared with human raters and can head a leaderboard.
+      "count"  how many of something (items, unparsed answers, true positives) or a rank: a
+               whole number, shown without decimals or interval.
+      "flag"   a per-item yes/no fact (1/0, or 100/0 where the task's values are percentages)
+               that is not a verdict on the answer's quality: unread, failed, the gold needs a
+               tool, the first step called a tool. Its run-level mean or count is declared on
+               its own.
+    direction: "higher" or "lower" is better; None where neither is (a fact of the gold, the
+    number of items, an error analysis share)."""
+
+    name: str
+    kind: MetricKind = "score"
+    direction: Direction | None = "higher"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in METRIC_KINDS:
+            raise ValueError(f"metric {self.name!r}: kind must be one of {METRIC_KINDS}")
+        if self.direction is not None and self.direction not in DIRECTIONS:
+            raise ValueError(f"metric {self.name!r}: direction must be higher, lower or None")
+
+    @classmethod
+    def score(
+        cls, name: str, direction: Direction | None = "higher", description: str = ""
+    ) -> MetricSpec:
+        return cls(name, "score", direction, description)
+
+    @classmethod
+    def count(
+        cls, name: str, direction: Direction | None = None, description: str = ""
+    ) -> MetricSpec:
+        return cls(name, "count", direction, description)
+
+    @classmethod
+    def flag(
+        cls, name: str, direction: Direction | None = None, description: str = ""
+    ) -> MetricSpec:
+        return cls(name, "flag", direction, description)
+
+    @property
+    def comparable(self) -> bool:
+        """A score that points one way: what may be set against human raters and rank runs."""
+        return self.kind == "score" and self.direction is not None
+
+    @property
+    def sign(self) -> float:
+        """+1 for higher-is-better, -1 for lower-is-better: the factor that makes "larger" mean
+        "better" (0 when neither side is)."""
+        return {"higher": 1.0, "lower": -1.0}.get(self.direction or "", 0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "direction": self.direction, "description": self.description}
+
+
+def metric_specs(*specs: MetricSpec) -> dict[str, MetricSpec]:
+    """Declarations by name, in the order given (a name twice is a mistake)."""
+    declared: dict[str, MetricSpec] = {}
+    for spec in specs:
+        if spec.name in declared:
+            raise ValueError(f"metric {spec.name!r} is declared twice")
+        declared[spec.name] = spec
+    return declared
+
+
+def lookup_metric(specs: Mapping[str, MetricSpec], name: str) -> MetricSpec | None:
+    """The declaration of `name`: its own, else its family's ("accuracy[gsm8k]" ->
+    "accuracy[*]"); None when undeclared."""
+    spec = specs.get(name)
+    if spec is None and name.endswith("]") and "[" in name:
+        spec = specs.get(name[: name.index("[")] + FAMILY)
+    return spec
+
+
 @dataclass(frozen=True, slots=True)
 class TaskSpec:
     name: str
@@ -93,6 +189,49 @@ class TaskSpec:
     # platform passes their items in Context.aux.
     aux_splits: tuple[str, ...] = ()
     description: str = ""
+    # What each name means (MetricSpec): item_metrics for every name score() can return,
+    # run_metrics for every name aggregate() can return (each of `metrics`, and families such
+    # as "accuracy[*]" for names made per dataset). A name may mean one thing per item and
+    # another per run: MetaTool's per-item `unparsed` is a flag, its run-level one a count.
+    item_metrics: Mapping[str, MetricSpec] = field(default_factory=dict)
+    run_metrics: Mapping[str, MetricSpec] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Checked when the suite is imported, so a task cannot ship a metric the platform
+        # would have to guess the meaning of.
+        for level, specs in (("item", self.item_metrics), ("run", self.run_metrics)):
+            for key, spec in specs.items():
+                if key != spec.name:
+                    raise ValueError(f"task {self.name}: {level} metric {key!r} is {spec.name!r}")
+        undeclared = [name for name in self.metrics if name not in self.run_metrics]
+        if undeclared:
+            raise ValueError(
+                f"task {self.name}: run metrics without a declaration: {', '.join(undeclared)}"
+            )
+        unlisted = [
+            name
+            for name in self.run_metrics
+            if name not in self.metrics and not name.endswith(FAMILY)
+        ]
+        if unlisted:
+            raise ValueError(
+                f"task {self.name}: declared run metrics missing from metrics: "
+                f"{', '.join(unlisted)}"
+            )
+        if self.metrics and not self.run_metrics[self.metrics[0]].comparable:
+            raise ValueError(
+                f"task {self.name}: the headline {self.metrics[0]!r} must be a score that is "
+                "better one way (leaderboards sort on it)"
+            )
+
+    def item_metric(self, name: str) -> MetricSpec | None:
+        """What a per-item value of this name means; None when the task does not declare it
+        (a value stored by an older version of the suite)."""
+        return lookup_metric(self.item_metrics, name)
+
+    def run_metric(self, name: str) -> MetricSpec | None:
+        """What a run-level value of this name means; None when undeclared."""
+        return lookup_metric(self.run_metrics, name)
 
 
 class ToolUnavailable(RuntimeError):

@@ -29,26 +29,26 @@ def test_the_page_shows_tables_and_plots_and_filters_swap_it_in_place(client: Cl
     url = f"/campaigns/{campaign.pk}/agreement/"
     page = client.get(url).content.decode()
     # the filters offer the items' metric; without it, no metric row
-    assert 'name="metric" value="acc"' in page
+    assert 'name="metric" value="accuracy"' in page
     assert "Leaderboard of the runs" in page and "Krippendorff" in page
     assert page.count("<svg") >= 3  # position bias, confusion matrix, heat map
-    assert "acc (metric)" not in page
+    assert "accuracy (metric)" not in page
     # choosing the metric (htmx) returns only the report, with the metric against the humans
-    partial = client.get(url, {"metric": "acc"}, HTTP_HX_REQUEST="true").content.decode()
+    partial = client.get(url, {"metric": "accuracy"}, HTTP_HX_REQUEST="true").content.decode()
     assert partial.lstrip().startswith('<section id="report"') and "<form" not in partial
-    assert "acc (metric)" in partial and "against the mean human answer" in partial
+    assert "accuracy (metric)" in partial and "against the mean human answer" in partial
     # the downloads carry the same choice
-    assert f"/campaigns/{campaign.pk}/agreement/summary.csv?metric=acc" in partial
-    summary = client.get(f"{url}summary.csv", {"metric": "acc"})
+    assert f"/campaigns/{campaign.pk}/agreement/summary.csv?metric=accuracy" in partial
+    summary = client.get(f"{url}summary.csv", {"metric": "accuracy"})
     rows = list(csv.DictReader(io.StringIO(b"".join(summary.streaming_content).decode())))
-    assert any(r["rater_a"] == "metric:acc" and r["statistic"] == "accuracy" for r in rows)
-    labels = client.get(f"{url}labels.csv", {"metric": "acc"})
+    assert any(r["rater_a"] == "metric:accuracy" and r["statistic"] == "accuracy" for r in rows)
+    labels = client.get(f"{url}labels.csv", {"metric": "accuracy"})
     lines = b"".join(labels.streaming_content).decode().splitlines()
     assert len(lines) == 1 + ITEMS * ANNOTATORS + ITEMS
     # an unknown metric is refused with the ones there are
     refused = client.get(url, {"metric": "bleu"}).content.decode()
     assert "metric &#x27;bleu&#x27; does not rate this campaign&#x27;s items" in refused
-    assert "available: acc" in refused
+    assert "available: accuracy" in refused
 
 
 @pytest.mark.django_db
@@ -65,11 +65,11 @@ def test_the_api_lists_campaigns_and_gives_a_report(client: Client) -> None:
     campaign, *_ = pairwise_campaign()
     client.force_login(make_superuser())
     listed = client.get("/api/agreement/").json()
-    assert {"id": campaign.pk, "metrics": ["acc"]}.items() <= next(
+    assert {"id": campaign.pk, "metrics": ["accuracy"]}.items() <= next(
         c for c in listed if c["id"] == campaign.pk
     ).items()
-    report = client.get(f"/api/agreement/{campaign.pk}/", {"metric": "acc"}).json()
-    assert report["questions"][0]["automatic"][0]["rater"] == "metric:acc"
+    report = client.get(f"/api/agreement/{campaign.pk}/", {"metric": "accuracy"}).json()
+    assert report["questions"][0]["automatic"][0]["rater"] == "metric:accuracy"
     bad = client.get(f"/api/agreement/{campaign.pk}/", {"judge": "nobody"})
     assert bad.status_code == 400 and "judge 'nobody'" in bad.json()["detail"]
     schema = client.get("/api/schema/").content.decode()
@@ -81,7 +81,7 @@ def test_the_command_prints_writes_the_csv_and_stores_the_report(tmp_path: Path)
     campaign, *_ = pairwise_campaign()
     out = io.StringIO()
     target = tmp_path / "summary.csv"
-    accuracy_report = ("agreement_report", "--campaign", str(campaign.pk), "--metric", "acc")
+    accuracy_report = ("agreement_report", "--campaign", str(campaign.pk), "--metric", "accuracy")
     call_command(
         *accuracy_report,
         "--resamples",
@@ -92,7 +92,7 @@ def test_the_command_prints_writes_the_csv_and_stores_the_report(tmp_path: Path)
         stderr=io.StringIO(),
     )
     text = out.getvalue()
-    assert "metric:acc" in text and "accuracy" in text and "n=50" in text
+    assert "metric:accuracy" in text and "accuracy" in text and "n=50" in text
     rows = list(csv.DictReader(target.open()))
     assert rows[0].keys() == {
         "question",
@@ -134,19 +134,19 @@ def test_a_large_report_is_computed_by_a_worker_while_the_api_answers_202(
     campaign, *_ = pairwise_campaign()
     client.force_login(make_superuser())
     url = f"/api/agreement/{campaign.pk}/"
-    first = client.get(url, {"metric": "acc"})
+    first = client.get(url, {"metric": "accuracy"})
     assert first.status_code == 202 and first.json()["status"] == "pending"
     with celery_worker(tmp_path):
         deadline = time.monotonic() + 60
-        while (response := client.get(url, {"metric": "acc"})).status_code == 202:
+        while (response := client.get(url, {"metric": "accuracy"})).status_code == 202:
             assert time.monotonic() < deadline, response.json()
             time.sleep(0.2)
     assert response.status_code == 200, response.content
     assert response.json()["questions"][0]["automatic"][0]["accuracy"]["value"] == 0.8
     # the page polls while pending and shows the report once done
-    page = client.get(f"/campaigns/{campaign.pk}/agreement/", {"metric": "acc"}).content
+    page = client.get(f"/campaigns/{campaign.pk}/agreement/", {"metric": "accuracy"}).content
     assert b"Leaderboard of the runs" in page
-    assert report_request(campaign, report_params(metrics=["acc"])).status == "done"
+    assert report_request(campaign, report_params(metrics=["accuracy"])).status == "done"
     flush_test_broker()
 
 

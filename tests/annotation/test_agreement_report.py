@@ -66,7 +66,7 @@ def pairwise_campaign() -> tuple[Campaign, Run, Run, list[Any]]:
     signs = metric_signs()
     for i in range(ITEMS):
         sample = make_sample(benchmark=benchmark, external_id=f"q{i:02d}")
-        # acc(A) - acc(B) has the designed sign.
+        # accuracy(A) - accuracy(B) has the designed sign.
         a, b = {1.0: (1.0, 0.0), -1.0: (0.0, 1.0), 0.0: (0.5, 0.5)}[signs[i]]
         for run, score in ((run_a, a), (run_b, b)):
             Prediction.objects.create(
@@ -75,7 +75,7 @@ def pairwise_campaign() -> tuple[Campaign, Run, Run, list[Any]]:
                 position=i,
                 status=Prediction.Status.DONE,
                 output=f"{run.name} on {i}",
-                scores={"acc": score},
+                scores={"accuracy": score},
             )
     campaign = services.campaign_create(
         name="synthetic pairwise", kind=Campaign.Kind.PAIRWISE, labels_per_item=ANNOTATORS
@@ -108,7 +108,7 @@ def test_a_synthetic_pairwise_campaign_gives_the_designed_figures() -> None:
     for item in campaign.items.filter(position__lt=10):
         item.gold = {"better": MAJORITY[item.position]}
         item.save(update_fields=["gold"])
-    params = report_params(metrics=["acc"], resamples=300, seed=7)
+    params = report_params(metrics=["accuracy"], resamples=300, seed=7)
     report = report_request(campaign, params, inline=True)
     assert report.status == AgreementReport.Status.DONE, report.error
     data = report.data
@@ -119,7 +119,7 @@ def test_a_synthetic_pairwise_campaign_gives_the_designed_figures() -> None:
 
     # the metric agrees with the human majority on exactly 40 of the 50 items
     (metric,) = q["automatic"]
-    assert metric["rater"] == "metric:acc"
+    assert metric["rater"] == "metric:accuracy"
     assert metric["accuracy"]["value"] == pytest.approx(METRIC_AGREES / ITEMS, abs=1e-12)
     assert metric["accuracy"]["n"] == ITEMS
     low, high = metric["accuracy"]["low"], metric["accuracy"]["high"]
@@ -174,7 +174,7 @@ def test_a_synthetic_pairwise_campaign_gives_the_designed_figures() -> None:
         r
         for r in summary
         if (r["question"], r["rater_a"], r["rater_b"], r["statistic"])
-        == ("better", "metric:acc", "human majority", "accuracy")
+        == ("better", "metric:accuracy", "human majority", "accuracy")
     )
     assert float(accuracy["value"]) == pytest.approx(0.8) and accuracy["n"] == "50"
     assert float(accuracy["ci_low"]) == pytest.approx(low)
@@ -280,7 +280,7 @@ def test_a_judges_verdict_over_repeats_is_the_one_most_repeats_gave() -> None:
 
 def test_gold_questions_and_scores_are_part_of_what_makes_a_report_stale() -> None:
     campaign, *_ = pairwise_campaign()
-    params = report_params(metrics=["acc"], resamples=20)
+    params = report_params(metrics=["accuracy"], resamples=20)
     first = report_request(campaign, params, inline=True)
 
     def recomputed() -> bool:
@@ -302,7 +302,7 @@ def test_gold_questions_and_scores_are_part_of_what_makes_a_report_stale() -> No
     question.save()
     assert recomputed()
     first = report_request(campaign, params, inline=True)
-    Prediction.objects.filter(pk=item.prediction_id).update(scores={"acc": 0.0})
+    Prediction.objects.filter(pk=item.prediction_id).update(scores={"accuracy": 0.0})
     assert recomputed()
 
 
@@ -358,17 +358,18 @@ def assert_no_formula(text: str) -> None:
 
 
 def test_cells_that_a_spreadsheet_would_run_are_neutralised_in_both_csvs() -> None:
-    campaign, _, _, _ = pairwise_campaign()
-    # a metric whose name a spreadsheet would read as a formula
+    campaign, run_a, run_b, _ = pairwise_campaign()
+    # a judge whose name a spreadsheet would read as a formula (metric names come from the
+    # suites' declarations; a stored score of any other name never rates)
     name = '=HYPERLINK("http://x")'
-    Prediction.objects.update(scores={name: 1.0})
-    params = report_params(metrics=[name], resamples=20)
+    judged(name, run_a, run_b, repeats=1, verdict=lambda i, _repeat, _order: MAJORITY[i])
+    params = report_params(judges=[name], resamples=20)
     report = report_request(campaign, params, inline=True)
     summary = "".join(summary_csv_lines(report.data))
     labels = "".join(label_csv_lines(campaign, params))
     assert_no_formula(summary)
     assert_no_formula(labels)
-    assert "'=HYPERLINK" in labels  # the rater column of the metric's rows
+    assert "'=HYPERLINK" in labels  # the rater column of the judge's rows
     # answers and question keys from a researcher's choices
     question = campaign.questions.get()
     question.scale = "categories"

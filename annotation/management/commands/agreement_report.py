@@ -32,7 +32,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--campaign", type=int, required=True, help="Campaign id.")
-        parser.add_argument("--metric", action="append", default=[], help="Metric (repeatable).")
+        parser.add_argument(
+            "--metric",
+            action="append",
+            default=[],
+            help="A per-item score of the runs behind the items (repeatable); counts and flags "
+            "are refused, a lower-is-better score is compared with its sign turned.",
+        )
         parser.add_argument("--judge", action="append", default=[], help="Judge name (repeatable).")
         parser.add_argument(
             "--question", action="append", default=[], help="Only this question (repeatable)."
@@ -86,6 +92,9 @@ class Command(BaseCommand):
             f"{len(report.data['annotators'])} annotators "
             f"({report.seconds:.1f} s)"
         )
+        for name, how in report.data.get("metrics", {}).items():
+            if how.get("sign_turned"):
+                self.stdout.write(f"  metric:{name} is better lower: compared with its sign turned")
         for row in summary_rows(report.data):
             question, a, b, statistic, n, value, low, high = row
             interval = f" [{_number(low)}, {_number(high)}]" if low is not None else ""

@@ -80,6 +80,7 @@ from benchmarks.suites.predictions import json_values, read_generic_predictions
 from benchmarks.suites.protocol import (
     Context,
     Item,
+    MetricSpec,
     Outcome,
     Prompt,
     PublishedOutput,
@@ -88,6 +89,7 @@ from benchmarks.suites.protocol import (
     TaskSpec,
     ToolSpec,
     mean,
+    metric_specs,
 )
 from benchmarks.suites.toolcall import ToolCallError, parse_tool_call
 
@@ -108,6 +110,17 @@ __all__ = [
 PROMPTS = Path(__file__).parent / "prompts"
 OPTIONS: dict[str, Any] = {"unparsed": "wrong", "min_completion_shots": 1}
 
+# Per item `unparsed` is 100 or 0 (a fact about the output); per run it is the share of such
+# outputs, a score where lower is better.
+UNPARSED_ITEM = MetricSpec.flag("unparsed", "lower", "100 when the output could not be read")
+UNPARSED_RUN = MetricSpec.score("unparsed", "lower", "% of outputs that could not be read")
+ANSWER_METRICS = (MetricSpec.score("accuracy", description="the answer matches the reference"),)
+CALL_METRICS = (
+    MetricSpec.score("call_exact", description="the calls equal the gold calls, in order"),
+    MetricSpec.score("call_name_accuracy", description="the tool names equal the gold's"),
+    MetricSpec.score("no_call_accuracy", description="no call where the gold makes none"),
+)
+
 TASKS: dict[str, TaskSpec] = {
     "answer": TaskSpec(
         name="answer",
@@ -115,6 +128,8 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("accuracy", "unparsed"),
         percent=frozenset({"accuracy", "unparsed"}),
         options=dict(OPTIONS),
+        item_metrics=metric_specs(*ANSWER_METRICS, UNPARSED_ITEM),
+        run_metrics=metric_specs(*ANSWER_METRICS, UNPARSED_RUN),
         description="The final answer against the sample's answer (normalised exact match).",
     ),
     "tool_calls": TaskSpec(
@@ -123,6 +138,8 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("call_exact", "call_name_accuracy", "no_call_accuracy", "unparsed"),
         percent=frozenset({"call_exact", "call_name_accuracy", "no_call_accuracy", "unparsed"}),
         options=dict(OPTIONS),
+        item_metrics=metric_specs(*CALL_METRICS, UNPARSED_ITEM),
+        run_metrics=metric_specs(*CALL_METRICS, UNPARSED_RUN),
         description="The next tool calls (or none) against the sample's calls, in order.",
     ),
 }

@@ -83,11 +83,13 @@ from benchmarks.suites.metatool.importer import LIST_END, LIST_START
 from benchmarks.suites.protocol import (
     Context,
     Item,
+    MetricSpec,
     Outcome,
     Prompt,
     Scored,
     Scores,
     TaskSpec,
+    metric_specs,
     percent,
 )
 
@@ -121,6 +123,26 @@ BENCHMARK_TOOLS_FILE = "plugin_des.json"
 _COUNTS = ("n", "unparsed", "failed")
 _UNPARSED_OPTION = {"unparsed": "wrong"}
 
+# What score() and aggregate() return (MetricSpec). Per item, `correct` is the verdict; the
+# rest are facts about the item: unread or failed answers, the gold and the answer of the
+# awareness task, the rank of a wrong pick (the error analysis, where neither rank is right).
+_CORRECT = MetricSpec.score("correct", description="1 when the chosen set is the ideal output")
+_ITEM_FLAGS = (
+    MetricSpec.flag("unparsed", "lower", "1 when the rules could not read the answer"),
+    MetricSpec.flag("failed", "lower", "1 when the endpoint gave no answer"),
+)
+_RUN_COUNTS = (
+    MetricSpec.count("n", description="items"),
+    MetricSpec.count("unparsed", "lower", "answers the rules could not read"),
+    MetricSpec.count("failed", "lower", "items the endpoint gave no answer for"),
+)
+_CSR = MetricSpec.score("CSR", description="% of items whose chosen set is the ideal output")
+# Table 4 counts a right single pick (1/1) and two picks with one right (1/2) as kinds of CSR.
+_PARTIAL = (
+    MetricSpec.score("one_of_one", description="one tool picked, and it is a gold tool"),
+    MetricSpec.score("one_of_two", description="two tools picked, one of them a gold tool"),
+)
+
 TASKS: dict[str, TaskSpec] = {
     "awareness": TaskSpec(
         name="awareness",
@@ -129,6 +151,23 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("accuracy", "precision", "recall", "f1", *_COUNTS, "tp", "fp", "tn", "fn"),
         percent=frozenset({"accuracy", "precision", "recall", "f1"}),
         options=dict(_UNPARSED_OPTION),
+        item_metrics=metric_specs(
+            _CORRECT,
+            *_ITEM_FLAGS,
+            MetricSpec.flag("needs_tool", description="the gold: the query needs a tool"),
+            MetricSpec.flag("says_yes", description="the answer says a tool is needed"),
+        ),
+        run_metrics=metric_specs(
+            MetricSpec.score("accuracy"),
+            MetricSpec.score("precision"),
+            MetricSpec.score("recall"),
+            MetricSpec.score("f1"),
+            *_RUN_COUNTS,
+            MetricSpec.count("tp", "higher", "need a tool, answered yes"),
+            MetricSpec.count("fp", "lower", "need none, answered yes"),
+            MetricSpec.count("tn", "higher", "need none, answered no"),
+            MetricSpec.count("fn", "lower", "need a tool, answered no"),
+        ),
         description="Does the query need an external tool? Yes/no, matched with the paper's "
         "rules (appendix C.2); positives are the queries that need one.",
     ),
@@ -139,6 +178,28 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("CSR", *(f"Top@{k}" for k in TOP_K), *_COUNTS, "wrong_picks"),
         percent=frozenset({"CSR", *(f"Top@{k}" for k in TOP_K)}),
         options={**_UNPARSED_OPTION, "n": 10, "per_tool": 5, "tool_pool": "benchmark"},
+        item_metrics=metric_specs(
+            _CORRECT,
+            *_ITEM_FLAGS,
+            MetricSpec.count(
+                "pick_rank",
+                description="a wrong pick's rank among the gold tool's nearest tools (1: the "
+                "nearest); error analysis: both picks are wrong",
+            ),
+        ),
+        run_metrics=metric_specs(
+            _CSR,
+            *(
+                MetricSpec.score(
+                    f"Top@{k}",
+                    None,
+                    f"% of the wrong picks among the {k} tools nearest the gold (error analysis)",
+                )
+                for k in TOP_K
+            ),
+            *_RUN_COUNTS,
+            MetricSpec.count("wrong_picks", "lower", "wrong answers naming one tool"),
+        ),
         description="Pick the gold tool among itself and its n-1 nearest tools by description "
         "embedding; Top@k: of the wrong picks, the share among the k most similar to the gold.",
     ),
@@ -149,6 +210,8 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("CSR", *_COUNTS),
         percent=frozenset({"CSR"}),
         options={**_UNPARSED_OPTION, "scenario": None, "per_tool": 20},
+        item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS),
+        run_metrics=metric_specs(_CSR, *_RUN_COUNTS),
         aux_splits=("scenario_lists",),
         description="Pick the gold tool from a scenario's fixed list (option 'scenario').",
     ),
@@ -159,6 +222,8 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("CSR", *_COUNTS),
         percent=frozenset({"CSR"}),
         options={**_UNPARSED_OPTION, "n": 10, "k": 15, "per_tool": 5, "tool_pool": "benchmark"},
+        item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS),
+        run_metrics=metric_specs(_CSR, *_RUN_COUNTS),
         description="The gold tool is not offered: the right answer is None.",
     ),
     "multi_tool": TaskSpec(
@@ -174,6 +239,8 @@ TASKS: dict[str, TaskSpec] = {
             "k": 15,
             "tool_pool": "benchmark",
         },
+        item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS, *_PARTIAL),
+        run_metrics=metric_specs(_CSR, *_PARTIAL, *_RUN_COUNTS),
         description="Choose the two gold tools; exactly two named tools are compared as a set.",
     ),
 }

@@ -102,6 +102,7 @@ from benchmarks.suites.base import ImportFormatError, iter_jsonl, require
 from benchmarks.suites.protocol import (
     Context,
     Item,
+    MetricSpec,
     Outcome,
     Prompt,
     PublishedOutput,
@@ -109,6 +110,7 @@ from benchmarks.suites.protocol import (
     Scores,
     TaskSpec,
     mean,
+    metric_specs,
     percent,
 )
 
@@ -156,6 +158,29 @@ TITLES = {
 }
 DEFAULT_OPTIONS: dict[str, Any] = {"variant": "reference", "system_prompt": True}
 
+# Every MTU-Eval metric is a score, higher better (paper section 2.2.2): per turn as a fraction,
+# per run as a percentage.
+METRIC_TEXT = {
+    "TS": "tool selection: the tool name is right",
+    "PS": "parameter selection: the tool and its arguments are right",
+    "TN": "tool number: IoU of the predicted and gold tool sets",
+    "TO": "tool order: the gold calls' order kept",
+    "ATS": "average turn success rate",
+    "SATS": "soft average turn success rate",
+    "SR": "success rate: dialogues with every turn right",
+    "TPR": "turn process rate: the leading run of right turns",
+    "Avg": "mean of the task's other metrics (the paper's Avg column)",
+}
+TURN_METRICS = {"S-S": ("TS", "PS"), "S-M": ("TN", "TO"), "M-S": ("TS", "PS"), "M-M": ("TN", "TO")}
+
+
+def _item_metrics(split: str) -> dict[str, MetricSpec]:
+    names = TURN_METRICS.get(split, ("TS", "PS", "TN", "TO"))
+    specs = [MetricSpec.score(name, description=METRIC_TEXT[name]) for name in names]
+    if split in MULTI_TURN:
+        specs.append(MetricSpec.score("correct", description="1 when the turn is right"))
+    return metric_specs(*specs)
+
 
 def _task(split: str) -> TaskSpec:
     metrics = (*SPLIT_METRICS[split], "Avg")
@@ -166,6 +191,10 @@ def _task(split: str) -> TaskSpec:
         metrics=metrics,
         percent=frozenset(metrics),
         options=dict(DEFAULT_OPTIONS),
+        item_metrics=_item_metrics(split),
+        run_metrics=metric_specs(
+            *(MetricSpec.score(name, description=METRIC_TEXT[name]) for name in metrics)
+        ),
         description=(
             f"MTU-Eval {split}: the published question as the prompt, scored as MTU-Eval's "
             "cal_score.py does (variant=reference), with exact values (strict) or the paper's "

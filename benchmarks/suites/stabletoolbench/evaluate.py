@@ -62,6 +62,7 @@ from benchmarks.suites.base import ImportFormatError, load_json, type_name
 from benchmarks.suites.protocol import (
     Context,
     Item,
+    MetricSpec,
     Outcome,
     Prompt,
     PublishedOutput,
@@ -69,6 +70,7 @@ from benchmarks.suites.protocol import (
     Scores,
     TaskSpec,
     mean,
+    metric_specs,
     percent,
 )
 
@@ -127,6 +129,15 @@ AGENT_OPTIONS: dict[str, Any] = {
     "max_same_call": 2,
 }
 
+# The automatic scores (SoPR and SoWR are the judges'): whether an answer ends with a Finish
+# call that gives one, the check the reference makes before asking any judge.
+ITEM_METRICS = metric_specs(
+    MetricSpec.score("has_final_answer", description="1 when a Finish call gives an answer")
+)
+RUN_METRICS = metric_specs(
+    MetricSpec.score("answered", description="% of answers that end with a Finish call")
+)
+
 TASKS: dict[str, TaskSpec] = {
     "pass_rate": TaskSpec(
         name="pass_rate",
@@ -134,6 +145,8 @@ TASKS: dict[str, TaskSpec] = {
         splits=GROUPS,
         metrics=("answered",),
         percent=frozenset({"answered"}),
+        item_metrics=ITEM_METRICS,
+        run_metrics=RUN_METRICS,
         # evaluate_times: the reference scripts judge every answer 3 times (run_pass_rate.sh).
         options={
             "judge_template": "stabletoolbench.pass",
@@ -151,6 +164,8 @@ TASKS: dict[str, TaskSpec] = {
         splits=GROUPS,
         metrics=("answered",),
         percent=frozenset({"answered"}),
+        item_metrics=ITEM_METRICS,
+        run_metrics=RUN_METRICS,
         options={
             "judge_template": "stabletoolbench.preference",
             "pass_template": "stabletoolbench.pass",

@@ -170,6 +170,7 @@ from benchmarks.suites.predictions import python_literal
 from benchmarks.suites.protocol import (
     Context,
     Item,
+    MetricSpec,
     Outcome,
     Prompt,
     PublishedOutput,
@@ -178,6 +179,7 @@ from benchmarks.suites.protocol import (
     TaskSpec,
     ToolSpec,
     mean,
+    metric_specs,
 )
 from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
 from benchmarks.suites.ultratool import reading, reference
@@ -226,9 +228,32 @@ REFERENCE_SETTINGS: dict[str, dict[str, str]] = {
 }
 
 
+# Every metric but `unparsed` is a score, higher better, per item and per run (the per-run
+# value is the mean, or the pooled share, of the per-item ones). Planning's and tool creation's
+# scores check the format only; their quality is the judges'.
+METRIC_TEXT = {
+    "accuracy_global": "every gold step right",
+    "accuracy_local": "% of the gold steps right",
+    "levenshtein_local": "1 - normalised Levenshtein distance of the argument values (paper)",
+    "kv_accuracy_global": "every gold step's arguments exactly right",
+    "kv_accuracy_local": "% of the gold steps whose arguments are exactly right",
+    "well_formed": "the output has the asked form (format only)",
+    "hierarchical": "a well-formed plan with child steps (format only)",
+    "steps_answered": "% of the gold steps that got a created tool (format only)",
+}
+# Per item 100 or 0, a fact about the output; per run the share of such outputs.
+UNPARSED_ITEM = MetricSpec.flag("unparsed", "lower", "100 when the output could not be read")
+UNPARSED_RUN = MetricSpec.score("unparsed", "lower", "% of outputs that could not be read")
+
+
 def _spec(
     name: str, title: str, metrics: tuple[str, ...], description: str, **extra: Any
 ) -> TaskSpec:
+    scores = [
+        MetricSpec.score(metric, description=METRIC_TEXT[metric])
+        for metric in metrics
+        if metric != "unparsed"
+    ]
     return TaskSpec(
         name=name,
         title=title,
@@ -237,6 +262,8 @@ def _spec(
         percent=frozenset(metrics),
         options={**OPTIONS, **extra},
         description=description,
+        item_metrics=metric_specs(*scores, UNPARSED_ITEM),
+        run_metrics=metric_specs(*scores, UNPARSED_RUN),
     )
 
 

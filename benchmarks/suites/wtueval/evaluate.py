@@ -96,6 +96,7 @@ from benchmarks.suites.protocol import (
     Complete,
     Context,
     Item,
+    MetricSpec,
     Outcome,
     Prompt,
     Scored,
@@ -105,6 +106,7 @@ from benchmarks.suites.protocol import (
     ToolSpec,
     ToolUnavailable,
     mean,
+    metric_specs,
     percent,
 )
 from benchmarks.suites.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
@@ -166,6 +168,42 @@ _TOOL_OPTIONS: dict[str, Any] = {
 }
 
 
+def _metric_specs(name: str) -> tuple[dict[str, MetricSpec], dict[str, MetricSpec]]:
+    """(per item, per run) declarations of a region. A first-step call is an error on general
+    datasets (R4: the paper's Call Rate falls as a model improves, Table 7) and neither good nor
+    bad on tool datasets (R2), where accuracy says whether it helped."""
+    agent = name in WITH_TOOLS
+    calls = "lower" if name == "R4" else None
+    accuracy = MetricSpec.score("accuracy", description="the answer is right")
+    item = [accuracy, MetricSpec.flag("unparsed", "lower", "1 when the answer could not be read")]
+    run = [
+        accuracy,
+        MetricSpec.count("unparsed", "lower", "answers that could not be read"),
+        MetricSpec.count("n", description="items"),
+        MetricSpec.score("accuracy[*]", description="accuracy on one dataset of the run"),
+    ]
+    if agent:
+        call_rate = "the first step calls a tool"
+        item += [
+            MetricSpec.flag("call_rate", calls, f"1 when {call_rate}"),
+            MetricSpec.flag("errors[*]", "lower", "1 on a wrong item with this error type"),
+        ]
+        run += [
+            MetricSpec.score("call_rate", calls, f"% of items where {call_rate}"),
+            MetricSpec.score("call_rate[*]", calls, "call rate on one dataset of the run"),
+            *(
+                MetricSpec.score(key, None, "% of the wrong items with this error type")
+                for key in ERROR_KEYS
+            ),
+        ]
+    if name == "R4":
+        # The paper's error on general datasets: a tool called at any step.
+        tool_errors = "a tool is called on a general question"
+        item.append(MetricSpec.score("tool_errors", "lower", f"1 when {tool_errors}"))
+        run.append(MetricSpec.score("tool_errors", "lower", f"% of items where {tool_errors}"))
+    return metric_specs(*item), metric_specs(*run)
+
+
 def _task(name: str, title: str, description: str) -> TaskSpec:
     agent = name in WITH_TOOLS
     metrics: tuple[str, ...] = ("accuracy",)
@@ -179,6 +217,7 @@ def _task(name: str, title: str, description: str) -> TaskSpec:
     options = dict(_TOOL_OPTIONS if agent else _NO_TOOL_OPTIONS)
     if name == "R4":
         options["general_tool_call"] = "wrong"
+    item_metrics, run_metrics = _metric_specs(name)
     return TaskSpec(
         name=name,
         title=title,
@@ -187,6 +226,8 @@ def _task(name: str, title: str, description: str) -> TaskSpec:
         options=options,
         agent=agent,
         description=description,
+        item_metrics=item_metrics,
+        run_metrics=run_metrics,
     )
 
 
