@@ -6,6 +6,7 @@ Expectations are hand-checked against /work/shared/seeddata/stabletoolbench (Sta
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections import Counter
 from pathlib import Path, PurePosixPath
@@ -821,3 +822,65 @@ def test_models_see_toolbench_names_qualified_only_where_two_offered_share_one()
         "Other/x_for_y_for_data": "x_for_y_for_data",
         "Other/x_for_y_for_data_2": "x_for_y_for_data_2",
     }
+
+
+def _as_before_the_keys(benchmark: Benchmark) -> None:
+    """The rows as an import before tools were keyed by category left them."""
+    for stored in Tool.objects.filter(benchmark=benchmark):
+        stored.name = stabletoolbench.key_parts(stored.name)[1]
+        stored.save(update_fields=["name"])
+    for sample in Sample.objects.filter(benchmark=benchmark):
+        sample.candidate_tools = [stabletoolbench.key_parts(n)[1] for n in sample.candidate_tools]
+        relevant = sample.reference["relevant_tools"]
+        sample.reference["relevant_tools"] = [stabletoolbench.key_parts(n)[1] for n in relevant]
+        sample.save(update_fields=["candidate_tools", "reference"])
+
+
+@pytest.mark.django_db
+def test_the_migration_keys_tools_imported_before_so_a_reimport_changes_nothing() -> None:
+    from django.apps import apps
+
+    migration = importlib.import_module("benchmarks.migrations.0003_stabletoolbench_tool_keys")
+    # given a benchmark imported under ToolBench's bare names (one file: no name is shared)
+    paths = shared("G1_instruction")
+    benchmark_import(suite="stabletoolbench", paths=paths)
+    benchmark = Benchmark.objects.get(name="StableToolBench")
+    keyed = {s.external_id: (s.candidate_tools, s.reference) for s in benchmark.samples.all()}
+    _as_before_the_keys(benchmark)
+    assert "boil_water_for_kettle_club" in benchmark.tools.values_list("name", flat=True)
+
+    # when
+    migration.forwards(apps, None)
+
+    # then the rows are what the import writes now, and importing again writes nothing
+    assert sorted(benchmark.tools.values_list("name", flat=True)) == [
+        "Finance/convert_for_rate_board_v2",
+        "Food/boil_water_for_kettle_club",
+        "Food/steep_tea_for_kettle_club",
+    ]
+    assert {s.external_id: (s.candidate_tools, s.reference) for s in benchmark.samples.all()} == (
+        keyed
+    )
+    again = benchmark_import(suite="stabletoolbench", paths=paths)
+    assert (again.tools, again.tools_written, again.samples_written) == (3, 0, 0)
+
+    # and back, while no two categories share a name; with such a pair it refuses
+    migration.backwards(apps, None)
+    assert "Food/boil_water_for_kettle_club" not in benchmark.tools.values_list("name", flat=True)
+    migration.forwards(apps, None)
+    benchmark_import(suite="stabletoolbench", paths=shared("G1_tool"))
+    with pytest.raises(RuntimeError, match="convert_for_rate_board_v2"):
+        migration.backwards(apps, None)
+
+
+@pytest.mark.django_db
+def test_refinement_reads_each_offered_tools_own_schema() -> None:
+    from annotation.refinement import toolset
+
+    benchmark_import(suite="stabletoolbench", paths=shared("G3_instruction"))
+    sample = Sample.objects.get(external_id="900301")
+    schemas = toolset(sample)
+    assert list(schemas) == sample.candidate_tools
+    # Finance's Convert needs an amount; Financial's takes it as optional.
+    assert schemas["Finance/convert_for_rate_board_v2"]["required"] == ["is_from", "to", "amount"]
+    assert schemas["Financial/convert_for_rate_board_v2"]["required"] == ["is_from", "to"]
