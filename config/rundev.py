@@ -3,9 +3,10 @@
     python -m config.rundev
 
 Starts the embedded PostgreSQL and Redis when DATABASE_URL / REDIS_URL are unset, migrates,
-seeds the demo accounts and benchmarks, then runs the web server and a Celery worker as child
-processes (DEBUG on and a development SECRET_KEY in their environment only). Prints the URL and
-the demo logins once the login page answers. Ctrl-C or SIGTERM stops the children and the
+seeds the demo accounts and benchmarks (one Django process for the three steps), then runs the web
+server and, once the login page answers, a Celery worker, as child processes (DEBUG on and a
+development SECRET_KEY in their environment only). Prints the URL and the demo logins once the
+login page answers. Ctrl-C or SIGTERM stops the children and the
 servers this command started (servers found running are left alone). If a child dies, everything
 is stopped and the exit status is non-zero.
 """
@@ -46,8 +47,43 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _manage(*args: str) -> int:
-    return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=_child_env()).returncode
+def prepare() -> int:
+    """migrate, seed_demo and seed_demo_studio in this one process (each `manage.py` process
+    spends seconds starting Django on a 2-core machine; a first `make run` waits for them).
+    A failing migrate raises (a traceback, exit status 1: make run stops); a failing seed is
+    reported and the platform starts anyway."""
+    import traceback
+
+    import django
+    from django.core.management import call_command
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    call_command("migrate", interactive=False, verbosity=0)
+    for command in ("seed_demo", "seed_demo_studio"):
+        try:
+            call_command(command)
+        except Exception:
+            # The platform is still usable without the demo data; say so loudly and go on.
+            traceback.print_exc()
+            print(f"rundev: {command} reported errors (above); continuing", file=sys.stderr)
+            break  # seed_demo_studio needs what seed_demo makes
+    sys.stdout.flush()
+    return 0
+
+
+def demo_logins(seed_output: str) -> list[str]:
+    """seed_demo's indented account lines, which follow its "Demo logins" line."""
+    lines = seed_output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Demo logins")), None)
+    if start is None:
+        return []
+    logins = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("  "):
+            break
+        logins.append(line)
+    return logins
 
 
 def _wait_ready(url: str, children: dict[str, subprocess.Popen[bytes]]) -> None:
@@ -82,7 +118,17 @@ def _stop_children(children: dict[str, subprocess.Popen[bytes]]) -> None:
             child.wait()
 
 
+_stopping = False
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
+    # Once only: Ctrl-C or a SIGTERM to the process group reaches this process twice (directly,
+    # and forwarded by make); a second Stop raised inside the cleanup below killed it halfway,
+    # leaving the web server and the embedded servers running.
+    global _stopping
+    if _stopping:
+        return
+    _stopping = True
     raise Stop(signal.Signals(signum).name)
 
 
@@ -100,26 +146,19 @@ def main() -> int:
         # children, which still use them.
         started = devstack.started_here(include_kept=True)
         print(f"database: {urls['DATABASE_URL']}\nbroker:   {urls['REDIS_URL']}", flush=True)
-        if _manage("migrate", "--noinput", "-v", "0") != 0:
-            print("rundev: migrate failed", file=sys.stderr)
-            return 1
-        seeded = subprocess.run(
-            [PYTHON, "manage.py", "seed_demo"],
+        prepared = subprocess.run(
+            [PYTHON, "-m", "config.rundev", "--prepare"],
             cwd=ROOT,
             env=_child_env(),
             stdout=subprocess.PIPE,
             text=True,
         )
-        print(seeded.stdout, end="", flush=True)
-        if seeded.returncode != 0:
-            # The platform is still usable without a demo benchmark; say so loudly and go on.
-            print("rundev: seed_demo reported errors (see above); continuing", file=sys.stderr)
-        if seeded.returncode == 0 and _manage("seed_demo_studio") != 0:
-            print(
-                "rundev: seed_demo_studio reported errors (see above); continuing", file=sys.stderr
-            )
-        # seed_demo owns the demo accounts; repeat its indented login lines at the end.
-        logins = [line for line in seeded.stdout.splitlines() if line.startswith("  ")]
+        print(prepared.stdout, end="", flush=True)
+        if prepared.returncode != 0:
+            print("rundev: preparing the database failed (see above)", file=sys.stderr)
+            return 1
+        # seed_demo owns the demo accounts; repeat its login lines at the end.
+        logins = demo_logins(prepared.stdout)
 
         port = os.environ.get("PORT", "8000")
         env = _child_env()
@@ -130,6 +169,10 @@ def main() -> int:
             env=env,
             process_group=0,
         )
+        base = f"http://127.0.0.1:{port}"
+        _wait_ready(f"{base}{READY_PATH}", children)
+        # The worker once the page answers: on two cores its start (seconds of imports) would
+        # only slow the web server's; tasks queued meanwhile wait for it in Redis.
         children["worker"] = subprocess.Popen(
             [
                 PYTHON,
@@ -153,8 +196,6 @@ def main() -> int:
             env=env,
             process_group=0,
         )
-        base = f"http://127.0.0.1:{port}"
-        _wait_ready(f"{base}{READY_PATH}", children)
         # The local model last and on the side: its first start builds llama.cpp (minutes), and
         # the platform is usable meanwhile; the admin shows it building / starting / ready.
         if os.environ.get("LOCAL_MODEL", "on").lower() not in {"0", "off", "false", "no"}:
@@ -215,4 +256,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(prepare() if sys.argv[1:] == ["--prepare"] else main())

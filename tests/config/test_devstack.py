@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -162,3 +164,86 @@ def test_two_processes_starting_at_once_share_one_server(data_dir: Path) -> None
     assert outputs[0][0] == outputs[1][0]
     status = _status_in(data_dir)
     assert status["postgres"]["running"] and status["redis"]["running"]
+
+
+def _up_urls(data_dir: Path) -> dict[str, str]:
+    up = _devstack(data_dir, "up")
+    assert up.returncode == 0, up.stderr
+    return dict(line.split("=", 1) for line in up.stdout.split())
+
+
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/", 1)[0])
+
+
+def test_a_restarted_redis_comes_back_on_its_remembered_port(data_dir: Path) -> None:
+    # given the stack up, with a client (a web server or worker) connected to Redis
+    before = _up_urls(data_dir)
+    port = _port(before["REDIS_URL"])
+    client = socket.create_connection(("127.0.0.1", port))
+    client.sendall(b"PING\r\n")
+    assert client.recv(64).startswith(b"+PONG")
+    # when Redis is stopped (its connections closed by the server: the port lingers in
+    # TIME_WAIT) and `up` brings it back
+    pid = int((data_dir / "redis" / "redis.pid").read_text())
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    client.close()
+    after = _up_urls(data_dir)
+    # then on the same port, where the running clients reconnect
+    assert after == before
+    assert json.loads((data_dir / "devstack.json").read_text())["redis_port"] == port
+
+
+@pytest.mark.parametrize(
+    ("service", "key"), [("redis", "redis_port"), ("postgres", "postgres_port")]
+)
+def test_up_refuses_to_move_when_the_remembered_port_is_taken(
+    data_dir: Path, service: str, key: str
+) -> None:
+    # given ports remembered from an earlier `up`, and the stack down
+    urls = _up_urls(data_dir)
+    assert _devstack(data_dir, "down").returncode == 0
+    port = json.loads((data_dir / "devstack.json").read_text())[key]
+    # when another program listens on the service's port
+    with socket.socket() as squatter:
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        up = _devstack(data_dir, "up")
+    # then `up` fails, naming the service and the port, and remembers the port still
+    assert up.returncode == 1
+    assert f"{service}" in up.stderr and f"port {port}" in up.stderr
+    assert "in use" in up.stderr
+    assert json.loads((data_dir / "devstack.json").read_text())[key] == port
+    assert not _status_in(data_dir)[service]["running"]
+    # and once the port is free again, the same URLs come back
+    assert _up_urls(data_dir) == urls
+
+
+def test_env_starts_nothing_and_says_what_is_not_running(data_dir: Path) -> None:
+    # given nothing running
+    # when
+    env = _devstack(data_dir, "env")
+    # then no server was started, nothing is exported, and it says so
+    assert env.returncode == 1
+    assert env.stdout == ""
+    assert "postgres is not running" in env.stderr and "redis is not running" in env.stderr
+    assert not any(info["running"] for info in _status_in(data_dir).values())
+    # given the stack up, `env` exports the running servers' URLs
+    urls = _up_urls(data_dir)
+    env = _devstack(data_dir, "env")
+    assert env.returncode == 0, env.stderr
+    assert env.stdout.splitlines() == [f"export {name}={url}" for name, url in urls.items()]
+
+
+def test_up_says_what_it_started_and_what_it_found(data_dir: Path) -> None:
+    first = _devstack(data_dir, "up")
+    assert first.returncode == 0, first.stderr
+    assert "postgres started at postgres://" in first.stderr
+    assert "redis started at redis://" in first.stderr
+    again = _devstack(data_dir, "up")
+    assert again.stdout == first.stdout
+    assert "already running" in again.stderr and "started" not in again.stderr

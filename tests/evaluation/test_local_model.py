@@ -69,7 +69,10 @@ def llama_server(installed: None, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     with open(tmp_path / "llama.log", "wb") as log:
         server = subprocess.Popen(
-            localmodel.server_command(port), stdout=log, stderr=subprocess.STDOUT
+            localmodel.server_command(port),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=localmodel.server_env(port),
         )
     try:
         wait_until(
@@ -312,3 +315,77 @@ def evaluation_tools(run: Run) -> list:  # type: ignore[type-arg]
     _, ctx = run_context(run)
     sample = run.predictions.select_related("sample").first().sample
     return [ctx.tools[name] for name in sample.candidate_tools if name in ctx.tools]
+
+
+def test_serve_local_model_keeps_its_own_port_when_port_names_the_web_port(
+    installed: None, tmp_path: Path
+) -> None:
+    # given the environment `PORT=8001 make run` gives its children: PORT is the web server's
+    # (and HOST, MODEL, N_CTX are names llama.cpp's server would read as its own settings)
+    model_port, web_port = free_port(), free_port()
+    env = worker_env(PORT=str(web_port), HOST="127.0.0.2", MODEL="/nonexistent.gguf", N_CTX="7")
+    with open(tmp_path / "serve.log", "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "serve_local_model", "--port", str(model_port)],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        # when the server comes up (on one port or the other)
+        wait_until(
+            lambda: (
+                answers(f"http://127.0.0.1:{model_port}/v1/models")
+                or answers(f"http://127.0.0.1:{web_port}/v1/models")
+                or proc.poll() is not None
+            ),
+            180,
+            "the llama.cpp server answered on neither port",
+        )
+        # then on the model's port only: the web port stays free for the web server
+        log_tail = (tmp_path / "serve.log").read_text()[-2000:]
+        assert answers(f"http://127.0.0.1:{model_port}/v1/models"), log_tail
+        assert not answers(f"http://127.0.0.1:{web_port}/v1/models")
+        endpoint = Endpoint.objects.get(name=services.LOCAL_ENDPOINT)
+        assert endpoint.base_url == f"http://127.0.0.1:{model_port}/v1"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_the_local_model_server_gets_none_of_the_callers_settings() -> None:
+    # given a caller's environment full of names llama.cpp's server reads as settings
+    caller = {
+        "PATH": "/usr/bin",
+        "HOME": "/home/someone",
+        "LANG": "C.UTF-8",
+        "PORT": "8001",
+        "HOST": "127.0.0.2",
+        "MODEL": "/elsewhere.gguf",
+        "CONFIG_FILE": "/etc/llama.json",
+        "API_KEY": "sk-secret",
+        "SECRET_KEY": "django",
+        "DATABASE_URL": "postgres://x",
+        "VERBOSE": "1",
+    }
+    # when
+    env = localmodel.server_env(9123, caller)
+    # then the basics pass, the port and host are ours, and nothing else
+    assert env == {
+        "PATH": "/usr/bin",
+        "HOME": "/home/someone",
+        "LANG": "C.UTF-8",
+        "PORT": "9123",
+        "HOST": "127.0.0.1",
+    }
+
+
+def test_no_variable_passed_to_the_server_is_one_of_its_settings(installed: None) -> None:
+    # pydantic-settings reads every field of these models from the environment, whatever case
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    fields = {name.upper() for name in [*ServerSettings.model_fields, *ModelSettings.model_fields]}
+    assert not (set(localmodel.SERVER_ENV_PASSED) & fields)
+    assert not any(name.startswith(p) for name in fields for p in localmodel.SERVER_ENV_PREFIXES)

@@ -51,12 +51,29 @@ class Command(BaseCommand):
         try:
             if not localmodel.installed():
                 self.status(endpoint, Endpoint.Status.BUILDING, "building llama.cpp (first run)")
-                localmodel.install(log=lambda line: self.stdout.write(f"local model: {line}"))
+                console = self.console
+                localmodel.install(
+                    log=console,
+                    progress=[
+                        # The console every 10%, the admin's status every 1%.
+                        localmodel.BuildReporter(console, every=10),
+                        localmodel.BuildReporter(
+                            lambda step: self.status(endpoint, Endpoint.Status.BUILDING, step),
+                            every=1,
+                        ),
+                    ],
+                )
             self.status(endpoint, Endpoint.Status.STARTING, f"starting on port {port}")
             command = localmodel.server_command(port, options["threads"])
             log_path = devstack.data_dir() / "local-model.log"
             with open(log_path, "ab") as log:
-                server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+                # Its own environment: our caller's PORT (the web server's) must not reach it.
+                server = subprocess.Popen(
+                    command,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=localmodel.server_env(port),
+                )
             self.wait_ready(server, port, log_path)
             self.status(endpoint, Endpoint.Status.READY, f"{localmodel.MODEL_ALIAS} on port {port}")
             self.stdout.write(f"local model ready: http://127.0.0.1:{port}/v1 (log: {log_path})")
@@ -78,6 +95,10 @@ class Command(BaseCommand):
                 except subprocess.TimeoutExpired:
                     server.kill()
                     server.wait()
+
+    def console(self, line: str) -> None:
+        self.stdout.write(f"local model: {line}")
+        self.stdout.flush()
 
     def status(self, endpoint: Endpoint, status: str, detail: str) -> None:
         endpoint_set_status(endpoint_id=endpoint.pk, status=status, detail=detail)
