@@ -681,7 +681,9 @@ def solvability_mark(*, jobs: Sequence[JudgeJob]) -> dict[str, int]:
 
 # --- published judgments ------------------------------------------------------------------------
 
-IMPORT_FORMATS = ("ultratool-planning",)
+# format -> the suite whose benchmark it belongs to
+IMPORT_FORMATS = ("ultratool-planning", "stabletoolbench-pass")
+IMPORT_SUITES = {"ultratool-planning": "ultratool", "stabletoolbench-pass": "stabletoolbench"}
 
 
 def judgments_import(
@@ -692,6 +694,8 @@ def judgments_import(
     benchmark: Any,
     judge_name: str = "",
     user: Any = None,
+    answers: Any = None,
+    task: str = "",
 ) -> JudgeJob:
     """Published judge outputs as a judged run: the run (the model's outputs, scored as any
     imported run) and a finished judge job whose judgments carry the published scores, each
@@ -700,14 +704,39 @@ def judgments_import(
 
     ultratool-planning: UltraTool's planning evaluations, one JSON object per line in the
     order of the planning test set (line i is sample i of test.json, whose question it must
-    repeat)."""
-    from benchmarks.suites.ultratool.judges import read_planning_evaluations
-    from evaluation.services import RunError, outputs_import
+    repeat).
+
+    stabletoolbench-pass: the pass-rate results StableToolBench's evaluation writes
+    (pass_rate_results/<method>/<group>_<method>.json: per query its is_solved label of each
+    evaluation round), as a `stabletoolbench.pass` job with one judgment per query and round
+    (repeat = round), so the job's SoPR is the reference's and, with a second such run, a
+    preference job's SoWR lets these labels decide first. The run's outputs are the answers
+    rebuilt from the file's steps, or, given `answers`, the converted predictions file's answer
+    objects (model_predictions_converted/<method>/<group>.json, every labelled query in it).
+    `task` is the run's task (pass_rate, the default, or preference: runs compared by a
+    preference judge must share it). Each query must be a sample of its group with the same
+    question."""
+    from evaluation.services import RunError
 
     if fmt not in IMPORT_FORMATS:
         raise JudgeError(f"unknown format {fmt!r}; formats: {', '.join(IMPORT_FORMATS)}")
-    if benchmark.suite != "ultratool":
-        raise JudgeError(f"{benchmark.name} is a {benchmark.suite} benchmark, not UltraTool")
+    suite = IMPORT_SUITES[fmt]
+    if benchmark.suite != suite:
+        raise JudgeError(f"{benchmark.name} is a {benchmark.suite} benchmark; {fmt} is {suite}'s")
+    if fmt == "stabletoolbench-pass":
+        return _pass_results_import(
+            path=Path(path),
+            name=name,
+            benchmark=benchmark,
+            judge_name=judge_name or f"published {fmt} judge",
+            user=user,
+            answers=Path(answers) if answers else None,
+            task=task or "pass_rate",
+        )
+    if answers or task:
+        raise JudgeError(f"{fmt} takes no answers file and no task (stabletoolbench-pass does)")
+    from benchmarks.suites.ultratool.judges import read_planning_evaluations
+
     evaluations = read_planning_evaluations(Path(path))
     if not evaluations:
         raise JudgeError(f"{path} holds no evaluation")
@@ -723,7 +752,7 @@ def judgments_import(
                 f"{evaluation.source}: no sample {evaluation.external_id} in the test split of "
                 f"{benchmark.name}"
             )
-        if " ".join(str(query).split()) != " ".join(evaluation.query.split()):
+        if not _same_text(query, evaluation.query):
             raise RunError(
                 f"{evaluation.source}: field data.data.input is not the question of sample "
                 f"{evaluation.external_id} ({str(query)[:80]!r}); is the file in the order of "
@@ -731,26 +760,10 @@ def judgments_import(
             )
     template = pure.template_named("ultratool.planning")
     with transaction.atomic():
-        run = outputs_import(
-            benchmark=benchmark,
-            task="planning",
-            outputs=[e.published_output() for e in evaluations],
-            name=name,
-            user=user,
+        run = _imported_run(
+            benchmark, "planning", [e.published_output() for e in evaluations], name, user
         )
-        judge, _ = Judge.objects.get_or_create(
-            name=judge_name or f"published {fmt} judge",
-            defaults={"template": template.name, "kind": template.kind},
-        )
-        if judge.template != template.name:
-            raise JudgeError(f"judge {judge.name!r} uses {judge.template}, not {template.name}")
-        job = JudgeJob.objects.create(
-            judge=judge,
-            run=run,
-            repeats=1,
-            source=JudgeJob.Source.IMPORTED,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
-        )
+        job = _imported_job(template, run, judge_name or f"published {fmt} judge", 1, user)
         predictions = dict(run.predictions.values_list("sample__external_id", "id"))
         samples = dict(run.predictions.values_list("sample__external_id", "sample_id"))
         judgments = []
@@ -775,9 +788,120 @@ def judgments_import(
                     error=verdict.error,
                 )
             )
-        Judgment.objects.bulk_create(judgments, batch_size=5000)
-        job.metrics = job_metrics(job)
-        job.status = JudgeJob.Status.DONE
-        job.finished_at = timezone.now()
-        job.save(update_fields=["metrics", "status", "finished_at", "updated_at"])
+        _finish_imported(job, judgments)
+    return job
+
+
+def _same_text(stored: Any, published: str) -> bool:
+    return " ".join(str(stored).split()) == " ".join(published.split())
+
+
+def _imported_run(benchmark: Any, task: str, outputs: Sequence[Any], name: str, user: Any) -> Run:
+    from evaluation.services import outputs_import
+
+    return outputs_import(benchmark=benchmark, task=task, outputs=outputs, name=name, user=user)
+
+
+def _imported_job(
+    template: JudgeTemplate, run: Run, judge_name: str, repeats: int, user: Any
+) -> JudgeJob:
+    """The finished-to-be job of imported verdicts, under a judge without an endpoint (made on
+    first use; an existing judge of that name must use the same template)."""
+    judge, _ = Judge.objects.get_or_create(
+        name=judge_name, defaults={"template": template.name, "kind": template.kind}
+    )
+    if judge.template != template.name:
+        raise JudgeError(f"judge {judge.name!r} uses {judge.template}, not {template.name}")
+    return JudgeJob.objects.create(
+        judge=judge,
+        run=run,
+        repeats=repeats,
+        source=JudgeJob.Source.IMPORTED,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+
+
+def _finish_imported(job: JudgeJob, judgments: Sequence[Judgment]) -> None:
+    Judgment.objects.bulk_create(judgments, batch_size=5000)
+    job.metrics = job_metrics(job)
+    job.status = JudgeJob.Status.DONE
+    job.finished_at = timezone.now()
+    job.save(update_fields=["metrics", "status", "finished_at", "updated_at"])
+
+
+def _pass_results_import(
+    *,
+    path: Path,
+    name: str,
+    benchmark: Any,
+    judge_name: str,
+    user: Any,
+    answers: Path | None,
+    task: str,
+) -> JudgeJob:
+    from benchmarks.suites.stabletoolbench.evaluate import read_predictions
+    from benchmarks.suites.stabletoolbench.results import read_pass_results
+    from evaluation.services import RunError
+
+    results = read_pass_results(path)
+    group = results[0].split
+    outputs = [r.published_output() for r in results]
+    if answers is not None:
+        given = {o.external_id: o for o in read_predictions(task, answers)}
+        for index, result in enumerate(results):
+            output = given.get(result.external_id)
+            if output is None:
+                raise RunError(
+                    f"{answers}: no answer to query {result.external_id}, which {path} labels"
+                )
+            if output.split != group:
+                raise RunError(
+                    f"{answers} holds group {output.split}'s answers; {path} labels {group}'s"
+                )
+            outputs[index] = output
+    queries = dict(
+        benchmark.samples.filter(
+            split=group, external_id__in=[r.external_id for r in results]
+        ).values_list("external_id", "input__query")
+    )
+    for result in results:
+        query = queries.get(result.external_id)
+        if query is None:
+            raise RunError(
+                f"{result.source}: no sample {result.external_id} in group {group} of "
+                f"{benchmark.name}"
+            )
+        if not _same_text(query, result.query):
+            raise RunError(
+                f"{result.source}: field query is not the question of sample "
+                f"{group}/{result.external_id} ({str(query)[:80]!r})"
+            )
+    template = pure.template_named("stabletoolbench.pass")
+    rounds = list(results[0].labels)
+    with transaction.atomic():
+        run = _imported_run(benchmark, task, outputs, name, user)
+        job = _imported_job(template, run, judge_name, len(rounds), user)
+        predictions = dict(run.predictions.values_list("sample__external_id", "id"))
+        samples = dict(run.predictions.values_list("sample__external_id", "sample_id"))
+        judgments = []
+        for number in rounds:
+            for result in results:
+                verdict = result.verdict(number)
+                value, label = verdict_number(template, verdict, "")
+                judgments.append(
+                    Judgment(
+                        job=job,
+                        sample_id=samples[result.external_id],
+                        prediction_id=predictions[result.external_id],
+                        repeat=number,
+                        position=len(judgments),
+                        status=Judgment.Status.DONE,
+                        raw=result.published[number],
+                        values=verdict.values,
+                        value=value,
+                        label=label,
+                        reasoning=verdict.reasoning,
+                    )
+                )
+        _finish_imported(job, judgments)
     return job

@@ -13,7 +13,7 @@ from django.db import transaction
 from benchmarks.models import Benchmark
 from benchmarks.suites.base import shown
 from benchmarks.suites.protocol import ToolSpec
-from benchmarks.suites.stabletoolbench.importer import load_response_cache
+from benchmarks.suites.stabletoolbench.importer import key_parts, load_response_cache
 from evaluation.models import ApiResponse, VirtualApi
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
 from evaluation.virtualapi.server import responses_insert
@@ -78,7 +78,9 @@ def cache_import(
 
 def apis_from_benchmark(benchmark: Benchmark) -> int:
     """Record the documentation of a StableToolBench benchmark's APIs (what the simulator and
-    the Turing test show); returns how many APIs it names."""
+    the Turing test show); returns how many APIs it names. An API is known by its (category,
+    tool, api) as the server's cache names it; its `function` is ToolBench's `<api>_for_<tool>`
+    (the Tool's key without its category: two categories may share it)."""
     count = 0
     with transaction.atomic():
         for tool in benchmark.tools.all():
@@ -86,15 +88,16 @@ def apis_from_benchmark(benchmark: Benchmark) -> int:
             name = api_of(spec)
             if name is None:
                 continue
+            function = key_parts(tool.name)[1]
             api, created = VirtualApi.objects.get_or_create(
                 category=name.category,
                 tool=name.tool,
                 api=name.api,
-                defaults={"function": tool.name, "documentation": documentation_of(spec)},
+                defaults={"function": function, "documentation": documentation_of(spec)},
             )
             if not created and (not api.documentation or not api.function):
                 api.documentation = api.documentation or documentation_of(spec)
-                api.function = api.function or tool.name
+                api.function = api.function or function
                 api.save(update_fields=["documentation", "function"])
             count += 1
     return count

@@ -20,7 +20,7 @@ from annotation.agreement.services import report_params, report_request
 from annotation.models import Assignment, Campaign, Label, Member
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
-from evaluation.models import ApiResponse, TuringPair
+from evaluation.models import ApiResponse, TuringPair, VirtualApi
 from evaluation.virtualapi.cache import apis_from_benchmark, cache_import
 from tests.evaluation.conftest import make_simulator
 from tests.factories import make_superuser, make_user
@@ -46,6 +46,9 @@ def test_pairs_become_a_turing_campaign_that_experts_answer_and_the_report_share
     settings: Any,
 ) -> None:
     demo_server()
+    # Annotators see an API under ToolBench's name; the Tool's key adds its category.
+    tides = VirtualApi.objects.get(tool="tide_tables_demo_for_Weather", api="tide_times")
+    assert tides.function == "tide_times_for_tide_tables_demo"
     with FakeOpenAI(responder=simulated_reply) as server:
         make_simulator(settings, server.base_url, model="sim-model")
         out = io.StringIO()

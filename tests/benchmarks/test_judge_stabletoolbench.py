@@ -306,26 +306,30 @@ def test_preference_prompt_shows_both_answers_in_the_order_given(seeddata: Path)
 
 def test_solvability_prompt_shows_the_query_and_the_candidate_tools() -> None:
     spec = ToolSpec(
-        name="querykeywords_for_keyword_analysis",
+        name="Data/querykeywords_for_keyword_analysis",
         description="Get the main keywords for a given search query.",
         parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
     )
     ctx = Context(task=stabletoolbench.TASKS["pass_rate"], tools={spec.name: spec})
     query = "Main keywords for 'birthday party ideas'?"
-    judge_input = JudgeInput(item=item(query, (spec.name, "unknown_for_tool")), ctx=ctx)
+    keys = (spec.name, "Finance/convert_for_rate_board_v2", "Financial/convert_for_rate_board_v2")
+    judge_input = JudgeInput(item=item(query, keys), ctx=ctx)
 
     user = judges.SOLVABILITY.build(judge_input).messages[1]["content"]
 
     task = json.loads(user.split("Task:\n", 1)[1].split("\n\nNow give", 1)[0])
     assert task == {
         "query": query,
+        # Named as the model sees them: ToolBench's names, with the category where two share
+        # one; a tool the benchmark does not describe is named only.
         "available_tools": [
             {
-                "name": spec.name,
+                "name": "querykeywords_for_keyword_analysis",
                 "description": spec.description,
                 "parameters": spec.parameters,
             },
-            {"name": "unknown_for_tool"},
+            {"name": "convert_for_rate_board_v2_for_finance"},
+            {"name": "convert_for_rate_board_v2_for_financial"},
         ],
     }
     assert user.startswith("Please check whether the given task solvable")

@@ -31,8 +31,10 @@ from benchmarks.suites.stabletoolbench import agent
 
 GROUP = "G1_instruction"
 MESSI = "588"  # the first query of the seed file: Messi's career, TheClique's ten APIs
+# The names the model sees (ToolBench's) and the tools' keys (TheClique is in category Data).
 SEARCH = "transfermarkt_search_for_theclique"
 DETAILS = "transfermarkt_details_for_theclique"
+SEARCH_KEY, DETAILS_KEY = f"Data/{SEARCH}", f"Data/{DETAILS}"
 STEP_KEYS = {"thought", "action", "arguments", "observation", "output", "source", "ok"}
 
 
@@ -162,11 +164,13 @@ def test_a_call_then_finish_gives_the_answer(item: Item, specs: dict[str, ToolSp
     outcome = run(item, ctx, script)
 
     # then the call ran with the model's arguments and the answer is the Finish's
-    assert server.calls == [(SEARCH, {"name": "messi"})]
+    assert server.calls == [(SEARCH_KEY, {"name": "messi"})]
     assert outcome.answer == "Lionel Messi plays for Inter Miami."
     first, last = outcome.trace
-    assert set(first) == STEP_KEYS | {"tools"} and set(last) == STEP_KEYS | {"stop"}
-    assert first["tools"] == list(item.candidate_tools)
+    assert set(first) == STEP_KEYS | {"tools", "tool"} and set(last) == STEP_KEYS | {"stop"}
+    # The model is shown ToolBench's names; the trace keeps the key of the tool called.
+    assert first["tools"] == [name.removeprefix("Data/") for name in item.candidate_tools]
+    assert first["tool"] == SEARCH_KEY
     assert first["thought"] == "I should search for Messi."
     assert (first["action"], first["arguments"], first["source"], first["ok"]) == (
         SEARCH,
@@ -277,7 +281,8 @@ def test_an_unknown_tool_gets_a_reminder_then_ends_the_attempt(
     assert server.calls == [] and len(script.prompts) == 2
     reminder = script.prompts[1].messages[-1]["content"]
     assert reminder.startswith('Observation: "weather_for_nowhere" is not one of the tools.')
-    assert all(name in reminder for name in item.candidate_tools)
+    assert all(name.removeprefix("Data/") in reminder for name in item.candidate_tools)
+    assert "Data/" not in reminder
     assert outcome.trace[0]["action"] == "weather_for_nowhere"
     assert outcome.trace[-1]["stop"] == "invalid_action" and outcome.answer is None
 
@@ -306,7 +311,7 @@ def test_a_repeated_identical_call_ends_the_attempt(item: Item, specs: dict[str,
 
     outcome = run(item, ctx, script)
 
-    assert server.calls == [(SEARCH, {"name": "messi"})] * 2  # the third is not run
+    assert server.calls == [(SEARCH_KEY, {"name": "messi"})] * 2  # the third is not run
     assert outcome.trace[-1]["stop"] == "repeated_call"
     assert outcome.trace[-1]["observation"].startswith("Not run")
     assert outcome.answer is None
@@ -334,8 +339,8 @@ def test_an_unavailable_tool_becomes_an_observation(item: Item, specs: dict[str,
         raise ToolUnavailable("no cached response and no simulator")
 
     server = Server()
-    ctx = make_ctx(item, specs, server, served=[SEARCH])
-    ctx.toolbox = {SEARCH: Tool(spec=specs[SEARCH], call=refuse)}
+    ctx = make_ctx(item, specs, server, served=[SEARCH_KEY])
+    ctx.toolbox = {SEARCH_KEY: Tool(spec=specs[SEARCH_KEY], call=refuse)}
     script = Script(
         step(SEARCH, {"name": "messi"}),
         step(DETAILS, {"type_s": "player", "other": "x"}),
@@ -360,7 +365,7 @@ def test_other_tool_errors_pass_through(item: Item, specs: dict[str, ToolSpec]) 
         raise RuntimeError("the server is down")
 
     ctx = make_ctx(item, specs, Server())
-    ctx.toolbox = {SEARCH: Tool(spec=specs[SEARCH], call=broken)}
+    ctx.toolbox = {SEARCH_KEY: Tool(spec=specs[SEARCH_KEY], call=broken)}
 
     with pytest.raises(RuntimeError, match="the server is down"):
         run(item, ctx, Script(step(SEARCH, {"name": "messi"})))
@@ -384,7 +389,7 @@ def test_malformed_action_input_is_recovered(
 
     run(item, ctx, Script(step(SEARCH, written), answer("Messi.")))
 
-    assert server.calls == [(SEARCH, {"name": "messi"})]
+    assert server.calls == [(SEARCH_KEY, {"name": "messi"})]
 
 
 def test_action_input_on_the_action_line_or_without_its_marker(
@@ -400,7 +405,7 @@ def test_action_input_on_the_action_line_or_without_its_marker(
 
     run(item, ctx, script)
 
-    assert server.calls == [(SEARCH, {"name": "messi"}), (SEARCH, {"name": "xavi"})]
+    assert server.calls == [(SEARCH_KEY, {"name": "messi"}), (SEARCH_KEY, {"name": "xavi"})]
 
 
 def test_unreadable_action_input_asks_for_json(item: Item, specs: dict[str, ToolSpec]) -> None:
@@ -410,7 +415,7 @@ def test_unreadable_action_input_asks_for_json(item: Item, specs: dict[str, Tool
 
     outcome = run(item, ctx, script)
 
-    assert server.calls == [(SEARCH, {"name": "messi"})]
+    assert server.calls == [(SEARCH_KEY, {"name": "messi"})]
     first = outcome.trace[0]
     assert first["arguments"] == {} and first["ok"] is False
     assert first["observation"].startswith("The Action Input could not be read as a JSON object")
@@ -481,7 +486,7 @@ def test_a_hallucinated_observation_and_later_steps_are_ignored(
 
     outcome = run(item, ctx, Script(reply, answer("Messi.")))
 
-    assert server.calls == [(SEARCH, {"name": "messi"})]
+    assert server.calls == [(SEARCH_KEY, {"name": "messi"})]
     assert outcome.answer == "Messi."
 
 
@@ -498,7 +503,8 @@ def test_chat_prompt_lists_the_tools_and_the_format(item: Item, specs: dict[str,
     system, user = first.messages
     assert (system["role"], user) == ("system", {"role": "user", "content": item.input["query"]})
     for name in item.candidate_tools:
-        assert f"- {name}: " in system["content"]
+        assert f"- {name.removeprefix('Data/')}: " in system["content"]
+    assert "Data/" not in system["content"]
     # A parameter without a description shows its published example.
     line = f'- {SEARCH}: Search by name. Parameters: name (string, required): e.g. "messi"'
     assert f"\n{line}\n" in system["content"]
@@ -513,9 +519,11 @@ def test_chat_prompt_lists_the_tools_and_the_format(item: Item, specs: dict[str,
 
 
 def test_long_descriptions_are_cut(item: Item, specs: dict[str, ToolSpec]) -> None:
-    long = ToolSpec(name=SEARCH, description="word " * 200, parameters=specs[SEARCH].parameters)
+    long = ToolSpec(
+        name=SEARCH_KEY, description="word " * 200, parameters=specs[SEARCH_KEY].parameters
+    )
     ctx = make_ctx(item, specs, Server())
-    ctx.tools = {**ctx.tools, SEARCH: long}
+    ctx.tools = {**ctx.tools, SEARCH_KEY: long}
     script = Script(GIVE_UP)
 
     run(item, ctx, script)
@@ -558,9 +566,61 @@ def test_completion_prompt_ends_with_thought(item: Item, specs: dict[str, ToolSp
         f"Observation: {outcome.trace[0]['observation']}\nThought:"
     )
     assert outcome.trace[0]["thought"] == "I should search for Messi."
-    assert server.calls == [(SEARCH, {"name": "messi"})] and outcome.answer == "Messi."
+    assert server.calls == [(SEARCH_KEY, {"name": "messi"})] and outcome.answer == "Messi."
     # The answer object keeps the published shape: no prompt in its system node.
     assert details(outcome)[0]["message"] == ""
+
+
+# --- one function name in two categories ------------------------------------------------------
+
+SHARED = Path(__file__).resolve().parent / "fixtures" / "stabletoolbench_shared_names"
+
+
+def test_a_name_two_offered_tools_share_is_shown_with_each_category() -> None:
+    # given our query that offers Rate Board_v2's Convert from Finance and from Financial
+    bundle = stabletoolbench.import_files([SHARED / "test_instruction" / "G3_instruction.json"])
+    sample = bundle.samples[0]
+    both = Item(
+        split=sample.split,
+        external_id=sample.external_id,
+        input=sample.input,
+        candidate_tools=tuple(sample.candidate_tools),
+    )
+    tools = {
+        t.name: ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
+        for t in bundle.tools
+    }
+    server = Server(response={"amount": 15800})
+    ctx = make_ctx(both, tools, server)
+    script = Script(
+        step("convert_for_rate_board_v2", {"from": "USD", "to": "JPY"}),
+        step("convert_for_rate_board_v2_for_financial", {"from": "USD", "to": "JPY"}),
+        answer("100 dollars are 15,800 yen."),
+    )
+
+    # when
+    outcome = run(both, ctx, script)
+
+    # then each is shown under its category; ToolBench's shared name alone means neither
+    system = script.prompts[0].messages[0]["content"]
+    assert "\n- convert_for_rate_board_v2_for_finance: Converts an amount" in system
+    assert "\n- convert_for_rate_board_v2_for_financial: Converts between" in system
+    assert "\n- boil_water_for_kettle_club: " in system
+    first, second, _ = outcome.trace
+    assert first["tools"] == [
+        "convert_for_rate_board_v2_for_finance",
+        "convert_for_rate_board_v2_for_financial",
+        "boil_water_for_kettle_club",
+    ]
+    assert first["observation"].startswith('"convert_for_rate_board_v2" is not one of the tools')
+    assert second["tool"] == "Financial/convert_for_rate_board_v2"
+    assert server.calls == [("Financial/convert_for_rate_board_v2", {"from": "USD", "to": "JPY"})]
+    # The answer object calls tools by the names the model used, as published answers do.
+    assert [n["message"]["name"] for n in details(outcome) if n["role"] == "tool"] == [
+        "convert_for_rate_board_v2",
+        "convert_for_rate_board_v2_for_financial",
+        "Finish",
+    ]
 
 
 # --- reading replies -----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ Expectations are hand-checked against /work/shared/seeddata/stabletoolbench (Sta
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections import Counter
 from pathlib import Path, PurePosixPath
@@ -28,6 +29,8 @@ from benchmarks.suites.stabletoolbench import CacheEntry, load_response_cache
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "benchmarks" / "demo" / "stabletoolbench"
 CACHE = Path(__file__).resolve().parent / "fixtures" / "stabletoolbench_cache"
+# Our own query files in the published format: one `<api>_for_<tool>` name in two categories.
+SHARED = Path(__file__).resolve().parent / "fixtures" / "stabletoolbench_shared_names"
 GROUPS = (
     "G1_instruction",
     "G1_category",
@@ -146,17 +149,18 @@ def test_first_query_of_g1_instruction(seed: ImportBundle) -> None:
         "Can you provide me with information about Messi's clubs, managers, teammates, and "
         "referees? I'm also curious about any notable transfers he has made."
     }
+    # Tools are keyed <category>/<api>_for_<tool>: ToolBench's name is not unique on its own.
     assert sample.candidate_tools == [
-        "songkick_concert_for_theclique",
-        "songkick_artist_for_theclique",
-        "songkick_festivals_for_theclique",
-        "transfermarkt_search_for_theclique",
-        "list_artist_concerts_for_theclique",
-        "get_artist_overview_for_theclique",
-        "transfermarkt_details_for_theclique",
-        "songkick_search_artist_for_theclique",
-        "tunefind_for_details_for_theclique",
-        "get_info_about_artist_for_theclique",
+        "Data/songkick_concert_for_theclique",
+        "Data/songkick_artist_for_theclique",
+        "Data/songkick_festivals_for_theclique",
+        "Data/transfermarkt_search_for_theclique",
+        "Data/list_artist_concerts_for_theclique",
+        "Data/get_artist_overview_for_theclique",
+        "Data/transfermarkt_details_for_theclique",
+        "Data/songkick_search_artist_for_theclique",
+        "Data/tunefind_for_details_for_theclique",
+        "Data/get_info_about_artist_for_theclique",
     ]
     assert sample.reference == {
         "relevant_apis": [
@@ -164,8 +168,8 @@ def test_first_query_of_g1_instruction(seed: ImportBundle) -> None:
             ["TheClique", "Transfermarkt details"],
         ],
         "relevant_tools": [
-            "transfermarkt_search_for_theclique",
-            "transfermarkt_details_for_theclique",
+            "Data/transfermarkt_search_for_theclique",
+            "Data/transfermarkt_details_for_theclique",
         ],
     }
     # Every seed query is in its group's test_query_ids list.
@@ -178,17 +182,17 @@ def test_required_and_optional_parameters_with_types(seed: ImportBundle, seeddat
     sample = by_id(seed, "G2_category", "3942")
     assert sample.source.endswith("G2_category.first50.json, line 4145")
     assert sample.candidate_tools == [
-        "modifytiff_for_aspose_imaging_cloud",
-        "getimageframeproperties_for_aspose_imaging_cloud",
-        "getimageframe_for_aspose_imaging_cloud",
-        "getresult_for_videogrammer",
-        "nsfw_detection_for_nsfw_nude_detection",
+        "Video_Images/modifytiff_for_aspose_imaging_cloud",
+        "Video_Images/getimageframeproperties_for_aspose_imaging_cloud",
+        "Video_Images/getimageframe_for_aspose_imaging_cloud",
+        "Video_Images/getresult_for_videogrammer",
+        "Video_Images/nsfw_detection_for_nsfw_nude_detection",
     ]
     assert sample.reference["relevant_tools"] == [
-        "modifytiff_for_aspose_imaging_cloud",
-        "nsfw_detection_for_nsfw_nude_detection",
+        "Video_Images/modifytiff_for_aspose_imaging_cloud",
+        "Video_Images/nsfw_detection_for_nsfw_nude_detection",
     ]
-    modify = tool(seed, "modifytiff_for_aspose_imaging_cloud")
+    modify = tool(seed, "Video_Images/modifytiff_for_aspose_imaging_cloud")
     assert modify.category == "Video_Images"
     assert modify.raw == published(file, 3942)["api_list"][0]
     assert modify.raw["api_name"] == "ModifyTiff"
@@ -233,7 +237,7 @@ def test_required_and_optional_parameters_with_types(seed: ImportBundle, seeddat
 
 
 def test_reserved_words_dates_enums_and_returns(seed: ImportBundle) -> None:
-    dividend = tool(seed, "api_dividend_for_finanzoo_api_fundamentals")
+    dividend = tool(seed, "Finance/api_dividend_for_finanzoo_api_fundamentals")
     assert dividend.category == "Finance"
     assert dividend.description.startswith("Contains the annual dividends (split-adjusted")
     assert dividend.parameters == {
@@ -260,7 +264,7 @@ def test_reserved_words_dates_enums_and_returns(seed: ImportBundle) -> None:
         "type": "object",
         "properties": {"year": {"type": "string"}, "dividend": {"type": "string"}},
     }
-    golf = tool(seed, "tournaments_for_live_golf_data")
+    golf = tool(seed, "Sports/tournaments_for_live_golf_data")
     assert golf.parameters["properties"]["orgid"] == {
         "type": "string",
         "description": "Choose 1 for PGA Tour or  2 for LIV Tour.",
@@ -268,9 +272,9 @@ def test_reserved_words_dates_enums_and_returns(seed: ImportBundle) -> None:
     assert golf.parameters["required"] == ["orgid", "tournid", "year"]
     assert golf.returns == {}  # no template_response published
     # A template_response that is a JSON text cut off mid-way gives no schema; raw keeps it.
-    movies = tool(seed, "with_rt_ratings_for_list_movies")
+    movies = tool(seed, "Video_Images/with_rt_ratings_for_list_movies")
     assert isinstance(movies.raw["template_response"], str) and movies.returns == {}
-    concert = tool(seed, "songkick_concert_for_theclique")
+    concert = tool(seed, "Data/songkick_concert_for_theclique")
     assert concert.returns["properties"]["line_up"] == {
         "type": "array",
         "items": {
@@ -281,7 +285,7 @@ def test_reserved_words_dates_enums_and_returns(seed: ImportBundle) -> None:
 
 
 def test_a_parameter_listed_twice_keeps_its_first_definition(seed: ImportBundle) -> None:
-    riddle = tool(seed, "riddle_by_id_for_riddlie")
+    riddle = tool(seed, "Entertainment/riddle_by_id_for_riddlie")
     assert riddle.parameters == {
         "type": "object",
         "properties": {
@@ -289,7 +293,7 @@ def test_a_parameter_listed_twice_keeps_its_first_definition(seed: ImportBundle)
         },
         "required": ["is_id"],
     }
-    reqres = tool(seed, "user_by_id_for_reqres_dont_change")
+    reqres = tool(seed, "Advertising/user_by_id_for_reqres_dont_change")
     assert reqres.parameters["properties"]["array"] == {
         "type": "array",
         "description": "",
@@ -301,17 +305,19 @@ def test_a_parameter_listed_twice_keeps_its_first_definition(seed: ImportBundle)
 def test_an_api_offered_by_two_queries_is_one_tool(seed: ImportBundle) -> None:
     first = by_id(seed, "G2_category", "3942")
     second = by_id(seed, "G2_category", "3990")
-    assert "modifytiff_for_aspose_imaging_cloud" in first.candidate_tools
-    assert second.candidate_tools[3] == "modifytiff_for_aspose_imaging_cloud"
-    assert [t.name for t in seed.tools].count("modifytiff_for_aspose_imaging_cloud") == 1
-    assert tool(seed, "modifytiff_for_aspose_imaging_cloud").source.endswith(
+    assert "Video_Images/modifytiff_for_aspose_imaging_cloud" in first.candidate_tools
+    assert second.candidate_tools[3] == "Video_Images/modifytiff_for_aspose_imaging_cloud"
+    assert [t.name for t in seed.tools].count(
+        "Video_Images/modifytiff_for_aspose_imaging_cloud"
+    ) == 1
+    assert tool(seed, "Video_Images/modifytiff_for_aspose_imaging_cloud").source.endswith(
         "G2_category.first50.json, line 4145"
     )
     # A relevant API listed twice stays listed twice, as published.
     assert second.reference["relevant_tools"] == [
-        "video_downloader_for_video_downloader",
-        "generate_pdf_for_web_capture",
-        "video_downloader_for_video_downloader",
+        "Video_Images/video_downloader_for_video_downloader",
+        "Video_Images/generate_pdf_for_web_capture",
+        "Video_Images/video_downloader_for_video_downloader",
     ]
 
 
@@ -457,7 +463,7 @@ def test_two_apis_with_one_name_are_refused(tmp_path: Path) -> None:
     second = query(2, api_list=[api(api_name="Boil-Water")])
     error = refused(tmp_path, [first, second])
     assert error.record == "2 (query_id 2)" and error.field == "api_list[0]"
-    assert "boil_water_for_kettle_club" in error.message and "line 2" in error.message
+    assert "Food/boil_water_for_kettle_club" in error.message and "line 2" in error.message
 
 
 def test_a_later_different_document_keeps_the_first(tmp_path: Path) -> None:
@@ -465,7 +471,7 @@ def test_a_later_different_document_keeps_the_first(tmp_path: Path) -> None:
     path = write(tmp_path / "G9_tool.json", [query(1), query(2, api_list=[changed])])
     bundle = stabletoolbench.import_files([path])
     assert [t.description for t in bundle.tools] == ["Boils water for tea."]
-    assert bundle.samples[1].metadata == {"api_doc_differs": ["boil_water_for_kettle_club"]}
+    assert bundle.samples[1].metadata == {"api_doc_differs": ["Food/boil_water_for_kettle_club"]}
     assert bundle.samples[0].metadata == {}
 
 
@@ -552,9 +558,9 @@ def test_cache_keys_are_read_never_run(key: str, expected: Any) -> None:
 
 
 def test_cache_entries_map_to_tool_names(cache: list[CacheEntry]) -> None:
-    assert stabletoolbench.cache_tool_name(cache[0]) == "departures_for_ferry_times"
-    assert stabletoolbench.cache_tool_name(cache[5]) == "route_by_id_for_ferry_times"
-    assert stabletoolbench.cache_tool_name(cache[7]) == "resorts_for_snow_report"
+    assert stabletoolbench.cache_tool_name(cache[0]) == "Travel/departures_for_ferry_times"
+    assert stabletoolbench.cache_tool_name(cache[5]) == "Travel/route_by_id_for_ferry_times"
+    assert stabletoolbench.cache_tool_name(cache[7]) == "Weather/resorts_for_snow_report"
 
 
 def broken_cache(tmp_path: Path, content: str) -> Path:
@@ -636,7 +642,7 @@ def test_demo_files_parse_and_the_demo_cache_matches_the_demo_tools() -> None:
     assert all(s.metadata == {"in_test_query_ids": True} for s in bundle.samples)
     tools = {t.name: t for t in bundle.tools}
     assert len(tools) == 6
-    assert tools["recipe_by_id_for_pantry_recipes_demo"].parameters["required"] == ["is_id"]
+    assert tools["Food/recipe_by_id_for_pantry_recipes_demo"].parameters["required"] == ["is_id"]
     entries = list(load_response_cache(DEMO / manifest["response_cache"]))
     assert len(entries) == 7
     for entry in entries:
@@ -666,11 +672,13 @@ def test_import_of_the_six_seed_files_and_a_reimport_that_writes_nothing(seeddat
     assert summary.samples_written == 300
     benchmark = Benchmark.objects.get(name="StableToolBench")
     assert Sample.objects.filter(benchmark=benchmark).count() == 300
-    stored = Tool.objects.get(benchmark=benchmark, name="modifytiff_for_aspose_imaging_cloud")
+    stored = Tool.objects.get(
+        benchmark=benchmark, name="Video_Images/modifytiff_for_aspose_imaging_cloud"
+    )
     assert stored.parameters["required"] == ["name", "bitdepth"]
     assert stored.raw["tool_name"] == "Aspose.Imaging Cloud"
     sample = Sample.objects.get(benchmark=benchmark, split="G1_instruction", external_id="588")
-    assert sample.reference["relevant_tools"][0] == "transfermarkt_search_for_theclique"
+    assert sample.reference["relevant_tools"][0] == "Data/transfermarkt_search_for_theclique"
 
     again = benchmark_import(suite="stabletoolbench", paths=paths)
     assert (again.samples_written, again.tools_written, again.unchanged) == (0, 0, 300)
@@ -689,3 +697,190 @@ def test_demo_files_import() -> None:
     assert summary.samples == {"G1_instruction": 4, "G2_instruction": 3}
     assert summary.tools == 6
     assert Benchmark.objects.get(name="StableToolBench (demo)").is_demo
+
+
+# --- one function name in two categories (issue 14) ---------------------------------------------
+# The published test files name some APIs alike in two categories ('👋 Demo Project' in Media and
+# in Sports, 'Currency Converter_v2' in Finance and in Financial): ToolBench keys tools by
+# category, so must the import. The seed data holds only the first 50 queries of each group
+# (none of those pairs is among them), so the six full files cannot be imported here: the seed
+# slices are imported with our own files that have such pairs.
+
+
+def shared(*groups: str) -> list[Path]:
+    return [SHARED / "test_instruction" / f"{group}.json" for group in groups]
+
+
+@pytest.mark.django_db
+def test_one_function_name_in_two_categories_imports_as_two_tools() -> None:
+    summary = benchmark_import(suite="stabletoolbench", paths=shared("G1_instruction", "G1_tool"))
+    assert summary.samples == {"G1_instruction": 2, "G1_tool": 2}
+    assert summary.tools == 6
+    benchmark = Benchmark.objects.get(name="StableToolBench")
+    boil = Tool.objects.filter(benchmark=benchmark, raw__api_name="Boil water")
+    assert sorted((t.category, t.description) for t in boil) == [
+        ("Devices", "Switches the smart kettle on."),
+        ("Food", "Boils water for tea."),
+    ]
+    food = Sample.objects.get(benchmark=benchmark, external_id="900101")
+    devices = Sample.objects.get(benchmark=benchmark, external_id="900201")
+    assert set(food.candidate_tools).isdisjoint(devices.candidate_tools)
+
+
+@pytest.mark.django_db
+def test_the_seed_slices_and_files_with_shared_names_import_together(seeddata: Path) -> None:
+    paths = [*seed_files(seeddata), *shared("G1_instruction", "G1_tool", "G3_instruction")]
+    summary = benchmark_import(suite="stabletoolbench", paths=paths)
+    assert summary.samples == {
+        **{group: 50 for group in GROUPS},
+        "G1_instruction": 52,
+        "G1_tool": 52,
+        "G3_instruction": 51,
+    }
+    assert summary.tools == 1187 + 6
+
+
+def test_tools_are_keyed_by_category_and_offered_by_key() -> None:
+    bundle = stabletoolbench.import_files([SHARED])
+    assert sorted(t.name for t in bundle.tools) == [
+        "Devices/boil_water_for_kettle_club",
+        "Devices/descale_for_kettle_club",
+        "Finance/convert_for_rate_board_v2",
+        "Financial/convert_for_rate_board_v2",
+        "Food/boil_water_for_kettle_club",
+        "Food/steep_tea_for_kettle_club",
+    ]
+    both = by_id(bundle, "G3_instruction", "900301")
+    assert both.candidate_tools == [
+        "Finance/convert_for_rate_board_v2",
+        "Financial/convert_for_rate_board_v2",
+        "Food/boil_water_for_kettle_club",
+    ]
+    # A relevant API names no category: the first api_list entry with its name is meant.
+    assert both.reference["relevant_tools"] == [
+        "Finance/convert_for_rate_board_v2",
+        "Food/boil_water_for_kettle_club",
+    ]
+    devices = by_id(bundle, "G1_tool", "900201")
+    assert devices.reference["relevant_tools"] == [
+        "Devices/descale_for_kettle_club",
+        "Devices/boil_water_for_kettle_club",
+    ]
+    assert all(s.metadata == {"in_test_query_ids": True} for s in bundle.samples)
+
+
+def test_a_relevant_api_not_offered_takes_its_tools_category(tmp_path: Path) -> None:
+    relevant = [["Kettle Club", "Descale"], ["Tea Shop", "Buy"]]
+    path = write(tmp_path / "G9_tool.json", [query(**{"relevant APIs": relevant})])
+    sample = stabletoolbench.import_files([path]).samples[0]
+    # Kettle Club is offered from Food: its Descale is Food's too; Tea Shop's category is unknown.
+    assert sample.reference["relevant_tools"] == [
+        "Food/descale_for_kettle_club",
+        "buy_for_tea_shop",
+    ]
+    assert sample.metadata == {
+        "relevant_not_offered": ["Food/descale_for_kettle_club", "buy_for_tea_shop"]
+    }
+
+
+def test_tool_keys_split_at_the_last_slash() -> None:
+    key = stabletoolbench.tool_key("Video_Images", "NSFW / Nude Detection", "NSFW detection")
+    assert key == "Video_Images/nsfw_detection_for_nsfw_nude_detection"
+    assert stabletoolbench.key_parts(key) == (
+        "Video_Images",
+        "nsfw_detection_for_nsfw_nude_detection",
+    )
+    assert stabletoolbench.key_parts("Data, AI/ML/x_for_y") == ("Data, AI/ML", "x_for_y")
+    assert stabletoolbench.key_parts("calculator") == ("", "calculator")
+
+
+def test_models_see_toolbench_names_qualified_only_where_two_offered_share_one() -> None:
+    assert stabletoolbench.shown_names(
+        [
+            "Finance/convert_for_rate_board_v2",
+            "Financial/convert_for_rate_board_v2",
+            "Food/boil_water_for_kettle_club",
+            "calculator",
+        ]
+    ) == {
+        "Finance/convert_for_rate_board_v2": "convert_for_rate_board_v2_for_finance",
+        "Financial/convert_for_rate_board_v2": "convert_for_rate_board_v2_for_financial",
+        "Food/boil_water_for_kettle_club": "boil_water_for_kettle_club",
+        "calculator": "calculator",
+    }
+    # Offered alone, each is shown under ToolBench's name, as the published answers call it.
+    assert stabletoolbench.shown_names(["Financial/convert_for_rate_board_v2"]) == {
+        "Financial/convert_for_rate_board_v2": "convert_for_rate_board_v2"
+    }
+    # Categories that standardize alike ("Data" and "data"), and ToolBench names equal to the
+    # qualified form: those keep their names, the qualified ones are numbered in offer order.
+    assert stabletoolbench.shown_names(
+        ["Data/x_for_y", "data/x_for_y", "Other/x_for_y_for_data", "Other/x_for_y_for_data_2"]
+    ) == {
+        "Data/x_for_y": "x_for_y_for_data_3",
+        "data/x_for_y": "x_for_y_for_data_4",
+        "Other/x_for_y_for_data": "x_for_y_for_data",
+        "Other/x_for_y_for_data_2": "x_for_y_for_data_2",
+    }
+
+
+def _as_before_the_keys(benchmark: Benchmark) -> None:
+    """The rows as an import before tools were keyed by category left them."""
+    for stored in Tool.objects.filter(benchmark=benchmark):
+        stored.name = stabletoolbench.key_parts(stored.name)[1]
+        stored.save(update_fields=["name"])
+    for sample in Sample.objects.filter(benchmark=benchmark):
+        sample.candidate_tools = [stabletoolbench.key_parts(n)[1] for n in sample.candidate_tools]
+        relevant = sample.reference["relevant_tools"]
+        sample.reference["relevant_tools"] = [stabletoolbench.key_parts(n)[1] for n in relevant]
+        sample.save(update_fields=["candidate_tools", "reference"])
+
+
+@pytest.mark.django_db
+def test_the_migration_keys_tools_imported_before_so_a_reimport_changes_nothing() -> None:
+    from django.apps import apps
+
+    migration = importlib.import_module("benchmarks.migrations.0003_stabletoolbench_tool_keys")
+    # given a benchmark imported under ToolBench's bare names (one file: no name is shared)
+    paths = shared("G1_instruction")
+    benchmark_import(suite="stabletoolbench", paths=paths)
+    benchmark = Benchmark.objects.get(name="StableToolBench")
+    keyed = {s.external_id: (s.candidate_tools, s.reference) for s in benchmark.samples.all()}
+    _as_before_the_keys(benchmark)
+    assert "boil_water_for_kettle_club" in benchmark.tools.values_list("name", flat=True)
+
+    # when
+    migration.forwards(apps, None)
+
+    # then the rows are what the import writes now, and importing again writes nothing
+    assert sorted(benchmark.tools.values_list("name", flat=True)) == [
+        "Finance/convert_for_rate_board_v2",
+        "Food/boil_water_for_kettle_club",
+        "Food/steep_tea_for_kettle_club",
+    ]
+    assert {s.external_id: (s.candidate_tools, s.reference) for s in benchmark.samples.all()} == (
+        keyed
+    )
+    again = benchmark_import(suite="stabletoolbench", paths=paths)
+    assert (again.tools, again.tools_written, again.samples_written) == (3, 0, 0)
+
+    # and back, while no two categories share a name; with such a pair it refuses
+    migration.backwards(apps, None)
+    assert "Food/boil_water_for_kettle_club" not in benchmark.tools.values_list("name", flat=True)
+    migration.forwards(apps, None)
+    benchmark_import(suite="stabletoolbench", paths=shared("G1_tool"))
+    with pytest.raises(RuntimeError, match="convert_for_rate_board_v2"):
+        migration.backwards(apps, None)
+
+
+@pytest.mark.django_db
+def test_refinement_reads_each_offered_tools_own_schema() -> None:
+    from annotation.refinement import toolset
+
+    benchmark_import(suite="stabletoolbench", paths=shared("G3_instruction"))
+    sample = Sample.objects.get(external_id="900301")
+    schemas = toolset(sample)
+    assert list(schemas) == sample.candidate_tools
+    # Finance's Convert needs an amount; Financial's takes it as optional.
+    assert schemas["Finance/convert_for_rate_board_v2"]["required"] == ["is_from", "to", "amount"]
+    assert schemas["Financial/convert_for_rate_board_v2"]["required"] == ["is_from", "to"]

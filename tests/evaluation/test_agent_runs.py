@@ -76,7 +76,9 @@ def test_stabletoolbench_queries_are_solved_over_the_virtual_api_server(
         assert {p.status for p in predictions} == {Prediction.Status.DONE}
         for prediction in predictions:
             call, finish = prediction.trace
-            assert call["action"] in Sample.objects.get(pk=prediction.sample_id).candidate_tools
+            # The model calls ToolBench's name; the trace keeps the tool's key.
+            assert call["tool"] in Sample.objects.get(pk=prediction.sample_id).candidate_tools
+            assert call["tool"].endswith(f"/{call['action']}")
             assert call["source"] == "simulated"
             assert json.loads(call["observation"]) == {
                 "error": "",
@@ -117,7 +119,7 @@ def test_tools_marked_down_fail_or_go_to_the_simulator(seeddata: Path, settings:
     (prediction,) = run.predictions.all()
     call = prediction.trace[0]
     # every tool is down: the one called answers the paper's failure response
-    assert call["action"] in down and call["source"] == "down"
+    assert call["tool"] in down and call["source"] == "down"
     assert "did not return any useful information" in call["observation"]
     assert ServedCall.objects.get(run=run).source == "down"
 

@@ -2,9 +2,13 @@
 its api_list, called through the platform's virtual API server (Context.toolbox).
 
 `solve(item, ctx, context, complete)`:
-  - offers the item's candidate tools (ToolBench function names `<api>_for_<tool>`, described by
-    ctx.tools) plus ToolBench's `Finish`; the prompt (prompts/agent.toml, ours) asks for one
-    step at a time:
+  - offers the item's candidate tools (Tool keys `<category>/<api>_for_<tool>`, described by
+    ctx.tools) plus ToolBench's `Finish`. The model sees each tool under ToolBench's function
+    name `<api>_for_<tool>`, the name the published answers call; where two tools of the query
+    share it (one name in two categories) each is shown with its category
+    (`<api>_for_<tool>_for_<category>`, importer.shown_names), so every name the model sees
+    means one API. ToolBench itself shows both under one name and runs the first that matches.
+    The prompt (prompts/agent.toml, ours) asks for one step at a time:
         Thought: <reasoning>
         Action: <a tool name, or Finish>
         Action Input: <a JSON object of arguments>
@@ -18,8 +22,9 @@ its api_list, called through the platform's virtual API server (Context.toolbox)
     (hallucinated) Observation; the input's JSON object is read with json, else as a Python
     literal of plain data (`parse_arguments`: single quotes, True/False/None, trailing commas,
     code fences, trailing text); model text is never evaluated. Tool names match exactly, then
-    ignoring case, then ignoring everything but letters and digits.
-  - runs the call: `ctx.toolbox[name].call(arguments)` gives the server's JSON text
+    ignoring case, then ignoring everything but letters and digits, among the names shown.
+  - runs the call: `ctx.toolbox[key].call(arguments)` (the key of the name shown) gives the
+    server's JSON text
     {"error", "response"} (its "source" field, the response's provenance, goes to the trace and
     is not shown to the model); a tool the toolbox lacks, or ToolUnavailable from the call,
     becomes an observation saying so; any other exception (CallFailed from `complete` too)
@@ -33,9 +38,10 @@ its api_list, called through the platform's virtual API server (Context.toolbox)
 The outcome: output = ToolBench's answer object as JSON text (evaluate.answer_record_for, method
 "ReAct@1", its system and user messages empty as in the published files), so evaluate.parse,
 score and the judges read it as they read published answers; answer = the final answer (None
-without one); trace = one step per model call {"thought", "action", "arguments",
-"observation", "output", "source", "ok"}, the first with "tools" (the names offered), the last
-with "stop"; note = why it stopped.
+without one); trace = one step per model call {"thought", "action" (the name as shown),
+"arguments", "observation", "output", "source", "ok"}, a call of an offered tool also with
+"tool" (its key), the first step with "tools" (the names shown), the last with "stop"; note =
+why it stopped.
 """
 
 from __future__ import annotations
@@ -68,6 +74,7 @@ from benchmarks.suites.stabletoolbench.evaluate import (
     GIVE_UP,
     answer_record_for,
 )
+from benchmarks.suites.stabletoolbench.importer import shown_names
 from benchmarks.suites.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
 
 __all__ = [
@@ -185,8 +192,8 @@ def _describe_tool(spec: ToolSpec, name: str) -> str:
     )
 
 
-def _tool_list(ctx: Context, names: Sequence[str]) -> str:
-    lines = [_describe_tool(_spec(ctx, name), name) for name in names]
+def _tool_list(ctx: Context, keys: Sequence[str], shown: Mapping[str, str]) -> str:
+    lines = [_describe_tool(_spec(ctx, key), shown[key]) for key in keys]
     lines.append(_templates()["tool"]["finish"])
     return "\n".join(lines)
 
@@ -221,12 +228,13 @@ class Turn:
     observation: str
 
 
-def _texts(item: Item, ctx: Context, names: Sequence[str]) -> tuple[str, str, str]:
+def _texts(item: Item, ctx: Context, keys: Sequence[str]) -> tuple[str, str, str]:
     """(the chat system message, the chat user message, the completion text before any step)."""
     query = str(item.input.get("query", "")).strip()
-    tools = _tool_list(ctx, names)
+    shown = shown_names(keys)
+    tools = _tool_list(ctx, keys, shown)
     words = _templates()
-    tool_names = ", ".join(names)
+    tool_names = ", ".join(shown[key] for key in keys)
     system = _fill(words["chat"]["system"], tools=tools, tool_names=tool_names)
     user = _fill(words["chat"]["user"], query=query)
     text = _fill(words["completion"]["text"], tools=tools, tool_names=tool_names, query=query)
@@ -234,11 +242,12 @@ def _texts(item: Item, ctx: Context, names: Sequence[str]) -> tuple[str, str, st
 
 
 def step_prompt(
-    item: Item, ctx: Context, names: Sequence[str], turns: Sequence[Turn] = ()
+    item: Item, ctx: Context, keys: Sequence[str], turns: Sequence[Turn] = ()
 ) -> Prompt:
-    """The request for the next step: the messages for chat endpoints and, for completion-style
-    models, one text ending with "Thought:"; both stop at a new Observation."""
-    system, user, text = _texts(item, ctx, names)
+    """The request for the next step, the tools given by key (shown by shown_names): the
+    messages for chat endpoints and, for completion-style models, one text ending with
+    "Thought:"; both stop at a new Observation."""
+    system, user, text = _texts(item, ctx, keys)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     pad = ""
     for turn in turns:
@@ -408,11 +417,14 @@ def _toolbox_tool(ctx: Context, name: str) -> Tool | None:
     return found[0] if len(found) == 1 else None
 
 
-async def _run_tool(ctx: Context, name: str, arguments: dict[str, Any]) -> tuple[str, str, bool]:
-    """(observation, source, ok) of one call. The server's "source" field is taken out of the
-    observation; ok is False when the tool is unavailable or the server reports an error."""
+async def _run_tool(
+    ctx: Context, key: str, name: str, arguments: dict[str, Any]
+) -> tuple[str, str, bool]:
+    """(observation, source, ok) of one call of the tool `key`, shown to the model as `name`.
+    The server's "source" field is taken out of the observation; ok is False when the tool is
+    unavailable or the server reports an error."""
     words = _templates()["observation"]
-    tool = _toolbox_tool(ctx, name)
+    tool = _toolbox_tool(ctx, key)
     if tool is None:
         reason = "the platform does not serve it"
         return _fill(words["unavailable"], action=name, reason=reason), "", False
@@ -460,7 +472,10 @@ def _input_text(reply: Reply, arguments: dict[str, Any] | None) -> str:
 async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Complete) -> Outcome:
     """Answer one query with the ReAct loop (see the module docstring)."""
     words = _templates()["observation"]
-    names = offered_tools(item, ctx, context)
+    keys = offered_tools(item, ctx, context)
+    shown = shown_names(keys)
+    names = [shown[key] for key in keys]
+    key_of = {name: key for key, name in shown.items()}
     max_steps = max(1, _option(ctx, "max_steps"))
     max_same = max(1, _option(ctx, "max_same_call"))
     limit = _option(ctx, "max_observation_chars")
@@ -475,7 +490,7 @@ async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Com
     why = f"no Finish within {max_steps} model calls"
 
     for index in range(max_steps):
-        output = await complete(step_prompt(item, ctx, names, turns))
+        output = await complete(step_prompt(item, ctx, keys, turns))
         output = "" if output is None else str(output)
         # A completion prompt ends with "Thought:", so the reply starts inside the thought.
         reply = parse_reply("Thought: " + output if completion else output)
@@ -513,6 +528,9 @@ async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Com
             continue
         invalid = 0
         step["action"] = name
+        key = key_of.get(name, name)
+        if name != FINISH:
+            step["tool"] = key
 
         if name == FINISH:
             kind, final, arguments = _read_finish(reply.action_input)
@@ -537,13 +555,13 @@ async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Com
             turns.append(Turn(_reply_text(reply, name, _input_text(reply, None)), observation))
             continue
         step["arguments"] = arguments
-        key = (name, json.dumps(arguments, sort_keys=True, ensure_ascii=False))
-        calls[key] += 1
-        if calls[key] > max_same:
-            step["observation"] = _fill(words["repeated"], count=calls[key] - 1, limit=max_same)
+        call = (key, json.dumps(arguments, sort_keys=True, ensure_ascii=False))
+        calls[call] += 1
+        if calls[call] > max_same:
+            step["observation"] = _fill(words["repeated"], count=calls[call] - 1, limit=max_same)
             stop, why = STOP_REPEAT, f"the same call to {name} asked again"
             break
-        observation, source, ok = await _run_tool(ctx, name, arguments)
+        observation, source, ok = await _run_tool(ctx, key, name, arguments)
         observation = _cut(observation, limit)
         step.update(observation=observation, source=source, ok=ok)
         turns.append(Turn(_reply_text(reply, name, _input_text(reply, arguments)), observation))

@@ -32,16 +32,26 @@ Published format (THUNLP-MT/StableToolBench, `solvable_queries/`):
   or an id map / id list), so the names may carry suffixes.
 
 Records:
-- ToolRecord per API, de-duplicated across queries and files. name = ToolBench's function name
-  `<api>_for_<tool>` with ToolBench's own rules (toolbench/utils.py `standardize` and
-  `change_name`): every character other than a-z, A-Z, 0-9, "_", "^" and CJK becomes "_", runs
-  of "_" collapse, lower case, no leading/trailing "_", a leading digit gets "get_", and an API
-  named from/class/return/false/true/id/and gets "is_" (`Songkick concert` of `TheClique` ->
-  `songkick_concert_for_theclique`). ToolBench cuts the name to its last 64 characters for the
-  OpenAI API; that is not done here because it makes two seed APIs collide (the prompt
-  builder must cut, and say so). Two different (category, tool, api) triples with one name are
-  an error naming both places; the same API with a different document in a later query keeps
-  the first document and lists the name in that sample's metadata["api_doc_differs"].
+- ToolRecord per API, de-duplicated across queries and files, keyed by (category, tool, api) as
+  ToolBench keys them (its tools live in <category>/<tool>.json; its server's cache in
+  <Category>/<tool>_for_<Category>/<api>.json). ToolBench's function name `<api>_for_<tool>`
+  is not unique across categories: the published test files name some APIs alike in two
+  categories ('👋 Demo Project' in Media and in Sports, 'Currency Converter_v2' in Finance
+  and in Financial), and ToolBench tells them apart by the category of the query's api_list
+  entry the name was offered from. So name = `<category_name>/<api>_for_<tool>` (`tool_key`;
+  `key_parts` splits it at its last "/", which a function name never holds), e.g.
+  `Data/songkick_concert_for_theclique`. The function name follows ToolBench's rules
+  (toolbench/utils.py `standardize` and `change_name`): every character other than a-z, A-Z,
+  0-9, "_", "^" and CJK becomes "_", runs of "_" collapse, lower case, no leading/trailing "_",
+  a leading digit gets "get_", and an API named from/class/return/false/true/id/and gets "is_"
+  (`Songkick concert` of `TheClique` -> `songkick_concert_for_theclique`). It is the name
+  models see (`shown_names`, which qualifies a name two tools of one query share) and the name
+  the published answers call. ToolBench cuts it to its last 64 characters for the OpenAI API;
+  that is not done here because it makes two seed APIs collide. Two different (category,
+  tool, api) triples with one key (two tool names of one category that standardize alike,
+  which ToolBench's own files cannot hold either) are an error naming both places; the same
+  API with a different document in a later query keeps the first document and lists the key
+  in that sample's metadata["api_doc_differs"].
   description = api_description; category = category_name; raw = the api entry as published
   (it holds the category/tool/api triple the virtual API server needs, see `cache_path`).
   parameters = {"type": "object", "properties", "required"}: property names are ToolBench's
@@ -57,10 +67,12 @@ Records:
   returns = JSON Schema from template_response when it is an object (type words -> types,
   "_list_length" dropped, a list's schema from its one sketched element); {} otherwise.
 - SampleRecord per query: split = group, external_id = str(query_id), kind "query",
-  input = {"query"}, candidate_tools = the tool names of its api_list in order,
+  input = {"query"}, candidate_tools = the tool keys of its api_list in order,
   reference = {"relevant_apis": [[tool_name, api_name], ...] as published, "relevant_tools":
-  [tool names]}; a relevant API missing from the api_list is kept and named in
-  metadata["relevant_not_offered"].
+  [tool keys]}. A relevant API names no category: it is the api_list entry with its function
+  name (the first, should the query offer it from two categories); one missing from the
+  api_list gets the category of an entry of the same tool, or none (its bare function name),
+  and is kept and named in metadata["relevant_not_offered"].
 
 Response cache (the virtual API server's, `server/main.py`): a folder
 `<Category>/<tool>_for_<Category>/<api>.json` (a plain `<tool>` folder is read too), each file a
@@ -68,8 +80,9 @@ JSON object from the call's arguments, written as `str(arguments)` (a Python dic
 "{'query': 'x'}", sometimes JSON), to {"error": str, "response": any}. `load_response_cache`
 reads it into CacheEntry values for the virtual API server; `import_files` refuses it because
 an ImportBundle has no place for responses (the cache gets its own model in the virtual API
-server issue). `cache_tool_name` maps an entry to the Tool name above; `cache_path` maps a
-Tool's raw entry to its cache file.
+server issue). `cache_tool_name` maps an entry to the Tool name above (the folder's category
+stands for category_name: they are equal for ToolBench's categories, which hold no space, comma
+or slash); `cache_path` maps a Tool's raw entry to its cache file.
 """
 
 from __future__ import annotations
@@ -78,7 +91,7 @@ import ast
 import json
 import re
 import warnings
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -136,6 +149,51 @@ def change_name(name: str) -> str:
 def function_name(tool_name: str, api_name: str) -> str:
     """The Tool name of an API: ToolBench's `<api>_for_<tool>`, without its 64-character cut."""
     return f"{change_name(standardize(api_name))}_for_{standardize(tool_name)}"
+
+
+def tool_key(category: str, tool_name: str, api_name: str) -> str:
+    """The Tool name of a published API: `<category>/<api>_for_<tool>` (see the docstring)."""
+    return f"{category}/{function_name(tool_name, api_name)}"
+
+
+def key_parts(key: str) -> tuple[str, str]:
+    """(category, function name) of a tool key; ("", key) for a name without a category."""
+    category, separator, function = key.rpartition("/")
+    return (category, function) if separator else ("", key)
+
+
+def shown_names(keys: Sequence[str]) -> dict[str, str]:
+    """key -> the name a model sees, for tools offered together: ToolBench's `<api>_for_<tool>`.
+    Where two of them share it (one name in two categories), each is shown as
+    `<api>_for_<tool>_for_<category>` (the category standardized like the rest of the name; the
+    server's cache folders name tools `<tool>_for_<Category>` the same way), so each name the
+    model sees means one API. ToolBench shows both under one name and calls the first that
+    matches; here the model can call either. A name that is
+    still not unique gets "_2", "_3"... (ToolBench's own names first, then in offer order). A
+    name without a category is shown as it is."""
+    keys = list(dict.fromkeys(keys))
+    count = Counter(key_parts(key)[1] for key in keys)
+    shown: dict[str, str] = {}
+    qualified: list[str] = []
+    for key in keys:
+        category, function = key_parts(key)
+        if count[function] > 1 and category:
+            function = f"{function}_for_{standardize(category)}"
+            qualified.append(key)
+        shown[key] = function
+    planned = set(shown.values())
+    used: set[str] = set()
+    # ToolBench's own names first: a qualified name never takes one from a tool offered under it.
+    for key in [k for k in keys if k not in qualified] + qualified:
+        name = shown[key]
+        if name in used:
+            number = 2
+            while f"{name}_{number}" in used or f"{name}_{number}" in planned:
+                number += 1
+            name = f"{name}_{number}"
+        used.add(name)
+        shown[key] = name
+    return shown
 
 
 def standard_category(category: str) -> str:
@@ -278,7 +336,7 @@ def _tool(api: Any, where: _Where, prefix: str) -> tuple[ToolRecord, tuple[str, 
     where.get(api, "method", str, prefix, optional=True)
     sketch = api.get("template_response")
     record = ToolRecord(
-        name=function_name(tool_name, api_name),
+        name=tool_key(category, tool_name, api_name),
         description=description.strip(),
         parameters=_parameters(api, where, prefix),
         returns=response_schema(sketch) if isinstance(sketch, dict) else {},
@@ -475,6 +533,10 @@ def _read_queries(
                 candidates.append(tool.name)
         relevant = where.get(query, "relevant APIs", list)
         relevant_tools: list[str] = []
+        offered = {key_parts(key)[1]: key for key in reversed(candidates)}  # the first wins
+        categories = {
+            standardize(api["tool_name"]): api["category_name"] for api in reversed(api_list)
+        }
         for number, pair in enumerate(relevant):
             if (
                 not isinstance(pair, list)
@@ -486,7 +548,10 @@ def _read_queries(
                     f"{json.dumps(pair, ensure_ascii=False)[:200]}",
                     f"relevant APIs[{number}]",
                 )
-            relevant_tools.append(function_name(pair[0], pair[1]))
+            function = function_name(pair[0], pair[1])
+            category = categories.get(standardize(pair[0]))
+            fallback = function if category is None else f"{category}/{function}"
+            relevant_tools.append(offered.get(function, fallback))
         missing = [tool for tool in relevant_tools if tool not in candidates]
         if missing:
             metadata["relevant_not_offered"] = missing
@@ -558,12 +623,13 @@ def parse_cache_key(key: str) -> dict[str, Any] | str:
 
 
 def cache_tool_name(entry: CacheEntry) -> str:
-    """The Tool name a cache entry belongs to (`<api>_for_<tool>`, as import_files names tools)."""
+    """The Tool name a cache entry belongs to (`<category>/<api>_for_<tool>`, as import_files
+    names tools; the category as the cache folder spells it)."""
     tool = entry.tool
     suffix = f"_for_{entry.category}"
     if tool.endswith(suffix) and len(tool) > len(suffix):
         tool = tool[: -len(suffix)]
-    return function_name(tool, entry.api)
+    return f"{entry.category}/{function_name(tool, entry.api)}"
 
 
 def _children(folder: Path) -> list[Path]:

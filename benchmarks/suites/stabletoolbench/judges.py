@@ -26,7 +26,9 @@ prompts/, THUNLP-MT/StableToolBench @aa4ed9f, Apache-2.0, see prompts/LICENSE-St
   stabletoolbench.solvability   kind solvability, Solvable / Unsolvable / Unsure.
                                 `check_task_solvable` on json.dumps({"query", "available_tools"}),
                                 the tools being the item's candidate tools as ctx.tools knows
-                                them ({name, description, parameters}).
+                                them ({name, description, parameters}), named as the model
+                                sees them (ToolBench's `<api>_for_<tool>`; with the category
+                                where two of them share it, importer.shown_names).
 
 The reference gets the verdict through OpenAI function calling (the function forced, its
 arguments JSON, a "reason" argument added). Our judges may be any OpenAI-compatible endpoint,
@@ -137,6 +139,7 @@ from benchmarks.suites.judging import (
 from benchmarks.suites.predictions import json_values, python_literal
 from benchmarks.suites.protocol import Prompt
 from benchmarks.suites.stabletoolbench.evaluate import answer_record, no_answer_reason
+from benchmarks.suites.stabletoolbench.importer import shown_names
 
 __all__ = [
     "FOLLOW_UP",
@@ -541,15 +544,19 @@ def parse_preference(text: str, judge_input: JudgeInput) -> Verdict:
 
 
 def _available_tools(judge_input: JudgeInput) -> list[dict[str, Any]]:
+    """The item's tools as the converted answers list them: under the names the model saw
+    (importer.shown_names: ToolBench's `<api>_for_<tool>`), not the platform's keys."""
     tools = judge_input.ctx.tools if judge_input.ctx is not None else {}
+    keys = judge_input.item.candidate_tools
+    shown = shown_names(keys)
     listed: list[dict[str, Any]] = []
-    for name in judge_input.item.candidate_tools:
-        spec = tools.get(name)
+    for key in keys:
+        spec = tools.get(key)
         if spec is None:
-            listed.append({"name": name})
+            listed.append({"name": shown[key]})
         else:
             listed.append(
-                {"name": name, "description": spec.description, "parameters": spec.parameters}
+                {"name": shown[key], "description": spec.description, "parameters": spec.parameters}
             )
     return listed
 
