@@ -311,27 +311,6 @@ def test_generic_outputs_under_each_policy(
     assert [(sid, repeat, score) for sid, repeat, _, score in stored(run, "accuracy")] == kept
 
 
-def test_a_line_without_a_split_is_still_refused_when_its_id_is_in_several(
-    tmp_path: Path,
-) -> None:
-    # Two splits share id 0: the line must name one (a repeat policy does not guess).
-    questions = tmp_path / "q.jsonl"
-    write_jsonl(
-        questions,
-        [
-            {"id": 0, "split": "a", "query": "What number comes after 0?", "answer": 1},
-            {"id": 0, "split": "b", "query": "What number comes after 0?", "answer": 1},
-        ],
-    )
-    benchmark_import(suite="generic", paths=[questions], benchmark_name="Two splits")
-    path = write_jsonl(tmp_path / "o.jsonl", [{"sample_id": 0, "output": "Answer: 1"}])
-    with pytest.raises(CommandError, match="is in several splits"):
-        import_json(
-            *("generic", "answer", str(path), "--name", "g", "--format", "generic"),
-            *("--benchmark", "Two splits", "--on-duplicate", "reference"),
-        )
-
-
 # --- StableToolBench: a converted predictions file repeating a query id ------------------------
 
 
@@ -407,6 +386,28 @@ def test_a_judge_job_judges_every_scored_line(stabletoolbench_file: Path) -> Non
     judged = sorted(job.judgments.values_list("prediction_id", flat=True))
     assert judged == sorted(list(run.predictions.values_list("id", flat=True)) * 2)
     assert JudgeJob.objects.count() == 1
+
+
+def test_a_pairwise_campaign_pairs_each_line_with_the_other_runs_first_line(
+    stabletoolbench_file: Path,
+) -> None:
+    from annotation import services as annotation
+    from annotation.models import Campaign
+
+    import_stabletoolbench(stabletoolbench_file, "--on-duplicate", "reference")
+    import_stabletoolbench(stabletoolbench_file, "--on-duplicate", "first")
+    repeated, first = (
+        Run.objects.get(import_report__on_duplicate="reference"),
+        Run.objects.get(import_report__on_duplicate="first"),
+    )
+    campaign = annotation.campaign_create(name="pairs", kind=Campaign.Kind.PAIRWISE)
+    # B repeats 588: every one of A's answers is paired with B's first line for its sample.
+    annotation.items_from_runs(campaign=campaign, run_a=first, run_b=repeated)
+    b_first = {p.sample_id: p.pk for p in repeated.predictions.filter(repeat=0)}
+    pairs = list(
+        campaign.items.order_by("position").values_list("prediction_id", "prediction_b_id")
+    )
+    assert pairs == [(p.pk, b_first[p.sample_id]) for p in first.predictions.order_by("position")]
 
 
 # --- what people see: the run page and the CSV ---------------------------------------------------
