@@ -177,6 +177,31 @@ def test_the_command_says_what_it_did_with_repeats_and_what_is_missing(s_m_file:
     ]
 
 
+def test_the_demo_response_file_prints_what_the_readme_shows() -> None:
+    demo_mtubench()
+    path = DEMO_MTUBENCH / "S-M_demo_responses.jsonl"
+    args = ("mtubench", "S-M", str(path), "--benchmark", "MTU-Bench (demo)")
+    with pytest.raises(CommandError) as info:
+        command("import_predictions", *args, "--name", "demo model")
+    assert str(info.value).startswith(
+        f"Nothing imported. {path}, line 3: sample 'S-M_1' already has an output on line 2. "
+        "To import a file that gives a sample several lines, say what a repeat means: "
+        "--on-duplicate reference ("
+    )
+    out = command(
+        "import_predictions", *args, "--name", "demo model", "--on-duplicate", "reference"
+    )
+    run = Run.objects.get()
+    # S-M_1's first line texts the wrong contact: TN 1/3 (P = [ConvertCurrency,
+    # SendTextMessagewrong]), TO cos(0) * 1/2; both other lines are the gold calls.
+    assert out.splitlines() == [
+        f'Run {run.pk} (demo model): 3 items, {{"TN": 77.78, "TO": 83.33, "Avg": 80.56}}',
+        "Read 3 outputs. 1 sample has several lines (S-M_1): 1 repeat scored as an item of "
+        "its own (--on-duplicate reference).",
+        "No output for 1 sample: S-M_2",
+    ]
+
+
 def test_a_file_without_repeats_imports_as_before_under_every_policy(tmp_path: Path) -> None:
     benchmark = demo_mtubench()
     path = response_file(tmp_path / "S-M_r.jsonl", benchmark, [("S-M_0", None), ("S-M_1", None)])
