@@ -503,6 +503,9 @@ def baseline_runs_build(*, campaign: Campaign) -> list[Any]:
                         options=options,
                         name=f"{prefix}{annotator.get_username()}",
                         model_name=f"human:{annotator.get_username()}",
+                        # A baseline of a run that scored a sample's repeats (an import with
+                        # on_duplicate=reference) has an item per repeat: each answer counts.
+                        on_duplicate="reference",
                     )
                 )
             except RunError as exc:

@@ -435,6 +435,37 @@ def test_a_pairwise_campaign_pairs_each_line_with_the_other_runs_first_line(
     assert pairs == [(p.pk, b_first[p.sample_id]) for p in first.predictions.order_by("position")]
 
 
+def test_a_human_baseline_of_a_run_with_repeats_scores_an_answer_per_item(s_m_file: Path) -> None:
+    import uuid
+
+    from annotation import services as annotation
+    from annotation.assign import item_next, label_submit
+    from annotation.models import Campaign, Member
+
+    import_s_m(s_m_file, "--on-duplicate", "reference")
+    run = Run.objects.get()
+    campaign = annotation.campaign_create(
+        name="baseline", kind=Campaign.Kind.BASELINE, benchmark=run.benchmark
+    )
+    assert annotation.items_from_run(campaign=campaign, run=run) == 3
+    human = make_user(username="human1")
+    annotation.members_add(campaign=campaign, users=[human], role=Member.Role.ANNOTATOR)
+    annotation.campaign_activate(campaign=campaign)
+    while (assignment := item_next(campaign=campaign, user=human)) is not None:
+        label_submit(
+            assignment_id=assignment.pk,
+            user=human,
+            token=uuid.uuid4(),
+            answers={"tools": assignment.item.payload["choices"][:1]},
+        )
+    (baseline,) = annotation.baseline_runs_build(campaign=campaign)
+    assert [(sid, repeat) for sid, repeat, _ in stored(baseline)] == [
+        ("S-M_0", 0),
+        ("S-M_1", 0),
+        ("S-M_0", 1),
+    ]
+
+
 # --- what people see: the run page and the CSV ---------------------------------------------------
 
 
