@@ -284,7 +284,10 @@ def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run) -> int:
     if (run_a.benchmark_id, run_a.task) != (run_b.benchmark_id, run_b.task):
         raise AnnotationError("the two runs must be of the same benchmark and task")
     done = Prediction.Status.DONE
-    b_by_sample = dict(run_b.predictions.filter(status=done).values_list("sample_id", "id"))
+    # B's first line for a sample where an imported run repeats one (dict keeps the last).
+    b_by_sample = dict(
+        run_b.predictions.filter(status=done).order_by("-position").values_list("sample_id", "id")
+    )
     rows = [
         {"sample_id": sample_id, "prediction_id": pid, "prediction_b_id": b_by_sample[sample_id]}
         for sample_id, pid in run_a.predictions.filter(status=done)
@@ -500,6 +503,9 @@ def baseline_runs_build(*, campaign: Campaign) -> list[Any]:
                         options=options,
                         name=f"{prefix}{annotator.get_username()}",
                         model_name=f"human:{annotator.get_username()}",
+                        # A baseline of a run that scored a sample's repeats (an import with
+                        # on_duplicate=reference) has an item per repeat: each answer counts.
+                        on_duplicate="reference",
                     )
                 )
             except RunError as exc:

@@ -444,23 +444,27 @@ def _check_run(template: JudgeTemplate, run: Run) -> None:
 def _judgment_rows(
     template: JudgeTemplate, run: Run, against: Run | None, repeats: int
 ) -> list[dict[str, Any]]:
-    mine = dict(run.predictions.order_by("position").values_list("sample_id", "id"))
+    # Every prediction, repeats included: a run imported with on_duplicate=reference scores a
+    # sample's further lines as items of their own, so they are judged as items too.
+    mine = list(run.predictions.order_by("position").values_list("sample_id", "id", "status"))
     orders = [""]
     others: dict[int, int] = {}
     if against is not None:
+        # The other run's answer for a sample: its first line (dict keeps the last of these).
         others = dict(
-            against.predictions.filter(status=Prediction.Status.DONE).values_list("sample_id", "id")
+            against.predictions.filter(status=Prediction.Status.DONE)
+            .order_by("-position")
+            .values_list("sample_id", "id")
         )
-        done = set(
-            run.predictions.filter(status=Prediction.Status.DONE).values_list(
-                "sample_id", flat=True
-            )
-        )
-        mine = {sample: pid for sample, pid in mine.items() if sample in others and sample in done}
+        mine = [
+            (sample, pid, status)
+            for sample, pid, status in mine
+            if sample in others and status == Prediction.Status.DONE
+        ]
         orders = ["AB", "BA"]
     rows = []
     for repeat in range(repeats):
-        for sample_id, prediction_id in mine.items():
+        for sample_id, prediction_id, _status in mine:
             for order in orders:
                 rows.append(
                     {

@@ -96,7 +96,8 @@ class Endpoint(models.Model):
 
 class Run(models.Model):
     """One evaluation: a benchmark task on a split, by an endpoint with given settings (or
-    outputs imported from elsewhere). One Prediction per sample."""
+    outputs imported from elsewhere). One Prediction per sample, except in a run imported with
+    on_duplicate=reference from a file that gives a sample several lines (Prediction.repeat)."""
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"
@@ -129,6 +130,9 @@ class Run(models.Model):
     metrics = models.JSONField(default=dict, blank=True)
     # {metric: [low, high]}: seeded bootstrap 95% intervals, computed after the metrics.
     intervals = models.JSONField(default=dict, blank=True)
+    # Imported runs: what the file held and what was done with it, because the duplicate
+    # policy changes the metrics (evaluation.services.outputs_import documents the keys).
+    import_report = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -145,7 +149,10 @@ class Run(models.Model):
 
 
 class Prediction(models.Model):
-    """A run's answer for one sample, with its per-item scores. Unique on (run, sample)."""
+    """A run's answer for one sample, with its per-item scores. Unique on (run, sample, repeat):
+    `repeat` is 0 except for the further lines a published file gave the same sample, imported
+    with on_duplicate=reference, each scored against the sample's gold as the benchmark's own
+    scorer does (1 for the second line, 2 for the third...)."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -156,6 +163,12 @@ class Prediction(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="predictions")
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="predictions")
     position = models.PositiveIntegerField(help_text="Order within the run; chunks are ranges.")
+    # A database default too: launches write predictions by COPY without naming the column.
+    repeat = models.PositiveIntegerField(
+        default=0,
+        db_default=0,
+        help_text="0, or k for the k-th further line an imported file gave the same sample.",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     # The chunk execution that holds the item, and until when; a lost worker's items are
@@ -183,13 +196,16 @@ class Prediction(models.Model):
     class Meta:
         ordering = ["run", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "sample"], name="prediction_unique_per_run"),
+            models.UniqueConstraint(
+                fields=["run", "sample", "repeat"], name="prediction_unique_per_run"
+            ),
             models.UniqueConstraint(fields=["run", "position"], name="prediction_position_unique"),
         ]
         indexes = [models.Index(fields=["run", "status"])]
 
     def __str__(self) -> str:
-        return f"{self.run_id}/{self.sample_id}"
+        suffix = f" (repeat {self.repeat})" if self.repeat else ""
+        return f"{self.run_id}/{self.sample_id}{suffix}"
 
 
 class ResponseCache(models.Model):

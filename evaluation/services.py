@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +248,7 @@ def unsettled(run_id: int) -> int:
 
 SCORED_FIELDS = (
     "sample_id",
+    "repeat",
     "status",
     "output",
     "answer",
@@ -280,6 +282,7 @@ def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
                 scores=row["scores"] or {},
                 context=row["context"] or {},
                 group=evaluator.cluster(item, ctx),
+                repeat=row["repeat"],
             )
         )
     return scored
@@ -364,6 +367,21 @@ def runs_recover() -> dict[str, int]:
 
 # --- published outputs --------------------------------------------------------------------------
 
+# What a second output for the same sample means. A published file may give a sample several
+# lines (MTU-Bench's S-M GPT-4 responses repeat S-M_23 and S-M_30); a benchmark scorer that loops
+# over the file's lines scores each against the sample's gold.
+#   refuse     the default: the file is refused, naming both lines and these choices
+#   reference  every line is an item of its own (Prediction.repeat 1, 2... for the later ones),
+#              scored against the sample's gold; metrics average over all of them
+#   first      the first line of each sample is kept, the others dropped (and counted)
+#   last       the last line is kept (what a reader that builds a dict by id ends up with)
+DUPLICATE_POLICIES = ("refuse", "reference", "first", "last")
+
+# The run's import report lists at most this many samples without an output (a file answering
+# a few hundred of 20,000 samples would otherwise store 20,000 ids on the run); the count is
+# always exact.
+MISSING_LISTED = 1000
+
 
 def predictions_import(
     *,
@@ -375,6 +393,7 @@ def predictions_import(
     model_name: str = "",
     fmt: str = "suite",
     options: dict[str, Any] | None = None,
+    on_duplicate: str = "refuse",
     user: Any = None,
     progress: Callable[[int], None] | None = None,
 ) -> Run:
@@ -382,12 +401,15 @@ def predictions_import(
 
     `fmt` "suite" reads the suite's own published format; "generic" reads {sample_id, output}
     JSON Lines. All or nothing: an output whose sample is not in the task's split(s) stops the
-    import with the file and line. Raises RunError / ImportFormatError.
+    import with the file and line, and so does a second output for a sample unless
+    `on_duplicate` says what it means (DUPLICATE_POLICIES). The run's `import_report` says
+    what the file held (see outputs_import). Raises RunError / ImportFormatError.
     """
     evaluator = evaluator_for(benchmark)
     _task_spec(evaluator, task)
     if not name.strip():
         raise RunError("give the imported run a name (--name), e.g. the model's")
+    _check_policy(on_duplicate)
     path = Path(path)
     outputs: list[PublishedOutput]
     if fmt == "generic":
@@ -411,9 +433,17 @@ def predictions_import(
         split=split,
         model_name=model_name,
         options=options,
+        on_duplicate=on_duplicate,
         user=user,
         progress=progress,
     )
+
+
+def _check_policy(on_duplicate: str) -> None:
+    if on_duplicate not in DUPLICATE_POLICIES:
+        raise RunError(
+            f"on_duplicate must be refuse, reference, first or last, not {on_duplicate!r}"
+        )
 
 
 def outputs_import(
@@ -426,12 +456,23 @@ def outputs_import(
     model_name: str = "",
     options: dict[str, Any] | None = None,
     contexts: Sequence[dict[str, Any]] | None = None,
+    on_duplicate: str = "refuse",
     user: Any = None,
     progress: Callable[[int], None] | None = None,
 ) -> Run:
     """Outputs already read, stored and scored as a finished run (see predictions_import).
     `contexts`, one per output, fixes what each item was shown (a human baseline answers the
-    candidates a model run showed); by default the suite prepares them."""
+    candidates a model run showed); by default the suite prepares them.
+
+    The run's `import_report`: {"outputs": lines read, "on_duplicate": the policy,
+    "repeated": [{"sample", "sources": [every line of it]}] for each sample given several
+    lines, "repeats_scored" / "repeats_dropped": the lines beyond each sample's first that were
+    scored (reference) or dropped (first, last), "missing": the samples of the splits the file
+    answers that the task takes (the suite's `select`) and the file does not answer, at most
+    MISSING_LISTED of them, "missing_count"}. Samples are named by their id, with their split
+    ("split/id") when the file answers several splits.
+    """
+    _check_policy(on_duplicate)
     evaluator = evaluator_for(benchmark)
     rows, splits = _task_items(benchmark, evaluator, task, split)
     ctx = context_for(
@@ -444,24 +485,29 @@ def outputs_import(
         options=options or {},
     )
     ctx.embed = embedder_for(ctx.options)
-    chosen = _match_outputs(outputs, rows, splits)
-    items = [item_of(row) for row, _ in chosen]
+    if contexts is not None and len(contexts) != len(outputs):
+        raise RunError("one context per output")
+    lines = _match_outputs(outputs, rows, splits, on_duplicate)
+    chosen = _apply_policy(lines, on_duplicate)
+    items = [item_of(line.row) for line in chosen]
     if contexts is None:
         try:
-            contexts = evaluator.prepare(items, ctx)
+            chosen_contexts = evaluator.prepare(items, ctx)
         except (ValueError, KeyError) as exc:
             raise RunError(f"{task}: {exc}") from None
-    elif len(contexts) != len(items):
-        raise RunError("one context per output")
+    else:
+        chosen_contexts = [contexts[line.index] for line in chosen]
+    report = _import_report(evaluator, ctx, task, rows, lines, chosen, on_duplicate)
     predictions = []
-    for position, ((row, output), item, context) in enumerate(
-        zip(chosen, items, contexts, strict=True)
+    for position, (line, item, context) in enumerate(
+        zip(chosen, items, chosen_contexts, strict=True)
     ):
-        outcome = evaluator.parse(output.output, item, ctx, context)
+        outcome = evaluator.parse(line.output.output, item, ctx, context)
         predictions.append(
             Prediction(
-                sample_id=row["id"],
+                sample_id=line.row["id"],
                 position=position,
+                repeat=line.repeat,
                 status=Prediction.Status.DONE,
                 attempts=0,
                 context=context,
@@ -484,6 +530,7 @@ def outputs_import(
             source=Run.Source.IMPORTED,
             model_name=model_name or name,
             options=options or {},
+            import_report=report,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
         for prediction in predictions:
@@ -494,40 +541,134 @@ def outputs_import(
     return run
 
 
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One output matched to its sample: `index` in the outputs read, `repeat` how many lines
+    for the same sample came before it."""
+
+    index: int
+    row: dict[str, Any]
+    output: PublishedOutput
+    repeat: int
+
+
 def _match_outputs(
-    outputs: Sequence[PublishedOutput], rows: list[dict[str, Any]], splits: Sequence[str]
-) -> list[tuple[dict[str, Any], PublishedOutput]]:
+    outputs: Sequence[PublishedOutput],
+    rows: list[dict[str, Any]],
+    splits: Sequence[str],
+    on_duplicate: str,
+) -> list[_Line]:
+    """Each output with its sample, in the file's order. An output names its sample by
+    external id (and split, when it knows it); one whose id names no sample tries its
+    `fallback_id` (MTU-Bench's numbered copies). A second output for a sample stops the import
+    when the policy is "refuse"."""
     by_key = {(row["split"], row["external_id"]): row for row in rows}
     by_id: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_id.setdefault(row["external_id"], []).append(row)
-    chosen = []
-    seen: dict[int, str] = {}
-    for output in outputs:
+
+    def candidates(output: PublishedOutput, external_id: str) -> list[dict[str, Any]]:
         if output.split is not None:
-            row = by_key.get((output.split, output.external_id))
-            candidates = [row] if row else []
-        else:
-            candidates = by_id.get(output.external_id, [])
+            row = by_key.get((output.split, external_id))
+            return [row] if row else []
+        return by_id.get(external_id, [])
+
+    lines: list[_Line] = []
+    first_of: dict[int, PublishedOutput] = {}
+    count_of: dict[int, int] = {}
+    for index, output in enumerate(outputs):
+        found = candidates(output, output.external_id)
+        if not found and output.fallback_id:
+            found = candidates(output, output.fallback_id)
         where = output.source or "an output"
-        if not candidates:
-            raise RunError(
-                f"{where}: no sample {output.external_id!r} in split(s) {', '.join(splits)}"
-            )
-        if len(candidates) > 1:
+        if not found:
+            named = output.fallback_id or output.external_id
+            raise RunError(f"{where}: no sample {named!r} in split(s) {', '.join(splits)}")
+        if len(found) > 1:
             raise RunError(
                 f"{where}: sample id {output.external_id!r} is in several splits "
-                f"({', '.join(r['split'] for r in candidates)}); name the split"
+                f"({', '.join(r['split'] for r in found)}); name the split"
             )
-        row = candidates[0]
-        if row["id"] in seen:
-            raise RunError(
-                f"{where}: a second output for sample {output.external_id!r} "
-                f"(the first is at {seen[row['id']]})"
-            )
-        seen[row["id"]] = where
-        chosen.append((row, output))
-    return chosen
+        row = found[0]
+        repeat = count_of.get(row["id"], 0)
+        if repeat and on_duplicate == "refuse":
+            raise RunError(_refusal(output, first_of[row["id"]], row["external_id"]))
+        first_of.setdefault(row["id"], output)
+        count_of[row["id"]] = repeat + 1
+        lines.append(_Line(index=index, row=row, output=output, repeat=repeat))
+    return lines
+
+
+def _refusal(output: PublishedOutput, first: PublishedOutput, sample: str) -> str:
+    where = output.source or "an output"
+    earlier = first.source or "an earlier output"
+    # "f.jsonl, line 3" after "f.jsonl, line 1": the earlier one by its line alone.
+    same = 0
+    while same < min(len(where), len(earlier)) and where[same] == earlier[same]:
+        same += 1
+    cut = where.rfind(", ", 0, same)
+    if cut > 0:
+        earlier = earlier[cut + 2 :]
+    return (
+        f"{where}: sample {sample!r} already has an output on {earlier}. To import a file "
+        "that gives a sample several lines, say what a repeat means: --on-duplicate reference "
+        "(score every line against the sample's gold, as MTU-Bench's scorer does), first or "
+        "last (keep one line per sample)"
+    )
+
+
+def _apply_policy(lines: list[_Line], on_duplicate: str) -> list[_Line]:
+    """The lines the run keeps, in the file's order."""
+    if on_duplicate in ("refuse", "reference"):
+        return lines
+    if on_duplicate == "first":
+        return [line for line in lines if line.repeat == 0]
+    last = {line.row["id"]: line.index for line in lines}
+    return [replace(line, repeat=0) for line in lines if last[line.row["id"]] == line.index]
+
+
+def _import_report(
+    evaluator: Evaluator,
+    ctx: Context,
+    task: str,
+    rows: list[dict[str, Any]],
+    lines: list[_Line],
+    chosen: list[_Line],
+    on_duplicate: str,
+) -> dict[str, Any]:
+    answered = sorted({line.row["split"] for line in lines})
+
+    def label(row: dict[str, Any]) -> str:
+        return row["external_id"] if len(answered) == 1 else f"{row['split']}/{row['external_id']}"
+
+    sources: dict[int, list[str]] = {}
+    for line in lines:
+        sources.setdefault(line.row["id"], []).append(line.output.source)
+    repeated = [
+        {"sample": label(line.row), "sources": sources[line.row["id"]]}
+        for line in lines
+        if line.repeat == 0 and len(sources[line.row["id"]]) > 1
+    ]
+    extra = len(lines) - len(sources)
+    pool = [row for row in rows if row["split"] in answered]
+    try:
+        taken = {item.key for item in evaluator.select([item_of(row) for row in pool], ctx)}
+    except (ValueError, KeyError) as exc:
+        raise RunError(f"{task}: {exc}") from None
+    missing = [
+        label(row)
+        for row in pool
+        if row["id"] not in sources and f"{row['split']}/{row['external_id']}" in taken
+    ]
+    return {
+        "outputs": len(lines),
+        "on_duplicate": on_duplicate,
+        "repeated": repeated,
+        "repeats_scored": extra if on_duplicate == "reference" else 0,
+        "repeats_dropped": len(lines) - len(chosen),
+        "missing": missing[:MISSING_LISTED],
+        "missing_count": len(missing),
+    }
 
 
 # --- endpoints ----------------------------------------------------------------------------------

@@ -95,10 +95,45 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         .order_by("-created_at"),
         "params_json": json.dumps(run.params, ensure_ascii=False),
         "options_json": json.dumps(run.options, ensure_ascii=False),
+        "import_lines": _import_lines(run.import_report),
     }
     if request.htmx and request.GET.get("part") == "predictions":
         return render(request, "evaluation/run_detail.html#predictions", context)
     return render(request, "evaluation/run_detail.html", context)
+
+
+def _count(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _import_lines(report: dict[str, Any]) -> list[str]:
+    """An imported run's import report in sentences: how many outputs the file held, what was
+    done with samples it gave several lines (the policy changes the metrics), and which samples
+    it did not answer."""
+    if not report:
+        return []
+    lines = [f"{_count(report['outputs'], 'output')} read."]
+    repeated = report.get("repeated") or []
+    if repeated:
+        names = ", ".join(entry["sample"] for entry in repeated)
+        several = "sample has" if len(repeated) == 1 else "samples have"
+        policy = report["on_duplicate"]
+        if policy == "reference":
+            done = "every line scored as an item of its own"
+        else:
+            done = f"the {policy} line of each kept, {_count(report['repeats_dropped'], 'repeat')}"
+            done += " dropped"
+        lines.append(
+            f"{len(repeated)} {several} several lines ({names}): {done} (--on-duplicate {policy})."
+        )
+    if report.get("missing_count"):
+        shown = report["missing"]
+        more = report["missing_count"] - len(shown)
+        lines.append(
+            f"No output for {_count(report['missing_count'], 'sample')}: {', '.join(shown)}"
+            + (f" and {more} more" if more else "")
+        )
+    return lines
 
 
 @require_POST
@@ -173,6 +208,7 @@ CSV_COLUMNS = [
     "position",
     "split",
     "sample_id",
+    "repeat",
     "status",
     "output",
     "answer",
@@ -212,6 +248,7 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
             "position",
             "sample__split",
             "sample__external_id",
+            "repeat",
             "status",
             "output",
             "answer",

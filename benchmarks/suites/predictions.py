@@ -9,10 +9,11 @@ JSON object a line, for any suite:
 
 Blank lines are skipped. Every problem raises ImportFormatError naming the file, line and field:
 a line that is not an object, a key other than those three (a misspelt key is an error, not
-silently dropped), a missing or null sample_id or output, an empty sample id, and a sample id
-given twice in one file (within the same split; a line without a split clashes with every line
-of that id). The whole file is read before the first output is returned, so a bad file yields
-nothing.
+silently dropped), a missing or null sample_id or output, and an empty sample id. A sample given
+twice is handed over twice, each line with its own number: what a second output means is the
+import's on_duplicate policy, the same for every suite's reader (refused by default, naming both
+lines; see evaluation.services.outputs_import). The whole file is read before the first output
+is returned, so a bad file yields nothing.
 
 `json_values(text)` finds the JSON arrays and objects a model wrote inside prose or code
 fences, without evaluating anything; `python_literal(text)` reads a Python-style literal
@@ -44,8 +45,6 @@ def read_generic_predictions(path: Path) -> Iterator[PublishedOutput]:
     """The outputs of a `{"sample_id", "output", "split"?}` JSON Lines file (see the module
     docstring); raises ImportFormatError naming file, line and field."""
     outputs: list[PublishedOutput] = []
-    # sample id -> {split or None: line}
-    seen: dict[str, dict[str | None, int]] = {}
     for line, record in iter_jsonl(path):
 
         def fail(message: str, field: str | None = None, line: int = line) -> ImportFormatError:
@@ -77,21 +76,6 @@ def read_generic_predictions(path: Path) -> Iterator[PublishedOutput]:
             raise fail("missing", "output")
         output = record["output"]
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-        splits = seen.setdefault(sample_id, {})
-        clash: int | None = None
-        if split in splits:
-            clash = splits[split]
-        elif None in splits:
-            clash = splits[None]  # an earlier line without a split is about every split
-        elif split is None and splits:
-            clash = next(iter(splits.values()))
-        if clash is not None:
-            raise fail(
-                f"sample {sample_id!r} already has an output on line {clash}; give one output "
-                "per sample (add split when two splits share an id)",
-                "sample_id",
-            )
-        splits[split] = line
         outputs.append(
             PublishedOutput(
                 external_id=sample_id, output=text, split=split, source=f"{path}, line {line}"

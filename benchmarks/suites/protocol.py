@@ -322,6 +322,12 @@ class Scored:
     # (dialogues) must group on this, not on the item's own ids: in a bootstrap resample a
     # cluster drawn twice appears twice, under two different groups.
     group: str = ""
+    # 0 for a sample's first output in the run; k for the k-th further line a published file
+    # gave the same sample, imported with on_duplicate="reference" (each scored against the
+    # sample's gold, as a benchmark scorer that loops over the file's lines does). Means over
+    # items count every repeat; an aggregate over clusters decides how a repeated member of a
+    # cluster counts (MTU-Bench: the later line takes its turn's place in the dialogue).
+    repeat: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +338,11 @@ class PublishedOutput:
     output: str
     split: str | None = None
     source: str = ""  # "file, line N" for errors
+    # The sample this output answers when no sample has `external_id`: MTU-Bench's reader
+    # numbers the k-th line of an id "<id>#k" (its files reuse ids for different dialogues),
+    # and a "#k" the split lacks is the file giving that id another answer. The import's
+    # on_duplicate policy says what a second output for a sample means.
+    fallback_id: str | None = None
 
 
 Complete = Callable[[Prompt], Awaitable[str]]

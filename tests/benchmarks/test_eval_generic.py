@@ -441,24 +441,6 @@ def test_read_generic_predictions(tmp_path: Path) -> None:
         ([{"sample_id": "a"}], 1, "output", "missing"),
         ([{"sample_id": "a", "output": None}], 1, "output", "missing"),
         ([{"sample_id": "a", "output": "x", "split": 3}], 1, "split", "expected a string"),
-        (
-            [{"sample_id": "a", "output": "x"}, {"sample_id": "a", "output": "y"}],
-            2,
-            "sample_id",
-            "already has an output on line 1",
-        ),
-        (
-            [{"sample_id": "a", "output": "x", "split": "s"}, {"sample_id": "a", "output": "y"}],
-            2,
-            "sample_id",
-            "already has an output on line 1",
-        ),
-        (
-            [{"sample_id": "a", "output": "x"}, {"sample_id": "a", "output": "y", "split": "s"}],
-            2,
-            "sample_id",
-            "already has an output on line 1",
-        ),
     ],
 )
 def test_read_generic_predictions_bad_files(
@@ -470,6 +452,27 @@ def test_read_generic_predictions_bad_files(
     assert caught.value.file == str(path)
     assert caught.value.line == line
     assert caught.value.field == field
+
+
+def test_read_generic_predictions_passes_a_repeated_sample_on_with_its_line(
+    tmp_path: Path,
+) -> None:
+    # What a second line for a sample means is the import's policy (on_duplicate), the same
+    # for every suite's reader: the reader hands every line over, each with its own line.
+    path = write_lines(
+        tmp_path / "outputs.jsonl",
+        [
+            {"sample_id": "a", "output": "x"},
+            {"sample_id": "a", "output": "y", "split": "s"},
+            {"sample_id": "a", "output": "z"},
+        ],
+    )
+    outputs = read_generic_predictions(path)
+    assert [(o.external_id, o.split, o.output, o.source) for o in outputs] == [
+        ("a", None, "x", f"{path}, line 1"),
+        ("a", "s", "y", f"{path}, line 2"),
+        ("a", None, "z", f"{path}, line 3"),
+    ]
 
 
 def test_read_predictions_refuses_an_unknown_task(tmp_path: Path) -> None:

@@ -582,6 +582,24 @@ def test_dialogues_follow_the_platforms_groups() -> None:
     assert result["ATS"] == round((0.5 + 0.5 + 1) / 3 * 100, 2)  # 66.67
 
 
+def test_a_repeated_line_counts_per_turn_and_replaces_its_turn_in_the_dialogue() -> None:
+    # An imported file answered M-M_0's turn 1 twice (on_duplicate=reference): wrong, then
+    # right. MTU-Eval counts both lines in TN/TO and keeps one slot per turn in its dialogue
+    # list, which the later line overwrites.
+    turns = scored_turns("M-M", {"M-M_0": [1, 0], "M-M_1": [1, 1]})
+    again = replace(turns[1], scores=dict.fromkeys(("TN", "TO", "correct"), 1.0), repeat=1)
+    result = ev.aggregate([*turns, again], ctx("M-M"))
+    assert (result["TN"], result["TO"]) == (80.0, 80.0)  # 4 of 5 lines
+    assert (result["SR"], result["ATS"], result["TPR"]) == (100.0, 100.0, 100.0)
+    # Bootstrap groups keep a repeat inside its dialogue's copy.
+    cluster = ev.cluster(turns[0].item, ctx("M-M"))
+    grouped = [replace(s, group=f"{cluster}#1") for s in (turns[0], turns[1], again)]
+    assert ev.aggregate(grouped, ctx("M-M"))["SR"] == 100.0
+    # Without the mark, a turn seen twice is a second copy of the dialogue (a resample).
+    twice = replace(again, repeat=0)
+    assert ev.aggregate([*turns, twice], ctx("M-M"))["SR"] == round(2 / 3 * 100, 2)
+
+
 def test_cluster_and_limit_keep_dialogues_whole() -> None:
     items = [item("M-S", f"M-S_{d}_{t}") for d in range(4) for t in range(3)]
     assert ev.cluster(items[0], ctx("M-S")) == "M-S/M-S_0"
@@ -643,6 +661,9 @@ def test_read_predictions_numbers_copies_like_the_importer(tmp_path: Path) -> No
         ("M-M_19_0#3", "Thought: d", "M-M"),
     ]
     assert outputs[2].source == f"{path}, line 4"  # the blank line keeps its number
+    # Where the split has no copy k of the id, the line is another answer for the id itself
+    # (the import's on_duplicate policy decides what that means).
+    assert [o.fallback_id for o in outputs] == [None, None, "M-M_19_0", "M-M_19_0"]
 
 
 @pytest.mark.parametrize(

@@ -184,6 +184,13 @@ def test_importing_generic_outputs_scores_them(tmp_path: Path) -> None:
         "run": run.pk,
         "items": 10,
         "metrics": {"accuracy": 60.0, "unparsed": 10.0},
+        "outputs": 10,
+        "on_duplicate": "refuse",
+        "repeated": [],
+        "repeats_scored": 0,
+        "repeats_dropped": 0,
+        "missing": [],
+        "missing_count": 0,
     }
     assert (run.source, run.status, run.name, run.model_name) == (
         Run.Source.IMPORTED,
@@ -279,11 +286,13 @@ def test_importing_an_mtubench_response_file_scores_it_as_mtu_eval_does(
     printed = command("import_predictions", "mtubench", "S-S", str(path), "--name", "m", "--json")
     # then: TS = 8/10 (right name), PS = 6/10 (right name and arguments), Avg = (80 + 60) / 2
     run = Run.objects.get()
-    assert json.loads(printed) == {
+    summary = json.loads(printed)
+    assert {key: summary[key] for key in ("run", "items", "metrics")} == {
         "run": run.pk,
         "items": 10,
         "metrics": {"TS": 80.0, "PS": 60.0, "Avg": 70.0},
     }
+    assert (summary["outputs"], summary["repeated"], summary["missing_count"]) == (10, [], 94)
     by_id = {p.sample.external_id: p.scores for p in run.predictions.select_related("sample")}
     assert by_id[samples[0].external_id] == {"TS": 1.0, "PS": 1.0}
     assert by_id[samples[6].external_id] == {"TS": 1.0, "PS": 0.0}

@@ -289,6 +289,7 @@ def test_the_csv_has_a_row_per_prediction_and_a_column_per_score(
         "position",
         "split",
         "sample_id",
+        "repeat",
         "status",
         "output",
         "answer",

@@ -75,7 +75,10 @@ Rules (METRICS.md, "MTU-Bench"; facts checked against util.py at MTU-Bench @d081
   correct before any error, 1 - e^-(j - i) when correct j - i turns after the last wrong turn i;
   mean over turns. TPR: the leading run of correct turns / the dialogue's length. Each is a mean
   over dialogues. Every turn is scored on its own (cal_score.py never resets M-S correctness
-  between turns, so one correct turn made every later one count as correct).
+  between turns, so one correct turn made every later one count as correct). A turn that an
+  imported file answers twice (on_duplicate=reference) counts twice in TS, PS, TN and TO and
+  once, with its later line, in its dialogue: cal_score.py scores every line and keeps one slot
+  per turn in its dialogue list, which the later line overwrites.
 - A failed model call (score(None, ...)) is a wrong turn: TS = PS = TN = TO = 0.
 - Model text is only ever read with json.loads; nothing is evaluated.
 
@@ -667,12 +670,19 @@ def _turn(item: Item) -> tuple[int, int]:
 def _dialogues(scored: Sequence[Scored]) -> list[list[Scored]]:
     """The conversations of a scored list, each in turn order. A conversation is a `group`
     when the platform set one (a bootstrap resample gives a dialogue drawn twice two groups),
-    else the item's own. Should a turn still appear twice in one, its k-th appearance joins
-    the k-th copy of the conversation."""
+    else the item's own. A repeat (a published file's later line for the same turn, imported
+    with on_duplicate=reference) takes its turn's place in the latest copy of the conversation,
+    as cal_score.py overwrites the turn's slot in its per-dialogue list; the per-turn metrics
+    count it as a line of its own. Should a turn otherwise appear twice in one conversation,
+    its k-th appearance joins the k-th copy of the conversation."""
     copies: dict[str, list[dict[str, Scored]]] = {}
     for entry in scored:
         key = entry.group or f"{entry.item.split}/{_conversation(entry.item)}"
         instances = copies.setdefault(key, [])
+        if entry.repeat and instances:
+            holder = next((i for i in reversed(instances) if entry.item.key in i), instances[-1])
+            holder[entry.item.key] = entry
+            continue
         for instance in instances:
             if entry.item.key not in instance:
                 instance[entry.item.key] = entry
@@ -717,7 +727,10 @@ def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
 def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
     """Model outputs published as MTU-Eval response files: JSON Lines {"id", "model",
     "response"} ("model" optional). Like the importer, the k-th record with an id is that id's
-    copy k: external_id is the id, then "<id>#<k>"."""
+    copy k: external_id is the id, then "<id>#<k>". When the split has no copy k (the published
+    S-M GPT-4 file answers S-M_23 twice and S-M_24 never), the line is another output for the
+    id itself (fallback_id), and the import's on_duplicate policy decides: refuse the file,
+    score every line against the id's gold as cal_score.py does (reference), or keep one."""
     if task not in TASKS:
         raise ValueError(f"MTU-Bench has no task {task!r}; tasks: {', '.join(TASKS)}")
     path = Path(path)
@@ -739,4 +752,5 @@ def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
             output=response,
             split=task,
             source=f"{path}, line {line}",
+            fallback_id=None if copy == 1 else sample_id,
         )

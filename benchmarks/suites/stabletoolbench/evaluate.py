@@ -35,7 +35,10 @@ convert_to_answer_format.py writes them): one JSON object keyed by query id,
   Each record becomes PublishedOutput(external_id=query id, split=group, output=the `answer`
   object as JSON text): exactly what the reference judge reads (check_answer_status reads its
   final_answer, parse_answer_status and select_better_answer the whole object). A record without
-  that shape raises ImportFormatError naming the file, record and field.
+  that shape raises ImportFormatError naming the file, record and field. A query id the file
+  gives twice (json.loads would keep the last silently, and so does the reference) yields one
+  output per member, each naming its line: the import's on_duplicate policy decides (refused by
+  default; `last` is what the reference reads).
 
 `parse` reads such a text back: Outcome.answer = the final answer's text (the "final_answer"
 field of the Finish arguments; None when there is none, or when the model gave up), trace = one
@@ -58,7 +61,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import ImportFormatError, load_json, type_name
+from benchmarks.suites.base import (
+    ImportFormatError,
+    RecordSpan,
+    check_records,
+    check_value,
+    parse_json_text,
+    read_json,
+    type_name,
+)
 from benchmarks.suites.protocol import (
     Context,
     Item,
@@ -460,13 +471,14 @@ def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
             "first dot)",
             file=path,
         )
-    data = load_json(path)
+    text, data, spans = read_json(path)
+    check_records(data, spans, file=path)
     if not isinstance(data, dict):
         raise ImportFormatError(
             f"expected an object keyed by query id, got {type_name(data)}", file=path
         )
     outputs: list[PublishedOutput] = []
-    for query_id, record in data.items():
+    for query_id, record, where in _members(path, text, data, spans):
 
         def fail(
             message: str, field: str | None = None, query_id: str = query_id
@@ -497,7 +509,34 @@ def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
                 external_id=query_id.strip(),
                 output=json.dumps(answer, ensure_ascii=False),
                 split=group,
-                source=f"{path}, record {query_id}",
+                source=where,
             )
         )
     return iter(outputs)
+
+
+def _members(
+    path: Path, text: str, data: dict[str, Any], spans: Sequence[RecordSpan]
+) -> Iterator[tuple[str, Any, str]]:
+    """(query id, record, where) for each member of the file, in its order. json.loads keeps
+    only the last value of a key given twice, so each member of a repeated key is parsed again
+    from its own text, checked as check_records checks the others, and named by its line."""
+    counts: dict[str, int] = {}
+    for span in spans:
+        if span.key is not None:
+            counts[span.key] = counts.get(span.key, 0) + 1
+    if len(counts) == len(spans) or any(span.key is None for span in spans):
+        # Every key once (or a member the scan could not name, which json.loads has read).
+        for query_id, record in data.items():
+            yield query_id, record, f"{path}, record {query_id}"
+        return
+    for span in spans:
+        key = str(span.key)
+        if counts[key] == 1:
+            yield key, data[key], f"{path}, record {key}"
+            continue
+        # The member's text is `"key": value`: as an object of its own, its one value.
+        member_text = "{" + text[span.start : span.end] + "}"
+        record = parse_json_text(member_text, file=path, line_offset=span.line - 1)[key]
+        check_value(record, file=path, line=span.line, path=key, depth=1)
+        yield key, record, f"{path}, line {span.line}, record {key}"
