@@ -27,9 +27,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Label
+from config.errors import ApplicationError
 
 
-class AnnotationError(ValueError):
+class AnnotationError(ApplicationError):
     """The request cannot be carried out; the message says why, for the annotator."""
 
 

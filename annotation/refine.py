@@ -53,6 +53,8 @@ from typing import Any, Literal
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError, ValidationError
 
+from config.errors import ApplicationError
+
 Direction = Literal["up", "down"]
 FieldType = Literal["string", "integer", "number", "boolean", "enum", "json"]
 ChangeKind = Literal[
@@ -94,7 +96,7 @@ _TRUE = {"true", "on", "yes", "1"}
 _FALSE = {"false", "off", "no", "0"}
 
 
-class RefineError(ValueError):
+class RefineError(ApplicationError):
     """An operation that cannot apply to this draft: an unknown uid, a bad direction or depth,
     a draft that cannot be written back. The message is for the person editing."""
 

@@ -25,6 +25,7 @@ from benchmarks.suites.base import (
     undescribed_gold_tools,
     validate_bundle,
 )
+from config.errors import ApplicationError
 
 
 @dataclass(frozen=True)
@@ -339,7 +340,7 @@ def samples_annotate(*, values: dict[int, dict[str, Any]]) -> int:
     return changed
 
 
-class RevisionConflict(ValueError):
+class RevisionConflict(ApplicationError):
     """The sample changed since the refinement began."""
 
 

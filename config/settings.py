@@ -184,6 +184,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["config.access.TableAccess"],
+    # Every ApplicationError a service raises answers 400 with what is wrong and where.
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
     # JSON bodies through one bounded reader (size, depth, storable text): config.http.
     "DEFAULT_PARSER_CLASSES": [
         "config.http.BoundedJSONParser",

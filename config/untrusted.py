@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from benchmarks.suites.base import MAX_JSON_DEPTH, ImportFormatError, check_value, unstorable
+from config.errors import ApplicationError
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -30,13 +31,13 @@ __all__ = [
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-class UntrustedInputError(ValueError):
+class UntrustedInputError(ApplicationError):
     """Input refused; the message says what is wrong and where (`where`: a field path)."""
 
     def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(f"{where}: {message}" if where else message, field=where)
         self.message = message
         self.where = where
-        super().__init__(f"{where}: {message}" if where else message)
 
 
 def control_character(text: str, *, allow_whitespace: bool = False) -> str:

@@ -16,6 +16,8 @@ import re
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from config.errors import ApplicationError
+
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 KEY_SUFFIXES = ("_API_KEY", "_TOKEN")
 # Shapes of real keys; a key pasted where the variable's *name* belongs must not be stored. A
@@ -28,7 +30,7 @@ PLATFORM_VARIABLES = frozenset(
 )
 
 
-class KeyVariableError(ValueError):
+class KeyVariableError(ApplicationError):
     """A key variable the rule refuses; says why."""
 
 

@@ -24,6 +24,7 @@ from django.utils import timezone
 from benchmarks.suites import judging as pure
 from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
 from benchmarks.suites.protocol import CallFailed, Context, Item, Outcome, Prompt
+from config.errors import ApplicationError
 from evaluation import engine
 from evaluation.caller import Caller
 from evaluation.engine import (
@@ -58,7 +59,7 @@ JUDGMENTS = WorkTable(
 )
 
 
-class JudgeError(ValueError):
+class JudgeError(ApplicationError):
     """A judge job cannot be launched or changed as asked; the message says why."""
 
 

@@ -23,6 +23,7 @@ from benchmarks.services import dumps_json
 from benchmarks.suites.base import ImportFormatError
 from benchmarks.suites.predictions import read_generic_predictions
 from benchmarks.suites.protocol import Context, Evaluator, Outcome, PublishedOutput, Scored
+from config.errors import ApplicationError
 from evaluation.bootstrap import bootstrap_intervals
 from evaluation.embedders import embedder_for
 from evaluation.models import Endpoint, Prediction, Run
@@ -38,7 +39,7 @@ from evaluation.selectors import (
 log = logging.getLogger(__name__)
 
 
-class RunError(ValueError):
+class RunError(ApplicationError):
     """A run cannot be launched, imported or changed as asked; the message says why."""
 
 

@@ -45,6 +45,7 @@ from annotation.models import Campaign, Item, Label, Question
 from benchmarks.suites import get_suite
 from benchmarks.suites.judging import combine_orders
 from benchmarks.suites.protocol import Evaluator, MetricSpec, TaskSpec
+from config.errors import ApplicationError
 from evaluation.models import Judge, Judgment, Prediction, Run
 
 
@@ -111,7 +112,7 @@ class CampaignRatings:
     metric_directions: dict[str, str] = field(default_factory=dict)
 
 
-class AgreementError(ValueError):
+class AgreementError(ApplicationError):
     """The report cannot be made as asked (an unknown judge or metric); the message says why."""
 
 

@@ -1,0 +1,55 @@
+"""One domain error for the whole application, and how the API shows it.
+
+A service refuses a request by raising `ApplicationError` (or a subclass named for its area:
+`AnnotationError`, `RunError`, `JudgeError`...). The message is written for the person who asked
+and says what is wrong; `field` says where (a form field, a JSON path, "file:line"). Views and
+API endpoints do not translate errors one by one: DRF's exception handler below turns any
+`ApplicationError` into a 400 (or the error's own status) with `{"detail": ..., "code": ...,
+"field": ...}`, and pages render it with `templates/partials/error.html`.
+
+It is a `ValueError`, so code written before it (`except ValueError`) still catches it. No Django
+import at module level: pure modules (suites, statistics) may raise it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApplicationError(ValueError):
+    """A request the application refuses; the message says why, for the person who asked."""
+
+    status = 400
+    code = "invalid"
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        field: str = "",
+        code: str | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"detail": str(self), "code": self.code}
+        if self.field:
+            body["field"] = self.field
+        return body
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Any:
+    """DRF's handler, plus one answer for every `ApplicationError`."""
+    from rest_framework.response import Response
+    from rest_framework.views import exception_handler
+
+    if isinstance(exc, ApplicationError):
+        return Response(exc.as_dict(), status=exc.status)
+    return exception_handler(exc, context)
