@@ -66,6 +66,7 @@ class EndpointAdmin(admin.ModelAdmin):
                     "requests_per_minute",
                     "timeout_seconds",
                     "max_attempts",
+                    "max_claims",
                 )
             },
         ),

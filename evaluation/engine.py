@@ -5,8 +5,9 @@ One execution (`chunk_execute`, called by the Celery task):
 
 1. Claim, in one transaction: the chunk's predictions that are pending, or running under a
    lease that ran out (their worker was lost), locked with SKIP LOCKED so two executions never
-   hold one item. A claim takes a fresh token and counts one attempt; an item already tried
-   `max_attempts` times is failed instead (a poison item that kills workers stops).
+   hold one item. A claim takes a fresh token and counts one claim (the `attempts` column); an
+   item already claimed the endpoint's `max_claims` times is failed instead (a poison item that
+   kills workers stops). HTTP retries within one call are the Caller's (`max_attempts`).
 2. Answer on the process's event loop (kept between executions, with its HTTP clients, Redis
    pool and database thread). Lanes take items and run the suite's solve() through the Caller
    (response cache, shared concurrency slots, rate limit, retries). A lane holds a slot while it
@@ -132,7 +133,7 @@ def claim(
     first: int | None,
     last: int | None,
     token: uuid.UUID,
-    max_attempts: int,
+    max_claims: int,
     limit: int | None = None,
     table: WorkTable | None = None,
 ) -> tuple[list[Claimed], list[Claimed]]:
@@ -171,8 +172,8 @@ def claim(
             )
             for row in cursor
         ]
-        claimed = [row for row in rows if row.attempts < max_attempts]
-        exhausted = [row for row in rows if row.attempts >= max_attempts]
+        claimed = [row for row in rows if row.attempts < max_claims]
+        exhausted = [row for row in rows if row.attempts >= max_claims]
         if rows:
             cursor.execute(
                 f"""
@@ -558,6 +559,7 @@ class Chunk:
     claimed: deque[Claimed]
     exhausted: list[Claimed]
     config: EndpointConfig
+    max_claims: int
     budget: int = 0
     cancelled: bool = False
 
@@ -656,8 +658,8 @@ class PredictionHandler:
 
 def exhausted_error(row: Claimed) -> str:
     return (
-        f"gave up after {row.attempts - 1} attempts: the worker running this item was lost "
-        "each time"
+        f"gave up after {row.attempts - 1} claims: the worker running this item was lost "
+        "each time (the endpoint's max_claims)"
     )
 
 
@@ -713,7 +715,7 @@ class Execution:
                 None,
                 None,
                 chunk.token,
-                chunk.config.max_attempts,
+                chunk.max_claims,
                 min(refill_size(), chunk.budget),
                 chunk.table,
             )
@@ -808,12 +810,13 @@ def execute(
     first: int,
     last: int,
     config: EndpointConfig,
+    max_claims: int,
     make_handler: Callable[[], Handler],
 ) -> dict[str, int]:
     """Claim positions first..last of a parent's rows and answer them (then, within the
     budget, more of the parent's pending rows). Returns counts for the log."""
     token = uuid.uuid4()
-    claimed, exhausted = claim(parent_id, first, last, token, config.max_attempts, None, table)
+    claimed, exhausted = claim(parent_id, first, last, token, max_claims, None, table)
     if not claimed and not exhausted:
         return {"claimed": 0}
     budget = execution_budget()
@@ -825,6 +828,7 @@ def execute(
         claimed=deque(claimed),
         exhausted=exhausted,
         config=config,
+        max_claims=max_claims,
         budget=budget,
     )
     PROCESS_LOOP.run(_execute(chunk))
@@ -865,6 +869,7 @@ def chunk_execute(run_id: int, first: int, last: int) -> dict[str, int]:
         first=first,
         last=last,
         config=config,
+        max_claims=run.endpoint.max_claims,
         make_handler=make_handler,
     )
 

@@ -345,6 +345,7 @@ def job_execute(job_id: int, first: int, last: int) -> dict[str, int]:
         first=first,
         last=last,
         config=config,
+        max_claims=endpoint.max_claims,
         make_handler=make_handler,
     )
 

@@ -688,6 +688,7 @@ ENDPOINT_FIELDS = (
     "requests_per_minute",
     "timeout_seconds",
     "max_attempts",
+    "max_claims",
 )
 
 
@@ -732,6 +733,7 @@ def endpoint_register_local(*, port: int, model: str) -> Endpoint:
             "max_concurrency": 1,
             "timeout_seconds": 180,
             "max_attempts": 3,
+            "max_claims": 3,
             "is_local": True,
             "status": Endpoint.Status.STARTING,
         },
