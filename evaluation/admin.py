@@ -20,8 +20,8 @@ from benchmarks.admin import pretty_json
 from benchmarks.models import Benchmark
 from benchmarks.suites import get_suite, suite_names
 from benchmarks.suites.protocol import Evaluator
-from evaluation.caller import failure_summary
 from evaluation.credentials import KeyVariableError, key_from_environment
+from evaluation.judging import JudgeError, job_cancel, job_resume, judge_launch, solvability_mark
 from evaluation.models import (
     ApiResponse,
     Endpoint,
@@ -37,6 +37,7 @@ from evaluation.models import (
 )
 from evaluation.selectors import ordered_metrics, runs_with_progress
 from evaluation.services import RunError, run_cancel, run_launch, run_resume
+from evaluation.work.caller import failure_summary
 
 
 @admin.register(Endpoint)
@@ -522,16 +523,12 @@ class JudgeJobAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected jobs", permissions=["change"])
     def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
-        from evaluation.judging import job_cancel
-
         self.message_user(request, f"{sum(job_cancel(job=j) for j in queryset)} job(s) cancelled.")
 
     @admin.action(
         description="Resume the selected jobs (pending judgments)", permissions=["change"]
     )
     def resume_jobs(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
-        from evaluation.judging import JudgeError, job_resume
-
         for job in queryset:
             try:
                 self.message_user(request, f"Job {job.pk}: {job_resume(job=job)} queued.")
@@ -547,8 +544,6 @@ class JudgeJobAdmin(admin.ModelAdmin):
         permissions=["change_samples"],
     )
     def mark_solvable(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
-        from evaluation.judging import JudgeError, solvability_mark
-
         try:
             marked = solvability_mark(jobs=list(queryset))
         except JudgeError as exc:
@@ -563,8 +558,6 @@ class JudgeJobAdmin(admin.ModelAdmin):
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict | None = None
     ) -> HttpResponse:
-        from evaluation.judging import JudgeError, judge_launch
-
         def launch(data: dict[str, Any]) -> JudgeJob:
             return judge_launch(
                 judge=data["judge"],

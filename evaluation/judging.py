@@ -18,28 +18,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from benchmarks.suites import judging as pure
 from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
 from benchmarks.suites.protocol import CallFailed, Context, Item, Outcome, Prompt
+from config.celery import app as celery_app
 from config.errors import ApplicationError
-from evaluation import engine
-from evaluation.caller import Caller
-from evaluation.engine import (
-    Claimed,
+from evaluation.models import Judge, JudgeJob, Judgment, Prediction, Run
+from evaluation.selectors import items_by_sample_id, run_context
+from evaluation.services import RunError, outputs_import
+from evaluation.work import engine
+from evaluation.work.caller import Caller
+from evaluation.work.engine import (
     ConfigurationError,
     DatabaseThread,
     ItemCalls,
-    WorkTable,
     endpoint_config,
     exhausted_error,
     request_key,
 )
-from evaluation.limits import Lane
-from evaluation.models import Judge, JudgeJob, Judgment, Prediction, Run
-from evaluation.selectors import items_by_sample_id, run_context
+from evaluation.work.limits import Lane
+from evaluation.work.locks import Claimed, WorkTable, take_back_lost
 
 log = logging.getLogger(__name__)
 
@@ -358,10 +359,11 @@ def chunk_size() -> int:
 
 
 def _queue(job_id: int, starts: Sequence[int], size: int) -> None:
-    from evaluation.tasks import judge_chunk
-
+    # By name: the tasks call these services, so the services do not import the tasks.
     for first in starts:
-        judge_chunk.apply_async(args=[job_id, first, first + size - 1], queue="judging")
+        celery_app.send_task(
+            "evaluation.tasks.judge_chunk", args=[job_id, first, first + size - 1], queue="judging"
+        )
 
 
 def judge_create(*, name: str, template: str, endpoint: Any, params: dict | None = None) -> Judge:
@@ -623,17 +625,7 @@ def job_progress(job: JudgeJob) -> dict[str, int]:
 
 def judgments_recover() -> list[tuple[int, int]]:
     """Judgments of running jobs whose lease ran out: back to pending; (job, position)."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE evaluation_judgment j SET status = 'pending', claim = NULL, lease_until = NULL
-            FROM evaluation_judgejob b
-            WHERE j.job_id = b.id AND b.status = 'running' AND j.status = 'running'
-              AND j.lease_until < now()
-            RETURNING j.job_id, j.position
-            """
-        )
-        return list(cursor.fetchall())
+    return take_back_lost(JUDGMENTS)
 
 
 def queue_recovered(lost: Sequence[tuple[int, int]]) -> None:
@@ -722,8 +714,6 @@ def judgments_import(
     `task` is the run's task (pass_rate, the default, or preference: runs compared by a
     preference judge must share it). Each query must be a sample of its group with the same
     question."""
-    from evaluation.services import RunError
-
     if fmt not in IMPORT_FORMATS:
         raise JudgeError(f"unknown format {fmt!r}; formats: {', '.join(IMPORT_FORMATS)}")
     suite = IMPORT_SUITES[fmt]
@@ -803,8 +793,6 @@ def _same_text(stored: Any, published: str) -> bool:
 
 
 def _imported_run(benchmark: Any, task: str, outputs: Sequence[Any], name: str, user: Any) -> Run:
-    from evaluation.services import outputs_import
-
     return outputs_import(benchmark=benchmark, task=task, outputs=outputs, name=name, user=user)
 
 
@@ -847,7 +835,6 @@ def _pass_results_import(
 ) -> JudgeJob:
     from benchmarks.suites.stabletoolbench.evaluate import read_predictions
     from benchmarks.suites.stabletoolbench.results import read_pass_results
-    from evaluation.services import RunError
 
     results = read_pass_results(path)
     group = results[0].split

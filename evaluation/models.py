@@ -17,6 +17,11 @@ base_url_validator = URLValidator(
 )
 
 
+# The embedded model's endpoint (`make run`), registered by evaluation.services and the
+# virtual API server's simulator by default.
+LOCAL_ENDPOINT = "local-gemma-3-270m"
+
+
 class Endpoint(models.Model):
     """An OpenAI-compatible API. The key is never stored: only the name of the environment
     variable that holds it on the workers."""

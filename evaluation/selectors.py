@@ -22,6 +22,7 @@ from benchmarks.suites.protocol import (
     ToolSpec,
 )
 from evaluation.models import Endpoint, Prediction, Run
+from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
 
 SAMPLE_FIELDS = (
     "id",
@@ -114,8 +115,6 @@ def context_for(
         aux=aux,
     )
     if spec.agent:
-        from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
-
         # The tools the virtual API server serves to this suite, by name: a launch stores the
         # pool each item is offered; the engine swaps in the toolbox that calls them.
         ctx.toolbox = VirtualToolbox(served_specs(evaluator.name, ctx.tools), None)

@@ -23,10 +23,12 @@ from benchmarks.services import dumps_json
 from benchmarks.suites.base import ImportFormatError
 from benchmarks.suites.predictions import read_generic_predictions
 from benchmarks.suites.protocol import Context, Evaluator, Outcome, PublishedOutput, Scored
+from config.celery import app as celery_app
 from config.errors import ApplicationError
 from evaluation.bootstrap import bootstrap_intervals
 from evaluation.embedders import embedder_for
-from evaluation.models import Endpoint, Prediction, Run
+from evaluation.inference import PREDICTIONS, prediction_handler
+from evaluation.models import LOCAL_ENDPOINT, Endpoint, Prediction, Run
 from evaluation.selectors import (
     context_for,
     evaluator_for,
@@ -35,6 +37,8 @@ from evaluation.selectors import (
     run_context,
     sample_rows,
 )
+from evaluation.work.engine import ConfigurationError, endpoint_config, execute
+from evaluation.work.locks import take_back_lost
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +52,11 @@ def chunk_size() -> int:
 
 
 def _queue_chunks(run_id: int, starts: Sequence[int], size: int) -> None:
-    from evaluation.tasks import run_chunk
-
+    # By name: the tasks call these services, so the services do not import the tasks.
     for first in starts:
-        run_chunk.apply_async(args=[run_id, first, first + size - 1], queue="inference")
+        celery_app.send_task(
+            "evaluation.tasks.run_chunk", args=[run_id, first, first + size - 1], queue="inference"
+        )
 
 
 def _task_items(
@@ -235,6 +240,32 @@ def run_resume(*, run: Run, retry_failed: bool = False) -> int:
     return count
 
 
+def chunk_execute(run_id: int, first: int, last: int) -> dict[str, int]:
+    """Answer the pending items at positions first..last of a run, then, while the budget
+    lasts, whatever else of the run is pending. Idempotent: items answered or held by another
+    live execution are left alone. A run whose endpoint cannot be used here (its key variable
+    unset) is failed with the reason."""
+    run = Run.objects.select_related("benchmark", "endpoint").filter(pk=run_id).first()
+    if run is None or run.status != Run.Status.RUNNING or run.endpoint is None:
+        return {"skipped": 1}
+    try:
+        config = endpoint_config(
+            run.endpoint, model=run.model_name, style=run.style, params=run.params
+        )
+    except ConfigurationError as exc:
+        run_fail(run_id=run.pk, error=str(exc))
+        return {"failed_run": 1}
+    return execute(
+        table=PREDICTIONS,
+        parent_id=run.pk,
+        first=first,
+        last=last,
+        config=config,
+        max_claims=run.endpoint.max_claims,
+        make_handler=lambda: prediction_handler(run),
+    )
+
+
 def run_fail(*, run_id: int, error: str) -> None:
     Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
         status=Run.Status.FAILED, error=error, updated_at=timezone.now()
@@ -314,9 +345,7 @@ def run_finalize(*, run_id: int) -> bool:
 
 
 def _queue_intervals(run_id: int) -> None:
-    from evaluation.tasks import run_intervals
-
-    run_intervals.apply_async(args=[run_id], queue="reports")
+    celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
 
 
 def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[str, list[float]]:
@@ -339,31 +368,17 @@ def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[
 
 def runs_recover() -> dict[str, int]:
     """Take back items whose worker was lost (their lease ran out) and queue their chunks
-    again; fail those that have used up their attempts. Safe to run any time, anywhere."""
+    again (the next claim fails those that have used up their claims). Safe to run any time,
+    anywhere."""
     size = chunk_size()
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE evaluation_prediction p SET status = 'pending', claim = NULL,
-                lease_until = NULL
-            FROM evaluation_run r
-            WHERE p.run_id = r.id AND r.status = 'running' AND p.status = 'running'
-              AND p.lease_until < now()
-            RETURNING p.run_id, p.position
-            """
-        )
-        lost = cursor.fetchall()
+    lost = take_back_lost(PREDICTIONS)
     by_run: dict[int, set[int]] = {}
     for run_id, position in lost:
         by_run.setdefault(run_id, set()).add(position // size * size)
     for run_id, starts in by_run.items():
         log.warning("run %s: %d chunk(s) of a lost worker queued again", run_id, len(starts))
         _queue_chunks(run_id, sorted(starts), size)
-    from evaluation import judging
-
-    lost_judgments = judging.judgments_recover()
-    judging.queue_recovered(lost_judgments)
-    return {"items": len(lost), "runs": len(by_run), "judgments": len(lost_judgments)}
+    return {"items": len(lost), "runs": len(by_run)}
 
 
 # --- published outputs --------------------------------------------------------------------------
@@ -673,8 +688,6 @@ def _import_report(
 
 
 # --- endpoints ----------------------------------------------------------------------------------
-
-LOCAL_ENDPOINT = "local-gemma-3-270m"
 
 
 ENDPOINT_FIELDS = (

@@ -7,12 +7,13 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from evaluation import engine, judging, services
+from evaluation import judging, services
+from evaluation.work.locks import lease_seconds
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def run_chunk(run_id: int, first: int, last: int) -> dict[str, int]:
-    report = engine.chunk_execute(run_id, first, last)
+    report = services.chunk_execute(run_id, first, last)
     if report.get("claimed"):
         # The chunk that settles the last item finishes the run (idempotent if two race).
         services.run_finalize(run_id=run_id)
@@ -31,7 +32,10 @@ def run_intervals(run_id: int) -> dict[str, list[float]]:
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def runs_recover() -> dict[str, int]:
-    return services.runs_recover()
+    recovered = services.runs_recover()
+    lost_judgments = judging.judgments_recover()
+    judging.queue_recovered(lost_judgments)
+    return {**recovered, "judgments": len(lost_judgments)}
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -51,4 +55,4 @@ def judge_finalize(job_id: int) -> bool:
 def recover_after_start(**_: Any) -> None:
     # A worker that starts may be replacing one that was killed: once the dead worker's leases
     # have run out, take its items back (beat repeats this every minute in any case).
-    runs_recover.apply_async(countdown=engine.lease_seconds() + 1)
+    runs_recover.apply_async(countdown=lease_seconds() + 1)

@@ -16,7 +16,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 from django.utils import timezone
 
-from evaluation import engine, services
+from evaluation import services
 from evaluation.models import Endpoint, Prediction
 from tests.evaluation.conftest import counting_answer, make_counting_benchmark, make_endpoint
 from tests.factories import make_superuser
@@ -34,7 +34,7 @@ def test_http_attempts_are_per_call_whatever_the_claims(tmp_path: Path) -> None:
             benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
         )
         # when
-        engine.chunk_execute(run.pk, 0, 99)
+        services.chunk_execute(run.pk, 0, 99)
     # then every item is answered on its third HTTP attempt, within its one claim
     predictions = list(run.predictions.all())
     assert {p.status for p in predictions} == {Prediction.Status.DONE}
@@ -57,7 +57,7 @@ def test_lost_workers_count_against_the_claims_not_the_http_attempts(tmp_path: P
                 status=Prediction.Status.RUNNING, attempts=claims, lease_until=lost
             )
         # when another execution takes them back
-        engine.chunk_execute(run.pk, 0, 99)
+        services.chunk_execute(run.pk, 0, 99)
         asked = server.total
     # then the one claimed max_claims times fails without a call, the other is redone once
     first, second = run.predictions.order_by("position")
