@@ -112,6 +112,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "config.access.context",
             ],
+            # Filters every app's pages use to show tool-use data ({% load display %}).
+            "libraries": {"display": "config.display"},
         },
     },
 ]
