@@ -21,7 +21,7 @@ from benchmarks.suites.protocol import (
     TaskSpec,
     ToolSpec,
 )
-from evaluation.models import Endpoint, Prediction, Run
+from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
 from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
 
 SAMPLE_FIELDS = (
@@ -137,17 +137,24 @@ def run_context(run: Run, evaluator: Evaluator | None = None) -> tuple[Evaluator
     return evaluator, ctx
 
 
-def run_progress(run: Run) -> dict[str, int]:
+def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, int]:
+    """Items per status, with "total", "settled" (neither pending nor running) and "to_go"."""
     counts = dict(
-        Prediction.objects.filter(run=run)
-        .order_by()
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
+        items.order_by().values_list("status").annotate(n=Count("id")).values_list("status", "n")
     )
-    progress = {status: counts.get(status, 0) for status in Prediction.Status.values}
+    progress = {status: counts.get(status, 0) for status in statuses}
     progress["total"] = sum(progress.values())
+    progress["to_go"] = progress.get("pending", 0) + progress.get("running", 0)
+    progress["settled"] = progress["total"] - progress["to_go"]
     return progress
+
+
+def run_progress(run: Run) -> dict[str, int]:
+    return work_progress(Prediction.objects.filter(run=run), Prediction.Status.values)
+
+
+def job_progress(job: JudgeJob) -> dict[str, int]:
+    return work_progress(job.judgments.all(), Judgment.Status.values)
 
 
 def run_list(*, benchmark: Benchmark | None = None, task: str | None = None) -> QuerySet[Run]:

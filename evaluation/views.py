@@ -20,12 +20,13 @@ from benchmarks.models import Benchmark
 from config.access import allows
 from config.charts import bar_chart
 from config.csvexport import csv_response
-from evaluation.judging import JudgeError, job_cancel, job_progress, job_resume
+from evaluation.judging import JudgeError, job_cancel, job_resume
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
     as_count,
     evaluator_for,
     item_scores,
+    job_progress,
     leaderboard,
     metric_row,
     run_list,
