@@ -11,12 +11,15 @@ from typing import Any
 import pytest
 import redis
 from django.conf import settings
+from django.contrib.auth.models import Permission
+from django.test import Client
 from django.utils import timezone
 
 from evaluation import judging, lifecycle, services
 from evaluation.lifecycle import Control, WorkKind
 from evaluation.models import Endpoint, Judge, JudgeJob, Judgment, Prediction, Run
 from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
+from tests.factories import make_superuser, make_user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("broker")]
 
@@ -265,3 +268,96 @@ def test_the_page_controls_follow_the_state(work: Work) -> None:
         Control("resume", "Resume"),
         Control("retry", "Ask again the unread and failed"),
     ]
+
+
+# --- one page skeleton, one progress partial, one admin mixin -----------------------------
+
+PAGES = {
+    "run": ("runs", "change_run", "Cancel run"),
+    "job": ("judging", "change_judgejob", "Cancel"),
+}
+
+
+def login(client: Client, *permissions: str) -> None:
+    user = make_user()
+    for codename in ("view_run", "view_prediction", "view_judgejob", "view_judgment", *permissions):
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    client.force_login(user)
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_the_page_cancels_and_resumes_with_the_change_permission(
+    name: str, work: Work, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    prefix, permission, cancel_label = PAGES[name]
+    parent = work.make(name, ["done", "pending"])
+    noun = KINDS[name].words.noun.capitalize()
+    # without the permission: neither the button nor the action
+    login(client)
+    assert f">{cancel_label}</button>" not in client.get(f"/{prefix}/{parent.pk}/").content.decode()
+    assert client.post(f"/{prefix}/{parent.pk}/cancel/").status_code == 403
+    # with it
+    login(client, permission)
+    assert f">{cancel_label}</button>" in client.get(f"/{prefix}/{parent.pk}/").content.decode()
+    response = client.post(f"/{prefix}/{parent.pk}/cancel/", follow=True)
+    assert f"{noun} cancelled." in response.content.decode()
+    page = response.content.decode()
+    assert ">Resume</button>" in page and f">{cancel_label}</button>" not in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/{prefix}/{parent.pk}/resume/", follow=True)
+    assert f"{noun} resumed: 1 {KINDS[name].words.item}(s) queued." in response.content.decode()
+    assert client.post(f"/{prefix}/{parent.pk}/explode/").status_code == 404
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_the_progress_partial_polls_only_while_running(
+    name: str, work: Work, client: Client
+) -> None:
+    prefix = PAGES[name][0]
+    parent = work.make(name, ["done", "pending"])
+    login(client)
+
+    def partial() -> str:
+        response = client.get(
+            f"/{prefix}/{parent.pk}/?part=progress", headers={"HX-Request": "true"}
+        )
+        return response.content.decode()
+
+    html = partial()
+    assert html.lstrip().startswith('<section id="progress"')
+    assert f'hx-get="/{prefix}/{parent.pk}/?part=progress"' in html
+    assert "<strong>1</strong> to go" in html and "of 2 (50.0%)" in html
+    lifecycle.cancel(KINDS[name], parent)
+    assert "hx-trigger" not in partial()
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_the_admin_actions_cancel_and_resume(
+    name: str, work: Work, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    kind = KINDS[name]
+    model = kind.parent._meta.model_name
+    running = work.make(name, ["pending"])
+    imported = work.make(name, ["done"], status="done", launched=False)
+    client.force_login(make_superuser())
+
+    def action(action: str, *parents: Any) -> str:
+        response = client.post(
+            f"/admin/evaluation/{model}/",
+            {"action": action, "_selected_action": [p.pk for p in parents]},
+            follow=True,
+        )
+        assert response.status_code == 200
+        return response.content.decode()
+
+    changelist = client.get(f"/admin/evaluation/{model}/").content.decode()
+    assert "0/1" in changelist and "1/1" in changelist
+    assert f"1 {kind.words.noun}(s) cancelled." in action(f"cancel_{kind.words.noun}s", running)
+    with django_capture_on_commit_callbacks(execute=True):
+        html = action(f"resume_{kind.words.noun}s", running, imported)
+    noun = kind.words.noun.capitalize()
+    assert f"{noun} {running.pk}: 1 {kind.words.item}(s) queued." in html
+    assert f"{noun} {imported.pk}: " in html and "nothing to resume" in html
+    running.refresh_from_db()
+    assert running.status == "running"
+    assert queued(kind.queue) == 1
