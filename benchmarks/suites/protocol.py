@@ -20,7 +20,8 @@ and, where the default below does not fit:
                                                      asks once and parses
     read_predictions(task, path) -> Iterator[PublishedOutput]   outputs published elsewhere
 
-`Evaluator(suite_module)` fills in the defaults, so the platform calls one interface.
+`Evaluator(suite_module)` (a registry Suite's `evaluator`) fills in the defaults, so the
+platform calls one interface.
 
 Conventions:
 - `context` is the JSON object `prepare` returned for the item ({} by default). It is stored
@@ -412,7 +413,10 @@ async def solve_single(
 class Evaluator:
     """A suite module's evaluation functions, with the protocol's defaults filled in."""
 
-    def __init__(self, module: ModuleType) -> None:
+    def __init__(self, module: ModuleType | Any) -> None:
+        # A registry Suite (benchmarks.suites.registry) brings its package.
+        if not isinstance(module, ModuleType):
+            module = module.module
         self.module = module
         self.name: str = module.name
         self.tasks: Mapping[str, TaskSpec] = getattr(module, "TASKS", {})
