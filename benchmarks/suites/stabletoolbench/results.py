@@ -55,7 +55,13 @@ from benchmarks.suites.registry import PublishedJudgment, PublishedJudgments
 from benchmarks.suites.stabletoolbench.evaluate import FINISH, GROUPS, read_predictions
 from benchmarks.suites.stabletoolbench.judges import pass_label
 
-__all__ = ["PassResult", "answer_from_steps", "pass_results_group", "read_pass_results"]
+__all__ = [
+    "PassResult",
+    "answer_from_steps",
+    "pass_judgments",
+    "pass_results_group",
+    "read_pass_results",
+]
 
 _GROUP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 _STEP = re.compile(r"^Step (\d+): ", re.MULTILINE)

@@ -82,6 +82,7 @@ __all__ = [
     "build_tool_creation",
     "overall",
     "parse_scores",
+    "planning_judgments",
     "read_planning_evaluations",
     "read_score",
     "reminder_text",
