@@ -12,8 +12,8 @@ from django.http import Http404
 
 from annotation.models import Assignment, Campaign, Item, Label, Member
 from benchmarks.models import Tool
-from benchmarks.templatetags.display import pretty
 from config.access import checked_campaign
+from config.display import pretty
 
 
 def campaign_get_for_user(

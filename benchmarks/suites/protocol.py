@@ -47,7 +47,6 @@ import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Literal
 
 Style = Literal["chat", "completion"]
@@ -413,8 +412,8 @@ async def solve_single(
 class Evaluator:
     """A suite module's evaluation functions, with the protocol's defaults filled in."""
 
-    def __init__(self, module: ModuleType | Any) -> None:
-        # A registry Suite (benchmarks.suites.registry) brings its package.
+    def __init__(self, module: Any) -> None:
+        # A suite module, or a registry Suite (benchmarks.suites.registry) bringing its package.
         if not isinstance(module, ModuleType):
             module = module.module
         self.module = module
