@@ -47,6 +47,7 @@ import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 Style = Literal["chat", "completion"]

@@ -213,7 +213,7 @@ class Suite:
         return getattr(self.module, "gold_tools", None)
 
     def import_files(self, paths: Sequence[Path], progress: Progress | None = None) -> ImportBundle:
-        return self.module.import_files(paths, progress)  # type: ignore[no-any-return]
+        return self.module.import_files(paths, progress)
 
     def judgment_reader(self, fmt: str) -> JudgmentReader:
         try:
