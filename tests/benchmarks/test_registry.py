@@ -33,3 +33,33 @@ def test_a_protocol_only_module_is_a_suite_without_capabilities(monkeypatch):
     assert suite.served_tools is None and not suite.judgment_readers and suite.gold is None
     assert "errors_test" in suite_names()
     assert [s.name for s in all_suites()][-1] == suite.name
+
+
+def test_a_gold_is_recognised_by_the_suite_it_belongs_to():
+    from benchmarks.suites.registry import gold_editing
+
+    plan = gold_editing({"plan": [], "tool_usage": []})
+    assert plan is not None and plan.shape == "plan" and "tool_usage" in plan.step_keyed
+    calls = gold_editing({"calls": [], "answer": {}})
+    assert calls is not None and calls.calls_key == "calls" and calls.one_call_per_tool
+    generic = gold_editing({"tool_calls": [], "answer": "42"})
+    assert generic is not None and generic.calls_key == "tool_calls" and not generic.write_calls
+    assert gold_editing({"answer": "42"}) is None and gold_editing(None) is None
+
+
+def test_served_tools_and_judgment_formats_come_from_their_suites():
+    from benchmarks.suites.registry import cache_protocol, judgment_formats, suites_serving_cache
+
+    formats = judgment_formats()
+    assert {fmt: suite.name for fmt, (suite, _reader) in formats.items()} == {
+        "stabletoolbench-pass": "stabletoolbench",
+        "ultratool-planning": "ultratool",
+    }
+    assert [s.name for s in suites_serving_cache()] == ["stabletoolbench"]
+    assert cache_protocol().request_api("Travel", "Ferry Times", "departures") == (
+        "Travel",
+        "ferry_times_for_Travel",
+        "departures",
+    )
+    served = get_suite("wtueval").served_tools
+    assert served is not None and set(served.apis({})) >= {"WikiSearch"}
