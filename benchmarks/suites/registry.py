@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from benchmarks.suites.base import ImportBundle, ImportFormatError, Progress
 from benchmarks.suites.judging import Verdict
-from benchmarks.suites.protocol import Evaluator, PublishedOutput, TaskSpec, ToolSpec
+from benchmarks.suites.protocol import Evaluator, Item, PublishedOutput, TaskSpec, ToolSpec
 
 SUITE_MODULES: dict[str, str] = {
     "metatool": "benchmarks.suites.metatool",
@@ -166,6 +166,30 @@ class GoldEditing:
     ) = None
 
 
+@dataclass(frozen=True, slots=True)
+class ItemContext:
+    """What a human needs beside an output to judge it: the question (or the dialogue's turns),
+    the candidate tools offered (names of the benchmark's tools), and the gold when the campaign
+    shows it (None otherwise)."""
+
+    query: Any = None
+    turns: Any = None
+    candidates: tuple[str, ...] = ()
+    gold: Any = None
+
+
+def default_item_context(item: Item, show_gold: bool) -> ItemContext:
+    """The context of a sample as every suite stores it: input["query"] / input["turns"], its
+    candidate tools, its reference as the gold."""
+    given = item.input if isinstance(item.input, Mapping) else {}
+    return ItemContext(
+        query=given.get("query"),
+        turns=given.get("turns"),
+        candidates=tuple(item.candidate_tools or ()),
+        gold=item.reference if show_gold else None,
+    )
+
+
 # --- the suite ----------------------------------------------------------------------------------
 
 
@@ -179,8 +203,9 @@ class Suite:
     gold: GoldEditing | None = None
     # campaign kind -> its question set (whatever the kind's module reads)
     questions: Mapping[str, Any] = field(default_factory=dict)
-    # (sample, context) -> what a human needs beside the output: candidates, tools, gold
-    item_context: Callable[..., dict[str, Any]] | None = None
+    # (item, show_gold) -> what a human needs beside the output, where the default (a
+    # sample's query or turns, candidate tools and reference) does not fit
+    item_context: Callable[[Item, bool], ItemContext] | None = None
 
     @property
     def name(self) -> str:
@@ -214,6 +239,10 @@ class Suite:
 
     def import_files(self, paths: Sequence[Path], progress: Progress | None = None) -> ImportBundle:
         return self.module.import_files(paths, progress)
+
+    def context(self, item: Item, *, show_gold: bool = False) -> ItemContext:
+        """What a human needs beside one of this suite's outputs to judge it."""
+        return (self.item_context or default_item_context)(item, show_gold)
 
     def judgment_reader(self, fmt: str) -> JudgmentReader:
         try:

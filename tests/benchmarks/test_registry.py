@@ -63,3 +63,20 @@ def test_served_tools_and_judgment_formats_come_from_their_suites():
     )
     served = get_suite("wtueval").served_tools
     assert served is not None and set(served.apis({})) >= {"WikiSearch"}
+
+
+def test_the_item_context_a_human_sees_shows_the_gold_only_when_asked():
+    from benchmarks.suites.protocol import Item
+
+    item = Item(
+        split="S-S",
+        external_id="7",
+        input={"turns": [{"role": "user", "content": "Book it"}]},
+        reference={"calls": []},
+        candidate_tools=["Book", "Cancel"],
+    )
+    suite = get_suite("mtubench")
+    hidden = suite.context(item)
+    assert hidden.turns == item.input["turns"] and hidden.query is None
+    assert hidden.candidates == ("Book", "Cancel") and hidden.gold is None
+    assert suite.context(item, show_gold=True).gold == {"calls": []}
