@@ -1,4 +1,6 @@
-"""Refinement drafts: an expert edits a sample's gold answer and sees what changed.
+"""Refinement drafts: an expert edits a sample's gold answer and sees what changed. What a gold
+is and how an edit applies to it beyond the draft's shape comes from its suite (the registry's
+GoldEditing: the calls key, the step-keyed task golds, what else follows edited calls).
 
 Pure Python (no Django): the views keep a draft, apply one operation per request and render the
 result; these functions never touch the database and never mutate their arguments.
@@ -18,10 +20,11 @@ Draft shapes
     draft. A draft must therefore be written back against, and diffed with, the version it was
     loaded from.
 
-Arguments are checked against the tool's JSON schema (`arguments_errors`) with two allowances
-for how the published golds name an earlier call's output: an UltraTool placeholder such as
-"<first connection listed>" and an MTU-Bench reference "ToolName.field" (ToolName in the
-toolset) stand for a value of any type, so type and enum checks skip them. Beyond JSON Schema,
+Arguments are checked against the tool's JSON schema (`arguments_errors`) with allowances for
+how the published golds name an earlier call's output (each suite's GoldEditing.output_reference:
+an UltraTool placeholder such as "<first connection listed>", an MTU-Bench reference
+"ToolName.field" with ToolName in the toolset): they stand for a value of any type, so type and
+enum checks skip them. Beyond JSON Schema,
 an argument the schema's `properties` do not list is reported (a misspelt name), unless the
 schema allows extra properties explicitly.
 
@@ -53,6 +56,7 @@ from typing import Any, Literal
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError, ValidationError
 
+from benchmarks.suites import registry
 from benchmarks.suites.registry import GoldEditing, gold_editing
 from config.errors import ApplicationError
 
@@ -76,10 +80,6 @@ _STEP_KEYS = ("step", "text", "tool", "arguments", "children")
 _CALL_KEYS = ("call", "call_error")
 
 _NEW_UID = re.compile(r"^n(\d+)$")
-# An UltraTool placeholder for an earlier step's output: <obtained flight number>.
-_PLACEHOLDER = re.compile(r"^<[^<>]+>$")
-# What an MTU-Bench output reference looks like before we know the toolset: Tool.field.
-_DOTTED = re.compile(r"^[^\W\d][\w.\-]*\.[^\W\d]\w*$")
 _INTEGER = re.compile(r"^[+-]?\d+$")
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _TRUE = {"true", "on", "yes", "1"}
@@ -740,21 +740,14 @@ def form_from_arguments(
 
 
 def _looks_like_reference(text: str) -> bool:
-    return bool(_PLACEHOLDER.match(text) or _DOTTED.match(text))
+    return registry.is_output_reference(text, None)
 
 
 def is_output_reference(value: Any, tools: Collection[str] = ()) -> bool:
     """Whether an argument value names an earlier call's output rather than giving a value:
     an UltraTool placeholder "<obtained flight number>", or an MTU-Bench "ToolName.field" whose
-    ToolName is in `tools`."""
-    if not isinstance(value, str):
-        return False
-    if _PLACEHOLDER.match(value):
-        return True
-    return any(
-        value.startswith(f"{name}.") and re.fullmatch(r"[^\W\d]\w*", value[len(name) + 1 :])
-        for name in tools
-    )
+    ToolName is in `tools` (the suites' GoldEditing.output_reference)."""
+    return isinstance(value, str) and registry.is_output_reference(value, tools)
 
 
 def _coerce(item: Field, text: str) -> tuple[Any, str | None]:

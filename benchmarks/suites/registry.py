@@ -20,7 +20,7 @@ Adding a benchmark means adding a folder and one line to SUITE_MODULES.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -154,7 +154,10 @@ class GoldEditing:
     one_call_per_tool: the gold holds at most one call per tool name.
     write_calls(calls, old, new, split): how the rest of the reference follows edited calls
       (new already holds them under calls_key); raises ValueError for calls the gold cannot
-      hold."""
+      hold.
+    output_reference(text, tools): whether an argument text names an earlier call's output
+      rather than giving a value, as the suite's golds write it; `tools` is the sample's tool
+      names, None before they are known (the looser test a form field applies)."""
 
     shape: GoldShape
     recognizes: Callable[[Mapping[str, Any]], bool]
@@ -164,6 +167,7 @@ class GoldEditing:
     write_calls: (
         Callable[[list[dict[str, Any]], Mapping[str, Any], dict[str, Any], str | None], None] | None
     ) = None
+    output_reference: Callable[[str, Collection[str] | None], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,3 +339,12 @@ def step_keyed_golds() -> tuple[str, ...]:
             for key in suite.gold.step_keyed:
                 keys.setdefault(key, None)
     return tuple(keys)
+
+
+def is_output_reference(text: str, tools: Collection[str] | None) -> bool:
+    """Whether any registered gold writes `text` as a reference to an earlier call's output."""
+    return any(
+        suite.gold.output_reference(text, tools)
+        for suite in all_suites()
+        if suite.gold is not None and suite.gold.output_reference is not None
+    )

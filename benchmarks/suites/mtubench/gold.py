@@ -5,13 +5,29 @@ calls. Pure Python."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from benchmarks.suites.registry import GoldEditing
 
 # The splits whose published answer writes "no call" as {"": {}}; the others write {}.
 EMPTY_KEY_SPLITS = ("S-S", "M-S")
+
+
+# What an output reference looks like before we know the toolset: Tool.field.
+_DOTTED = re.compile(r"^[^\W\d][\w.\-]*\.[^\W\d]\w*$")
+_FIELD = re.compile(r"[^\W\d]\w*")
+
+
+def is_output_field(text: str, tools: Collection[str] | None) -> bool:
+    """ "ToolName.field" with ToolName one of `tools` (the published golds' way of passing an
+    earlier call's output); before the toolset is known, anything shaped like it."""
+    if tools is None:
+        return bool(_DOTTED.match(text))
+    return any(
+        text.startswith(f"{name}.") and _FIELD.fullmatch(text[len(name) + 1 :]) for name in tools
+    )
 
 
 def has_calls(reference: Mapping[str, Any]) -> bool:
@@ -57,4 +73,5 @@ GOLD = GoldEditing(
     calls_key="calls",
     one_call_per_tool=True,
     write_calls=write_answer,
+    output_reference=is_output_field,
 )

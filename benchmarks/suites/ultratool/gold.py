@@ -4,7 +4,8 @@ the plan is renumbered. Pure Python."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from benchmarks.suites.registry import GoldEditing
@@ -20,8 +21,21 @@ STEP_KEYED_GOLDS = (
 )
 
 
+# A placeholder for an earlier step's output: <obtained flight number>.
+_PLACEHOLDER = re.compile(r"^<[^<>]+>$")
+
+
+def is_placeholder(text: str, tools: Collection[str] | None) -> bool:
+    return bool(_PLACEHOLDER.match(text))
+
+
 def is_plan(reference: Mapping[str, Any]) -> bool:
     return isinstance(reference.get("plan"), list) or isinstance(reference.get("steps"), list)
 
 
-GOLD = GoldEditing(shape="plan", recognizes=is_plan, step_keyed=STEP_KEYED_GOLDS)
+GOLD = GoldEditing(
+    shape="plan",
+    recognizes=is_plan,
+    step_keyed=STEP_KEYED_GOLDS,
+    output_reference=is_placeholder,
+)
