@@ -57,20 +57,6 @@ class ServedApi:
     function: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class CachedResponse:
-    """One response of a published response cache, as the suite reads it."""
-
-    category: str
-    tool: str
-    api: str
-    arguments: Any
-    raw_key: str
-    response: Any
-    error: str
-    source: str
-
-
 @dataclass(frozen=True)
 class ServedTools:
     """The tools the virtual API server serves to runs of a suite.
@@ -79,7 +65,8 @@ class ServedTools:
     The suite whose published server the virtual API server stands in for also gives:
     request_api(category, tool_name, api_name): the (category, tool, api) folders a client's
     request names, standardised as that server does; read_cache(root): the responses of a
-    response-cache folder as published (raises ImportFormatError naming the file).
+    response-cache folder as published, each with category, tool, api, arguments, raw_key,
+    response, error and source (raises ImportFormatError naming the file).
     agent_task: the task whose runs call these tools through the server (the stability
     experiment runs it, its first split by default)."""
 
