@@ -24,7 +24,7 @@ from rest_framework.viewsets import ViewSet
 
 from annotation.agreement.data import AgreementError, available_raters
 from annotation.agreement.services import params_from, report_request
-from annotation.assign import AnnotationError, item_next, item_skip, label_submit
+from annotation.assign import AnnotationError, item_next, item_skip
 from annotation.models import AgreementReport, Assignment, Campaign, Member, Question
 from annotation.selectors import (
     annotator_progress,
@@ -33,7 +33,7 @@ from annotation.selectors import (
     item_view,
     studio_campaign,
 )
-from annotation.services import answers_clean
+from annotation.submit import answers_submit
 
 
 class QuestionSerializer(serializers.ModelSerializer):
@@ -181,23 +181,15 @@ class CampaignViewSet(ViewSet):
         )
         if assignment is None:
             raise NotFound("no such item for you")
-        try:
-            answers = answers_clean(
-                questions=list(campaign.questions.all()),
-                item=assignment.item,
-                raw=data["answers"],
-                shown_order=assignment.shown_order,
-            )
-            label, created = label_submit(
-                assignment_id=assignment.pk,
-                user=request.user,
-                answers=answers,
-                token=uuid.UUID(str(data["token"])),
-                note=data.get("note", ""),
-                time_ms=data.get("time_ms"),
-            )
-        except AnnotationError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        label, created = answers_submit(
+            campaign=campaign,
+            assignment=assignment,
+            user=request.user,
+            raw=data["answers"],
+            token=uuid.UUID(str(data["token"])),
+            note=data.get("note", ""),
+            time_ms=data.get("time_ms"),
+        )
         return Response(
             {"label": label.pk, "created": created},
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,

@@ -313,14 +313,20 @@ def refinement_answers(*, assignment: Assignment, verdict: str) -> dict[str, Any
     sample = assignment.item.sample
     if verdict == "keep":
         if state["changed"]:
-            raise AnnotationError("you changed the sample: choose “fixed”, or undo your edits")
+            raise AnnotationError(
+                "you changed the sample: choose “fixed”, or undo your edits", field="verdict"
+            )
         return {"base_revision": draft.data["base_revision"]}
     if verdict == "drop":
         return {"base_revision": draft.data["base_revision"]}
     if not state["changed"]:
-        raise AnnotationError("nothing was changed: choose “keep”, or edit the sample")
+        raise AnnotationError(
+            "nothing was changed: choose “keep”, or edit the sample", field="verdict"
+        )
     if state["errors"] or (draft.data.get("form_errors") or {}):
-        raise AnnotationError("some steps or calls need fixing first (marked in the editor)")
+        raise AnnotationError(
+            "some steps or calls need fixing first (marked in the editor)", field="verdict"
+        )
     data = draft.data
     if data["mode"] == "plan":
         reference = refine.plan_to_reference(refine.steps_load(data["steps"]), sample.reference)
@@ -332,7 +338,9 @@ def refinement_answers(*, assignment: Assignment, verdict: str) -> dict[str, Any
         try:
             reference = json.loads(data["json"])
         except ValueError as exc:
-            raise AnnotationError(f"the gold answer is not valid JSON: {exc}") from None
+            raise AnnotationError(
+                f"the gold answer is not valid JSON: {exc}", field="reference"
+            ) from None
     new_input = dict(sample.input)
     if data.get("query") is not None:
         new_input["query"] = data["query"]

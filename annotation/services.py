@@ -395,7 +395,7 @@ def answers_clean(
         empty = value is None or value == "" or value == []
         if empty:
             if question.required and not (question.multiple and question.min_choices == 0):
-                raise AnnotationError(f"{question.text}: choose an answer")
+                raise AnnotationError(f"{question.text}: choose an answer", field=question.key)
             if question.multiple:
                 answers[question.key] = []
             continue
@@ -411,19 +411,25 @@ def answers_clean(
         values = [str(v) for v in values]
         unknown = [v for v in values if v not in allowed]
         if unknown:
-            raise AnnotationError(f"{question.text}: {', '.join(unknown)} is not a choice")
+            raise AnnotationError(
+                f"{question.text}: {', '.join(unknown)} is not a choice", field=question.key
+            )
         if question.multiple:
             # In the order of the choices: the same choices are the same answer.
             chosen = set(values)
             values = [v for v in allowed if v in chosen]
             if len(values) < question.min_choices:
-                raise AnnotationError(f"{question.text}: choose at least {question.min_choices}")
+                raise AnnotationError(
+                    f"{question.text}: choose at least {question.min_choices}", field=question.key
+                )
             if question.max_choices is not None and len(values) > question.max_choices:
-                raise AnnotationError(f"{question.text}: choose at most {question.max_choices}")
+                raise AnnotationError(
+                    f"{question.text}: choose at most {question.max_choices}", field=question.key
+                )
             answers[question.key] = values
         else:
             if len(values) != 1:
-                raise AnnotationError(f"{question.text}: choose one answer")
+                raise AnnotationError(f"{question.text}: choose one answer", field=question.key)
             answers[question.key] = _typed(question, values[0])
     return answers
 
@@ -440,7 +446,7 @@ SIDES = {"left": 0, "tie": None, "right": 1}
 
 def _pairwise(question: Question, value: Any, shown_order: str) -> int:
     if value not in SIDES:
-        raise AnnotationError(f"{question.text}: answer left, tie or right")
+        raise AnnotationError(f"{question.text}: answer left, tie or right", field=question.key)
     from benchmarks.suites.judging import canonical_preference
 
     return canonical_preference(SIDES[value], shown_order or "AB")

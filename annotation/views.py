@@ -8,7 +8,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
@@ -20,7 +19,7 @@ from annotation.adjudication import (
     answer_text,
     dispute_get,
 )
-from annotation.assign import AnnotationError, item_next, item_skip, label_submit, label_undo
+from annotation.assign import AnnotationError, item_next, item_skip, label_undo
 from annotation.markdown import render as render_markdown
 from annotation.models import Adjudication, Assignment, Campaign, Item, Label, Member, Question
 from annotation.refinement import (
@@ -28,8 +27,6 @@ from annotation.refinement import (
     draft_get,
     draft_state,
     reference_outline,
-    refinement_answers,
-    refinement_apply,
     review_decide,
     review_next,
 )
@@ -42,6 +39,7 @@ from annotation.selectors import (
     studio_campaign,
 )
 from annotation.services import answers_clean
+from annotation.submit import answers_submit
 from config.throttle import throttled
 
 PAIRWISE_KEYS = (("1", "2", "3"), ("4", "5", "6"), ("7", "8", "9"))
@@ -186,31 +184,15 @@ def submit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpRe
         return workspace(request, campaign, assignment=assignment, error="the form is stale")
     time_ms = request.POST.get("time_ms", "")
     try:
-        answers = answers_clean(
-            questions=list(campaign.questions.all()),
-            item=assignment.item,
+        answers_submit(
+            campaign=campaign,
+            assignment=assignment,
+            user=request.user,
             raw=raw,
-            shown_order=assignment.shown_order,
+            token=token,
+            note=note,
+            time_ms=int(time_ms) if time_ms.isdigit() else None,
         )
-        review = ""
-        if campaign.kind == Campaign.Kind.REFINEMENT:
-            answers.update(
-                refinement_answers(assignment=assignment, verdict=str(answers.get("verdict")))
-            )
-            review = Label.Review.PENDING if campaign.review_stage else Label.Review.APPROVED
-        with transaction.atomic():
-            label, created = label_submit(
-                assignment_id=assignment.pk,
-                user=request.user,
-                answers=answers,
-                token=token,
-                note=note,
-                time_ms=int(time_ms) if time_ms.isdigit() else None,
-                review=review,
-            )
-            if created and review == Label.Review.APPROVED:
-                # No review stage: the refinement is the sample's new revision now.
-                refinement_apply(label=label)
     except AnnotationError as exc:
         # Answers kept, error shown next to the form; the item stays on screen.
         return workspace(
