@@ -1,5 +1,7 @@
 """The annotation API: an annotator's campaigns, their next item, and submitting answers. The
-same services as the pages (membership checks, leases, validation, idempotent submits)."""
+same services as the pages (membership checks, leases, validation, idempotent submits); a
+service's refusal is answered by DRF's exception handler (config.errors): 400 with what is
+wrong and where."""
 
 from __future__ import annotations
 
@@ -17,14 +19,14 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.viewsets import ViewSet
 
-from annotation.agreement.data import AgreementError, available_raters
+from annotation.agreement.data import available_raters
 from annotation.agreement.services import params_from, report_request
-from annotation.assign import AnnotationError, item_next, item_skip
+from annotation.assign import item_next, item_skip
 from annotation.models import AgreementReport, Assignment, Campaign, Member, Question
 from annotation.selectors import (
     annotator_progress,
@@ -143,10 +145,7 @@ class CampaignViewSet(ViewSet):
     @action(detail=True, methods=["post"])
     def next(self, request: Request, pk: Any = None) -> Response:
         campaign = self._campaign(request, pk)
-        try:
-            assignment = item_next(campaign=campaign, user=request.user)
-        except AnnotationError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        assignment = item_next(campaign=campaign, user=request.user)
         progress = annotator_progress(campaign, request.user)
         if assignment is None:
             return Response(
@@ -201,10 +200,7 @@ class CampaignViewSet(ViewSet):
         self._campaign(request, pk)
         body = SkipSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            item_skip(assignment_id=body.validated_data["assignment"], user=request.user)
-        except AnnotationError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        item_skip(assignment_id=body.validated_data["assignment"], user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -282,10 +278,7 @@ class AgreementViewSet(ViewSet):
         campaign = Campaign.objects.filter(pk=int(pk)).first()
         if campaign is None:
             raise NotFound("no such campaign")
-        try:
-            report = report_request(campaign, params_from(request.query_params))
-        except AgreementError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        report = report_request(campaign, params_from(request.query_params))
         if report.status == AgreementReport.Status.DONE:
             return Response(report.data)
         if report.status == AgreementReport.Status.FAILED:

@@ -73,11 +73,19 @@ def leases_expire(campaign_id: int) -> int:
         return cursor.rowcount
 
 
+def campaign_closed(campaign: Campaign) -> str:
+    """Why the campaign gives out no item ("" while it is active)."""
+    if campaign.status != Campaign.Status.ACTIVE:
+        return f"the campaign is {campaign.get_status_display().lower()}"
+    return ""
+
+
 def item_next(*, campaign: Campaign, user: Any) -> Assignment | None:
     """The annotator's current item in the campaign: their live lease, or a new one (None when
     no item is left for them). The campaign must be active."""
-    if campaign.status != Campaign.Status.ACTIVE:
-        raise AnnotationError(f"the campaign is {campaign.get_status_display().lower()}")
+    closed = campaign_closed(campaign)
+    if closed:
+        raise AnnotationError(closed)
     now = timezone.now()
     with transaction.atomic():
         # The lease's end is checked here, not in SQL: with it, the planner may walk the

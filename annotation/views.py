@@ -19,7 +19,13 @@ from annotation.adjudication import (
     answer_text,
     dispute_get,
 )
-from annotation.assign import AnnotationError, item_next, item_skip, label_undo
+from annotation.assign import (
+    AnnotationError,
+    campaign_closed,
+    item_next,
+    item_skip,
+    label_undo,
+)
 from annotation.markdown import render as render_markdown
 from annotation.models import Adjudication, Assignment, Campaign, Item, Label, Member, Question
 from annotation.refinement import (
@@ -40,6 +46,7 @@ from annotation.selectors import (
 )
 from annotation.services import answers_clean
 from annotation.submit import answers_submit
+from config.errors import shows_errors
 from config.throttle import throttled
 
 PAIRWISE_KEYS = (("1", "2", "3"), ("4", "5", "6"), ("7", "8", "9"))
@@ -118,10 +125,10 @@ def workspace(
     """The annotation workspace for the annotator's current item (the full page, or for htmx
     the partial that replaces the previous one)."""
     if assignment is None and not error:
-        try:
+        # A closed campaign is a state to show, not a refusal: the page says it is closed.
+        error = campaign_closed(campaign)
+        if not error:
             assignment = item_next(campaign=campaign, user=request.user)
-        except AnnotationError as exc:
-            error = str(exc)
     context: dict[str, Any] = {
         "campaign": campaign,
         "progress": annotator_progress(campaign, request.user),
@@ -167,59 +174,66 @@ def _posted_answers(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
     return answers
 
 
+def _own_assignment(campaign: Campaign, assignment_id: int, user: Any) -> Assignment | None:
+    return Assignment.objects.filter(pk=assignment_id, campaign=campaign, annotator=user).first()
+
+
+def _submit_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, assignment_id: int
+) -> HttpResponse:
+    # Answers kept, error shown next to the form; the item stays on screen.
+    campaign = studio_campaign(request, campaign_id)
+    posted = {**_posted_answers(request, campaign), "note": request.POST.get("note", "")[:5000]}
+    assignment = _own_assignment(campaign, assignment_id, request.user)
+    return workspace(request, campaign, assignment=assignment, error=str(error), posted=posted)
+
+
+def _workspace_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, **kwargs: Any
+) -> HttpResponse:
+    return workspace(request, studio_campaign(request, campaign_id), error=str(error))
+
+
 @require_POST
 @throttled("annotation-submit")
+@shows_errors(_submit_refused)
 def submit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id)
-    assignment = Assignment.objects.filter(
-        pk=assignment_id, campaign=campaign, annotator=request.user
-    ).first()
+    assignment = _own_assignment(campaign, assignment_id, request.user)
     if assignment is None:
         return workspace(request, campaign, error="this item is not yours", status=404)
-    raw = _posted_answers(request, campaign)
-    note = request.POST.get("note", "")[:5000]
     try:
         token = uuid.UUID(request.POST.get("token", ""))
     except ValueError:
-        return workspace(request, campaign, assignment=assignment, error="the form is stale")
+        raise AnnotationError("the form is stale", field="token") from None
     time_ms = request.POST.get("time_ms", "")
-    try:
-        answers_submit(
-            campaign=campaign,
-            assignment=assignment,
-            user=request.user,
-            raw=raw,
-            token=token,
-            note=note,
-            time_ms=int(time_ms) if time_ms.isdigit() else None,
-        )
-    except AnnotationError as exc:
-        # Answers kept, error shown next to the form; the item stays on screen.
-        return workspace(
-            request, campaign, assignment=assignment, error=str(exc), posted={**raw, "note": note}
-        )
+    answers_submit(
+        campaign=campaign,
+        assignment=assignment,
+        user=request.user,
+        raw=_posted_answers(request, campaign),
+        token=token,
+        note=request.POST.get("note", "")[:5000],
+        time_ms=int(time_ms) if time_ms.isdigit() else None,
+    )
     return workspace(request, campaign)
 
 
 @require_POST
 @throttled("annotation")
+@shows_errors(_workspace_refused)
 def skip(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id)
-    try:
-        item_skip(assignment_id=assignment_id, user=request.user)
-    except AnnotationError as exc:
-        return workspace(request, campaign, error=str(exc))
+    item_skip(assignment_id=assignment_id, user=request.user)
     return workspace(request, campaign)
 
 
 @require_POST
 @throttled("annotation")
+@shows_errors(_workspace_refused)
 def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id)
-    try:
-        assignment = label_undo(campaign=campaign, user=request.user)
-    except AnnotationError as exc:
-        return workspace(request, campaign, error=str(exc))
+    assignment = label_undo(campaign=campaign, user=request.user)
     previous = Label.objects.filter(assignment=assignment).order_by("-created_at").first()
     posted: dict[str, Any] = {}
     if previous is not None:
@@ -289,11 +303,7 @@ def editor_context(assignment: Assignment) -> dict[str, Any]:
     }
 
 
-@require_POST
-@throttled("annotation")
-def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
-    """One edit of the refinement draft (saved at once); answers with the editor."""
-    campaign = studio_campaign(request, campaign_id)
+def _editable(request: HttpRequest, campaign: Campaign, assignment_id: int) -> Assignment:
     assignment = (
         Assignment.objects.select_related("item__sample", "campaign")
         .filter(pk=assignment_id, campaign=campaign, annotator=request.user)
@@ -301,15 +311,12 @@ def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> H
     )
     if assignment is None or campaign.kind != Campaign.Kind.REFINEMENT:
         raise Http404("no such item for you")
-    error = ""
-    try:
-        draft_apply(
-            assignment=assignment,
-            op=request.POST.get("op", ""),
-            params={k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"},
-        )
-    except AnnotationError as exc:
-        error = str(exc)
+    return assignment
+
+
+def _editor(
+    request: HttpRequest, campaign: Campaign, assignment: Assignment, error: str = ""
+) -> HttpResponse:
     context = {
         "campaign": campaign,
         "assignment": assignment,
@@ -317,6 +324,28 @@ def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> H
         **editor_context(assignment),
     }
     return render(request, "annotation/items/refinement.html#editor", context)
+
+
+def _edit_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, assignment_id: int
+) -> HttpResponse:
+    campaign = studio_campaign(request, campaign_id)
+    return _editor(request, campaign, _editable(request, campaign, assignment_id), str(error))
+
+
+@require_POST
+@throttled("annotation")
+@shows_errors(_edit_refused)
+def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
+    """One edit of the refinement draft (saved at once); answers with the editor."""
+    campaign = studio_campaign(request, campaign_id)
+    assignment = _editable(request, campaign, assignment_id)
+    draft_apply(
+        assignment=assignment,
+        op=request.POST.get("op", ""),
+        params={k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"},
+    )
+    return _editor(request, campaign, assignment)
 
 
 @require_GET
@@ -348,23 +377,28 @@ def _review_page(
     return render(request, template, context)
 
 
+def _review_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, label_id: int
+) -> HttpResponse:
+    campaign = studio_campaign(request, campaign_id, Member.Role.REVIEWER)
+    label = Label.objects.filter(pk=label_id, campaign=campaign).first()
+    return _review_page(request, campaign, label, error=str(error))
+
+
 @require_POST
 @throttled("annotation-submit")
+@shows_errors(_review_refused)
 def review_submit(request: HttpRequest, campaign_id: int, label_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id, Member.Role.REVIEWER)
     decision = request.POST.get("decision", "")
     comment = request.POST.get("comment", "")[:5000]
-    try:
-        if decision not in ("approve", "return"):
-            raise AnnotationError("approve or return")
-        if not Label.objects.filter(pk=label_id, campaign=campaign).exists():
-            raise Http404("no such refinement")
-        review_decide(
-            label_id=label_id, reviewer=request.user, approve=decision == "approve", comment=comment
-        )
-    except AnnotationError as exc:
-        label = Label.objects.filter(pk=label_id, campaign=campaign).first()
-        return _review_page(request, campaign, label, error=str(exc))
+    if decision not in ("approve", "return"):
+        raise AnnotationError("approve or return", field="decision")
+    if not Label.objects.filter(pk=label_id, campaign=campaign).exists():
+        raise Http404("no such refinement")
+    review_decide(
+        label_id=label_id, reviewer=request.user, approve=decision == "approve", comment=comment
+    )
     return _review_page(request, campaign, review_next(campaign=campaign, reviewer=request.user))
 
 
@@ -460,10 +494,7 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return _adjudication_page(request, campaign, dispute=dispute)
 
 
-@require_POST
-@throttled("annotation-submit")
-def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> HttpResponse:
-    campaign = _adjudicable(request, campaign_id)
+def _disputed_item(campaign: Campaign, item_id: int) -> Item:
     item = (
         Item.objects.select_related("campaign", "sample", "tool", "prediction", "prediction_b")
         .filter(pk=item_id, campaign=campaign)
@@ -471,28 +502,40 @@ def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> H
     )
     if item is None:
         raise Http404("no such item in this campaign")
-    raw = _posted_answers(request, campaign)
-    note = request.POST.get("note", "")[:5000]
+    return item
+
+
+def _adjudication_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, item_id: int
+) -> HttpResponse:
+    campaign = _adjudicable(request, campaign_id)
+    item = _disputed_item(campaign, item_id)
+    posted = {**_posted_answers(request, campaign), "note": request.POST.get("note", "")[:5000]}
+    return _adjudication_page(
+        request, campaign, dispute=dispute_get(item), error=str(error), posted=posted
+    )
+
+
+@require_POST
+@throttled("annotation-submit")
+@shows_errors(_adjudication_refused)
+def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> HttpResponse:
+    campaign = _adjudicable(request, campaign_id)
+    item = _disputed_item(campaign, item_id)
     replaces = request.POST.get("replaces", "")
-    try:
-        answers = answers_clean(
-            questions=list(campaign.questions.all()), item=item, raw=raw, shown_order="AB"
-        )
-        adjudication_submit(
-            item=item,
-            adjudicator=request.user,
-            answers=answers,
-            note=note,
-            replaces=int(replaces) if replaces.isdigit() else None,
-        )
-    except AnnotationError as exc:
-        return _adjudication_page(
-            request,
-            campaign,
-            dispute=dispute_get(item),
-            error=str(exc),
-            posted={**raw, "note": note},
-        )
+    answers = answers_clean(
+        questions=list(campaign.questions.all()),
+        item=item,
+        raw=_posted_answers(request, campaign),
+        shown_order="AB",
+    )
+    adjudication_submit(
+        item=item,
+        adjudicator=request.user,
+        answers=answers,
+        note=request.POST.get("note", "")[:5000],
+        replaces=int(replaces) if replaces.isdigit() else None,
+    )
     return _adjudication_page(
         request,
         campaign,
