@@ -26,15 +26,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.errors import AnnotationError
+from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label
-from config.errors import ApplicationError
 
-
-class AnnotationError(ApplicationError):
-    """The request cannot be carried out; the message says why, for the annotator."""
-
-
-SIDED_KINDS = (Campaign.Kind.PAIRWISE, Campaign.Kind.TURING)
+__all__ = ["AnnotationError", "item_next", "item_skip", "label_submit", "label_undo"]
 
 # OFFSET 0 keeps the NOT EXISTS a per-row probe of the (item, annotator) index. Without it the
 # planner may turn it into an anti join, and with statistics taken while the annotator had few
@@ -125,7 +121,7 @@ RETURNING id
 
 def _lease(campaign: Campaign, item_id: int, user: Any, now: Any) -> Assignment:
     shown = ""
-    if campaign.kind in SIDED_KINDS:
+    if kind_of(campaign).sided:
         shown = random.choice(("AB", "BA")) if campaign.randomize_sides else "AB"
     assignment = Assignment(
         campaign=campaign,

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from annotation.kinds import kind_named
 from benchmarks.models import Benchmark, Sample, Tool
 from evaluation.models import Prediction, Run
 
@@ -82,11 +83,15 @@ class Campaign(models.Model):
         return self.name
 
     def clean(self) -> None:
-        if self.kind == self.Kind.REFINEMENT and self.adjudication_stage:
+        try:
+            kind = kind_named(self.kind)
+        except ValueError as exc:
+            raise ValidationError({"kind": str(exc)}) from None
+        if not kind.adjudicable and self.adjudication_stage:
             raise ValidationError(
                 {"adjudication_stage": "Refinements are settled by the review stage instead."}
             )
-        if self.kind != self.Kind.REFINEMENT and self.review_stage:
+        if not kind.reviewable and self.review_stage:
             raise ValidationError({"review_stage": "Only refinement campaigns have a review."})
 
 

@@ -195,6 +195,26 @@ def _call_op(
 # --- what the editor shows ----------------------------------------------------------------------
 
 
+def editor_context(assignment: Assignment) -> dict[str, Any]:
+    """The editor around a refinement item: the draft's state, when it was saved, and the
+    reviewer's comment when the refinement came back."""
+    draft = draft_get(assignment)
+    returned = (
+        Label.objects.filter(assignment=assignment, review=Label.Review.RETURNED)
+        .order_by("-created_at")
+        .prefetch_related("reviews__reviewer")
+        .first()
+    )
+    comment = None
+    if returned is not None:
+        comment = returned.reviews.order_by("-created_at").first()
+    return {
+        "editor": draft_state(assignment, draft),
+        "draft_saved": draft.updated_at,
+        "returned": comment,
+    }
+
+
 def draft_state(assignment: Assignment, draft: RefinementDraft) -> dict[str, Any]:
     """Rows with their numbers, tool choices, argument fields and errors; the diff against
     the version the draft was loaded from; whether anything changed."""

@@ -10,8 +10,8 @@ from typing import Any
 from django.db import transaction
 
 from annotation.assign import label_submit
+from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Label
-from annotation.refinement import refinement_answers, refinement_apply
 from annotation.services import answers_clean
 
 
@@ -27,9 +27,10 @@ def answers_submit(
 ) -> tuple[Label, bool]:
     """Check the answers as sent (`raw`: pairwise as the side shown) against the campaign's
     questions, store them as the annotator's label for their assignment, and do what the
-    campaign's kind does on a submit: a refinement carries the refined sample, awaits review
-    when the campaign has a review stage, and otherwise becomes the sample's next revision at
-    once. (label, created); a second submit of the same form stores nothing (created False).
+    campaign's kind does on a submit (CampaignKind.on_submit): a refinement carries the
+    refined sample, awaits review when the campaign has a review stage, and otherwise becomes
+    the sample's next revision at once. (label, created); a second submit of the same form
+    stores nothing (created False).
 
     Raises AnnotationError naming the question (or "verdict") when an answer is refused, or
     when the item is no longer the annotator's; nothing is stored then."""
@@ -39,27 +40,22 @@ def answers_submit(
         raw=raw,
         shown_order=assignment.shown_order,
     )
-    review = ""
-    if campaign.kind == Campaign.Kind.REFINEMENT:
-        answers.update(
-            refinement_answers(assignment=assignment, verdict=str(answers.get("verdict")))
-        )
-        review = Label.Review.PENDING if campaign.review_stage else Label.Review.APPROVED
-    applies = review == Label.Review.APPROVED
+    submission = kind_of(campaign).on_submit(
+        campaign=campaign, assignment=assignment, answers=answers
+    )
     # Only a submit that acts on what it stored needs the outer transaction (a submit is on
     # every annotator's path all day: no savepoints it does not need).
-    with transaction.atomic() if applies else nullcontext():
+    with transaction.atomic() if submission.then else nullcontext():
         label, created = label_submit(
             assignment_id=assignment.pk,
             user=user,
-            answers=answers,
+            answers=submission.answers,
             token=token,
             note=note,
             time_ms=time_ms,
-            review=review,
+            review=submission.review,
         )
-        if created and applies:
-            # No review stage: the refinement is the sample's new revision now, or the label
-            # is not stored either (a refinement that landed first is a conflict).
-            refinement_apply(label=label)
+        if created and submission.then is not None:
+            # An error here (a refinement that landed first) undoes the label too.
+            submission.then(label)
     return label, created

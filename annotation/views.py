@@ -26,12 +26,12 @@ from annotation.assign import (
     item_skip,
     label_undo,
 )
+from annotation.kinds import CampaignKind, kind_of
 from annotation.markdown import render as render_markdown
 from annotation.models import Adjudication, Assignment, Campaign, Item, Label, Member, Question
 from annotation.refinement import (
     draft_apply,
-    draft_get,
-    draft_state,
+    editor_context,
     reference_outline,
     review_decide,
     review_next,
@@ -50,10 +50,6 @@ from config.errors import shows_errors
 from config.throttle import throttled
 
 PAIRWISE_KEYS = (("1", "2", "3"), ("4", "5", "6"), ("7", "8", "9"))
-SIDE_LABELS = {
-    Campaign.Kind.TURING: ("Left is better", "Tie", "Right is better"),
-    Campaign.Kind.PAIRWISE: ("Left is better", "Tie", "Right is better"),
-}
 
 
 @require_GET
@@ -64,12 +60,28 @@ def campaign_index(request: HttpRequest) -> HttpResponse:
         "campaign_id", "role"
     ):
         roles.setdefault(campaign_id, []).append(role)
-    rows = [{"campaign": c, "roles": roles.get(c.pk, [])} for c in campaigns]
+    rows = [campaign_row(c, roles.get(c.pk, [])) for c in campaigns]
     return render(request, "annotation/campaign_list.html", {"rows": rows})
 
 
+def campaign_row(campaign: Campaign, roles: list[str]) -> dict[str, Any]:
+    """A campaign in the member's list, with the work it offers them (by their roles, its
+    stages and what its kind allows): the template only shows it."""
+    kind = kind_of(campaign)
+    return {
+        "campaign": campaign,
+        "kind_label": kind.label,
+        "can_annotate": Member.Role.ANNOTATOR in roles
+        and campaign.status == Campaign.Status.ACTIVE,
+        "can_review": Member.Role.REVIEWER in roles and kind.reviewable and campaign.review_stage,
+        "can_adjudicate": Member.Role.ADJUDICATOR in roles
+        and kind.adjudicable
+        and campaign.adjudication_stage,
+    }
+
+
 def question_views(
-    questions: list[Question], view: dict[str, Any], kind: str, canonical: bool = False
+    questions: list[Question], view: dict[str, Any], kind: CampaignKind, canonical: bool = False
 ) -> list[dict[str, Any]]:
     """Each question with its choices and their keyboard keys, as the form shows them
     (`canonical`: pairwise sides named A and B, as an adjudicator sees them)."""
@@ -79,11 +91,7 @@ def question_views(
         if question.scale == Question.Scale.PAIRWISE:
             keys = PAIRWISE_KEYS[pairwise_index] if pairwise_index < 3 else ("", "", "")
             pairwise_index += 1
-            labels = (
-                ("A is better", "Tie", "B is better")
-                if canonical
-                else SIDE_LABELS.get(kind, ("Left", "Tie", "Right"))
-            )
+            labels = ("A is better", "Tie", "B is better") if canonical else kind.side_labels
             choices = [
                 {"value": side, "label": label, "key": key}
                 for side, label, key in zip(("left", "tie", "right"), labels, keys, strict=True)
@@ -141,6 +149,7 @@ def workspace(
         .exists(),
     }
     if assignment is not None:
+        kind = kind_of(campaign)
         item = item_for_assignment(assignment, campaign)
         view = item_view(item, assignment)
         questions = list(campaign.questions.all())
@@ -148,12 +157,12 @@ def workspace(
             {
                 "item": item,
                 "view": view,
-                "questions": question_views(questions, view, campaign.kind),
-                "item_template": f"annotation/items/{campaign.kind}.html",
+                "questions": question_views(questions, view, kind),
+                "item_template": kind.item_template,
+                "wide_item": kind.wide,
+                **kind.workspace_context(assignment),
             }
         )
-        if campaign.kind == Campaign.Kind.REFINEMENT:
-            context.update(editor_context(assignment))
     template = "annotation/annotate.html#workspace" if request.htmx else "annotation/annotate.html"
     return render(request, template, context, status=status)
 
@@ -285,31 +294,13 @@ def campaign_progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
 # --- refinement ---------------------------------------------------------------------------------
 
 
-def editor_context(assignment: Assignment) -> dict[str, Any]:
-    draft = draft_get(assignment)
-    returned = (
-        Label.objects.filter(assignment=assignment, review=Label.Review.RETURNED)
-        .order_by("-created_at")
-        .prefetch_related("reviews__reviewer")
-        .first()
-    )
-    comment = None
-    if returned is not None:
-        comment = returned.reviews.order_by("-created_at").first()
-    return {
-        "editor": draft_state(assignment, draft),
-        "draft_saved": draft.updated_at,
-        "returned": comment,
-    }
-
-
 def _editable(request: HttpRequest, campaign: Campaign, assignment_id: int) -> Assignment:
     assignment = (
         Assignment.objects.select_related("item__sample", "campaign")
         .filter(pk=assignment_id, campaign=campaign, annotator=request.user)
         .first()
     )
-    if assignment is None or campaign.kind != Campaign.Kind.REFINEMENT:
+    if assignment is None or not kind_of(campaign).drafts:
         raise Http404("no such item for you")
     return assignment
 
@@ -434,6 +425,7 @@ def _adjudication_page(
         .order_by("-created_at")[:10],
     }
     if dispute is not None:
+        kind = kind_of(campaign)
         item = dispute.item
         view = item_view(item, None)
         questions = list(campaign.questions.all())
@@ -442,8 +434,9 @@ def _adjudication_page(
             {
                 "item": item,
                 "view": view,
-                "item_template": f"annotation/items/{campaign.kind}.html",
-                "questions": question_views(questions, view, campaign.kind, canonical=True),
+                "item_template": kind.item_template,
+                "sided": kind.sided,
+                "questions": question_views(questions, view, kind, canonical=True),
                 "table": [
                     {
                         "question": q,
@@ -469,7 +462,7 @@ def _adjudication_page(
 
 def _adjudicable(request: HttpRequest, campaign_id: int) -> Campaign:
     campaign = studio_campaign(request, campaign_id, Member.Role.ADJUDICATOR)
-    if not campaign.adjudication_stage or campaign.kind == Campaign.Kind.REFINEMENT:
+    if not campaign.adjudication_stage or not kind_of(campaign).adjudicable:
         raise Http404("this campaign has no adjudication stage")
     return campaign
 

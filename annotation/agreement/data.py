@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
+from annotation.kinds import kind_of
 from annotation.models import Campaign, Item, Label, Question
 from benchmarks.suites import get_suite
 from benchmarks.suites.judging import combine_orders
@@ -110,6 +111,9 @@ class CampaignRatings:
     judge_shown: dict[str, np.ndarray] = field(default_factory=dict)
     # Per metric compared: "higher" or "lower" is better (a lower one's codes are turned).
     metric_directions: dict[str, str] = field(default_factory=dict)
+    # The report's sections beyond the questions that the campaign's kind asks for
+    # ("turing", "pairwise": CampaignKind.report_sections).
+    sections: tuple[str, ...] = ()
 
 
 class AgreementError(ApplicationError):
@@ -324,6 +328,7 @@ def campaign_ratings(
     """Every question's ratings for the campaign's items: its annotators' current labels,
     then the named judges and metrics (AgreementError for a name that rates none of them, or
     for a metric that is not a score, metric_directions)."""
+    kind = kind_of(campaign)
     directions = metric_directions(campaign, metrics)
     items = campaign_items(campaign)
     index = {item_id: i for i, (item_id, *_rest) in enumerate(items)}
@@ -397,8 +402,9 @@ def campaign_ratings(
         times=dict(times),
         judge_shown=judge_shown,
         metric_directions=directions,
+        sections=kind.report_sections,
     )
-    if campaign.kind == Campaign.Kind.PAIRWISE:
+    if kind.compares_runs:
         ratings.pair_runs, ratings.run_names = _pair_runs(items)
     return ratings
 

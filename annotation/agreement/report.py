@@ -491,16 +491,18 @@ def campaign_report(
         if progress:
             progress(done + 1, total)
     subset = replace(ratings, questions=chosen)
-    if ratings.kind == "turing":
-        report["turing"] = turing_report(subset, resamples=resamples, seed=seed, level=level)
-    if ratings.kind == "pairwise":
-        report["pairwise"] = pairwise_report(subset, resamples=resamples, seed=seed, level=level)
+    for section in ratings.sections:
+        report[section] = SECTIONS[section](subset, resamples=resamples, seed=seed, level=level)
     report["annotator_quality"] = annotators_report(
         ratings, resamples=resamples, seed=seed, level=level
     )
     if progress:
         progress(total, total)
     return report
+
+
+# The report's sections beyond the questions, by name (a campaign kind's report_sections).
+SECTIONS: dict[str, Callable[..., Any]] = {"turing": turing_report, "pairwise": pairwise_report}
 
 
 # --- flat rows for the summary CSV --------------------------------------------------------------
