@@ -69,12 +69,16 @@ shell: $(STAMP)
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+	DEBUG=$${DEBUG:-1} $(VENV)/bin/mypy
 
 # The settings refuse to load with DEBUG off and no SECRET_KEY; tests run with DEBUG=1 unless
 # the caller says otherwise (pytest-django still runs each test with settings.DEBUG False).
 test: $(DEV_STAMP) local-model
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+	DEBUG=$${DEBUG:-1} $(VENV)/bin/mypy
 	DEBUG=$${DEBUG:-1} $(VENV)/bin/pytest
 
 stack-up: $(STAMP)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -225,7 +225,8 @@ def _copy_samples(
     constants = constants or {}
     columns = ", ".join([*SAMPLE_COLUMNS, *constants])
     fixed = tuple(constants.values())
-    dumps = dumps_json
+    # Every value dumped here but the reference is present, so its JSON is text.
+    dumps = cast(Callable[[Any], str], dumps_json)
     nul = _JSON_NUL
     with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
         for sample in samples:

@@ -27,16 +27,27 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core import checks
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.module_loading import import_string
 from rest_framework import permissions as drf_permissions
 from rest_framework.exceptions import NotFound
 
 log = logging.getLogger(__name__)
+
+
+@cache
+def campaign_lookup() -> Callable[[Any, int, str | None], Any]:
+    """The function that finds a campaign for a user in a role (Http404 when they are not a
+    member): settings.ACCESS_CAMPAIGN_LOOKUP, so this module, which every app's views import,
+    imports no app itself."""
+    return import_string(settings.ACCESS_CAMPAIGN_LOOKUP)
 
 
 # What a rule fetched to decide, kept for the view for the rest of the request (the studio's
@@ -118,13 +129,11 @@ class Member(Rule):
     ) -> Decision:
         if not user.is_authenticated:
             return Decision.LOGIN
-        from annotation.selectors import campaign_get_for_user
-
         raw = str(kwargs.get(self.kwarg, ""))
         if not raw.isdigit():
             return Decision.HIDE
         try:
-            campaign = campaign_get_for_user(user, int(raw), self.role)
+            campaign = campaign_lookup()(user, int(raw), self.role)
         except Http404:
             return Decision.HIDE
         if memo is not None:

@@ -112,6 +112,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "config.access.context",
             ],
+            # Filters every app's pages use to show tool-use data ({% load display %}).
+            "libraries": {"display": "config.display"},
         },
     },
 ]
@@ -177,6 +179,10 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 X_FRAME_OPTIONS = "DENY"
 # A URL typed without a scheme is taken as https (Django 6's default, chosen now).
 FORMS_URLFIELD_ASSUME_HTTPS = True
+
+# The studio's access rule asks the annotation app which campaign a URL names for a user in a
+# role (config.access imports no app; this setting wires it).
+ACCESS_CAMPAIGN_LOOKUP = "annotation.selectors.campaign_get_for_user"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -36,7 +36,9 @@ SAMPLE_FIELDS = (
 
 
 def item_of(row: dict[str, Any] | Sample) -> Item:
-    get = row.get if isinstance(row, dict) else lambda name: getattr(row, name)
+    get: Callable[[str], Any] = (
+        row.get if isinstance(row, dict) else lambda name: getattr(row, name)
+    )
     return Item(
         split=get("split"),
         external_id=get("external_id"),
@@ -217,8 +219,9 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
 
     def rank(run: Run) -> tuple[int, float]:
         value = run.metrics.get(headline) if headline else None
-        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-        return (0, -sign * float(value)) if numeric else (1, 0.0)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return (0, -sign * float(value))
+        return (1, 0.0)
 
     runs.sort(key=rank)
     return names, runs

@@ -16,10 +16,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from benchmarks.charts import bar_chart
-from benchmarks.exports import csv_response
 from benchmarks.models import Benchmark
 from config.access import allows
+from config.charts import bar_chart
+from config.csvexport import csv_response
 from evaluation.judging import JudgeError, job_cancel, job_progress, job_resume
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (

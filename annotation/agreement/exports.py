@@ -1,5 +1,5 @@
 """The agreement CSVs, streamed, every text cell neutralised against spreadsheet formulas
-(benchmarks.exports): the summary (one row per statistic) and the ratings in long format (one
+(config.csvexport): the summary (one row per statistic) and the ratings in long format (one
 row per item x rater x question, with the item's keys)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from annotation.agreement.data import (
 )
 from annotation.agreement.report import SUMMARY_COLUMNS, summary_rows
 from annotation.models import Campaign
-from benchmarks.exports import csv_lines
+from config.csvexport import csv_lines
 
 LABEL_COLUMNS = (
     "campaign_id",

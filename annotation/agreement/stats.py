@@ -424,7 +424,7 @@ def _concordant_minus_discordant(
 ) -> np.ndarray:
     """(B,) P - Q of the dense (B, k1, k2) table, by suffix and prefix cumulative sums."""
     b = len(cell_weights)
-    table = np.zeros((b, k1 * k2))
+    table: np.ndarray = np.zeros((b, k1 * k2))
     table[:, codes] = cell_weights
     table = table.reshape(b, k1, k2)
     # below[:, i, j]: weight in column j of the rows after i (larger x).

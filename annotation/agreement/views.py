@@ -21,7 +21,7 @@ from annotation.agreement.services import (
     report_request,
 )
 from annotation.models import AgreementReport, Campaign
-from benchmarks.charts import confusion_matrix, heat_map, scatter_chart, stacked_bars
+from config.charts import confusion_matrix, heat_map, scatter_chart, stacked_bars
 from config.errors import shows_errors
 
 

@@ -9,7 +9,7 @@ from annotation.assign import AnnotationError
 from annotation.kinds.base import BuildRequest, CampaignKind
 from annotation.services import items_from_pairs_file
 from benchmarks.suites.stabletoolbench.questions import TURING_QUESTIONS
-from benchmarks.templatetags.display import pretty
+from config.display import pretty
 
 
 class Turing(CampaignKind):

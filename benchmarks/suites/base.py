@@ -767,7 +767,7 @@ def _csv_rows(
             state[:] = [0, line + 1]
             if None in row:
                 raise ImportFormatError(
-                    f"has {len(header) + len(row[None])} cells, the header has {len(header)}",  # type: ignore[index]
+                    f"has {len(header) + len(row[None])} cells, the header has {len(header)}",
                     file=path,
                     line=line,
                 )

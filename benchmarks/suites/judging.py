@@ -160,9 +160,9 @@ def over_repeats(per_repeat: Sequence[Mapping[str, float | None]]) -> dict[str, 
     result: dict[str, float | None] = {}
     for name in names:
         values = [
-            float(m[name])
+            float(value)
             for m in per_repeat
-            if isinstance(m.get(name), (int, float)) and math.isfinite(float(m[name]))  # type: ignore[arg-type]
+            if isinstance(value := m.get(name), (int, float)) and math.isfinite(value)
         ]
         mean, std = mean_std(values)
         result[name] = mean

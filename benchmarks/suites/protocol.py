@@ -46,7 +46,6 @@ import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Literal
 
 Style = Literal["chat", "completion"]
@@ -412,7 +411,7 @@ async def solve_single(
 class Evaluator:
     """A suite module's evaluation functions, with the protocol's defaults filled in."""
 
-    def __init__(self, module: ModuleType) -> None:
+    def __init__(self, module: Any) -> None:  # a suite module (base.Suite)
         self.module = module
         self.name: str = module.name
         self.tasks: Mapping[str, TaskSpec] = getattr(module, "TASKS", {})

@@ -124,7 +124,7 @@ def _literal(node: ast.AST, where: str, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise ToolCallError(f"{where}: nested more than {MAX_DEPTH} levels deep")
     if isinstance(node, ast.Constant):
-        value = node.value
+        value: Any = node.value
         if value is None or isinstance(value, bool | str | int):
             return value
         if isinstance(value, float):
@@ -138,7 +138,7 @@ def _literal(node: ast.AST, where: str, depth: int) -> Any:
         and isinstance(node.operand, ast.Constant)
         and type(node.operand.value) in (int, float)
     ):
-        number = node.operand.value
+        number: Any = node.operand.value
         return -number if isinstance(node.op, ast.USub) else number
     if isinstance(node, ast.Name) and node.id in JSON_NAMES:
         return JSON_NAMES[node.id]

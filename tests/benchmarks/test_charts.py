@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from benchmarks.charts import (
+from config.charts import (
     bar_chart,
     confusion_matrix,
     heat_map,

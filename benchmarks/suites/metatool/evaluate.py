@@ -414,7 +414,7 @@ _NONE_WORD = re.compile(r"(?<!\w)None(?!\w)")
 
 
 def _name_spans(text: str, names: Iterable[str], flags: int) -> list[tuple[int, int, str]]:
-    spans = []
+    spans: list[tuple[int, int, str]] = []
     for name in names:
         pattern = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)", flags)
         spans.extend((m.start(), m.end(), name) for m in pattern.finditer(text))

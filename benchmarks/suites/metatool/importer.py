@@ -437,7 +437,7 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                 record, "tool", str, file=path, record=record_id, optional=not needs_tool
             )
             reference = {"needs_tool": needs_tool, "tool": tool or None}
-            used = ("query", "thought_prompt", "label", "tool")
+            used: tuple[str, ...] = ("query", "thought_prompt", "label", "tool")
         else:
             prompt = require(record, "action_prompt", str, file=path, record=record_id)
             candidates = _candidates(prompt, path=path, record_id=record_id)

@@ -281,7 +281,7 @@ def _params(value: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
         return [(str(key), {"default": default}) for key, default in value.items()]
     if not isinstance(value, list):
         raise _ApiError(f"{where} must be a list or an object, got {type_name(value)}")
-    pairs = []
+    pairs: list[Any] = []
     for index, item in enumerate(value):
         if isinstance(item, str) and item.strip():
             pairs.append((item.strip(), {}))

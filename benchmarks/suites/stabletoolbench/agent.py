@@ -548,12 +548,13 @@ async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Com
             turns.append(Turn(_reply_text(reply, FINISH, text), words["finish_incomplete"]))
             continue
 
-        arguments = parse_arguments(reply.action_input)
-        if arguments is None:
+        parsed = parse_arguments(reply.action_input)
+        if parsed is None:
             observation = _fill(words["bad_arguments"], action=name)
             step["observation"] = observation
             turns.append(Turn(_reply_text(reply, name, _input_text(reply, None)), observation))
             continue
+        arguments = parsed
         step["arguments"] = arguments
         call = (key, json.dumps(arguments, sort_keys=True, ensure_ascii=False))
         calls[call] += 1

@@ -465,7 +465,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
             )
 
     for path, group, ids in id_files:
-        samples = samples_by_group.get(group)
+        samples = samples_by_group.get(group) or []
         if not samples:
             raise ImportFormatError(
                 f"lists the query ids of group {group!r}, but no {group} query file is in this "

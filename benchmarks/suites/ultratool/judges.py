@@ -398,8 +398,8 @@ def _walk(value: Any, reading: _Reading, depth: int = 0) -> None:
             reading.record(name, item, own_reason)
     if reason and len(dimensions) != 1:
         reading.general.append(reason.strip())
-    for name, item in keyed:
-        if not name and isinstance(item, dict | list):
+    for key_name, item in keyed:
+        if not key_name and isinstance(item, dict | list):
             _walk(item, reading, depth + 1)
 
 

@@ -95,6 +95,7 @@ from typing import Any
 from benchmarks.suites.protocol import (
     Complete,
     Context,
+    Direction,
     Item,
     MetricSpec,
     Outcome,
@@ -173,7 +174,7 @@ def _metric_specs(name: str) -> tuple[dict[str, MetricSpec], dict[str, MetricSpe
     datasets (R4: the paper's Call Rate falls as a model improves, Table 7) and neither good nor
     bad on tool datasets (R2), where accuracy says whether it helped."""
     agent = name in WITH_TOOLS
-    calls = "lower" if name == "R4" else None
+    calls: Direction | None = "lower" if name == "R4" else None
     accuracy = MetricSpec.score("accuracy", description="the answer is right")
     item = [accuracy, MetricSpec.flag("unparsed", "lower", "1 when the answer could not be read")]
     run = [
@@ -905,9 +906,9 @@ def resolve_option(answer: Any, options: Any) -> int | None:
     for index, option in enumerate(texts):
         if option and option == norm:
             return index
-    index = _label_index(text, entries)
-    if index is not None:
-        return index
+    labelled = _label_index(text, entries)
+    if labelled is not None:
+        return labelled
     inside = [i for i, option in enumerate(texts) if option and _contains_words(norm, option)]
     if len(inside) == 1:
         return inside[0]
@@ -965,12 +966,12 @@ def answer_matches(
         number, decimals = exact_number(gold) or (math.nan, 0)
         predicted = extract_number(answer)
         return predicted is not None and numbers_match(predicted, number, decimals, rel_tol)
-    expected, given = normalise_text(gold), normalise_text(answer)
-    if not expected:
+    wanted, given = normalise_text(gold), normalise_text(answer)
+    if not wanted:
         return False
     if text_match == "contains":
-        return _contains_words(given, expected)
-    return given == expected
+        return _contains_words(given, wanted)
+    return given == wanted
 
 
 def _judge(answer: str | None, item: Item, ctx: Context) -> tuple[bool, bool]:
