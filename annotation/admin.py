@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString
 
 from annotation import services
 from annotation.assign import AnnotationError
-from annotation.kinds import BuildRequest, kind_of
+from annotation.kinds import BuildRequest, kind_of, kinds
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -59,9 +59,34 @@ class MemberInline(admin.TabularInline):
     autocomplete_fields = ("user",)
 
 
+def kind_choices() -> list[tuple[str, str]]:
+    return [(name, kind.label) for name, kind in kinds().items()]
+
+
+class CampaignForm(forms.ModelForm):
+    # The registered kinds (annotation.kinds), not a fixed list in the database.
+    kind = forms.ChoiceField(choices=kind_choices)
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "name",
+            "kind",
+            "benchmark",
+            "status",
+            "guidelines",
+            "labels_per_item",
+            "randomize_sides",
+            "review_stage",
+            "adjudication_stage",
+            "lease_seconds",
+        ]
+
+
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "benchmark", "status", "labels_per_item", "links")
+    form = CampaignForm
+    list_display = ("name", "kind_label", "benchmark", "status", "labels_per_item", "links")
     list_filter = ("kind", "status")
     search_fields = ("name",)
     inlines = (QuestionInline, MemberInline)
@@ -83,6 +108,10 @@ class CampaignAdmin(admin.ModelAdmin):
         ),
         ("Built from", {"fields": ("task", "run_a", "run_b", "links", "created_by", "created_at")}),
     )
+
+    @admin.display(description="kind", ordering="kind")
+    def kind_label(self, obj: Campaign) -> str:
+        return obj.kind_label
 
     def save_model(self, request: HttpRequest, obj: Campaign, form: Any, change: bool) -> None:
         if not change:

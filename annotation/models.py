@@ -19,6 +19,9 @@ from evaluation.models import Prediction, Run
 
 
 class Campaign(models.Model):
+    # The built-in kinds' names. `kind` takes any kind in the registry (annotation.kinds),
+    # checked by clean() and the services, not by a database enum: a kind is added by
+    # registering it, without a migration.
     class Kind(models.TextChoices):
         REFINEMENT = "refinement", "Refinement of samples"
         MOTIVATION = "motivation", "Tool motivation"
@@ -33,7 +36,7 @@ class Campaign(models.Model):
         CLOSED = "closed", "Closed"
 
     name = models.CharField(max_length=200, unique=True)
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    kind = models.CharField(max_length=20, help_text="A registered campaign kind.")
     benchmark = models.ForeignKey(
         Benchmark, null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
     )
@@ -81,6 +84,13 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def kind_label(self) -> str:
+        try:
+            return kind_named(self.kind).label
+        except ValueError:
+            return self.kind
 
     def clean(self) -> None:
         try:

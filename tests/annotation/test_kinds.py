@@ -109,3 +109,16 @@ def test_the_admin_builds_items_the_way_each_kind_takes_them(client: Any) -> Non
     # a way of building the kind does not take is refused, naming the kinds that take it
     with pytest.raises(AnnotationError, match="for refinement of samples or human baseline"):
         services.items_from_split(campaign=turing, split="test")
+
+
+@pytest.mark.django_db
+def test_the_admin_offers_the_registered_kinds(client: Any) -> None:
+    from tests.factories import make_superuser
+
+    client.force_login(make_superuser())
+    page = client.get("/admin/annotation/campaign/add/").content.decode()
+    for name, kind in kinds().items():
+        assert f'<option value="{name}">{kind.label}</option>' in page
+    listed = services.campaign_create(name="listed", kind="motivation")
+    assert "Tool motivation" in client.get("/admin/annotation/campaign/").content.decode()
+    assert listed.kind_label == "Tool motivation"
