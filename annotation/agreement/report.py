@@ -1,7 +1,8 @@
-"""The agreement report of a campaign, from its ratings (annotation.agreement.data) to plain
-data: per question and rater pair the statistics of METRICS.md with seeded bootstrap intervals;
-Turing-test shares; a Bradley-Terry leaderboard of the runs and the position bias of pairwise
-campaigns; the quality of each annotator. No Django: the same input gives the same report.
+"""The agreement report of a campaign, from its ratings (annotation.agreement.ratings, read from
+the database by annotation.agreement.data) to plain data: per question and rater pair the
+statistics of METRICS.md with seeded bootstrap intervals; Turing-test shares; a Bradley-Terry
+leaderboard of the runs and the position bias of pairwise campaigns; the quality of each
+annotator. No Django: the same input gives the same report.
 
 The annotators' statistics of a question share one set of resamples of its items, so the mean
 over annotator pairs and its interval are computed together; a judge or metric gets its own
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from annotation.agreement import stats
-from annotation.agreement.data import CampaignRatings, QuestionRatings, Rater
+from annotation.agreement.ratings import CampaignRatings, QuestionRatings, Rater
 
 NUMERIC_STATISTICS = ("pearson", "spearman", "kendall", "agreement", "cohen_kappa")
 CATEGORICAL_STATISTICS = ("agreement", "cohen_kappa")
