@@ -138,7 +138,7 @@ def progress_by_annotator(campaign: Campaign) -> list[dict[str, Any]]:
         .values_list("user__username", flat=True)
         .order_by("user__username")
     )
-    by_name = {row["annotator__username"]: row for row in rows}
+    by_name: dict[str, dict[str, Any]] = {row["annotator__username"]: dict(row) for row in rows}
     return [
         {
             "username": name,

@@ -296,8 +296,7 @@ def answers_clean(
             if question.scale == Question.Scale.ITEM_CHOICES
             else [str(c["value"]) for c in question.choices]
         )
-        values = value if isinstance(value, list) else [value]
-        values = [str(v) for v in values]
+        values = [str(v) for v in (value if isinstance(value, list) else [value])]
         unknown = [v for v in values if v not in allowed]
         if unknown:
             raise AnnotationError(

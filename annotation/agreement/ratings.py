@@ -6,8 +6,12 @@ the report from them alone (so a test or a script can make a report without a da
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
+
+# Krippendorff's levels of measurement.
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,7 @@ class QuestionRatings:
     scale: str
     numeric: bool
     # Krippendorff's level of measurement for the scale.
-    level: str
+    level: Level
     # The name of each code, for tables and the confusion matrix: {code: label}.
     labels: dict[float, str]
     raters: list[Rater]

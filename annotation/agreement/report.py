@@ -75,10 +75,11 @@ class _Columns:
 
     def pair(self, a: int, b: int, names: tuple[str, ...]) -> dict[str, dict]:
         n = self.used(a, b)
-        return {
-            name: self.estimate(lambda w, name=name: getattr(self.table(a, b, w), name)(), n)
-            for name in names
-        }
+
+        def statistic(name: str) -> Callable[[np.ndarray], np.ndarray]:
+            return lambda w: getattr(self.table(a, b, w), name)()
+
+        return {name: self.estimate(statistic(name), n) for name in names}
 
 
 def question_report(
@@ -87,7 +88,7 @@ def question_report(
     """Every statistic of one question: each pair of raters, the annotators together, and each
     judge or metric against the annotators' mean and majority."""
     names = NUMERIC_STATISTICS if q.numeric else CATEGORICAL_STATISTICS
-    options = {"resamples": resamples, "seed": seed, "level": level}
+    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "level": level}
     humans, automatic = q.humans, q.automatic
     human_values = q.values[:, humans]
     mean, majority = stats.mean_rating(human_values), stats.majority(human_values)
@@ -389,7 +390,7 @@ def _leaderboard(
         seed=seed,
         level=level,
     )
-    board = [
+    board: list[dict[str, Any]] = [
         {
             "run": run,
             "name": ratings.run_names.get(run, f"run {run}"),
