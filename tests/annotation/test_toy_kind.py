@@ -1,12 +1,16 @@
-"""A new campaign kind without touching the studio: a kind defined in the test tree, registered
-by the test, goes through building items, annotation through the API and the agreement
-report."""
+"""A new campaign kind without touching the studio: a kind defined in the test tree (one module,
+tests/annotation/toy_kind.py, and one template under tests/annotation/templates), registered by
+the test, goes through building items, annotation through the API and the page, and the
+agreement report."""
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +30,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def toy() -> Iterator[Any]:
+def toy(settings: Any) -> Iterator[Any]:
     cache.clear()
+    # The kind's template, from the test tree.
+    templates = copy.deepcopy(settings.TEMPLATES)
+    templates[0]["DIRS"] = [*templates[0]["DIRS"], Path(__file__).parent / "templates"]
+    settings.TEMPLATES = templates
     register(KIND)
     yield KIND
     unregister(KIND.name)
@@ -88,3 +96,26 @@ def test_a_campaign_of_an_unregistered_kind_is_refused(toy: Any) -> None:
     campaign = Campaign(name="nope", kind=toy.name)
     with pytest.raises(ValidationError, match="unknown kind"):
         campaign.clean()
+
+
+def test_the_toy_kind_is_annotated_on_the_page_with_its_own_template(
+    client: Client, toy: Any
+) -> None:
+    benchmark = make_benchmark()
+    make_sample(benchmark=benchmark, input={"query": "How far is the moon?"}, reference=384400)
+    campaign = services.campaign_create(name="gold check", kind=toy.name, benchmark=benchmark)
+    services.items_from_split(campaign=campaign, split="test")
+    annotator = make_user()
+    services.members_add(campaign=campaign, users=[annotator], role=Member.Role.ANNOTATOR)
+    services.campaign_activate(campaign=campaign)
+    client.force_login(annotator)
+    listed = client.get("/annotate/").content.decode()
+    assert "Is the gold answer right? (toy)" in listed
+    page = client.get(f"/annotate/{campaign.pk}/").content.decode()
+    assert "Gold answer (toy kind)" in page and "384400" in page and "How far is the moon?" in page
+    action = re.search(r'hx-post="(/annotate/\d+/submit/\d+/)"', page).group(1)
+    token = re.search(r'name="token" value="([^"]+)"', page).group(1)
+    refused = client.post(action, {"right": "perhaps", "token": token}, HTTP_HX_REQUEST="true")
+    assert "perhaps is not a choice" in refused.content.decode()
+    client.post(action, {"right": "no", "token": token}, HTTP_HX_REQUEST="true")
+    assert Label.objects.get(campaign=campaign).answers == {"right": "no"}
