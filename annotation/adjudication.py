@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.assign import AnnotationError
+from annotation.kinds import kind_of
 from annotation.models import Adjudication, Campaign, Item, Label, Question
 
 
@@ -131,7 +132,7 @@ def adjudication_submit(
     none): if another landed since, nothing is stored and AnnotationError says so, so that no
     one's decision is overwritten unseen. Earlier adjudications stay in the history."""
     campaign = item.campaign
-    if campaign.kind == Campaign.Kind.REFINEMENT:
+    if not kind_of(campaign).adjudicable:
         raise AnnotationError("refinements are settled by review, not adjudication")
     if not campaign.adjudication_stage:
         raise AnnotationError("this campaign has no adjudication stage")

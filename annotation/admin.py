@@ -21,6 +21,7 @@ from django.utils.safestring import SafeString
 
 from annotation import services
 from annotation.assign import AnnotationError
+from annotation.kinds import BuildRequest, kind_of, kinds
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -58,9 +59,34 @@ class MemberInline(admin.TabularInline):
     autocomplete_fields = ("user",)
 
 
+def kind_choices() -> list[tuple[str, str]]:
+    return [(name, kind.label) for name, kind in kinds().items()]
+
+
+class CampaignForm(forms.ModelForm):
+    # The registered kinds (annotation.kinds), not a fixed list in the database.
+    kind = forms.ChoiceField(choices=kind_choices)
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "name",
+            "kind",
+            "benchmark",
+            "status",
+            "guidelines",
+            "labels_per_item",
+            "randomize_sides",
+            "review_stage",
+            "adjudication_stage",
+            "lease_seconds",
+        ]
+
+
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "benchmark", "status", "labels_per_item", "links")
+    form = CampaignForm
+    list_display = ("name", "kind_label", "benchmark", "status", "labels_per_item", "links")
     list_filter = ("kind", "status")
     search_fields = ("name",)
     inlines = (QuestionInline, MemberInline)
@@ -82,6 +108,10 @@ class CampaignAdmin(admin.ModelAdmin):
         ),
         ("Built from", {"fields": ("task", "run_a", "run_b", "links", "created_by", "created_at")}),
     )
+
+    @admin.display(description="kind", ordering="kind")
+    def kind_label(self, obj: Campaign) -> str:
+        return obj.kind_label
 
     def save_model(self, request: HttpRequest, obj: Campaign, form: Any, change: bool) -> None:
         if not change:
@@ -199,22 +229,10 @@ class CampaignAdmin(admin.ModelAdmin):
             "form": form,
             "opts": self.model._meta,
             "media": self.media + form.media,
-            "intro": BUILD_HELP[campaign.kind],
+            "intro": kind_of(campaign).build_help,
             "multipart": True,
         }
         return render(request, "admin/evaluation/run/launch.html", context)
-
-
-BUILD_HELP = {
-    Campaign.Kind.REFINEMENT: "One item per sample of a split of the campaign's benchmark.",
-    Campaign.Kind.BASELINE: "One item per prediction of a run (the candidates it was shown), "
-    "or per sample of a split whose samples carry candidate tools.",
-    Campaign.Kind.MOTIVATION: "One item per tool of the campaign's benchmark.",
-    Campaign.Kind.PAIRWISE: "One item per sample both runs answered (A and B in that order).",
-    Campaign.Kind.ERROR_TYPES: "One item per failed or wrong prediction of a run.",
-    Campaign.Kind.TURING: 'A JSON file: a list of {"documentation", "arguments", "real", '
-    '"simulated", "api"?}.',
-}
 
 
 class BuildItemsForm(forms.Form):
@@ -237,37 +255,21 @@ class BuildItemsForm(forms.Form):
         self.campaign = campaign
 
     def build(self) -> int:
-        data, campaign = self.cleaned_data, self.campaign
-        kind = campaign.kind
-        if kind == Campaign.Kind.MOTIVATION:
-            return services.items_from_tools(campaign=campaign)
-        if kind == Campaign.Kind.PAIRWISE:
-            if not (data["run"] and data["run_b"]):
-                raise AnnotationError("choose run A and run B")
-            return services.items_from_runs(
-                campaign=campaign, run_a=data["run"], run_b=data["run_b"]
-            )
-        if kind == Campaign.Kind.ERROR_TYPES:
-            if not data["run"]:
-                raise AnnotationError("choose the run whose failures are labelled")
-            return services.items_from_failures(campaign=campaign, run=data["run"])
-        if kind == Campaign.Kind.TURING:
-            upload = data["pairs"]
-            if upload is None:
-                raise AnnotationError("upload the pairs file")
-            with tempfile.TemporaryDirectory() as folder:
-                target = Path(folder) / "pairs.json"
-                with target.open("wb") as handle:
-                    for chunk in upload.chunks():
-                        handle.write(chunk)
-                return services.items_from_pairs_file(campaign=campaign, path=target)
-        if kind == Campaign.Kind.BASELINE and data["run"]:
-            return services.items_from_run(campaign=campaign, run=data["run"])
-        if not data["split"]:
-            raise AnnotationError("give the split")
-        return services.items_from_split(
-            campaign=campaign, split=data["split"].strip(), limit=data["limit"]
+        """The items the campaign's kind builds from what the form was given."""
+        data = self.cleaned_data
+        request = BuildRequest(
+            split=data["split"] or "", limit=data["limit"], run=data["run"], run_b=data["run_b"]
         )
+        upload = data["pairs"]
+        if upload is None:
+            return kind_of(self.campaign).build(self.campaign, request)
+        with tempfile.TemporaryDirectory() as folder:
+            target = Path(folder) / "pairs.json"
+            with target.open("wb") as handle:
+                for chunk in upload.chunks():
+                    handle.write(chunk)
+            request.pairs = target
+            return kind_of(self.campaign).build(self.campaign, request)
 
 
 @admin.register(Item)
@@ -391,7 +393,7 @@ class TuringPairAdmin(admin.ModelAdmin):
         name = f"Turing test: {len(pairs)} API pairs ({timezone.now():%Y-%m-%d %H:%M})"
         try:
             campaign = services.campaign_create(
-                name=name, kind=Campaign.Kind.TURING, labels_per_item=3, user=request.user
+                name=name, kind="turing", labels_per_item=3, user=request.user
             )
             services.items_from_turing_pairs(campaign=campaign, pairs=pairs)
         except AnnotationError as exc:

@@ -1,5 +1,7 @@
 """The annotation API: an annotator's campaigns, their next item, and submitting answers. The
-same services as the pages (membership checks, leases, validation, idempotent submits)."""
+same services as the pages (membership checks, leases, validation, idempotent submits); a
+service's refusal is answered by DRF's exception handler (config.errors): 400 with what is
+wrong and where."""
 
 from __future__ import annotations
 
@@ -17,14 +19,15 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.viewsets import ViewSet
 
-from annotation.agreement.data import AgreementError, available_raters
+from annotation.agreement.data import available_raters
 from annotation.agreement.services import params_from, report_request
-from annotation.assign import AnnotationError, item_next, item_skip, label_submit
+from annotation.assign import item_next, item_skip
+from annotation.kinds import kind_of
 from annotation.models import AgreementReport, Assignment, Campaign, Member, Question
 from annotation.selectors import (
     annotator_progress,
@@ -33,7 +36,7 @@ from annotation.selectors import (
     item_view,
     studio_campaign,
 )
-from annotation.services import answers_clean
+from annotation.submit import answers_submit
 
 
 class QuestionSerializer(serializers.ModelSerializer):
@@ -98,7 +101,7 @@ def item_payload(assignment: Assignment, campaign: Campaign) -> dict[str, Any]:
             "split": sample.split,
             "external_id": sample.external_id,
             "input": sample.input,
-            "reference": sample.reference if item.campaign.kind != "baseline" else None,
+            "reference": sample.reference if kind_of(campaign).shows_reference else None,
         }
         payload["tools"] = [
             {"name": t.name, "description": t.description, "parameters": t.parameters}
@@ -143,10 +146,7 @@ class CampaignViewSet(ViewSet):
     @action(detail=True, methods=["post"])
     def next(self, request: Request, pk: Any = None) -> Response:
         campaign = self._campaign(request, pk)
-        try:
-            assignment = item_next(campaign=campaign, user=request.user)
-        except AnnotationError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        assignment = item_next(campaign=campaign, user=request.user)
         progress = annotator_progress(campaign, request.user)
         if assignment is None:
             return Response(
@@ -181,23 +181,15 @@ class CampaignViewSet(ViewSet):
         )
         if assignment is None:
             raise NotFound("no such item for you")
-        try:
-            answers = answers_clean(
-                questions=list(campaign.questions.all()),
-                item=assignment.item,
-                raw=data["answers"],
-                shown_order=assignment.shown_order,
-            )
-            label, created = label_submit(
-                assignment_id=assignment.pk,
-                user=request.user,
-                answers=answers,
-                token=uuid.UUID(str(data["token"])),
-                note=data.get("note", ""),
-                time_ms=data.get("time_ms"),
-            )
-        except AnnotationError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        label, created = answers_submit(
+            campaign=campaign,
+            assignment=assignment,
+            user=request.user,
+            raw=data["answers"],
+            token=uuid.UUID(str(data["token"])),
+            note=data.get("note", ""),
+            time_ms=data.get("time_ms"),
+        )
         return Response(
             {"label": label.pk, "created": created},
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
@@ -209,10 +201,7 @@ class CampaignViewSet(ViewSet):
         self._campaign(request, pk)
         body = SkipSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            item_skip(assignment_id=body.validated_data["assignment"], user=request.user)
-        except AnnotationError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        item_skip(assignment_id=body.validated_data["assignment"], user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -290,10 +279,7 @@ class AgreementViewSet(ViewSet):
         campaign = Campaign.objects.filter(pk=int(pk)).first()
         if campaign is None:
             raise NotFound("no such campaign")
-        try:
-            report = report_request(campaign, params_from(request.query_params))
-        except AgreementError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        report = report_request(campaign, params_from(request.query_params))
         if report.status == AgreementReport.Status.DONE:
             return Response(report.data)
         if report.status == AgreementReport.Status.FAILED:

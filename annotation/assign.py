@@ -26,15 +26,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.errors import AnnotationError
+from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label
-from config.errors import ApplicationError
 
-
-class AnnotationError(ApplicationError):
-    """The request cannot be carried out; the message says why, for the annotator."""
-
-
-SIDED_KINDS = (Campaign.Kind.PAIRWISE, Campaign.Kind.TURING)
+__all__ = ["AnnotationError", "item_next", "item_skip", "label_submit", "label_undo"]
 
 # OFFSET 0 keeps the NOT EXISTS a per-row probe of the (item, annotator) index. Without it the
 # planner may turn it into an anti join, and with statistics taken while the annotator had few
@@ -73,11 +69,19 @@ def leases_expire(campaign_id: int) -> int:
         return cursor.rowcount
 
 
+def campaign_closed(campaign: Campaign) -> str:
+    """Why the campaign gives out no item ("" while it is active)."""
+    if campaign.status != Campaign.Status.ACTIVE:
+        return f"the campaign is {campaign.get_status_display().lower()}"
+    return ""
+
+
 def item_next(*, campaign: Campaign, user: Any) -> Assignment | None:
     """The annotator's current item in the campaign: their live lease, or a new one (None when
     no item is left for them). The campaign must be active."""
-    if campaign.status != Campaign.Status.ACTIVE:
-        raise AnnotationError(f"the campaign is {campaign.get_status_display().lower()}")
+    closed = campaign_closed(campaign)
+    if closed:
+        raise AnnotationError(closed)
     now = timezone.now()
     with transaction.atomic():
         # The lease's end is checked here, not in SQL: with it, the planner may walk the
@@ -117,7 +121,7 @@ RETURNING id
 
 def _lease(campaign: Campaign, item_id: int, user: Any, now: Any) -> Assignment:
     shown = ""
-    if campaign.kind in SIDED_KINDS:
+    if kind_of(campaign).sided:
         shown = random.choice(("AB", "BA")) if campaign.randomize_sides else "AB"
     assignment = Assignment(
         campaign=campaign,

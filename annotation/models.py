@@ -13,11 +13,15 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from annotation.kinds import kind_named
 from benchmarks.models import Benchmark, Sample, Tool
 from evaluation.models import Prediction, Run
 
 
 class Campaign(models.Model):
+    # The built-in kinds' names. `kind` takes any kind in the registry (annotation.kinds),
+    # checked by clean() and the services, not by a database enum: a kind is added by
+    # registering it, without a migration.
     class Kind(models.TextChoices):
         REFINEMENT = "refinement", "Refinement of samples"
         MOTIVATION = "motivation", "Tool motivation"
@@ -32,7 +36,7 @@ class Campaign(models.Model):
         CLOSED = "closed", "Closed"
 
     name = models.CharField(max_length=200, unique=True)
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    kind = models.CharField(max_length=20, help_text="A registered campaign kind.")
     benchmark = models.ForeignKey(
         Benchmark, null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
     )
@@ -81,12 +85,23 @@ class Campaign(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def kind_label(self) -> str:
+        try:
+            return kind_named(self.kind).label
+        except ValueError:
+            return self.kind
+
     def clean(self) -> None:
-        if self.kind == self.Kind.REFINEMENT and self.adjudication_stage:
+        try:
+            kind = kind_named(self.kind)
+        except ValueError as exc:
+            raise ValidationError({"kind": str(exc)}) from None
+        if not kind.adjudicable and self.adjudication_stage:
             raise ValidationError(
                 {"adjudication_stage": "Refinements are settled by the review stage instead."}
             )
-        if self.kind != self.Kind.REFINEMENT and self.review_stage:
+        if not kind.reviewable and self.review_stage:
             raise ValidationError({"review_stage": "Only refinement campaigns have a review."})
 
 

@@ -195,6 +195,26 @@ def _call_op(
 # --- what the editor shows ----------------------------------------------------------------------
 
 
+def editor_context(assignment: Assignment) -> dict[str, Any]:
+    """The editor around a refinement item: the draft's state, when it was saved, and the
+    reviewer's comment when the refinement came back."""
+    draft = draft_get(assignment)
+    returned = (
+        Label.objects.filter(assignment=assignment, review=Label.Review.RETURNED)
+        .order_by("-created_at")
+        .prefetch_related("reviews__reviewer")
+        .first()
+    )
+    comment = None
+    if returned is not None:
+        comment = returned.reviews.order_by("-created_at").first()
+    return {
+        "editor": draft_state(assignment, draft),
+        "draft_saved": draft.updated_at,
+        "returned": comment,
+    }
+
+
 def draft_state(assignment: Assignment, draft: RefinementDraft) -> dict[str, Any]:
     """Rows with their numbers, tool choices, argument fields and errors; the diff against
     the version the draft was loaded from; whether anything changed."""
@@ -313,14 +333,20 @@ def refinement_answers(*, assignment: Assignment, verdict: str) -> dict[str, Any
     sample = assignment.item.sample
     if verdict == "keep":
         if state["changed"]:
-            raise AnnotationError("you changed the sample: choose “fixed”, or undo your edits")
+            raise AnnotationError(
+                "you changed the sample: choose “fixed”, or undo your edits", field="verdict"
+            )
         return {"base_revision": draft.data["base_revision"]}
     if verdict == "drop":
         return {"base_revision": draft.data["base_revision"]}
     if not state["changed"]:
-        raise AnnotationError("nothing was changed: choose “keep”, or edit the sample")
+        raise AnnotationError(
+            "nothing was changed: choose “keep”, or edit the sample", field="verdict"
+        )
     if state["errors"] or (draft.data.get("form_errors") or {}):
-        raise AnnotationError("some steps or calls need fixing first (marked in the editor)")
+        raise AnnotationError(
+            "some steps or calls need fixing first (marked in the editor)", field="verdict"
+        )
     data = draft.data
     if data["mode"] == "plan":
         reference = refine.plan_to_reference(refine.steps_load(data["steps"]), sample.reference)
@@ -332,7 +358,9 @@ def refinement_answers(*, assignment: Assignment, verdict: str) -> dict[str, Any
         try:
             reference = json.loads(data["json"])
         except ValueError as exc:
-            raise AnnotationError(f"the gold answer is not valid JSON: {exc}") from None
+            raise AnnotationError(
+                f"the gold answer is not valid JSON: {exc}", field="reference"
+            ) from None
     new_input = dict(sample.input)
     if data.get("query") is not None:
         new_input["query"] = data["query"]

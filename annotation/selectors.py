@@ -10,10 +10,10 @@ from django.db.models import Avg, Count, Exists, IntegerField, OuterRef, QuerySe
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
+from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label, Member
 from benchmarks.models import Tool
 from config.access import checked_campaign
-from config.display import pretty
 
 
 def campaign_get_for_user(
@@ -138,7 +138,7 @@ def progress_by_annotator(campaign: Campaign) -> list[dict[str, Any]]:
         .values_list("user__username", flat=True)
         .order_by("user__username")
     )
-    by_name = {row["annotator__username"]: row for row in rows}
+    by_name: dict[str, dict[str, Any]] = {row["annotator__username"]: dict(row) for row in rows}
     return [
         {
             "username": name,
@@ -196,7 +196,8 @@ def output_view(prediction: Any) -> dict[str, Any]:
 
 def item_view(item: Item, assignment: Assignment | None) -> dict[str, Any]:
     """Everything a kind's template shows about an item (all text is escaped by the
-    templates). Pairwise and Turing sides come in the order this annotator is shown."""
+    templates): the sample's query, turns and tools, and what the campaign's kind adds
+    (CampaignKind.item_view). Sides come in the order this annotator is shown."""
     kind = item.campaign.kind
     # Without an assignment (an adjudicator's view) the sides are in the canonical order.
     view: dict[str, Any] = {
@@ -214,57 +215,15 @@ def item_view(item: Item, assignment: Assignment | None) -> dict[str, Any]:
             t.name: t for t in Tool.objects.filter(benchmark_id=sample.benchmark_id, name__in=names)
         }
         view["tools"] = [tools[n] for n in names if n in tools]
-    if kind == Campaign.Kind.MOTIVATION:
-        view["tool"] = item.tool
-    elif kind == Campaign.Kind.PAIRWISE:
-        sides = [output_view(item.prediction), output_view(item.prediction_b)]
-        if assignment is not None and assignment.shown_order == "BA":
-            sides.reverse()
-        view["sides"] = sides
-    elif kind == Campaign.Kind.TURING:
-        payload = item.payload
-        sides = [pretty(payload.get("real")), pretty(payload.get("simulated"))]
-        if assignment is not None and assignment.shown_order == "BA":
-            sides.reverse()
-        view["sides"] = sides
-        view["documentation"] = pretty(payload.get("documentation"))
-        view["arguments"] = pretty(payload.get("arguments"))
-        view["api"] = payload.get("api", "")
-    elif kind == Campaign.Kind.BASELINE:
-        choices = [str(c) for c in item.payload.get("choices", [])]
-        described = {
-            t.name: t.description
-            for t in Tool.objects.filter(benchmark_id=item.campaign.benchmark_id, name__in=choices)
-        }
-        view["choices"] = [
-            {"value": name, "description": described.get(name, ""), "key": _choice_key(i)}
-            for i, name in enumerate(choices)
-        ]
-    elif kind == Campaign.Kind.ERROR_TYPES:
-        view["failed"] = output_view(item.prediction)
+    kind_of(item.campaign).item_view(item, assignment, view)
     return view
-
-
-def _choice_key(index: int) -> str:
-    # 1..9, then letters (0 is "none").
-    return str(index + 1) if index < 9 else "abcdefghijklmnopqrstuvwxyz"[index - 9]
-
-
-# What each kind's items point at: only those rows are joined (every next item reads one).
-_ITEM_RELATIONS = {
-    Campaign.Kind.REFINEMENT: ("sample",),
-    Campaign.Kind.MOTIVATION: ("tool",),
-    Campaign.Kind.TURING: ("sample",),
-    Campaign.Kind.PAIRWISE: ("sample", "prediction", "prediction_b"),
-    Campaign.Kind.BASELINE: ("sample",),
-    Campaign.Kind.ERROR_TYPES: ("sample", "prediction"),
-}
 
 
 def item_for_assignment(assignment: Assignment, campaign: Campaign) -> Item:
     """The assignment's item with what its campaign's kind shows, and `campaign` as its
     campaign (not read again)."""
-    relations = _ITEM_RELATIONS.get(campaign.kind, ("sample", "tool", "prediction", "prediction_b"))
+    # Only what the kind's items point at is joined (every next item reads one).
+    relations = kind_of(campaign).relations
     item = Item.objects.select_related(*relations).get(pk=assignment.item_id)
     item.campaign = campaign
     return item

@@ -14,115 +14,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.assign import AnnotationError
+from annotation.kinds import kind_named, kind_of, kinds
 from annotation.models import Campaign, Item, Member, Question
 from annotation.selectors import campaign_totals_forget
 from benchmarks.models import Benchmark, Sample
 from benchmarks.suites.base import ImportFormatError, load_json
 from evaluation.models import Prediction, Run
-
-# --- questions each kind asks -------------------------------------------------------------------
-
-PAIRWISE_CHOICES = [
-    {"value": 1, "label": "A is better", "key": "1"},
-    {"value": 0, "label": "Tie", "key": "2"},
-    {"value": -1, "label": "B is better", "key": "3"},
-]
-MOTIVATION_CHOICES = [
-    {"value": "A", "label": "Real-time or external data", "key": "1"},
-    {"value": "B", "label": "Specialized inputs or outputs", "key": "2"},
-    {"value": "C", "label": "Domain tasks beyond the model", "key": "3"},
-    {"value": "D", "label": "Customization and interaction", "key": "4"},
-]
-ERROR_TYPE_CHOICES = [
-    {
-        "value": "incorrect_invocation",
-        "label": "Incorrect or unnecessary tool invocation",
-        "key": "1",
-    },
-    {"value": "null_content", "label": "Null content", "key": "2"},
-    {
-        "value": "no_reasoning",
-        "label": "Correct tool, but no reasoning over its result",
-        "key": "3",
-    },
-    {
-        "value": "invalid_repeated",
-        "label": "Invalid tool called repeatedly after a reminder",
-        "key": "4",
-    },
-    {"value": "endless_retry", "label": "Endless retry", "key": "5"},
-]
-VERDICT_CHOICES = [
-    {"value": "keep", "label": "Keep as it is", "key": "k"},
-    {"value": "fixed", "label": "Fixed (my edits)", "key": "f"},
-    {"value": "drop", "label": "Drop the sample", "key": "d"},
-]
-
-DEFAULT_QUESTIONS: dict[str, list[dict[str, Any]]] = {
-    Campaign.Kind.MOTIVATION: [
-        {
-            "key": "reason",
-            "text": "Why would a model need this tool?",
-            "scale": Question.Scale.CATEGORIES,
-            "choices": MOTIVATION_CHOICES,
-            "allow_note": True,
-        }
-    ],
-    Campaign.Kind.TURING: [
-        {
-            "key": key,
-            "text": text,
-            "scale": Question.Scale.PAIRWISE,
-            # A is the real response, B the simulated one (in the canonical order).
-            "choices": PAIRWISE_CHOICES,
-        }
-        for key, text in (
-            ("overall", "Overall, which response is better?"),
-            ("format", "Which response's format is more accurate?"),
-            ("relevance", "Which response is more relevant to the call?"),
-        )
-    ],
-    Campaign.Kind.PAIRWISE: [
-        {
-            "key": "better",
-            "text": "Which output serves the user better?",
-            "scale": Question.Scale.PAIRWISE,
-            "choices": PAIRWISE_CHOICES,
-            "allow_note": True,
-        }
-    ],
-    Campaign.Kind.BASELINE: [
-        {
-            "key": "tools",
-            "text": "Which tools would you use? (none, one or two)",
-            "scale": Question.Scale.ITEM_CHOICES,
-            "multiple": True,
-            "min_choices": 0,
-            "max_choices": 2,
-            "required": False,
-        }
-    ],
-    Campaign.Kind.ERROR_TYPES: [
-        {
-            "key": "types",
-            "text": "What went wrong?",
-            "scale": Question.Scale.CATEGORIES,
-            "choices": ERROR_TYPE_CHOICES,
-            "multiple": True,
-            "min_choices": 1,
-            "allow_note": True,
-        }
-    ],
-    Campaign.Kind.REFINEMENT: [
-        {
-            "key": "verdict",
-            "text": "Your verdict on this sample",
-            "scale": Question.Scale.CATEGORIES,
-            "choices": VERDICT_CHOICES,
-            "allow_note": True,
-        }
-    ],
-}
 
 
 def campaign_create(
@@ -135,9 +32,9 @@ def campaign_create(
     user: Any = None,
     **fields: Any,
 ) -> Campaign:
-    """A draft campaign with its kind's default questions (a researcher may change them)."""
-    if kind not in Campaign.Kind.values:
-        raise AnnotationError(f"unknown kind {kind!r}; kinds: {', '.join(Campaign.Kind.values)}")
+    """A draft campaign with its kind's default questions (a researcher may change them).
+    Raises AnnotationError for a kind the registry (annotation.kinds) does not know."""
+    kind_named(kind)
     campaign = Campaign(
         name=name,
         kind=kind,
@@ -162,7 +59,7 @@ def questions_ensure(campaign: Campaign) -> None:
     """The kind's default questions, for a campaign that has none."""
     if campaign.questions.exists():
         return
-    for order, spec in enumerate(DEFAULT_QUESTIONS[campaign.kind]):
+    for order, spec in enumerate(kind_of(campaign).questions()):
         Question.objects.create(campaign=campaign, order=order, **spec)
 
 
@@ -212,32 +109,24 @@ def _add_items(campaign: Campaign, rows: Sequence[dict[str, Any]]) -> int:
     return len(rows)
 
 
-def _require_kind(campaign: Campaign, *kinds: str) -> None:
-    if campaign.kind not in kinds:
-        names = " or ".join(Campaign.Kind(k).label.lower() for k in kinds)
+def _require_builder(campaign: Campaign, builder: str) -> None:
+    """Refuses to build items in a way the campaign's kind does not take (its `builders`)."""
+    if builder not in kind_of(campaign).builders:
+        names = " or ".join(k.label.lower() for k in kinds().values() if builder in k.builders)
         raise AnnotationError(f"this builds items for {names} campaigns")
 
 
 def items_from_split(*, campaign: Campaign, split: str, limit: int | None = None) -> int:
     """One item per sample of a split of the campaign's benchmark (refinement; a baseline
     from samples that carry their candidate tools)."""
-    _require_kind(campaign, Campaign.Kind.REFINEMENT, Campaign.Kind.BASELINE)
+    _require_builder(campaign, "split")
     if campaign.benchmark is None:
         raise AnnotationError("choose the campaign's benchmark first")
     samples = Sample.objects.filter(benchmark=campaign.benchmark, split=split).order_by("id")
     if limit:
         samples = samples[:limit]
-    rows = []
-    for sample in samples.only("id", "candidate_tools"):
-        row: dict[str, Any] = {"sample": sample}
-        if campaign.kind == Campaign.Kind.BASELINE:
-            if not sample.candidate_tools:
-                raise AnnotationError(
-                    f"sample {sample.pk} of split {split!r} offers no candidate tools; build "
-                    "a baseline from a run instead"
-                )
-            row["payload"] = {"choices": list(sample.candidate_tools)}
-        rows.append(row)
+    kind = kind_of(campaign)
+    rows = [kind.sample_item(sample, split) for sample in samples.only("id", "candidate_tools")]
     with transaction.atomic():
         return _add_items(campaign, rows)
 
@@ -245,7 +134,7 @@ def items_from_split(*, campaign: Campaign, split: str, limit: int | None = None
 def items_from_run(*, campaign: Campaign, run: Run) -> int:
     """A human baseline of exactly what a run asked: one item per prediction, with the
     candidates the model was shown."""
-    _require_kind(campaign, Campaign.Kind.BASELINE)
+    _require_builder(campaign, "run")
     rows = []
     for prediction in run.predictions.select_related("sample").order_by("position"):
         candidates = (prediction.context or {}).get("candidates") or list(
@@ -268,7 +157,7 @@ def items_from_run(*, campaign: Campaign, run: Run) -> int:
 
 def items_from_tools(*, campaign: Campaign) -> int:
     """One item per tool of the campaign's benchmark (tool motivation)."""
-    _require_kind(campaign, Campaign.Kind.MOTIVATION)
+    _require_builder(campaign, "tools")
     if campaign.benchmark is None:
         raise AnnotationError("choose the campaign's benchmark first")
     rows = [{"tool": tool} for tool in campaign.benchmark.tools.order_by("name")]
@@ -278,7 +167,7 @@ def items_from_tools(*, campaign: Campaign) -> int:
 
 def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run) -> int:
     """One item per sample both runs answered (pairwise), A and B in the canonical order."""
-    _require_kind(campaign, Campaign.Kind.PAIRWISE)
+    _require_builder(campaign, "runs")
     if run_a.pk == run_b.pk:
         raise AnnotationError("compare two different runs")
     if (run_a.benchmark_id, run_a.task) != (run_b.benchmark_id, run_b.task):
@@ -305,7 +194,7 @@ def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run) -> int:
 def items_from_failures(*, campaign: Campaign, run: Run) -> int:
     """One item per failed prediction of a run (error types): failed for good, or answered
     with a wrong result by the task's headline metric."""
-    _require_kind(campaign, Campaign.Kind.ERROR_TYPES)
+    _require_builder(campaign, "failures")
     from evaluation.selectors import evaluator_for
 
     headline = evaluator_for(run.benchmark).task(run.task).metrics[0]
@@ -326,7 +215,7 @@ def items_from_failures(*, campaign: Campaign, run: Run) -> int:
 def items_from_turing_pairs(*, campaign: Campaign, pairs: Sequence[Any]) -> int:
     """Turing-test items from the virtual API server's (real, simulated) pairs, each with its
     API's documentation (evaluation.TuringPair)."""
-    _require_kind(campaign, Campaign.Kind.TURING)
+    _require_builder(campaign, "api_pairs")
     rows = [
         {
             "payload": {
@@ -351,7 +240,7 @@ def items_from_pairs_file(*, campaign: Campaign, path: Path) -> int:
     "arguments": object, "real": response, "simulated": response, "api"?: name} (or an
     object holding that list under "pairs"). All or nothing: a bad record is refused with its
     index and field."""
-    _require_kind(campaign, Campaign.Kind.TURING)
+    _require_builder(campaign, "api_pairs")
     try:
         records = load_json(Path(path))
     except ImportFormatError as exc:
@@ -395,7 +284,7 @@ def answers_clean(
         empty = value is None or value == "" or value == []
         if empty:
             if question.required and not (question.multiple and question.min_choices == 0):
-                raise AnnotationError(f"{question.text}: choose an answer")
+                raise AnnotationError(f"{question.text}: choose an answer", field=question.key)
             if question.multiple:
                 answers[question.key] = []
             continue
@@ -407,23 +296,28 @@ def answers_clean(
             if question.scale == Question.Scale.ITEM_CHOICES
             else [str(c["value"]) for c in question.choices]
         )
-        values = value if isinstance(value, list) else [value]
-        values = [str(v) for v in values]
+        values = [str(v) for v in (value if isinstance(value, list) else [value])]
         unknown = [v for v in values if v not in allowed]
         if unknown:
-            raise AnnotationError(f"{question.text}: {', '.join(unknown)} is not a choice")
+            raise AnnotationError(
+                f"{question.text}: {', '.join(unknown)} is not a choice", field=question.key
+            )
         if question.multiple:
             # In the order of the choices: the same choices are the same answer.
             chosen = set(values)
             values = [v for v in allowed if v in chosen]
             if len(values) < question.min_choices:
-                raise AnnotationError(f"{question.text}: choose at least {question.min_choices}")
+                raise AnnotationError(
+                    f"{question.text}: choose at least {question.min_choices}", field=question.key
+                )
             if question.max_choices is not None and len(values) > question.max_choices:
-                raise AnnotationError(f"{question.text}: choose at most {question.max_choices}")
+                raise AnnotationError(
+                    f"{question.text}: choose at most {question.max_choices}", field=question.key
+                )
             answers[question.key] = values
         else:
             if len(values) != 1:
-                raise AnnotationError(f"{question.text}: choose one answer")
+                raise AnnotationError(f"{question.text}: choose one answer", field=question.key)
             answers[question.key] = _typed(question, values[0])
     return answers
 
@@ -440,7 +334,7 @@ SIDES = {"left": 0, "tie": None, "right": 1}
 
 def _pairwise(question: Question, value: Any, shown_order: str) -> int:
     if value not in SIDES:
-        raise AnnotationError(f"{question.text}: answer left, tie or right")
+        raise AnnotationError(f"{question.text}: answer left, tie or right", field=question.key)
     from benchmarks.suites.judging import canonical_preference
 
     return canonical_preference(SIDES[value], shown_order or "AB")
@@ -457,7 +351,8 @@ def baseline_runs_build(*, campaign: Campaign) -> list[Any]:
     from benchmarks.suites.protocol import PublishedOutput
     from evaluation.services import RunError, outputs_import
 
-    _require_kind(campaign, Campaign.Kind.BASELINE)
+    if not kind_of(campaign).scored_as_runs:
+        raise AnnotationError("only a human baseline's answers are scored as runs")
     if campaign.benchmark is None or not campaign.task:
         raise AnnotationError("the campaign needs its benchmark and task (build it from a run)")
     labels = (

@@ -8,7 +8,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
@@ -20,16 +19,20 @@ from annotation.adjudication import (
     answer_text,
     dispute_get,
 )
-from annotation.assign import AnnotationError, item_next, item_skip, label_submit, label_undo
+from annotation.assign import (
+    AnnotationError,
+    campaign_closed,
+    item_next,
+    item_skip,
+    label_undo,
+)
+from annotation.kinds import CampaignKind, kind_of
 from annotation.markdown import render as render_markdown
 from annotation.models import Adjudication, Assignment, Campaign, Item, Label, Member, Question
 from annotation.refinement import (
     draft_apply,
-    draft_get,
-    draft_state,
+    editor_context,
     reference_outline,
-    refinement_answers,
-    refinement_apply,
     review_decide,
     review_next,
 )
@@ -42,13 +45,11 @@ from annotation.selectors import (
     studio_campaign,
 )
 from annotation.services import answers_clean
+from annotation.submit import answers_submit
+from config.errors import shows_errors
 from config.throttle import throttled
 
 PAIRWISE_KEYS = (("1", "2", "3"), ("4", "5", "6"), ("7", "8", "9"))
-SIDE_LABELS = {
-    Campaign.Kind.TURING: ("Left is better", "Tie", "Right is better"),
-    Campaign.Kind.PAIRWISE: ("Left is better", "Tie", "Right is better"),
-}
 
 
 @require_GET
@@ -59,12 +60,28 @@ def campaign_index(request: HttpRequest) -> HttpResponse:
         "campaign_id", "role"
     ):
         roles.setdefault(campaign_id, []).append(role)
-    rows = [{"campaign": c, "roles": roles.get(c.pk, [])} for c in campaigns]
+    rows = [campaign_row(c, roles.get(c.pk, [])) for c in campaigns]
     return render(request, "annotation/campaign_list.html", {"rows": rows})
 
 
+def campaign_row(campaign: Campaign, roles: list[str]) -> dict[str, Any]:
+    """A campaign in the member's list, with the work it offers them (by their roles, its
+    stages and what its kind allows): the template only shows it."""
+    kind = kind_of(campaign)
+    return {
+        "campaign": campaign,
+        "kind_label": kind.label,
+        "can_annotate": Member.Role.ANNOTATOR in roles
+        and campaign.status == Campaign.Status.ACTIVE,
+        "can_review": Member.Role.REVIEWER in roles and kind.reviewable and campaign.review_stage,
+        "can_adjudicate": Member.Role.ADJUDICATOR in roles
+        and kind.adjudicable
+        and campaign.adjudication_stage,
+    }
+
+
 def question_views(
-    questions: list[Question], view: dict[str, Any], kind: str, canonical: bool = False
+    questions: list[Question], view: dict[str, Any], kind: CampaignKind, canonical: bool = False
 ) -> list[dict[str, Any]]:
     """Each question with its choices and their keyboard keys, as the form shows them
     (`canonical`: pairwise sides named A and B, as an adjudicator sees them)."""
@@ -74,11 +91,7 @@ def question_views(
         if question.scale == Question.Scale.PAIRWISE:
             keys = PAIRWISE_KEYS[pairwise_index] if pairwise_index < 3 else ("", "", "")
             pairwise_index += 1
-            labels = (
-                ("A is better", "Tie", "B is better")
-                if canonical
-                else SIDE_LABELS.get(kind, ("Left", "Tie", "Right"))
-            )
+            labels = ("A is better", "Tie", "B is better") if canonical else kind.side_labels
             choices = [
                 {"value": side, "label": label, "key": key}
                 for side, label, key in zip(("left", "tie", "right"), labels, keys, strict=True)
@@ -120,10 +133,10 @@ def workspace(
     """The annotation workspace for the annotator's current item (the full page, or for htmx
     the partial that replaces the previous one)."""
     if assignment is None and not error:
-        try:
+        # A closed campaign is a state to show, not a refusal: the page says it is closed.
+        error = campaign_closed(campaign)
+        if not error:
             assignment = item_next(campaign=campaign, user=request.user)
-        except AnnotationError as exc:
-            error = str(exc)
     context: dict[str, Any] = {
         "campaign": campaign,
         "progress": annotator_progress(campaign, request.user),
@@ -136,6 +149,7 @@ def workspace(
         .exists(),
     }
     if assignment is not None:
+        kind = kind_of(campaign)
         item = item_for_assignment(assignment, campaign)
         view = item_view(item, assignment)
         questions = list(campaign.questions.all())
@@ -143,12 +157,12 @@ def workspace(
             {
                 "item": item,
                 "view": view,
-                "questions": question_views(questions, view, campaign.kind),
-                "item_template": f"annotation/items/{campaign.kind}.html",
+                "questions": question_views(questions, view, kind),
+                "item_template": kind.item_template,
+                "wide_item": kind.wide,
+                **kind.workspace_context(assignment),
             }
         )
-        if campaign.kind == Campaign.Kind.REFINEMENT:
-            context.update(editor_context(assignment))
     template = "annotation/annotate.html#workspace" if request.htmx else "annotation/annotate.html"
     return render(request, template, context, status=status)
 
@@ -169,75 +183,66 @@ def _posted_answers(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
     return answers
 
 
+def _own_assignment(campaign: Campaign, assignment_id: int, user: Any) -> Assignment | None:
+    return Assignment.objects.filter(pk=assignment_id, campaign=campaign, annotator=user).first()
+
+
+def _submit_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, assignment_id: int
+) -> HttpResponse:
+    # Answers kept, error shown next to the form; the item stays on screen.
+    campaign = studio_campaign(request, campaign_id)
+    posted = {**_posted_answers(request, campaign), "note": request.POST.get("note", "")[:5000]}
+    assignment = _own_assignment(campaign, assignment_id, request.user)
+    return workspace(request, campaign, assignment=assignment, error=str(error), posted=posted)
+
+
+def _workspace_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, **kwargs: Any
+) -> HttpResponse:
+    return workspace(request, studio_campaign(request, campaign_id), error=str(error))
+
+
 @require_POST
 @throttled("annotation-submit")
+@shows_errors(_submit_refused)
 def submit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id)
-    assignment = Assignment.objects.filter(
-        pk=assignment_id, campaign=campaign, annotator=request.user
-    ).first()
+    assignment = _own_assignment(campaign, assignment_id, request.user)
     if assignment is None:
         return workspace(request, campaign, error="this item is not yours", status=404)
-    raw = _posted_answers(request, campaign)
-    note = request.POST.get("note", "")[:5000]
     try:
         token = uuid.UUID(request.POST.get("token", ""))
     except ValueError:
-        return workspace(request, campaign, assignment=assignment, error="the form is stale")
+        raise AnnotationError("the form is stale", field="token") from None
     time_ms = request.POST.get("time_ms", "")
-    try:
-        answers = answers_clean(
-            questions=list(campaign.questions.all()),
-            item=assignment.item,
-            raw=raw,
-            shown_order=assignment.shown_order,
-        )
-        review = ""
-        if campaign.kind == Campaign.Kind.REFINEMENT:
-            answers.update(
-                refinement_answers(assignment=assignment, verdict=str(answers.get("verdict")))
-            )
-            review = Label.Review.PENDING if campaign.review_stage else Label.Review.APPROVED
-        with transaction.atomic():
-            label, created = label_submit(
-                assignment_id=assignment.pk,
-                user=request.user,
-                answers=answers,
-                token=token,
-                note=note,
-                time_ms=int(time_ms) if time_ms.isdigit() else None,
-                review=review,
-            )
-            if created and review == Label.Review.APPROVED:
-                # No review stage: the refinement is the sample's new revision now.
-                refinement_apply(label=label)
-    except AnnotationError as exc:
-        # Answers kept, error shown next to the form; the item stays on screen.
-        return workspace(
-            request, campaign, assignment=assignment, error=str(exc), posted={**raw, "note": note}
-        )
+    answers_submit(
+        campaign=campaign,
+        assignment=assignment,
+        user=request.user,
+        raw=_posted_answers(request, campaign),
+        token=token,
+        note=request.POST.get("note", "")[:5000],
+        time_ms=int(time_ms) if time_ms.isdigit() else None,
+    )
     return workspace(request, campaign)
 
 
 @require_POST
 @throttled("annotation")
+@shows_errors(_workspace_refused)
 def skip(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id)
-    try:
-        item_skip(assignment_id=assignment_id, user=request.user)
-    except AnnotationError as exc:
-        return workspace(request, campaign, error=str(exc))
+    item_skip(assignment_id=assignment_id, user=request.user)
     return workspace(request, campaign)
 
 
 @require_POST
 @throttled("annotation")
+@shows_errors(_workspace_refused)
 def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id)
-    try:
-        assignment = label_undo(campaign=campaign, user=request.user)
-    except AnnotationError as exc:
-        return workspace(request, campaign, error=str(exc))
+    assignment = label_undo(campaign=campaign, user=request.user)
     previous = Label.objects.filter(assignment=assignment).order_by("-created_at").first()
     posted: dict[str, Any] = {}
     if previous is not None:
@@ -289,45 +294,20 @@ def campaign_progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
 # --- refinement ---------------------------------------------------------------------------------
 
 
-def editor_context(assignment: Assignment) -> dict[str, Any]:
-    draft = draft_get(assignment)
-    returned = (
-        Label.objects.filter(assignment=assignment, review=Label.Review.RETURNED)
-        .order_by("-created_at")
-        .prefetch_related("reviews__reviewer")
-        .first()
-    )
-    comment = None
-    if returned is not None:
-        comment = returned.reviews.order_by("-created_at").first()
-    return {
-        "editor": draft_state(assignment, draft),
-        "draft_saved": draft.updated_at,
-        "returned": comment,
-    }
-
-
-@require_POST
-@throttled("annotation")
-def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
-    """One edit of the refinement draft (saved at once); answers with the editor."""
-    campaign = studio_campaign(request, campaign_id)
+def _editable(request: HttpRequest, campaign: Campaign, assignment_id: int) -> Assignment:
     assignment = (
         Assignment.objects.select_related("item__sample", "campaign")
         .filter(pk=assignment_id, campaign=campaign, annotator=request.user)
         .first()
     )
-    if assignment is None or campaign.kind != Campaign.Kind.REFINEMENT:
+    if assignment is None or not kind_of(campaign).drafts:
         raise Http404("no such item for you")
-    error = ""
-    try:
-        draft_apply(
-            assignment=assignment,
-            op=request.POST.get("op", ""),
-            params={k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"},
-        )
-    except AnnotationError as exc:
-        error = str(exc)
+    return assignment
+
+
+def _editor(
+    request: HttpRequest, campaign: Campaign, assignment: Assignment, error: str = ""
+) -> HttpResponse:
     context = {
         "campaign": campaign,
         "assignment": assignment,
@@ -335,6 +315,28 @@ def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> H
         **editor_context(assignment),
     }
     return render(request, "annotation/items/refinement.html#editor", context)
+
+
+def _edit_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, assignment_id: int
+) -> HttpResponse:
+    campaign = studio_campaign(request, campaign_id)
+    return _editor(request, campaign, _editable(request, campaign, assignment_id), str(error))
+
+
+@require_POST
+@throttled("annotation")
+@shows_errors(_edit_refused)
+def refine_edit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
+    """One edit of the refinement draft (saved at once); answers with the editor."""
+    campaign = studio_campaign(request, campaign_id)
+    assignment = _editable(request, campaign, assignment_id)
+    draft_apply(
+        assignment=assignment,
+        op=request.POST.get("op", ""),
+        params={k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"},
+    )
+    return _editor(request, campaign, assignment)
 
 
 @require_GET
@@ -366,23 +368,28 @@ def _review_page(
     return render(request, template, context)
 
 
+def _review_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, label_id: int
+) -> HttpResponse:
+    campaign = studio_campaign(request, campaign_id, Member.Role.REVIEWER)
+    label = Label.objects.filter(pk=label_id, campaign=campaign).first()
+    return _review_page(request, campaign, label, error=str(error))
+
+
 @require_POST
 @throttled("annotation-submit")
+@shows_errors(_review_refused)
 def review_submit(request: HttpRequest, campaign_id: int, label_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id, Member.Role.REVIEWER)
     decision = request.POST.get("decision", "")
     comment = request.POST.get("comment", "")[:5000]
-    try:
-        if decision not in ("approve", "return"):
-            raise AnnotationError("approve or return")
-        if not Label.objects.filter(pk=label_id, campaign=campaign).exists():
-            raise Http404("no such refinement")
-        review_decide(
-            label_id=label_id, reviewer=request.user, approve=decision == "approve", comment=comment
-        )
-    except AnnotationError as exc:
-        label = Label.objects.filter(pk=label_id, campaign=campaign).first()
-        return _review_page(request, campaign, label, error=str(exc))
+    if decision not in ("approve", "return"):
+        raise AnnotationError("approve or return", field="decision")
+    if not Label.objects.filter(pk=label_id, campaign=campaign).exists():
+        raise Http404("no such refinement")
+    review_decide(
+        label_id=label_id, reviewer=request.user, approve=decision == "approve", comment=comment
+    )
     return _review_page(request, campaign, review_next(campaign=campaign, reviewer=request.user))
 
 
@@ -418,6 +425,7 @@ def _adjudication_page(
         .order_by("-created_at")[:10],
     }
     if dispute is not None:
+        kind = kind_of(campaign)
         item = dispute.item
         view = item_view(item, None)
         questions = list(campaign.questions.all())
@@ -426,8 +434,9 @@ def _adjudication_page(
             {
                 "item": item,
                 "view": view,
-                "item_template": f"annotation/items/{campaign.kind}.html",
-                "questions": question_views(questions, view, campaign.kind, canonical=True),
+                "item_template": kind.item_template,
+                "sided": kind.sided,
+                "questions": question_views(questions, view, kind, canonical=True),
                 "table": [
                     {
                         "question": q,
@@ -453,7 +462,7 @@ def _adjudication_page(
 
 def _adjudicable(request: HttpRequest, campaign_id: int) -> Campaign:
     campaign = studio_campaign(request, campaign_id, Member.Role.ADJUDICATOR)
-    if not campaign.adjudication_stage or campaign.kind == Campaign.Kind.REFINEMENT:
+    if not campaign.adjudication_stage or not kind_of(campaign).adjudicable:
         raise Http404("this campaign has no adjudication stage")
     return campaign
 
@@ -478,10 +487,7 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return _adjudication_page(request, campaign, dispute=dispute)
 
 
-@require_POST
-@throttled("annotation-submit")
-def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> HttpResponse:
-    campaign = _adjudicable(request, campaign_id)
+def _disputed_item(campaign: Campaign, item_id: int) -> Item:
     item = (
         Item.objects.select_related("campaign", "sample", "tool", "prediction", "prediction_b")
         .filter(pk=item_id, campaign=campaign)
@@ -489,28 +495,40 @@ def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> H
     )
     if item is None:
         raise Http404("no such item in this campaign")
-    raw = _posted_answers(request, campaign)
-    note = request.POST.get("note", "")[:5000]
+    return item
+
+
+def _adjudication_refused(
+    request: HttpRequest, error: Exception, campaign_id: int, item_id: int
+) -> HttpResponse:
+    campaign = _adjudicable(request, campaign_id)
+    item = _disputed_item(campaign, item_id)
+    posted = {**_posted_answers(request, campaign), "note": request.POST.get("note", "")[:5000]}
+    return _adjudication_page(
+        request, campaign, dispute=dispute_get(item), error=str(error), posted=posted
+    )
+
+
+@require_POST
+@throttled("annotation-submit")
+@shows_errors(_adjudication_refused)
+def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> HttpResponse:
+    campaign = _adjudicable(request, campaign_id)
+    item = _disputed_item(campaign, item_id)
     replaces = request.POST.get("replaces", "")
-    try:
-        answers = answers_clean(
-            questions=list(campaign.questions.all()), item=item, raw=raw, shown_order="AB"
-        )
-        adjudication_submit(
-            item=item,
-            adjudicator=request.user,
-            answers=answers,
-            note=note,
-            replaces=int(replaces) if replaces.isdigit() else None,
-        )
-    except AnnotationError as exc:
-        return _adjudication_page(
-            request,
-            campaign,
-            dispute=dispute_get(item),
-            error=str(exc),
-            posted={**raw, "note": note},
-        )
+    answers = answers_clean(
+        questions=list(campaign.questions.all()),
+        item=item,
+        raw=_posted_answers(request, campaign),
+        shown_order="AB",
+    )
+    adjudication_submit(
+        item=item,
+        adjudicator=request.user,
+        answers=answers,
+        note=request.POST.get("note", "")[:5000],
+        replaces=int(replaces) if replaces.isdigit() else None,
+    )
     return _adjudication_page(
         request,
         campaign,

@@ -13,6 +13,7 @@ import at module level: pure modules (suites, statistics) may raise it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -53,3 +54,38 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Any:
     if isinstance(exc, ApplicationError):
         return Response(exc.as_dict(), status=exc.status)
     return exception_handler(exc, context)
+
+
+def shows_errors(redraw: Callable[..., Any] | None = None) -> Callable[[Callable], Callable]:
+    """A page view whose services may refuse: the `ApplicationError` it raises is shown to the
+    person who asked, so that views do not catch errors one by one.
+
+    `redraw(request, error, *args, **kwargs)` (the view's own arguments) answers with the page
+    drawn again in place with the message, what was typed kept; without it, the message is
+    `templates/partials/error.html`: its fragment for an htmx request, a page otherwise, with
+    the error's status (400 unless it says otherwise)."""
+    import functools
+
+    def decorate(view: Callable) -> Callable:
+        @functools.wraps(view)
+        def wrapped(request: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return view(request, *args, **kwargs)
+            except ApplicationError as error:
+                if redraw is not None:
+                    return redraw(request, error, *args, **kwargs)
+                return error_response(request, error)
+
+        return wrapped
+
+    return decorate
+
+
+def error_response(request: Any, error: ApplicationError) -> Any:
+    """The message of a refused request as a page (or, for htmx, the fragment)."""
+    from django.shortcuts import render
+
+    template = "partials/error.html"
+    if getattr(request, "htmx", False):
+        template += "#error"
+    return render(request, template, {"error": error}, status=error.status)

@@ -41,75 +41,14 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
+from annotation.agreement.ratings import CampaignRatings, QuestionRatings, Rater
+from annotation.kinds import kind_of
 from annotation.models import Campaign, Item, Label, Question
-from benchmarks.suites import get_suite
 from benchmarks.suites.judging import combine_orders
-from benchmarks.suites.protocol import Evaluator, MetricSpec, TaskSpec
+from benchmarks.suites.protocol import MetricSpec, TaskSpec
+from benchmarks.suites.registry import get_suite
 from config.errors import ApplicationError
 from evaluation.models import Judge, Judgment, Prediction, Run
-
-
-@dataclass(frozen=True)
-class Rater:
-    """Who gave a column of ratings: "human:<username>", "judge:<name>" or "metric:<name>"."""
-
-    kind: str
-    name: str
-    # A metric's: "lower" when its codes are its values with the sign turned.
-    direction: str | None = field(default=None, compare=False)
-
-    @property
-    def id(self) -> str:
-        return f"{self.kind}:{self.name}"
-
-
-@dataclass
-class QuestionRatings:
-    """One question's ratings: `values[i, r]` is rater r's code for item i (NaN: none)."""
-
-    key: str
-    text: str
-    scale: str
-    numeric: bool
-    # Krippendorff's level of measurement for the scale.
-    level: str
-    # The name of each code, for tables and the confusion matrix: {code: label}.
-    labels: dict[float, str]
-    raters: list[Rater]
-    values: np.ndarray
-    # Humans only: per (item, annotator) the side chosen as shown, 1 first / 0 tie / -1 second
-    # (pairwise questions; NaN elsewhere). Position bias is read from it.
-    shown: np.ndarray | None = None
-    # Per item, the gold code when the campaign's item has one for this question (else NaN).
-    gold: np.ndarray | None = None
-
-    @property
-    def humans(self) -> list[int]:
-        return [i for i, rater in enumerate(self.raters) if rater.kind == "human"]
-
-    @property
-    def automatic(self) -> list[int]:
-        return [i for i, rater in enumerate(self.raters) if rater.kind != "human"]
-
-
-@dataclass
-class CampaignRatings:
-    campaign_id: int
-    campaign_name: str
-    kind: str
-    items: list[int]
-    questions: list[QuestionRatings]
-    humans: list[Rater]
-    # Per annotator: the time on item of their labels that have one (ms).
-    times: dict[str, list[int]] = field(default_factory=dict)
-    # Pairwise items: the runs behind A and B (run ids), and their names.
-    pair_runs: list[tuple[int, int]] | None = None
-    run_names: dict[int, str] = field(default_factory=dict)
-    # Per judge of a pairwise campaign: per item, (first-shown wins, ties, second wins) over
-    # its judgments: the judge's position bias.
-    judge_shown: dict[str, np.ndarray] = field(default_factory=dict)
-    # Per metric compared: "higher" or "lower" is better (a lower one's codes are turned).
-    metric_directions: dict[str, str] = field(default_factory=dict)
 
 
 class AgreementError(ApplicationError):
@@ -324,6 +263,7 @@ def campaign_ratings(
     """Every question's ratings for the campaign's items: its annotators' current labels,
     then the named judges and metrics (AgreementError for a name that rates none of them, or
     for a metric that is not a score, metric_directions)."""
+    kind = kind_of(campaign)
     directions = metric_directions(campaign, metrics)
     items = campaign_items(campaign)
     index = {item_id: i for i, (item_id, *_rest) in enumerate(items)}
@@ -397,8 +337,9 @@ def campaign_ratings(
         times=dict(times),
         judge_shown=judge_shown,
         metric_directions=directions,
+        sections=kind.report_sections,
     )
-    if campaign.kind == Campaign.Kind.PAIRWISE:
+    if kind.compares_runs:
         ratings.pair_runs, ratings.run_names = _pair_runs(items)
     return ratings
 
@@ -532,7 +473,7 @@ class MetricInfo:
 
 def _task_spec(suite: str, task: str) -> TaskSpec | None:
     try:
-        return Evaluator(get_suite(suite)).task(task)
+        return get_suite(suite).evaluator.task(task)
     except ValueError:  # a suite or task this version no longer has
         return None
 

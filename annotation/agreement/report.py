@@ -1,7 +1,8 @@
-"""The agreement report of a campaign, from its ratings (annotation.agreement.data) to plain
-data: per question and rater pair the statistics of METRICS.md with seeded bootstrap intervals;
-Turing-test shares; a Bradley-Terry leaderboard of the runs and the position bias of pairwise
-campaigns; the quality of each annotator. No Django: the same input gives the same report.
+"""The agreement report of a campaign, from its ratings (annotation.agreement.ratings, read from
+the database by annotation.agreement.data) to plain data: per question and rater pair the
+statistics of METRICS.md with seeded bootstrap intervals; Turing-test shares; a Bradley-Terry
+leaderboard of the runs and the position bias of pairwise campaigns; the quality of each
+annotator. No Django: the same input gives the same report.
 
 The annotators' statistics of a question share one set of resamples of its items, so the mean
 over annotator pairs and its interval are computed together; a judge or metric gets its own
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from annotation.agreement import stats
-from annotation.agreement.data import CampaignRatings, QuestionRatings, Rater
+from annotation.agreement.ratings import CampaignRatings, QuestionRatings, Rater
 
 NUMERIC_STATISTICS = ("pearson", "spearman", "kendall", "agreement", "cohen_kappa")
 CATEGORICAL_STATISTICS = ("agreement", "cohen_kappa")
@@ -74,10 +75,11 @@ class _Columns:
 
     def pair(self, a: int, b: int, names: tuple[str, ...]) -> dict[str, dict]:
         n = self.used(a, b)
-        return {
-            name: self.estimate(lambda w, name=name: getattr(self.table(a, b, w), name)(), n)
-            for name in names
-        }
+
+        def statistic(name: str) -> Callable[[np.ndarray], np.ndarray]:
+            return lambda w: getattr(self.table(a, b, w), name)()
+
+        return {name: self.estimate(statistic(name), n) for name in names}
 
 
 def question_report(
@@ -86,7 +88,7 @@ def question_report(
     """Every statistic of one question: each pair of raters, the annotators together, and each
     judge or metric against the annotators' mean and majority."""
     names = NUMERIC_STATISTICS if q.numeric else CATEGORICAL_STATISTICS
-    options = {"resamples": resamples, "seed": seed, "level": level}
+    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "level": level}
     humans, automatic = q.humans, q.automatic
     human_values = q.values[:, humans]
     mean, majority = stats.mean_rating(human_values), stats.majority(human_values)
@@ -388,7 +390,7 @@ def _leaderboard(
         seed=seed,
         level=level,
     )
-    board = [
+    board: list[dict[str, Any]] = [
         {
             "run": run,
             "name": ratings.run_names.get(run, f"run {run}"),
@@ -491,16 +493,18 @@ def campaign_report(
         if progress:
             progress(done + 1, total)
     subset = replace(ratings, questions=chosen)
-    if ratings.kind == "turing":
-        report["turing"] = turing_report(subset, resamples=resamples, seed=seed, level=level)
-    if ratings.kind == "pairwise":
-        report["pairwise"] = pairwise_report(subset, resamples=resamples, seed=seed, level=level)
+    for section in ratings.sections:
+        report[section] = SECTIONS[section](subset, resamples=resamples, seed=seed, level=level)
     report["annotator_quality"] = annotators_report(
         ratings, resamples=resamples, seed=seed, level=level
     )
     if progress:
         progress(total, total)
     return report
+
+
+# The report's sections beyond the questions, by name (a campaign kind's report_sections).
+SECTIONS: dict[str, Callable[..., Any]] = {"turing": turing_report, "pairwise": pairwise_report}
 
 
 # --- flat rows for the summary CSV --------------------------------------------------------------

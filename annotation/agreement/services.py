@@ -64,6 +64,16 @@ def params_from(query: Any) -> dict[str, Any]:
     )
 
 
+def params_shown(query: Any) -> dict[str, Any]:
+    """The choice a query string makes, as the page's filters show it, even when it cannot be
+    made (resamples out of bounds are left at the default)."""
+    return report_params(
+        metrics=query.getlist("metric"),
+        judges=query.getlist("judge"),
+        questions=[q for q in query.getlist("question") if q],
+    )
+
+
 def _key(params: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
 

@@ -11,17 +11,18 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from annotation.agreement.data import AgreementError, available_raters
+from annotation.agreement.data import available_raters
 from annotation.agreement.exports import label_csv_lines, summary_csv_lines
 from annotation.agreement.report import MAJORITY, MEAN, SIDES, TURING_OUTCOMES
 from annotation.agreement.services import (
     params_from,
+    params_shown,
     report_check,
-    report_params,
     report_request,
 )
 from annotation.models import AgreementReport, Campaign
 from config.charts import confusion_matrix, heat_map, scatter_chart, stacked_bars
+from config.errors import shows_errors
 
 
 def query_of(params: dict[str, Any]) -> str:
@@ -30,16 +31,15 @@ def query_of(params: dict[str, Any]) -> str:
     return urlencode(pairs)
 
 
-@require_GET
-def agreement(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, pk=campaign_id)
-    available = available_raters(campaign)
-    error, report, params = "", None, report_params()
-    try:
-        params = params_from(request.GET)
-        report = report_request(campaign, params, available=available)
-    except AgreementError as exc:
-        error = str(exc)
+def _agreement_page(
+    request: HttpRequest,
+    campaign: Campaign,
+    *,
+    params: dict[str, Any],
+    available: dict[str, Any],
+    report: AgreementReport | None = None,
+    error: str = "",
+) -> HttpResponse:
     context = {
         "campaign": campaign,
         "params": params,
@@ -56,17 +56,36 @@ def agreement(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return render(request, template, context)
 
 
+def _agreement_refused(request: HttpRequest, error: Exception, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return _agreement_page(
+        request,
+        campaign,
+        params=params_shown(request.GET),
+        available=available_raters(campaign),
+        error=str(error),
+    )
+
+
+@require_GET
+@shows_errors(_agreement_refused)
+def agreement(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    available = available_raters(campaign)
+    params = params_from(request.GET)
+    report = report_request(campaign, params, available=available)
+    return _agreement_page(request, campaign, params=params, available=available, report=report)
+
+
 def _done(report: AgreementReport) -> bool:
     return report.status == AgreementReport.Status.DONE
 
 
 @require_GET
+@shows_errors()
 def agreement_summary_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    try:
-        report = report_request(campaign, params_from(request.GET))
-    except AgreementError as exc:
-        return _text(str(exc), 400)
+    report = report_request(campaign, params_from(request.GET))
     if report.status == AgreementReport.Status.FAILED:
         return _text(f"the report failed: {report.error}", 500)
     if not _done(report):
@@ -76,13 +95,11 @@ def agreement_summary_csv(request: HttpRequest, campaign_id: int) -> HttpRespons
 
 
 @require_GET
+@shows_errors()
 def agreement_labels_csv(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    try:
-        params = params_from(request.GET)
-        report_check(campaign, params)
-    except AgreementError as exc:
-        return _text(str(exc), 400)
+    params = params_from(request.GET)
+    report_check(campaign, params)
     return _csv(f"agreement-{campaign.pk}-labels.csv", label_csv_lines(campaign, params))
 
 

@@ -27,9 +27,16 @@
 
   document.addEventListener("htmx:responseError", function (event) {
     const xhr = event.detail.xhr;
-    const plain = (xhr.getResponseHeader("Content-Type") || "").startsWith("text/plain");
-    const text = plain && xhr.responseText ? xhr.responseText.slice(0, 300)
-      : (MESSAGES[xhr.status] || "Something went wrong (" + xhr.status + "); nothing was lost. Try again.");
+    const type = xhr.getResponseHeader("Content-Type") || "";
+    const plain = type.startsWith("text/plain");
+    let text = plain && xhr.responseText ? xhr.responseText.slice(0, 300) : "";
+    if (!text && type.startsWith("text/html") && xhr.responseText) {
+      // A refusal's message (templates/partials/error.html).
+      const found = new DOMParser().parseFromString(xhr.responseText, "text/html")
+        .querySelector("[data-error-message]");
+      text = found ? found.textContent.trim().slice(0, 300) : "";
+    }
+    text = text || MESSAGES[xhr.status] || "Something went wrong (" + xhr.status + "); nothing was lost. Try again.";
     show(text);
   });
   document.addEventListener("htmx:sendError", function () { show(MESSAGES[0]); });

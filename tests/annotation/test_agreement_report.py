@@ -22,6 +22,7 @@ from annotation.agreement.exports import LABEL_COLUMNS, label_csv_lines, summary
 from annotation.agreement.services import report_params, report_request
 from annotation.assign import item_next, label_submit
 from annotation.models import AgreementReport, Campaign, Member
+from benchmarks.suites.wtueval.questions import ERROR_TYPE_CHOICES
 from evaluation.models import Endpoint, Judge, JudgeJob, Judgment, Prediction, Run
 from tests.factories import make_benchmark, make_sample, make_user
 
@@ -431,7 +432,7 @@ def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> N
             )
     report = report_request(campaign, report_params(resamples=50), inline=True)
     questions = {q["key"]: q for q in report.data["questions"]}
-    assert set(questions) == {f"types:{c['value']}" for c in services.ERROR_TYPE_CHOICES}
+    assert set(questions) == {f"types:{c['value']}" for c in ERROR_TYPE_CHOICES}
     from sklearn.metrics import cohen_kappa_score
 
     x = [1 if i in chosen[0] else 0 for i in range(12)]

@@ -1,0 +1,111 @@
+"""What a campaign kind is: the questions it asks by default, how its items are built, what an
+item shows and with which template, whether its items have two sides, whether its labels are
+reviewed or adjudicated, and what a submit does besides storing the label.
+
+A kind is one object (`KIND` in its module, registered in annotation.kinds); everything the
+studio does differently for a kind asks it here, never `campaign.kind == ...`. The defaults
+below are a plain kind: questions about a sample, items from a split, labels adjudicated.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from annotation.errors import AnnotationError
+
+# Ways of building items (annotation.services.items_from_*), named so that a kind says which
+# it accepts: "split" (a benchmark split's samples), "run" (a run's predictions), "tools" (a
+# benchmark's tools), "runs" (two runs' predictions of the same samples), "failures" (a run's
+# failed predictions), "api_pairs" (the virtual API server's real and simulated responses).
+BUILDERS = ("split", "run", "tools", "runs", "failures", "api_pairs")
+
+
+@dataclass
+class Submission:
+    """What a submit stores beyond the checked answers, and what it does once stored."""
+
+    answers: dict[str, Any]
+    review: str = ""
+    # Called with the new label in the submit's transaction (an error undoes the label).
+    then: Callable[[Any], Any] | None = None
+
+
+@dataclass
+class BuildRequest:
+    """What the researcher gave to build items (the admin's form)."""
+
+    split: str = ""
+    limit: int | None = None
+    run: Any = None
+    run_b: Any = None
+    pairs: Path | None = None
+
+
+class CampaignKind:
+    name: str = ""
+    label: str = ""
+    # The default questions: [{"key", "text", "scale", "choices", ...}] (annotation.Question).
+    question_set: list[dict[str, Any]] = []
+    # The item relations its view reads (joined on every next item).
+    relations: tuple[str, ...] = ("sample",)
+    # Two sides (A and B) shown in an order of their own to each annotator.
+    sided: bool = False
+    side_labels: tuple[str, str, str] = ("Left", "Tie", "Right")
+    # Disagreeing labels go to an adjudicator (when the campaign has that stage).
+    adjudicable: bool = True
+    # Labels go to a reviewer (when the campaign has that stage).
+    reviewable: bool = False
+    # The annotator edits a draft of the sample (the refinement editor).
+    drafts: bool = False
+    # The item is shown wide (an editor beside it).
+    wide: bool = False
+    # The sample's gold answer is shown (not to someone answering the same question).
+    shows_reference: bool = True
+    builders: frozenset[str] = frozenset({"split"})
+    build_help: str = "One item per sample of a split of the campaign's benchmark."
+    # Each annotator's answers can be scored as a run of the campaign's task.
+    scored_as_runs: bool = False
+    # Items pair two runs' predictions (A and B): the report ranks the runs.
+    compares_runs: bool = False
+    # Extra sections of the agreement report (annotation.agreement.report): "turing", "pairwise".
+    report_sections: tuple[str, ...] = ()
+
+    @property
+    def item_template(self) -> str:
+        return f"annotation/items/{self.name}.html"
+
+    def questions(self) -> list[dict[str, Any]]:
+        """The default questions, a fresh copy (a campaign may change its own)."""
+        return copy.deepcopy(self.question_set)
+
+    def sample_item(self, sample: Any, split: str) -> dict[str, Any]:
+        """An item's fields for one sample of a split."""
+        return {"sample": sample}
+
+    def build(self, campaign: Any, request: BuildRequest) -> int:
+        """Build items as the researcher asked (the admin's form); the number added."""
+        # Imported here: the services ask the registry for kinds (this module is below them).
+        from annotation.services import items_from_split
+
+        if not request.split:
+            raise AnnotationError("give the split", field="split")
+        return items_from_split(campaign=campaign, split=request.split.strip(), limit=request.limit)
+
+    def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
+        """Add what the kind's template shows about the item to `view` (which holds the
+        sample's query, turns and tools already)."""
+
+    def workspace_context(self, assignment: Any) -> dict[str, Any]:
+        """More for the annotation workspace around the item (the refinement editor)."""
+        return {}
+
+    def on_submit(self, *, campaign: Any, assignment: Any, answers: dict[str, Any]) -> Submission:
+        """The label to store for checked answers (AnnotationError refuses the submit)."""
+        return Submission(answers=answers)
+
+    def __repr__(self) -> str:
+        return f"<campaign kind {self.name}>"

@@ -1,0 +1,53 @@
+"""Pairwise comparison of two runs (MTU-Bench's win / tie / lose): each sample both runs
+answered, their two outputs in random order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.assign import AnnotationError
+from annotation.kinds.base import BuildRequest, CampaignKind
+from annotation.selectors import output_view
+from annotation.services import items_from_runs
+
+# 1: A is better; 0: a tie; -1: B is better (against the canonical order).
+PAIRWISE_CHOICES = [
+    {"value": 1, "label": "A is better", "key": "1"},
+    {"value": 0, "label": "Tie", "key": "2"},
+    {"value": -1, "label": "B is better", "key": "3"},
+]
+
+
+class Pairwise(CampaignKind):
+    name = "pairwise"
+    label = "Pairwise comparison of two runs"
+    question_set = [
+        {
+            "key": "better",
+            "text": "Which output serves the user better?",
+            "scale": "pairwise",
+            "choices": PAIRWISE_CHOICES,
+            "allow_note": True,
+        }
+    ]
+    relations = ("sample", "prediction", "prediction_b")
+    sided = True
+    side_labels = ("Left is better", "Tie", "Right is better")
+    builders = frozenset({"runs"})
+    build_help = "One item per sample both runs answered (A and B in that order)."
+    compares_runs = True
+    report_sections = ("pairwise",)
+
+    def build(self, campaign: Any, request: BuildRequest) -> int:
+        if not (request.run and request.run_b):
+            raise AnnotationError("choose run A and run B", field="run")
+        return items_from_runs(campaign=campaign, run_a=request.run, run_b=request.run_b)
+
+    def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
+        sides = [output_view(item.prediction), output_view(item.prediction_b)]
+        if assignment is not None and assignment.shown_order == "BA":
+            sides.reverse()
+        view["sides"] = sides
+
+
+KIND = Pairwise()

@@ -1,0 +1,43 @@
+"""The Turing test of API responses (StableToolBench): a real and a simulated response to the
+same call, shown in random order, compared on three questions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.assign import AnnotationError
+from annotation.kinds.base import BuildRequest, CampaignKind
+from annotation.services import items_from_pairs_file
+from benchmarks.suites.stabletoolbench.questions import TURING_QUESTIONS
+from config.display import pretty
+
+
+class Turing(CampaignKind):
+    name = "turing"
+    label = "Turing test of API responses"
+    question_set = TURING_QUESTIONS
+    sided = True
+    side_labels = ("Left is better", "Tie", "Right is better")
+    builders = frozenset({"api_pairs"})
+    build_help = (
+        'A JSON file: a list of {"documentation", "arguments", "real", "simulated", "api"?}.'
+    )
+    report_sections = ("turing",)
+
+    def build(self, campaign: Any, request: BuildRequest) -> int:
+        if request.pairs is None:
+            raise AnnotationError("upload the pairs file", field="pairs")
+        return items_from_pairs_file(campaign=campaign, path=request.pairs)
+
+    def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
+        payload = item.payload
+        sides = [pretty(payload.get("real")), pretty(payload.get("simulated"))]
+        if assignment is not None and assignment.shown_order == "BA":
+            sides.reverse()
+        view["sides"] = sides
+        view["documentation"] = pretty(payload.get("documentation"))
+        view["arguments"] = pretty(payload.get("arguments"))
+        view["api"] = payload.get("api", "")
+
+
+KIND = Turing()
