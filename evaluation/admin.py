@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString
 
 from benchmarks.admin import pretty_json
 from benchmarks.models import Benchmark
+from benchmarks.suites.judging import template_named, templates
 from benchmarks.suites.registry import get_suite, suite_names
 from config.errors import ApplicationError
 from evaluation import lifecycle
@@ -438,8 +439,6 @@ class ResponseCacheAdmin(admin.ModelAdmin):
 
 
 def template_choices() -> list[tuple[str, str]]:
-    from benchmarks.suites.judging import templates
-
     return [
         (name, f"{name}: {spec.title} ({spec.kind})") for name, spec in sorted(templates().items())
     ]
@@ -457,8 +456,6 @@ class JudgeForm(forms.ModelForm):
         self.fields["template"].choices = template_choices()
 
     def save(self, commit: bool = True) -> Judge:
-        from benchmarks.suites.judging import template_named
-
         self.instance.kind = template_named(self.cleaned_data["template"]).kind
         return super().save(commit)
 
