@@ -393,6 +393,8 @@ class Chunk:
     config: EndpointConfig
     max_claims: int
     budget: int = 0
+    # Items taken beyond the first claim (refills), for the report.
+    refilled: int = 0
     cancelled: bool = False
 
 
@@ -465,6 +467,7 @@ class Execution:
                 min(refill_size(), chunk.budget),
             )
             chunk.budget -= len(claimed) + len(exhausted)
+            chunk.refilled += len(claimed) + len(exhausted)
             if not claimed and not exhausted:
                 chunk.budget = 0
                 return False
@@ -577,7 +580,7 @@ def execute(
         budget=budget,
     )
     PROCESS_LOOP.run(_execute(chunk))
-    taken = len(claimed) + len(exhausted) + budget - max(chunk.budget, 0)
+    taken = len(claimed) + len(exhausted) + chunk.refilled
     return {"claimed": taken, **chunk.handler.report}
 
 

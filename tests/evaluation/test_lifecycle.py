@@ -3,6 +3,7 @@ both kinds of work. Real PostgreSQL and the test broker's queues."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -20,6 +21,7 @@ from evaluation.lifecycle import Control, WorkKind
 from evaluation.models import Endpoint, Judge, JudgeJob, Judgment, Prediction, Run
 from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
 from tests.factories import make_superuser, make_user
+from tests.fake_openai import FakeOpenAI
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("broker")]
 
@@ -93,10 +95,13 @@ class Work:
         for prediction, item_status in zip(
             run.predictions.order_by("position"), statuses, strict=True
         ):
+            # Pairwise, against the run itself: enough for the lifecycle.
             Judgment.objects.create(
                 job=job,
                 sample_id=prediction.sample_id,
                 prediction=prediction,
+                other=prediction,
+                order="AB",
                 position=prediction.position,
                 status=item_status,
                 attempts=0 if item_status == "pending" else 1,
@@ -219,6 +224,32 @@ def test_an_unset_key_variable_fails_the_parent_with_the_reason(
     assert parent.status == "failed"
     assert "LIFECYCLE_UNSET_API_KEY" in parent.error
     assert items(kind, parent) == [("pending", 0, "")]
+
+
+ANSWERS = {"run": "Answer: 1", "job": '{"better": "1", "reason": "same"}'}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("name", KINDS)
+def test_an_item_whose_worker_was_lost_is_answered_exactly_once_more(name: str, work: Work) -> None:
+    kind = KINDS[name]
+    with FakeOpenAI(responder=lambda request: ANSWERS[name]) as server:
+        live = make_endpoint(server.base_url, name="live")
+        # given an item held by a worker that died (its lease ran out after one claim)
+        parent = work.make(name, ["running", "done"], endpoint=live)
+        getattr(parent, kind.items).filter(position=0).update(
+            claim=uuid.uuid4(), lease_until=timezone.now() - timedelta(seconds=1)
+        )
+        # when its chunk is delivered again
+        report = lifecycle.chunk(kind, parent.pk, 0, 99)
+        # then it is answered once, on its second claim, and the parent is finished
+        assert report["claimed"] == 1
+        assert items(kind, parent)[0] == ("done", 2, "")
+        parent.refresh_from_db()
+        assert parent.status == "done"
+        # and a further delivery asks nothing
+        assert lifecycle.chunk(kind, parent.pk, 0, 99) == {"skipped": 1}
+        assert server.total == 1
 
 
 def test_recover_takes_back_lost_items_of_both_kinds_and_queues_their_chunks(
