@@ -192,8 +192,8 @@ class Suite:
     served_tools: ServedTools | None = None
     judgment_readers: Mapping[str, JudgmentReader] = field(default_factory=dict)
     gold: GoldEditing | None = None
-    # campaign kind -> its question set (whatever the kind's module reads)
-    questions: Mapping[str, Any] = field(default_factory=dict)
+    # campaign kind -> the questions its campaigns ask (plain data, as the kind reads it)
+    questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
     # (item, show_gold) -> what a human needs beside the output, where the default (a
     # sample's query or turns, candidate tools and reference) does not fit
     item_context: Callable[[Item, bool], ItemContext] | None = None
@@ -326,6 +326,18 @@ def step_keyed_golds() -> tuple[str, ...]:
             for key in suite.gold.step_keyed:
                 keys.setdefault(key, None)
     return tuple(keys)
+
+
+def questions_for(kind: str) -> list[dict[str, Any]]:
+    """The question set of a campaign kind, from the one suite whose human study it is
+    (Suite.questions); ImportFormatError when none or several suites declare one."""
+    found = [suite for suite in all_suites() if kind in suite.questions]
+    if len(found) != 1:
+        names = ", ".join(suite.name for suite in found) or "none"
+        raise ImportFormatError(
+            f"campaign kind {kind!r}: one suite must ask its questions ({names})"
+        )
+    return list(found[0].questions[kind])
 
 
 def is_output_reference(text: str, tools: Collection[str] | None) -> bool:
