@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.errors import AnnotationError
+from benchmarks.suites.registry import study_questions
 
 # Ways of building items (annotation.services.items_from_*), named so that a kind says which
 # it accepts: "split" (a benchmark split's samples), "run" (a run's predictions), "tools" (a
@@ -48,7 +49,8 @@ class BuildRequest:
 class CampaignKind:
     name: str = ""
     label: str = ""
-    # The default questions: [{"key", "text", "scale", "choices", ...}] (annotation.Question).
+    # The default questions: [{"key", "text", "scale", "choices", ...}] (annotation.Question);
+    # when empty, the question set a suite declares for this kind (its paper's human study).
     question_set: list[dict[str, Any]] = []
     # The item relations its view reads (joined on every next item).
     relations: tuple[str, ...] = ("sample",)
@@ -80,7 +82,7 @@ class CampaignKind:
 
     def questions(self) -> list[dict[str, Any]]:
         """The default questions, a fresh copy (a campaign may change its own)."""
-        return copy.deepcopy(self.question_set)
+        return copy.deepcopy(self.question_set or study_questions(self.name))
 
     def sample_item(self, sample: Any, split: str) -> dict[str, Any]:
         """An item's fields for one sample of a split."""

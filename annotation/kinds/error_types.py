@@ -9,13 +9,11 @@ from annotation.assign import AnnotationError
 from annotation.kinds.base import BuildRequest, CampaignKind
 from annotation.selectors import output_view
 from annotation.services import items_from_failures
-from benchmarks.suites.registry import questions_for
 
 
 class ErrorTypes(CampaignKind):
     name = "error_types"
     label = "Error types of failed traces"
-    question_set = questions_for("error_types")
     relations = ("sample", "prediction")
     builders = frozenset({"failures"})
     build_help = "One item per failed or wrong prediction of a run."

@@ -6,13 +6,11 @@ from typing import Any
 
 from annotation.kinds.base import BuildRequest, CampaignKind
 from annotation.services import items_from_tools
-from benchmarks.suites.registry import questions_for
 
 
 class Motivation(CampaignKind):
     name = "motivation"
     label = "Tool motivation"
-    question_set = questions_for("motivation")
     relations = ("tool",)
     builders = frozenset({"tools"})
     build_help = "One item per tool of the campaign's benchmark."

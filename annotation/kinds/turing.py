@@ -8,14 +8,12 @@ from typing import Any
 from annotation.assign import AnnotationError
 from annotation.kinds.base import BuildRequest, CampaignKind
 from annotation.services import items_from_pairs_file
-from benchmarks.suites.registry import questions_for
 from config.display import pretty
 
 
 class Turing(CampaignKind):
     name = "turing"
     label = "Turing test of API responses"
-    question_set = questions_for("turing")
     sided = True
     side_labels = ("Left is better", "Tie", "Right is better")
     builders = frozenset({"api_pairs"})

@@ -308,6 +308,16 @@ def cache_protocol() -> ServedTools:
     return found[0]
 
 
+def study_questions(kind: str) -> list[dict[str, Any]]:
+    """The question set a suite declares for a campaign kind (the human study of its paper:
+    MetaTool's tool motivations, StableToolBench's Turing test, WTU-Eval's error types); []
+    when no suite declares one."""
+    for suite in all_suites():
+        if kind in suite.questions:
+            return list(suite.questions[kind])
+    return []
+
+
 def gold_editing(reference: Any) -> GoldEditing | None:
     """The gold editing of the suite whose gold this stored reference is (None: none claims it)."""
     if not isinstance(reference, Mapping):
@@ -326,18 +336,6 @@ def step_keyed_golds() -> tuple[str, ...]:
             for key in suite.gold.step_keyed:
                 keys.setdefault(key, None)
     return tuple(keys)
-
-
-def questions_for(kind: str) -> list[dict[str, Any]]:
-    """The question set of a campaign kind, from the one suite whose human study it is
-    (Suite.questions); ImportFormatError when none or several suites declare one."""
-    found = [suite for suite in all_suites() if kind in suite.questions]
-    if len(found) != 1:
-        names = ", ".join(suite.name for suite in found) or "none"
-        raise ImportFormatError(
-            f"campaign kind {kind!r}: one suite must ask its questions ({names})"
-        )
-    return list(found[0].questions[kind])
 
 
 def is_output_reference(text: str, tools: Collection[str] | None) -> bool:

@@ -83,10 +83,9 @@ def test_the_item_context_a_human_sees_shows_the_gold_only_when_asked():
 
 
 def test_a_campaign_kind_gets_its_questions_from_the_suite_whose_study_it_is():
-    from benchmarks.suites.registry import questions_for
+    from benchmarks.suites.registry import study_questions
 
-    assert [q["key"] for q in questions_for("turing")] == ["overall", "format", "relevance"]
-    assert questions_for("motivation")[0]["key"] == "reason"
-    assert questions_for("error_types")[0]["multiple"] is True
-    with pytest.raises(ImportFormatError, match="'pairwise': one suite must ask its questions"):
-        questions_for("pairwise")
+    assert [q["key"] for q in study_questions("turing")] == ["overall", "format", "relevance"]
+    assert study_questions("motivation")[0]["key"] == "reason"
+    assert study_questions("error_types")[0]["multiple"] is True
+    assert study_questions("pairwise") == []
