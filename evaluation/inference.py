@@ -11,7 +11,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from benchmarks.suites.protocol import CallFailed, Context, Evaluator, Item, Outcome, Prompt
+from benchmarks.suites.native import read_tool_calls
+from benchmarks.suites.protocol import (
+    CallFailed,
+    Context,
+    Evaluator,
+    Item,
+    NativeReply,
+    Outcome,
+    Prompt,
+    tool_mode,
+)
 from evaluation.models import Prediction, Run
 from evaluation.selectors import items_by_sample_id, run_context
 from evaluation.virtualapi.server import NoCache, SimulatorUnavailable, simulator_endpoint
@@ -65,6 +75,8 @@ class Result:
             self.cached,
             _json(self.usage),
             _json(self.prompt),
+            _json(outcome.tool_calls) if outcome else None,
+            bool(outcome and outcome.leaked),
             self.id,
             token,
         )
@@ -73,7 +85,8 @@ class Result:
 WRITE_SQL = """
 UPDATE evaluation_prediction SET status = %s, output = %s, answer = %s::jsonb, parsed = %s,
     trace = %s::jsonb, note = %s, scores = %s::jsonb, error = %s, latency_ms = %s, cached = %s,
-    usage = %s::jsonb, prompt = %s::jsonb, claim = NULL, lease_until = NULL, updated_at = now()
+    usage = %s::jsonb, prompt = %s::jsonb, tool_calls = %s::jsonb, leaked = %s,
+    claim = NULL, lease_until = NULL, updated_at = now()
 WHERE id = %s AND claim = %s
 """
 
@@ -105,6 +118,13 @@ class PredictionHandler:
         self.report = {"done": 0, "failed": 0}
         # Agent runs: the tools of one item, bound to the lane answering it (see EngineSteps).
         self.toolbox = toolbox
+        self.native = tool_mode(ctx) == "native"
+
+    def request(self, item: Item, context: dict[str, Any]) -> Prompt:
+        """The item's first request: the text prompt, or the native one (tools declared)."""
+        if self.native:
+            return self.evaluator.native_prompt(item, self.ctx, context).prompt
+        return self.evaluator.build_prompt(item, self.ctx, context)
 
     async def load(self, rows: Sequence[Claimed], db: DatabaseThread) -> None:
         missing = [row.sample_id for row in rows if row.sample_id not in self.items]
@@ -117,9 +137,7 @@ class PredictionHandler:
         keys = []
         for row in rows:
             try:
-                prompt = self.evaluator.build_prompt(
-                    self.items[row.sample_id], self.ctx, row.context
-                )
+                prompt = self.request(self.items[row.sample_id], row.context)
             except Exception:  # noqa: S112 - solve() meets the same error and records it
                 continue
             keys.append(request_key(prompt, config))
@@ -135,7 +153,10 @@ class PredictionHandler:
         outcome: Outcome | None = None
         error = ""
         try:
-            outcome = await evaluator.solve(item, ctx, row.context, calls)
+            if self.native:
+                outcome = await solve_native(evaluator, item, ctx, row.context, calls)
+            else:
+                outcome = await evaluator.solve(item, ctx, row.context, calls)
         except CallFailed as exc:
             error = str(exc)
         except Exception as exc:  # a suite's bug must fail one item, loudly, not the chunk
@@ -173,6 +194,20 @@ class PredictionHandler:
             scores=self.evaluator.score(None, item, self.ctx, row.context),
             error=exhausted_error(row),
         )
+
+
+async def solve_native(
+    evaluator: Evaluator, item: Item, ctx: Context, context: dict[str, Any], calls: ItemCalls
+) -> Outcome:
+    """One native request (the suite's messages, its tools declared) and the answer read back:
+    the message's tool_calls, in order, named back with the names the tools were declared
+    under, made into the answer the suite's text parser gives."""
+    native = evaluator.native_prompt(item, ctx, context)
+    reply = await calls.reply(native.prompt)
+    answer = NativeReply(
+        reply.text, reply.tool_calls, read_tool_calls(reply.tool_calls, native.names)
+    )
+    return evaluator.native_outcome(answer, item, ctx, context)
 
 
 def prediction_handler(run: Run) -> PredictionHandler:

@@ -208,6 +208,10 @@ class Prediction(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     cached = models.BooleanField(default=False)
     usage = models.JSONField(default=dict, blank=True)
+    # Native tool mode: the answer's tool_calls as the server sent them (null in text mode),
+    # and whether a call was written into the text instead of tool_calls (a leaked call).
+    tool_calls = models.JSONField(null=True, blank=True)
+    leaked = models.BooleanField(default=False, db_default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

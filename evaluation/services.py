@@ -22,7 +22,15 @@ from benchmarks.models import Benchmark
 from benchmarks.services import dumps_json
 from benchmarks.suites.base import ImportFormatError
 from benchmarks.suites.predictions import read_generic_predictions
-from benchmarks.suites.protocol import Context, Evaluator, Outcome, PublishedOutput, Scored
+from benchmarks.suites.protocol import (
+    TOOL_MODES,
+    Context,
+    Evaluator,
+    Outcome,
+    PublishedOutput,
+    Scored,
+    TaskSpec,
+)
 from config.celery import app as celery_app
 from config.errors import ApplicationError
 from evaluation import lifecycle
@@ -98,7 +106,7 @@ def run_launch(
     do not allow a run.
     """
     evaluator = evaluator_for(benchmark)
-    _task_spec(evaluator, task)
+    spec = _task_spec(evaluator, task)
     if endpoint.status != Endpoint.Status.READY:
         raise RunError(
             f"endpoint {endpoint.name!r} is {endpoint.get_status_display().lower()}"
@@ -109,6 +117,7 @@ def run_launch(
         raise RunError("the item limit must be at least 1")
     rows, _ = _task_items(benchmark, evaluator, task, split)
     merged_params = {**endpoint.default_params, **(params or {})}
+    _check_tool_mode(spec, benchmark, endpoint, options or {}, merged_params)
     ctx = context_for(
         benchmark=benchmark,
         evaluator=evaluator,
@@ -143,6 +152,41 @@ def run_launch(
         _copy_pending(run.pk, chosen, contexts)
         lifecycle.launch(RUNS, run.pk, len(chosen))
     return run
+
+
+# Generation parameters that only mean something when tools are declared.
+TOOL_PARAMS = ("tool_choice", "parallel_tool_calls")
+
+
+def _check_tool_mode(
+    spec: TaskSpec,
+    benchmark: Benchmark,
+    endpoint: Endpoint,
+    options: dict[str, Any],
+    params: dict[str, Any],
+) -> None:
+    """The run's tool_mode option: "text" (the default) or "native", which needs a task with a
+    native form and a chat endpoint; tool_choice and parallel_tool_calls need native."""
+    mode = options.get("tool_mode", "text")
+    if mode not in TOOL_MODES:
+        raise RunError(f"tool_mode must be one of {', '.join(TOOL_MODES)}; got {mode!r}")
+    if mode == "native":
+        if not spec.native:
+            raise RunError(
+                f"task {spec.name!r} of {benchmark.name} has no native tool mode; "
+                "run it with tool_mode=text"
+            )
+        if endpoint.style != Endpoint.Style.CHAT:
+            raise RunError(
+                f"tool_mode=native declares tools in chat requests; endpoint {endpoint.name!r} "
+                f"is {endpoint.style}-style"
+            )
+        return
+    sent = [name for name in TOOL_PARAMS if name in params]
+    if sent:
+        raise RunError(
+            f"{', '.join(sent)} only apply with tool_mode=native (a text run declares no tools)"
+        )
 
 
 def _copy_pending(run_id: int, sample_ids: Sequence[int], contexts: Sequence[dict]) -> None:

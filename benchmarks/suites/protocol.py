@@ -19,6 +19,18 @@ and, where the default below does not fit:
     async solve(item, ctx, context, complete)        multi-step tasks (a ReAct loop); the default
                                                      asks once and parses
     read_predictions(task, path) -> Iterator[PublishedOutput]   outputs published elsewhere
+    native_prompt(item, ctx, context) -> NativePrompt  the request of a native run (tool_mode
+                                                     "native"): chat messages (earlier calls as
+                                                     assistant tool_calls and tool messages)
+                                                     and the tools declared; the default is the
+                                                     text prompt's messages with the item's
+                                                     candidate tools declared
+    native_outcome(reply, item, ctx, context) -> Outcome   a native answer (NativeReply: the
+                                                     text, the tool_calls as sent, the calls
+                                                     read) as the answer parse() would give;
+                                                     the default is read_native_reply() below,
+                                                     with the suite's `native_answer(calls,
+                                                     item, ctx, context)` shaping the calls
     declare_tools(tools) -> ToolDeclarations         the tools an item may use as OpenAI
                                                      function tools (native tool calling),
                                                      names mapped to the API's pattern and back;
@@ -48,14 +60,16 @@ Conventions:
 
 from __future__ import annotations
 
+import json
 import random
+import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from benchmarks.suites.native import ToolDeclarations, declare
+from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames, declare
 
 Style = Literal["chat", "completion"]
 Scores = dict[str, float | None]
@@ -203,6 +217,10 @@ class TaskSpec:
     # another per run: MetaTool's per-item `unparsed` is a flag, its run-level one a count.
     item_metrics: Mapping[str, MetricSpec] = field(default_factory=dict)
     run_metrics: Mapping[str, MetricSpec] = field(default_factory=dict)
+    # The task can be run in tool_mode "native" (tools declared in the request, the model's
+    # calls read from its tool_calls): a task where a model calls or chooses tools, whose suite
+    # builds native requests (native_prompt) and reads native answers (native_outcome).
+    native: bool = False
 
     def __post_init__(self) -> None:
         # Checked when the suite is imported, so a task cannot ship a metric the platform
@@ -285,10 +303,12 @@ class Prompt:
     """A request in both forms: chat messages (always) and, for completion-style (base)
     models, a text prompt (rendered from the messages when the suite gives none)."""
 
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     text: str | None = None
     stop: tuple[str, ...] = ()
     max_tokens: int | None = None
+    # Native tool calling: the function tools declared with the request (chat only).
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
     def completion_text(self) -> str:
         return self.text if self.text is not None else render_completion(self.messages)
@@ -297,10 +317,14 @@ class Prompt:
         """The body fields that depend on the style (model and parameters come from the run)."""
         body: dict[str, Any]
         if style == "completion":
+            if self.tools:
+                raise ValueError("a completion-style request cannot declare tools")
             body = {"prompt": self.completion_text()}
             stop = self.stop or (() if self.text is not None else COMPLETION_STOP)
         else:
             body = {"messages": self.messages}
+            if self.tools:
+                body["tools"] = self.tools
             stop = self.stop
         if stop:
             body["stop"] = list(stop)
@@ -318,6 +342,10 @@ class Outcome:
     # {"prompt", "output"} for a plain exchange.
     trace: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
+    # Native runs: the server's tool_calls as sent (None in text mode), and whether a call was
+    # written into the text instead (a leaked call: read by the task's text rule).
+    tool_calls: list[dict[str, Any]] | None = None
+    leaked: bool = False
 
 
 @dataclass
@@ -359,6 +387,129 @@ Complete = Callable[[Prompt], Awaitable[str]]
 class CallFailed(RuntimeError):
     """The endpoint gave no usable answer after every allowed attempt. Raised by `complete`;
     suites let it pass (the platform records the item as failed with this reason)."""
+
+
+# --- native tool calling -----------------------------------------------------------------------
+
+TOOL_MODES = ("text", "native")
+
+
+def tool_mode(ctx: Context) -> str:
+    """The run's tool mode: "text" (the benchmark's own prompt; the default) or "native"."""
+    return str(ctx.option("tool_mode") or "text")
+
+
+@dataclass
+class NativePrompt:
+    """A native request: the prompt (chat messages, `tools` declared) and the names the tools
+    were declared under, to read the model's calls back with."""
+
+    prompt: Prompt
+    names: ToolNames
+
+
+@dataclass
+class NativeReply:
+    """A native answer: the message's text, its tool_calls as the server sent them (JSON), and
+    those calls read with the request's names (benchmarks.suites.native.read_tool_calls)."""
+
+    text: str
+    tool_calls: list[dict[str, Any]]
+    calls: NativeCalls
+
+
+# Calls a model wrote into its text instead of tool_calls: Hermes/Qwen <tool_call>{...}
+# </tool_call> blocks, or JSON objects with "name" and "arguments" (possibly OpenAI's
+# {"type": "function", "function": {...}}).
+_TAGGED = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+
+
+def leaked_calls(text: str) -> list[dict[str, Any]]:
+    """The calls written into a text, as {"name", "arguments"} in order ([] when none)."""
+    found: list[dict[str, Any]] = []
+    candidates = _TAGGED.findall(text) or _json_objects(text)
+    for raw in candidates:
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        call = _call_shape(value)
+        if call is not None:
+            found.append(call)
+    return found
+
+
+def _json_objects(text: str) -> list[str]:
+    decoder = json.JSONDecoder()
+    objects, index = [], text.find("{")
+    while index >= 0:
+        try:
+            _value, end = decoder.raw_decode(text, index)
+        except ValueError:
+            index = text.find("{", index + 1)
+            continue
+        objects.append(text[index:end])
+        index = text.find("{", end)
+    return objects
+
+
+def _call_shape(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("function"), dict):
+        value = value["function"]
+    name, arguments = value.get("name"), value.get("arguments", value.get("parameters"))
+    if not isinstance(name, str) or not name or arguments is None:
+        return None
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            arguments = None
+    return {"name": name, "arguments": arguments if isinstance(arguments, dict) else {}}
+
+
+def read_native_reply(
+    reply: NativeReply,
+    answer: Callable[[list[dict[str, Any]]], Any],
+    text_rule: Callable[[str], Outcome],
+    has_call: Callable[[Any], bool],
+) -> Outcome:
+    """A native answer as the outcome the task scores.
+
+    tool_calls: the answer is `answer(calls)` with every call in the order sent (a call with
+    unreadable arguments keeps {} and an undeclared tool the name the model wrote, so both score
+    as the wrong calls they are; the note names them). No tool_calls: the text is read by the
+    task's text rule (`text_rule`). When the text holds a call (the text rule finds one, or a
+    tagged/JSON call is written in it), the call leaked out of the tool channel: the outcome is
+    flagged `leaked`, and when the text rule found no call the written calls are the answer,
+    so a leaked call is never credited as a correct abstention."""
+    if len(reply.calls):
+        outcome = Outcome(
+            output=reply.text,
+            answer=answer(reply.calls.answer(keep_problems=True)),
+            note="; ".join(reply.calls.problems),
+        )
+    else:
+        outcome = text_rule(reply.text)
+        written = leaked_calls(reply.text)
+        if has_call(outcome.answer):
+            outcome.leaked = True
+        elif written:
+            outcome = Outcome(output=reply.text, answer=answer(written), parsed=outcome.parsed)
+            outcome.leaked = True
+        if outcome.leaked:
+            outcome.note = "; ".join(
+                n for n in (outcome.note, "a call written in the text, not in tool_calls") if n
+            )
+    outcome.output = reply.text
+    outcome.tool_calls = reply.tool_calls
+    return outcome
+
+
+def item_tools(item: Item, ctx: Context) -> list[ToolSpec]:
+    """The tools an item may use: its candidates that the benchmark knows, in order."""
+    return [ctx.tools[name] for name in item.candidate_tools if name in ctx.tools]
 
 
 # --- completion prompts for base models ---------------------------------------------------------
@@ -413,6 +564,17 @@ def default_declare_tools(tools: Sequence[ToolSpec]) -> ToolDeclarations:
     """The tools as function tools, each described by its description and its parameters as
     the importers store them (JSON Schema), cleaned to a valid draft 2020-12 object schema."""
     return declare(tools)
+
+
+def default_native_prompt(
+    evaluator: Evaluator, item: Item, ctx: Context, context: dict[str, Any]
+) -> NativePrompt:
+    """The text prompt's chat messages with the item's candidate tools declared."""
+    prompt = evaluator.build_prompt(item, ctx, context)
+    declared = evaluator.declare_tools(item_tools(item, ctx))
+    native = Prompt(messages=list(prompt.messages), max_tokens=prompt.max_tokens)
+    native.tools = declared.tools
+    return NativePrompt(native, declared.names)
 
 
 async def solve_single(
@@ -502,6 +664,30 @@ class Evaluator:
         """The tools an item may use as OpenAI function tools, and the names they go by."""
         fn = getattr(self.module, "declare_tools", None)
         return fn(tools) if fn else default_declare_tools(tools)
+
+    def native_prompt(self, item: Item, ctx: Context, context: dict[str, Any]) -> NativePrompt:
+        """The request of a native run for one item (tools declared, history as tool calls)."""
+        fn = getattr(self.module, "native_prompt", None)
+        if fn is not None:
+            return fn(item, ctx, context)
+        return default_native_prompt(self, item, ctx, context)
+
+    def native_outcome(
+        self, reply: NativeReply, item: Item, ctx: Context, context: dict[str, Any]
+    ) -> Outcome:
+        """A native answer as the outcome score() reads (the answer parse() would give)."""
+        fn = getattr(self.module, "native_outcome", None)
+        if fn is not None:
+            return fn(reply, item, ctx, context)
+        shape = getattr(self.module, "native_answer", None)
+        if shape is None:
+            raise ValueError(f"suite {self.name!r} reads no native answers")
+        return read_native_reply(
+            reply,
+            lambda calls: shape(calls, item, ctx, context),
+            lambda text: self.parse(text, item, ctx, context),
+            lambda answer: answer != shape([], item, ctx, context),
+        )
 
     def read_predictions(self, task: str, path: Path) -> Iterator[PublishedOutput]:
         fn = getattr(self.module, "read_predictions", None)

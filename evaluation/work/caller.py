@@ -55,6 +55,8 @@ class Reply:
     finish_reason: str | None = None
     cached: bool = False
     attempts: int = 0  # HTTP attempts made (0 for a cache hit)
+    # The message's tool_calls as the server sent them (native tool calling), [] when none.
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Cache(Protocol):
@@ -203,6 +205,7 @@ class Caller:
                 usage=hit.get("usage") or {},
                 finish_reason=hit.get("finish_reason"),
                 cached=True,
+                tool_calls=hit.get("tool_calls") or [],
             )
         reason = "no attempt made"
         for attempt in range(1, config.max_attempts + 1):
@@ -223,6 +226,7 @@ class Caller:
                         "text": reply.text,
                         "usage": reply.usage,
                         "finish_reason": reply.finish_reason,
+                        **({"tool_calls": reply.tool_calls} if reply.tool_calls else {}),
                     },
                 )
                 return reply
@@ -248,6 +252,7 @@ class Caller:
     async def _send(self, body: dict[str, Any]) -> Reply:
         self.http_calls += 1
         fields = dict(body)
+        tool_calls: list[dict[str, Any]] = []
         if self.config.style == "completion":
             response = await self.client.completions.create(**fields)
             if not response.choices:
@@ -262,10 +267,15 @@ class Caller:
             if choice.message is None:
                 raise Unusable("the answer's first choice had no message")
             text = choice.message.content or ""
+            tool_calls = [
+                call.model_dump(exclude_none=True) for call in choice.message.tool_calls or []
+            ]
         usage = {}
         if response.usage is not None:
             usage = {
                 "prompt_tokens": response.usage.prompt_tokens or 0,
                 "completion_tokens": response.usage.completion_tokens or 0,
             }
-        return Reply(text=text, usage=usage, finish_reason=choice.finish_reason)
+        return Reply(
+            text=text, usage=usage, finish_reason=choice.finish_reason, tool_calls=tool_calls
+        )

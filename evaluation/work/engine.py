@@ -327,11 +327,15 @@ class ItemCalls:
         self.replies: list[Reply] = []
 
     async def __call__(self, prompt: Prompt) -> str:
+        return (await self.reply(prompt)).text
+
+    async def reply(self, prompt: Prompt) -> Reply:
+        """The whole answer (native runs read its tool_calls)."""
         if self.prompt is None:
             self.prompt = prompt.request(self.caller.config.style)
         reply = await self.caller.call(prompt, self.lane, self.salt)
         self.replies.append(reply)
-        return reply.text
+        return reply
 
     def usage(self) -> dict[str, int]:
         usage = {"calls": len(self.replies), "http_attempts": 0}

@@ -194,6 +194,7 @@ def _task(split: str) -> TaskSpec:
         metrics=metrics,
         percent=frozenset(metrics),
         options=dict(DEFAULT_OPTIONS),
+        native=True,
         item_metrics=_item_metrics(split),
         run_metrics=metric_specs(
             *(MetricSpec.score(name, description=METRIC_TEXT[name]) for name in metrics)

@@ -1,0 +1,256 @@
+"""Native tool mode (issue 16): runs whose requests declare the item's tools and whose answers
+are the model's tool_calls, read back into the answers the suites score. Real PostgreSQL, the
+run's chunks executed in this process, the fake OpenAI server at the edge."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.models import Benchmark
+from benchmarks.services import benchmark_import
+from evaluation import services
+from evaluation.models import Endpoint, Prediction, Run
+from evaluation.selectors import items_by_sample_id, run_context
+from evaluation.services import RunError
+from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
+from tests.fake_openai import FakeCall, FakeOpenAI, ToolRequest, leaked_call, oracle, tool_reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def mtubench(seeddata: Path, *splits: str) -> Benchmark:
+    benchmark_import(
+        suite="mtubench",
+        paths=[seeddata / "mtubench" / f"{split}_eval.jsonl" for split in splits],
+        benchmark_name="MTU-Bench",
+    )
+    return Benchmark.objects.get(name="MTU-Bench")
+
+
+def _key(messages: Any) -> str:
+    return json.dumps(messages, sort_keys=True, ensure_ascii=False)
+
+
+class GoldOracle:
+    """Answers each request of a run with its item's gold calls, found by the request's
+    messages (filled once the run is launched: the messages are the suite's, per item)."""
+
+    def __init__(self) -> None:
+        self.gold: dict[str, list[FakeCall]] = {}
+        self.requests: list[ToolRequest] = []
+
+    def learn(self, run: Run) -> None:
+        evaluator, ctx = run_context(run)
+        rows = list(run.predictions.values_list("sample_id", "context"))
+        items = items_by_sample_id(sample_id for sample_id, _ in rows)
+        for sample_id, context in rows:
+            item = items[sample_id]
+            native = evaluator.native_prompt(item, ctx, context)
+            calls = []
+            for call in item.reference["calls"]:
+                name = call["name"]
+                api = native.names.to_api(name) if name in native.names else name
+                calls.append(FakeCall(api, call["arguments"]))
+            self.gold[_key(native.prompt.messages)] = calls
+
+    def __call__(self, request: ToolRequest) -> Any:
+        self.requests.append(request)
+        calls = self.gold.get(_key(request.body["messages"]))
+        if calls is None:
+            return "I do not know this request."
+        return tool_reply(*calls) if calls else "No tool is needed."
+
+
+def native_run(
+    benchmark: Benchmark, task: str, server: FakeOpenAI, item_limit: int | None = None
+) -> tuple[Run, Callable[[], None]]:
+    endpoint = Endpoint.objects.filter(name="fake").first() or make_endpoint(server.base_url)
+    run = services.run_launch(
+        benchmark=benchmark,
+        task=task,
+        endpoint=endpoint,
+        item_limit=item_limit,
+        options={"tool_mode": "native"},
+    )
+    return run, lambda: execute_run(run)
+
+
+@pytest.mark.parametrize(
+    ("split", "metrics"),
+    [("S-S", {"TS": 100.0, "PS": 100.0, "Avg": 100.0}), ("S-M", {"TN": 100.0, "TO": 100.0})],
+)
+def test_an_oracle_of_the_gold_calls_scores_100_on_mtubench_in_native_mode(
+    seeddata: Path, broker: None, split: str, metrics: dict[str, float]
+) -> None:
+    benchmark = mtubench(seeddata, split)
+    gold = GoldOracle()
+    with FakeOpenAI(responder=oracle(gold)) as server:
+        run, execute = native_run(benchmark, split, server)
+        gold.learn(run)
+        execute()
+        stats = server.stats()
+    assert run.status == Run.Status.DONE, run.error
+    for name, value in metrics.items():
+        assert run.metrics[name] == value, (name, run.metrics)
+    items = run.predictions.count()
+    assert stats["total"] == len(gold.requests) == items
+    # Every request declared tools (the item's own API list, by name), except S-S_17's, whose
+    # published API list is only the placeholder ['api_descriptions']: it has none to declare.
+    toolless = [r.last_user for r in gold.requests if not r.tools]
+    expected = list(
+        benchmark.samples.filter(metadata__has_key="unparsed_apis").values_list(
+            "input__query", flat=True
+        )
+    )
+    assert toolless == expected
+    assert stats["with_tools"] == items - len(expected)
+    assert len(expected) == (1 if split == "S-S" else 0)
+    assert not run.predictions.filter(status=Prediction.Status.FAILED).exists()
+    # The server's tool_calls are kept as sent, beside the answer the scorer read.
+    called = run.predictions.exclude(tool_calls=[]).exclude(tool_calls=None).first()
+    assert called is not None
+    assert called.tool_calls[0]["type"] == "function"
+    assert called.answer["calls"][0]["name"] == called.tool_calls[0]["function"]["name"]
+    assert not run.predictions.filter(leaked=True).exists()
+
+
+def test_multi_turn_history_becomes_tool_calls_and_tool_results(seeddata: Path) -> None:
+    benchmark = mtubench(seeddata, "M-S")
+    evaluator, ctx = run_context(
+        Run(benchmark=benchmark, task="M-S", options={"tool_mode": "native"})
+    )
+    sample = benchmark.samples.get(external_id="M-S_0_3")
+    item = items_by_sample_id([sample.pk])[sample.pk]
+    messages = evaluator.native_prompt(item, ctx, {}).prompt.messages
+    roles = [m["role"] for m in messages]
+    assert roles[:5] == ["system", "user", "assistant", "tool", "assistant"]
+    assert "January 4, 2024" in messages[0]["content"]
+    call = messages[2]["tool_calls"][0]
+    assert call["function"] == {"name": "LookupMusic", "arguments": "{}"}
+    assert messages[3]["tool_call_id"] == call["id"]
+    assert "Be My Baby" in messages[3]["content"]
+    assert messages[-1] == {"role": "user", "content": item.input["query"]}
+    # Every call is answered by a tool message with its id, as the API insists.
+    ids = [c["id"] for m in messages for c in m.get("tool_calls", [])]
+    answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    assert ids == answered and len(ids) == 2
+
+
+def test_multi_tool_parameters_accept_an_earlier_calls_field(seeddata: Path) -> None:
+    benchmark = mtubench(seeddata, "S-M")
+    evaluator, ctx = run_context(
+        Run(benchmark=benchmark, task="S-M", options={"tool_mode": "native"})
+    )
+    items = items_by_sample_id(benchmark.samples.values_list("pk", flat=True))
+    referring = [
+        item
+        for item in items.values()
+        if any(
+            isinstance(value, str) and "." in value and value.split(".")[0] in item.candidate_tools
+            for call in item.reference["calls"]
+            for value in call["arguments"].values()
+        )
+    ]
+    assert referring, "the seed S-M file has golds naming an earlier call's output"
+    native = evaluator.native_prompt(referring[0], ctx, {})
+    for tool in native.prompt.tools:
+        for schema in tool["function"]["parameters"]["properties"].values():
+            assert "ToolName.field" in schema["description"]
+            kinds = schema.get("type", "string")
+            assert "string" in (kinds if isinstance(kinds, list) else [kinds])
+
+
+def test_text_and_native_requests_for_one_item_never_share_a_cache_entry(
+    seeddata: Path, broker: None
+) -> None:
+    benchmark = mtubench(seeddata, "S-S")
+    with FakeOpenAI(responder=oracle(lambda request: "Action: None")) as server:
+        endpoint = make_endpoint(server.base_url)
+        text = services.run_launch(benchmark=benchmark, task="S-S", endpoint=endpoint, item_limit=3)
+        execute_run(text)
+        assert server.stats()["total"] == 3
+        native, execute = native_run(benchmark, "S-S", server, item_limit=3)
+        execute()
+        stats = server.stats()
+    # Three more requests, each declaring tools: none was answered from the text run's cache.
+    assert stats["total"] == 6 and stats["with_tools"] == 3
+    assert not native.predictions.filter(cached=True).exists()
+    assert sorted(native.predictions.values_list("sample_id", flat=True)) == sorted(
+        text.predictions.values_list("sample_id", flat=True)
+    )
+
+
+def test_parallel_malformed_unknown_and_leaked_calls(seeddata: Path, broker: None) -> None:
+    benchmark = mtubench(seeddata, "S-M")
+    answers: dict[str, Any] = {}
+
+    def choose(request: ToolRequest) -> Any:
+        return answers[request.last_user]
+
+    with FakeOpenAI(responder=oracle(choose)) as server:
+        run, execute = native_run(benchmark, "S-M", server, item_limit=4)
+        rows = list(run.predictions.order_by("position").select_related("sample"))
+        assert len(rows) == 4
+        queries = [row.sample.input["query"] for row in rows]
+        gold = [row.sample.reference["calls"] for row in rows]
+        # 0: the gold calls in one message (parallel), in order;
+        answers[queries[0]] = tool_reply(*(FakeCall(c["name"], c["arguments"]) for c in gold[0]))
+        # 1: the first gold call with arguments that are not JSON;
+        answers[queries[1]] = tool_reply(FakeCall(gold[1][0]["name"], '{"city": '))
+        # 2: a tool nobody declared;
+        answers[queries[2]] = tool_reply(FakeCall("no_such_tool", {}))
+        # 3: the gold calls written into the text instead of tool_calls.
+        answers[queries[3]] = leaked_call(gold[3][0]["name"], gold[3][0]["arguments"])
+        execute()
+    by_query = {p.sample.input["query"]: p for p in run.predictions.select_related("sample")}
+    parallel, malformed, unknown, leaked = (by_query[q] for q in queries)
+    assert [c["name"] for c in parallel.answer["calls"]] == [c["name"] for c in gold[0]]
+    assert len(parallel.tool_calls) == len(gold[0])
+    assert malformed.answer["calls"] == [{"name": gold[1][0]["name"], "arguments": {}}]
+    assert "not valid JSON" in malformed.note
+    assert malformed.tool_calls[0]["function"]["arguments"] == '{"city": '
+    assert unknown.answer["calls"][0]["name"] == "no_such_tool"
+    assert "unknown tool" in unknown.note
+    assert unknown.scores["TN"] == 0.0
+    assert leaked.leaked and not parallel.leaked
+    assert leaked.tool_calls == []
+    assert leaked.answer["calls"][0]["name"] == gold[3][0]["name"]
+
+
+def test_native_is_refused_where_it_cannot_run(tmp_path: Path, seeddata: Path) -> None:
+    counting = make_counting_benchmark(tmp_path, 3)
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    with pytest.raises(RunError, match="task 'answer' of Counting has no native tool mode"):
+        services.run_launch(
+            benchmark=counting,
+            task="answer",
+            endpoint=endpoint,
+            split="default",
+            options={"tool_mode": "native"},
+        )
+    with pytest.raises(RunError, match="tool_mode must be one of text, native"):
+        services.run_launch(
+            benchmark=counting,
+            task="answer",
+            endpoint=endpoint,
+            split="default",
+            options={"tool_mode": "fc"},
+        )
+    benchmark = mtubench(seeddata, "S-S")
+    with pytest.raises(RunError, match="tool_choice only apply with tool_mode=native"):
+        services.run_launch(
+            benchmark=benchmark, task="S-S", endpoint=endpoint, params={"tool_choice": "auto"}
+        )
+    completion = make_endpoint(
+        "http://127.0.0.1:9/v1", name="base", style=Endpoint.Style.COMPLETION
+    )
+    with pytest.raises(RunError, match="endpoint 'base' is completion-style"):
+        services.run_launch(
+            benchmark=benchmark, task="S-S", endpoint=completion, options={"tool_mode": "native"}
+        )
+    assert not Run.objects.exists()
