@@ -27,7 +27,8 @@ Endpoints
 ``/v1`` prefix is optional. ``"stream": true`` is refused with 400. Malformed requests (bad JSON, a
 body that is not an object, no ``model``, no ``messages``/``prompt``/``input``; ``tools`` that are
 not function tools named by ``^[a-zA-Z0-9_-]{1,64}$``, once each; a ``tool_choice`` that is not
-none/auto/required or a declared function; a ``tool`` message without ``tool_call_id``; a
+none/auto/required or a declared function; in chat, an empty ``tools`` array, or ``tool_choice`` /
+``parallel_tool_calls`` without tools; a ``tool`` message without ``tool_call_id``; a
 ``function_call_output`` item without ``call_id``) get a 400 with an OpenAI-style error body,
 unknown paths 404,
 wrong methods 405. Control endpoints, never counted: ``GET /_stats`` (the counters as JSON;
@@ -1525,9 +1526,15 @@ def _validate_tools(body: dict[str, Any], *, nested: bool) -> str | None:
     a tool_choice of none/auto/required or a declared function."""
     tools = body.get("tools")
     if tools is None:
+        if nested:
+            for key in ("tool_choice", "parallel_tool_calls"):
+                if body.get(key) is not None:
+                    return f"Invalid value for '{key}': only allowed when 'tools' are specified."
         tools = []
-    if not isinstance(tools, list):
+    elif not isinstance(tools, list):
         return "'tools' must be an array."
+    elif nested and not tools:
+        return "Invalid 'tools': empty array. Expected an array with minimum length 1."
     names: list[str] = []
     for index, tool in enumerate(tools):
         if not isinstance(tool, dict) or tool.get("type") != "function":

@@ -822,6 +822,14 @@ def test_tool_declarations_are_checked_like_the_api() -> None:
             )
         with pytest.raises(openai.BadRequestError, match="not among the tools"):
             tool_chat(client, "x", tool_choice={"type": "function", "function": {"name": "nope"}})
+        with pytest.raises(openai.BadRequestError, match="minimum length 1"):
+            client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "x"}], tools=[]
+            )
+        with pytest.raises(openai.BadRequestError, match="only allowed when 'tools'"):
+            chat(client, "x", tool_choice="auto")
+        with pytest.raises(openai.BadRequestError, match="only allowed when 'tools'"):
+            chat(client, "x", parallel_tool_calls=False)
         with pytest.raises(openai.BadRequestError, match="tool_call_id"):
             client.chat.completions.create(
                 model=MODEL,

@@ -152,7 +152,7 @@ def clean_schema(value: Any, depth: int = 0) -> dict[str, Any]:
     elif isinstance(value.get("type"), str) and value["type"].strip().lower() in _FORMATS:
         schema["format"] = _FORMATS[value["type"].strip().lower()]
     pattern = value.get("pattern")
-    if isinstance(pattern, str) and pattern:
+    if isinstance(pattern, str) and pattern and _compiles(pattern):
         schema["pattern"] = pattern
     for key in _NUMBER_KEYS:
         if _finite(value.get(key)) and not (key == "multipleOf" and value[key] <= 0):
@@ -178,6 +178,15 @@ def clean_schema(value: Any, depth: int = 0) -> dict[str, Any]:
     elif isinstance(extra, Mapping):
         schema["additionalProperties"] = clean_schema(extra, depth + 1)
     return schema
+
+
+def _compiles(pattern: str) -> bool:
+    # A published format hint may not be a regex at all; the meta-schema wants one.
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 def _required(value: Mapping[str, Any], properties: Any) -> list[str]:
@@ -451,9 +460,20 @@ def read_tool_call(call: Any, names: ToolNames) -> NativeCall:
     )
 
 
+# Entries of a list that are not calls: a Responses API output's message and reasoning items.
+_CALL_TYPES = (None, "function", "function_call")
+
+
 def read_tool_calls(tool_calls: Any, names: ToolNames) -> NativeCalls:
-    """Every call of a message's `tool_calls` (or a response's function_call items), in the
-    order sent; None or [] is no call. Never raises on what a model sent."""
+    """Every call of a message's `tool_calls` (or of a Responses API `output`: its
+    function_call items; messages and other items are not calls), in the order sent; None or
+    [] is no call. Never raises on what a model sent."""
     if not isinstance(tool_calls, list | tuple):
         return NativeCalls()
-    return NativeCalls(tuple(read_tool_call(call, names) for call in tool_calls))
+    return NativeCalls(tuple(read_tool_call(c, names) for c in tool_calls if _is_call_entry(c)))
+
+
+def _is_call_entry(entry: Any) -> bool:
+    if isinstance(entry, Mapping) or hasattr(entry, "model_dump"):
+        return _field(entry, "type") in _CALL_TYPES
+    return True  # junk is read, and reported as not a call

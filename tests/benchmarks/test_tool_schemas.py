@@ -478,6 +478,24 @@ def test_the_openai_clients_objects_and_responses_items_are_read() -> None:
     ]
 
 
+def test_a_responses_output_is_read_for_its_function_calls() -> None:
+    output = [
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{}"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]},
+    ]
+    calls = read_tool_calls(output, NAMES)
+    assert [c.id for c in calls] == ["c1"]
+    assert calls.problems == []
+
+
+def test_a_format_hint_that_is_no_regex_is_not_kept_as_a_pattern() -> None:
+    schema = clean_schema({"type": "string", "pattern": "^([0-9]{2}:[0-9]{2}$"})
+    assert schema == {"type": "string"}
+    Draft202012Validator.check_schema(schema)
+    assert clean_schema({"pattern": "^[0-9]{2}:[0-9]{2}$"}) == {"pattern": "^[0-9]{2}:[0-9]{2}$"}
+
+
 def test_declarations_for_the_responses_api() -> None:
     declarations = declare([ToolSpec("maps.search", "Search a map.")])
     assert declarations.for_responses() == [
