@@ -54,12 +54,14 @@ text (one token = 4 characters) and set ``finish_reason`` to ``"length"`` (a res
 ``"incomplete"``); ``n`` repeats the choice.
 
 ``usage`` is on every answer and counts 4 characters a token (text plus each call's name and
-arguments). Chat answers also carry ``prompt_tokens_details.cached_tokens`` and responses
-``input_tokens``/``output_tokens``/``input_tokens_details.cached_tokens``: a prompt cache that
-remembers every request's leading messages (or items), so the cached tokens are those of the
-longest run of leading messages an earlier request since the last reset began with (0 for a new
-conversation, all of it for a repeat, the earlier turns for an agent's next step);
-``[[cached-tokens:N]]`` in the content says N.
+arguments). Chat and completion answers also carry ``prompt_tokens_details.cached_tokens`` and
+responses ``input_tokens``/``output_tokens``/``input_tokens_details.cached_tokens``: a prompt
+cache that remembers every request's leading messages (or items), so the cached tokens are those
+of the longest run of leading messages an earlier request since the last reset began with (0 for
+a new conversation, all of it for a repeat, the earlier turns for an agent's next step); a
+completion prompt is one piece (cached when repeated); ``[[cached-tokens:N]]`` in the content
+says N.
+
 Embeddings are unit vectors derived from the sha256 of each input, ``embedding_dim`` long (or
 the request's ``dimensions``), as floats or, when the client asks (the openai client does by
 default), as base64 of little-endian float32.
@@ -1391,7 +1393,7 @@ class FakeOpenAI:
     def _completions(self, body: dict[str, Any], suffix: str) -> dict[str, Any]:
         prompts = _prompt_list(body["prompt"]) or [""]
         choices = []
-        prompt_tokens = completion_tokens = 0
+        prompt_tokens = completion_tokens = cached_tokens = 0
         for index, prompt in enumerate(prompts):
             text, finish = self._answer(body, {**body, "prompt": prompt})
             choices.append(
@@ -1399,6 +1401,7 @@ class FakeOpenAI:
             )
             prompt_tokens += _tokens(prompt)
             completion_tokens += _tokens(text)
+            cached_tokens += self._cached_tokens({"prompt": prompt}, _tokens(prompt))
         payload = {
             "id": f"cmpl-{suffix}",
             "object": "text_completion",
@@ -1406,7 +1409,10 @@ class FakeOpenAI:
             "model": body["model"],
             "system_fingerprint": "fp_fake",
             "choices": choices,
-            "usage": _usage(prompt_tokens, completion_tokens),
+            "usage": {
+                **_usage(prompt_tokens, completion_tokens),
+                "prompt_tokens_details": {"cached_tokens": cached_tokens, "audio_tokens": 0},
+            },
         }
         return payload
 

@@ -124,6 +124,13 @@ def test_completions_single_and_batched_prompts(server: FakeOpenAI) -> None:
     assert [c.text for c in batch.choices] == ["Answer: " + short_hash(p) for p in "ab"]
     assert [c.index for c in batch.choices] == [0, 1]
 
+    # usage, with the repeated prompt's tokens cached
+    again = client.completions.create(model=MODEL, prompt="Once upon a time")
+    for answer, cached in ((resp, 0), (again, 4)):
+        assert answer.usage is not None and answer.usage.prompt_tokens == 4
+        assert answer.usage.prompt_tokens_details is not None
+        assert answer.usage.prompt_tokens_details.cached_tokens == cached
+
 
 def test_embeddings_are_deterministic_unit_vectors() -> None:
     with FakeOpenAI(embedding_dim=16) as srv:

@@ -19,7 +19,9 @@ draft 2020-12 schema of an object:
 - descriptions, defaults, enums, examples (and `example`, made a list), formats, patterns,
   bounds, `items` and nested `properties` are kept when their shape is valid, dropped otherwise;
 - `required` keeps the names listed (strings, once each); a property that says `"required": true`
-  (an older style) is added to its object's list.
+  (an older style) is added to its object's list;
+- a tool's parameters given as a plain mapping of name -> description (or -> schema), with no
+  "type" or "properties", are read as those properties.
 
 Names. The API accepts `^[a-zA-Z0-9_-]{1,64}$`. `ToolNames.of(names, preferred)` gives each name
 one API name: the name itself when it fits; otherwise accents are dropped (é -> e), every run of
@@ -206,6 +208,14 @@ def object_schema(value: Any) -> dict[str, Any]:
     """The parameters of a function: `clean_schema` of the document as an object with
     `properties` (a document with no properties declares none); keywords that only fit other
     types are left out."""
+    if _flat_parameters(value):
+        # {"city": "the city", "day": {"type": "string"}}: the parameters themselves.
+        value = {
+            "properties": {
+                name: doc if isinstance(doc, Mapping) else {"description": doc}
+                for name, doc in value.items()
+            }
+        }
     schema = clean_schema(value)
     result: dict[str, Any] = {"type": "object"}
     for key in ("description", "title", "properties", "required", "additionalProperties"):
@@ -213,6 +223,17 @@ def object_schema(value: Any) -> dict[str, Any]:
             result[key] = schema[key]
     result.setdefault("properties", {})
     return result
+
+
+def _flat_parameters(value: Any) -> bool:
+    """A plain mapping of parameter name -> description or schema, not a schema itself."""
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and "type" not in value
+        and "properties" not in value
+        and all(isinstance(doc, str | Mapping) for doc in value.values())
+    )
 
 
 # --- names --------------------------------------------------------------------------------------

@@ -417,6 +417,15 @@ def test_any_document_gives_a_valid_schema() -> None:
 def test_the_parameters_are_always_an_object() -> None:
     assert object_schema(None) == {"type": "object", "properties": {}}
     assert object_schema({"type": "string", "enum": ["a"]}) == {"type": "object", "properties": {}}
+    assert object_schema({"city": "the city", "day": {"type": "str"}}) == {
+        "type": "object",
+        "properties": {"city": {"description": "the city"}, "day": {"type": "string"}},
+    }
+    assert object_schema({"required": ["q"]}) == {
+        "type": "object",
+        "properties": {},
+        "required": ["q"],
+    }
     assert object_schema({"properties": {"q": {}}, "required": ["q"]}) == {
         "type": "object",
         "properties": {"q": {}},
