@@ -124,6 +124,13 @@ def test_completions_single_and_batched_prompts(server: FakeOpenAI) -> None:
     assert [c.text for c in batch.choices] == ["Answer: " + short_hash(p) for p in "ab"]
     assert [c.index for c in batch.choices] == [0, 1]
 
+    # usage, with the repeated prompt's tokens cached
+    again = client.completions.create(model=MODEL, prompt="Once upon a time")
+    for answer, cached in ((resp, 0), (again, 4)):
+        assert answer.usage is not None and answer.usage.prompt_tokens == 4
+        assert answer.usage.prompt_tokens_details is not None
+        assert answer.usage.prompt_tokens_details.cached_tokens == cached
+
 
 def test_embeddings_are_deterministic_unit_vectors() -> None:
     with FakeOpenAI(embedding_dim=16) as srv:
@@ -822,6 +829,14 @@ def test_tool_declarations_are_checked_like_the_api() -> None:
             )
         with pytest.raises(openai.BadRequestError, match="not among the tools"):
             tool_chat(client, "x", tool_choice={"type": "function", "function": {"name": "nope"}})
+        with pytest.raises(openai.BadRequestError, match="minimum length 1"):
+            client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "x"}], tools=[]
+            )
+        with pytest.raises(openai.BadRequestError, match="only allowed when 'tools'"):
+            chat(client, "x", tool_choice="auto")
+        with pytest.raises(openai.BadRequestError, match="only allowed when 'tools'"):
+            chat(client, "x", parallel_tool_calls=False)
         with pytest.raises(openai.BadRequestError, match="tool_call_id"):
             client.chat.completions.create(
                 model=MODEL,

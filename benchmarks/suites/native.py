@@ -19,7 +19,9 @@ draft 2020-12 schema of an object:
 - descriptions, defaults, enums, examples (and `example`, made a list), formats, patterns,
   bounds, `items` and nested `properties` are kept when their shape is valid, dropped otherwise;
 - `required` keeps the names listed (strings, once each); a property that says `"required": true`
-  (an older style) is added to its object's list.
+  (an older style) is added to its object's list;
+- a tool's parameters given as a plain mapping of name -> description (or -> schema), with no
+  "type" or "properties", are read as those properties.
 
 Names. The API accepts `^[a-zA-Z0-9_-]{1,64}$`. `ToolNames.of(names, preferred)` gives each name
 one API name: the name itself when it fits; otherwise accents are dropped (é -> e), every run of
@@ -152,7 +154,7 @@ def clean_schema(value: Any, depth: int = 0) -> dict[str, Any]:
     elif isinstance(value.get("type"), str) and value["type"].strip().lower() in _FORMATS:
         schema["format"] = _FORMATS[value["type"].strip().lower()]
     pattern = value.get("pattern")
-    if isinstance(pattern, str) and pattern:
+    if isinstance(pattern, str) and pattern and _compiles(pattern):
         schema["pattern"] = pattern
     for key in _NUMBER_KEYS:
         if _finite(value.get(key)) and not (key == "multipleOf" and value[key] <= 0):
@@ -180,6 +182,15 @@ def clean_schema(value: Any, depth: int = 0) -> dict[str, Any]:
     return schema
 
 
+def _compiles(pattern: str) -> bool:
+    # A published format hint may not be a regex at all; the meta-schema wants one.
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
 def _required(value: Mapping[str, Any], properties: Any) -> list[str]:
     listed = value.get("required")
     names = [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
@@ -197,6 +208,14 @@ def object_schema(value: Any) -> dict[str, Any]:
     """The parameters of a function: `clean_schema` of the document as an object with
     `properties` (a document with no properties declares none); keywords that only fit other
     types are left out."""
+    if _flat_parameters(value):
+        # {"city": "the city", "day": {"type": "string"}}: the parameters themselves.
+        value = {
+            "properties": {
+                name: doc if isinstance(doc, Mapping) else {"description": doc}
+                for name, doc in value.items()
+            }
+        }
     schema = clean_schema(value)
     result: dict[str, Any] = {"type": "object"}
     for key in ("description", "title", "properties", "required", "additionalProperties"):
@@ -204,6 +223,17 @@ def object_schema(value: Any) -> dict[str, Any]:
             result[key] = schema[key]
     result.setdefault("properties", {})
     return result
+
+
+def _flat_parameters(value: Any) -> bool:
+    """A plain mapping of parameter name -> description or schema, not a schema itself."""
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and "type" not in value
+        and "properties" not in value
+        and all(isinstance(doc, str | Mapping) for doc in value.values())
+    )
 
 
 # --- names --------------------------------------------------------------------------------------
@@ -451,9 +481,20 @@ def read_tool_call(call: Any, names: ToolNames) -> NativeCall:
     )
 
 
+# Entries of a list that are not calls: a Responses API output's message and reasoning items.
+_CALL_TYPES = (None, "function", "function_call")
+
+
 def read_tool_calls(tool_calls: Any, names: ToolNames) -> NativeCalls:
-    """Every call of a message's `tool_calls` (or a response's function_call items), in the
-    order sent; None or [] is no call. Never raises on what a model sent."""
+    """Every call of a message's `tool_calls` (or of a Responses API `output`: its
+    function_call items; messages and other items are not calls), in the order sent; None or
+    [] is no call. Never raises on what a model sent."""
     if not isinstance(tool_calls, list | tuple):
         return NativeCalls()
-    return NativeCalls(tuple(read_tool_call(call, names) for call in tool_calls))
+    return NativeCalls(tuple(read_tool_call(c, names) for c in tool_calls if _is_call_entry(c)))
+
+
+def _is_call_entry(entry: Any) -> bool:
+    if isinstance(entry, Mapping) or hasattr(entry, "model_dump"):
+        return _field(entry, "type") in _CALL_TYPES
+    return True  # junk is read, and reported as not a call
