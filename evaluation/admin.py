@@ -175,6 +175,16 @@ class LaunchRunForm(forms.Form):
         label="Generation parameters", help_text='Over the endpoint\'s, e.g. {"temperature": 0}'
     )
     options = JSONObjectField(label="Task options", help_text='e.g. {"variant": "strict"}')
+    tool_mode = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("text", "text: the benchmark's own prompt"),
+            ("native", "native: tools declared in the request, calls read from tool_calls"),
+        ],
+        initial="text",
+        help_text="Native needs a chat endpoint and a task with a native form; "
+        "tool_choice and parallel_tool_calls go in the generation parameters.",
+    )
     seed = forms.IntegerField(initial=0)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -192,6 +202,9 @@ class LaunchRunForm(forms.Form):
                     f"{benchmark.name} is a {benchmark.suite} benchmark; pick one of its tasks",
                 )
             data["task_name"] = name
+        options = data.get("options")
+        if isinstance(options, dict) and data.get("tool_mode") == "native":
+            data["options"] = {**options, "tool_mode": "native"}
         return data
 
 

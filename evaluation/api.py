@@ -32,6 +32,15 @@ class RunSerializer(serializers.ModelSerializer):
     items = serializers.IntegerField(source="n_total", read_only=True)
     done = serializers.IntegerField(source="n_done", read_only=True)
     failed = serializers.IntegerField(source="n_failed", read_only=True)
+    tool_mode = serializers.CharField(
+        read_only=True,
+        help_text='"text" (the benchmark\'s own prompt) or "native" (tools declared in the '
+        "request, the model's tool_calls read back): the run option tool_mode.",
+    )
+    leaked_calls = serializers.SerializerMethodField(
+        help_text="Native runs: the answers that wrote a call into their text instead of "
+        "tool_calls (null for text runs)."
+    )
     metrics = serializers.SerializerMethodField(
         help_text="Metric name -> value, in the task's order (headline first); counts are "
         "whole numbers."
@@ -58,6 +67,8 @@ class RunSerializer(serializers.ModelSerializer):
             "source",
             "model_name",
             "style",
+            "tool_mode",
+            "leaked_calls",
             "shots",
             "item_limit",
             "params",
@@ -82,6 +93,12 @@ class RunSerializer(serializers.ModelSerializer):
         if run.pk not in cache:
             cache[run.pk] = run_metric_rows(run, task_spec(run))
         return cache[run.pk]
+
+    def get_leaked_calls(self, run: Run) -> int | None:
+        if run.tool_mode != "native":
+            return None
+        leaked = getattr(run, "n_leaked", None)
+        return leaked if leaked is not None else run.predictions.filter(leaked=True).count()
 
     def get_metrics(self, run: Run) -> dict[str, Any]:
         return {row["name"]: row["value"] for row in self._rows(run)}

@@ -164,6 +164,12 @@ class Run(models.Model):
     def __str__(self) -> str:
         return self.name or f"run {self.pk}"
 
+    @property
+    def tool_mode(self) -> str:
+        """ "text" (the benchmark's own prompt) or "native" (tools declared, tool_calls read):
+        the run option tool_mode, "text" when unset."""
+        return str((self.options or {}).get("tool_mode") or "text")
+
 
 class Prediction(models.Model):
     """A run's answer for one sample, with its per-item scores. Unique on (run, sample, repeat):

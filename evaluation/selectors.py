@@ -172,6 +172,7 @@ def runs_with_progress(runs: QuerySet[Run]) -> QuerySet[Run]:
         n_total=Count("predictions"),
         n_done=Count("predictions", filter=Q(predictions__status=Prediction.Status.DONE)),
         n_failed=Count("predictions", filter=Q(predictions__status=Prediction.Status.FAILED)),
+        n_leaked=Count("predictions", filter=Q(predictions__leaked=True)),
     )
 
 
@@ -307,10 +308,10 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
     best first: a lower-is-better headline ascending; runs without it last)."""
     evaluator = evaluator_for(benchmark)
     spec = evaluator.task(task)
-    runs = list(
-        Run.objects.filter(benchmark=benchmark, task=task, status=Run.Status.DONE).select_related(
-            "endpoint"
-        )
+    runs: list[Run] = list(
+        Run.objects.filter(benchmark=benchmark, task=task, status=Run.Status.DONE)
+        .select_related("endpoint")
+        .annotate(n_leaked=Count("predictions", filter=Q(predictions__leaked=True)))
     )
     names = list(spec.metrics)
     for run in runs:

@@ -106,6 +106,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     page = Paginator(predictions, PAGE_SIZE).get_page(request.GET.get("page"))
     for prediction in page.object_list:
         prediction.shown_scores = item_scores(prediction.scores, spec)
+        if prediction.tool_calls:
+            prediction.tool_calls_json = json.dumps(
+                prediction.tool_calls, ensure_ascii=False, indent=1
+            )
     context.update(
         {
             "page": page,
@@ -123,6 +127,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             .order_by("-created_at"),
             "params_json": json.dumps(run.params, ensure_ascii=False),
             "options_json": json.dumps(run.options, ensure_ascii=False),
+            "leaked_calls": run.predictions.filter(leaked=True).count()
+            if run.tool_mode == "native"
+            else 0,
             "import_lines": _import_lines(run.import_report),
         }
     )

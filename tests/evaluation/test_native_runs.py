@@ -4,12 +4,15 @@ run's chunks executed in this process, the fake OpenAI server at the edge."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
 
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
@@ -18,6 +21,7 @@ from evaluation.models import Endpoint, Prediction, Run
 from evaluation.selectors import items_by_sample_id, run_context
 from evaluation.services import RunError
 from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
+from tests.factories import make_superuser
 from tests.fake_openai import FakeCall, FakeOpenAI, ToolRequest, leaked_call, oracle, tool_reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -82,7 +86,13 @@ def native_run(
 
 @pytest.mark.parametrize(
     ("split", "metrics"),
-    [("S-S", {"TS": 100.0, "PS": 100.0, "Avg": 100.0}), ("S-M", {"TN": 100.0, "TO": 100.0})],
+    [
+        ("S-S", {"TS": 100.0, "PS": 100.0, "Avg": 100.0}),
+        ("S-M", {"TN": 100.0, "TO": 100.0, "Avg": 100.0}),
+        ("M-S", {"TS": 100.0, "PS": 100.0, "SR": 100.0, "Avg": 100.0}),
+        ("M-M", {"TN": 100.0, "TO": 100.0, "SR": 100.0, "Avg": 100.0}),
+        ("OOD", {"TS": 100.0, "PS": 100.0, "TN": 100.0, "TO": 100.0, "Avg": 100.0}),
+    ],
 )
 def test_an_oracle_of_the_gold_calls_scores_100_on_mtubench_in_native_mode(
     seeddata: Path, broker: None, split: str, metrics: dict[str, float]
@@ -98,7 +108,11 @@ def test_an_oracle_of_the_gold_calls_scores_100_on_mtubench_in_native_mode(
     for name, value in metrics.items():
         assert run.metrics[name] == value, (name, run.metrics)
     items = run.predictions.count()
-    assert stats["total"] == len(gold.requests) == items
+    # One request per item, but for a turn whose messages repeat an earlier one's (answered
+    # from the cache).
+    cached = run.predictions.filter(cached=True).count()
+    assert stats["total"] == len(gold.requests) == items - cached
+    assert cached <= 1
     # Every request declared tools (the item's own API list, by name), except S-S_17's, whose
     # published API list is only the placeholder ['api_descriptions']: it has none to declare.
     toolless = [r.last_user for r in gold.requests if not r.tools]
@@ -108,7 +122,7 @@ def test_an_oracle_of_the_gold_calls_scores_100_on_mtubench_in_native_mode(
         )
     )
     assert toolless == expected
-    assert stats["with_tools"] == items - len(expected)
+    assert stats["with_tools"] == items - cached - len(expected)
     assert len(expected) == (1 if split == "S-S" else 0)
     assert not run.predictions.filter(status=Prediction.Status.FAILED).exists()
     # The server's tool_calls are kept as sent, beside the answer the scorer read.
@@ -254,3 +268,78 @@ def test_native_is_refused_where_it_cannot_run(tmp_path: Path, seeddata: Path) -
             benchmark=benchmark, task="S-S", endpoint=completion, options={"tool_mode": "native"}
         )
     assert not Run.objects.exists()
+
+
+def test_pages_and_api_show_the_tool_mode_and_leaked_calls(
+    seeddata: Path, broker: None, client: Client
+) -> None:
+    benchmark = mtubench(seeddata, "S-S")
+    answers: dict[str, Any] = {}
+
+    def choose(request: ToolRequest) -> Any:
+        return answers.get(request.last_user, "No call.")
+
+    with FakeOpenAI(responder=oracle(choose)) as server:
+        endpoint = make_endpoint(server.base_url)
+        text = services.run_launch(benchmark=benchmark, task="S-S", endpoint=endpoint, item_limit=2)
+        execute_run(text)
+        native, execute = native_run(benchmark, "S-S", server, item_limit=2)
+        first = native.predictions.order_by("position").select_related("sample").first()
+        assert first is not None
+        answers[first.sample.input["query"]] = leaked_call("<b>Tool</b>", {"q": "<i>x</i>"})
+        execute()
+    client.force_login(make_superuser())
+    page = client.get(f"/runs/{native.pk}/").content.decode()
+    assert "Tool mode" in page and "1 leaked call (written in the text)" in page
+    assert "leaked call</span>" in page
+    assert "<b>Tool</b>" not in page and "&lt;b&gt;Tool&lt;/b&gt;" in page
+    assert "text: the benchmark's own prompt" in client.get(f"/runs/{text.pk}/").content.decode()
+    api = client.get(f"/api/runs/{native.pk}/").json()
+    assert (api["tool_mode"], api["leaked_calls"]) == ("native", 1)
+    listed = {r["id"]: r for r in client.get("/api/runs/").json()["results"]}
+    assert (listed[text.pk]["tool_mode"], listed[text.pk]["leaked_calls"]) == ("text", None)
+    assert listed[native.pk]["leaked_calls"] == 1
+    board = client.get(f"/leaderboard/{benchmark.pk}/S-S/").content.decode()
+    assert board.count('<span class="badge">native</span>') == 1
+    assert board.count('<span class="badge">text</span>') == 1
+    assert "1 leaked" in board
+
+
+def test_the_launch_form_sets_the_tool_mode(seeddata: Path, client: Client) -> None:
+    benchmark = mtubench(seeddata, "S-S")
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    client.force_login(make_superuser())
+    form = {
+        "name": "",
+        "benchmark": benchmark.pk,
+        "task": "mtubench:S-S",
+        "split": "",
+        "endpoint": endpoint.pk,
+        "shots": 0,
+        "item_limit": 2,
+        "params": "",
+        "options": '{"variant": "strict"}',
+        "tool_mode": "native",
+        "seed": 0,
+    }
+    assert 'name="tool_mode"' in client.get("/admin/evaluation/run/add/").content.decode()
+    response = client.post("/admin/evaluation/run/add/", form)
+    assert response.status_code == 302
+    assert Run.objects.get().options == {"variant": "strict", "tool_mode": "native"}
+    refused = client.post(
+        "/admin/evaluation/run/add/",
+        {**form, "params": '{"parallel_tool_calls": false}', "tool_mode": "text"},
+    )
+    assert "parallel_tool_calls only apply with tool_mode=native" in refused.content.decode()
+    assert Run.objects.count() == 1
+
+
+def test_launch_run_takes_the_tool_mode_as_an_option(seeddata: Path, broker: None) -> None:
+    mtubench(seeddata, "S-S")
+    make_endpoint("http://127.0.0.1:9/v1")
+    base = ["launch_run", "--benchmark", "MTU-Bench", "--task", "S-S", "--endpoint", "fake"]
+    call_command(*base, "--limit", "2", "--option", "tool_mode=native", stdout=io.StringIO())
+    run = Run.objects.get()
+    assert run.tool_mode == "native"
+    with pytest.raises(CommandError, match="tool_mode must be one of text, native"):
+        call_command(*base, "--option", "tool_mode=nativ", stdout=io.StringIO())
