@@ -25,6 +25,7 @@ from benchmarks.suites.native import (
     clean_schema,
     declare,
     json_type,
+    leaked_calls,
     object_schema,
     read_tool_calls,
     sanitize_name,
@@ -566,4 +567,43 @@ def test_declarations_for_the_responses_api() -> None:
             "description": "Search a map.",
             "parameters": {"type": "object", "properties": {}},
         }
+    ]
+
+
+# --- calls leaked into the text -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>\n{"name": "maps_search", "arguments": {"q": "bakery"}}\n</tool_call>',
+        '[TOOL_CALLS][{"name": "maps_search", "arguments": {"q": "bakery"}}]',
+        '<|python_tag|>{"name": "maps.search", "parameters": {"q": "bakery"}}',
+        'Sure. {"type": "function", "function": {"name": "maps_search", '
+        '"arguments": "{\\"q\\": \\"bakery\\"}"}}',
+        '{"tool_calls": [{"name": "maps_search", "arguments": {"q": "bakery"}}]}',
+        "I will call it:\n```\nmaps_search(q='bakery')\n```",
+    ],
+)
+def test_calls_leaked_into_the_text_are_found(text: str) -> None:
+    assert leaked_calls(text, NAMES) == [{"name": "maps.search", "arguments": {"q": "bakery"}}]
+
+
+def test_text_without_a_declared_call_leaks_nothing() -> None:
+    for text in (
+        "",
+        "The weather is fine.",
+        '{"name": "unknown_tool", "arguments": {}}',
+        '{"answer": 42}',
+        "print(open('x'))",
+        "get_weather(city=open('x'))",  # refused by the strict reader, never run
+    ):
+        assert leaked_calls(text, NAMES) == []
+    several = (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Ghent"}}</tool_call>'
+        '<tool_call>{"name": "get_weather", "arguments": "not json"}</tool_call>'
+    )
+    assert leaked_calls(several, NAMES) == [
+        {"name": "get_weather", "arguments": {"city": "Ghent"}},
+        {"name": "get_weather", "arguments": {}},
     ]
