@@ -9,7 +9,7 @@ import openai
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -18,9 +18,12 @@ from django.utils.safestring import SafeString
 
 from benchmarks.admin import pretty_json
 from benchmarks.models import Benchmark
+from benchmarks.suites.judging import template_named, templates
 from benchmarks.suites.registry import get_suite, suite_names
-from evaluation.caller import failure_summary
+from config.errors import ApplicationError
+from evaluation import lifecycle
 from evaluation.credentials import KeyVariableError, key_from_environment
+from evaluation.judging import JUDGE_JOBS, JudgeError, judge_launch, solvability_mark
 from evaluation.models import (
     ApiResponse,
     Endpoint,
@@ -34,8 +37,9 @@ from evaluation.models import (
     ServedCall,
     VirtualApi,
 )
-from evaluation.selectors import ordered_metrics, runs_with_progress
-from evaluation.services import RunError, run_cancel, run_launch, run_resume
+from evaluation.selectors import ordered_metrics
+from evaluation.services import RUNS, RunError, run_launch
+from evaluation.work.caller import failure_summary
 
 
 @admin.register(Endpoint)
@@ -65,6 +69,7 @@ class EndpointAdmin(admin.ModelAdmin):
                     "requests_per_minute",
                     "timeout_seconds",
                     "max_attempts",
+                    "max_claims",
                 )
             },
         ),
@@ -225,8 +230,69 @@ def launch_view(
     return render(request, "admin/evaluation/run/launch.html", context)
 
 
+class WorkAdminMixin:
+    """What the admins of runs and judge jobs share, over their lifecycle.WorkKind: progress
+    counted in the changelist's one query, cancel and resume actions, metrics shown as JSON,
+    deletion for superusers only."""
+
+    work_kind: lifecycle.WorkKind
+    message_user: Any
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        items = self.work_kind.items
+        settled = ~Q(**{f"{items}__status__in": lifecycle.UNSETTLED})
+        failed = Q(**{f"{items}__status": lifecycle.FAILED})
+        return (
+            super()  # type: ignore[misc]
+            .get_queryset(request)
+            .annotate(
+                n_total=Count(items),
+                n_settled=Count(items, filter=settled),
+                n_failed=Count(items, filter=failed),
+            )
+        )
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_superuser)
+
+    @admin.display(description="progress")
+    def progress(self, obj: Any) -> SafeString:
+        return format_html(
+            '<progress max="{}" value="{}"></progress> {}/{}{}',
+            obj.n_total or 1,
+            obj.n_settled,
+            obj.n_settled,
+            obj.n_total,
+            f", {obj.n_failed} failed" if obj.n_failed else "",
+        )
+
+    @admin.display(description="metrics")
+    def metrics_pretty(self, obj: Any) -> SafeString:
+        return pretty_json(obj.metrics)
+
+    @admin.action(description="Cancel the selected %(verbose_name_plural)s", permissions=["change"])
+    def cancel_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        cancelled = sum(lifecycle.cancel(self.work_kind, parent) for parent in queryset)
+        self.message_user(request, f"{cancelled} {self.work_kind.words.noun}(s) cancelled.")
+
+    @admin.action(
+        description="Resume the selected %(verbose_name_plural)s (pending items)",
+        permissions=["change"],
+    )
+    def resume_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        words = self.work_kind.words
+        for parent in queryset:
+            name = f"{words.noun.capitalize()} {parent.pk}"
+            try:
+                count = lifecycle.resume(self.work_kind, parent)
+            except ApplicationError as exc:
+                self.message_user(request, f"{name}: {exc}", messages.ERROR)
+            else:
+                self.message_user(request, f"{name}: {count} {words.item}(s) queued.")
+
+
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(WorkAdminMixin, admin.ModelAdmin):
     class Media:
         css = {"all": ("css/admin-extra.css",)}
 
@@ -244,7 +310,11 @@ class RunAdmin(admin.ModelAdmin):
     list_filter = ("status", "source", "benchmark", "task")
     list_select_related = ("benchmark",)
     search_fields = ("name", "model_name", "task")
+    work_kind = RUNS
     actions = ("cancel_runs", "resume_runs")
+    # The actions' names as they have always been posted.
+    cancel_runs = WorkAdminMixin.cancel_selected
+    resume_runs = WorkAdminMixin.resume_selected
     readonly_fields = (
         "benchmark",
         "task",
@@ -269,24 +339,6 @@ class RunAdmin(admin.ModelAdmin):
     )
     fields = ("name", *readonly_fields)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Run]:
-        return runs_with_progress(super().get_queryset(request))
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_superuser)
-
-    @admin.display(description="progress")
-    def progress(self, obj: Run) -> SafeString:
-        settled = obj.n_done + obj.n_failed
-        return format_html(
-            '<progress max="{}" value="{}"></progress> {}/{}{}',
-            obj.n_total or 1,
-            settled,
-            settled,
-            obj.n_total,
-            f", {obj.n_failed} failed" if obj.n_failed else "",
-        )
-
     @admin.display(description="headline metric")
     def headline(self, obj: Run) -> str:
         metrics = ordered_metrics(obj)
@@ -308,28 +360,9 @@ class RunAdmin(admin.ModelAdmin):
     def options_pretty(self, obj: Run) -> SafeString:
         return pretty_json(obj.options)
 
-    @admin.display(description="metrics")
-    def metrics_pretty(self, obj: Run) -> SafeString:
-        return pretty_json(obj.metrics)
-
     @admin.display(description="95% intervals")
     def intervals_pretty(self, obj: Run) -> SafeString:
         return pretty_json(obj.intervals)
-
-    @admin.action(description="Cancel the selected runs", permissions=["change"])
-    def cancel_runs(self, request: HttpRequest, queryset: QuerySet[Run]) -> None:
-        cancelled = sum(run_cancel(run=run) for run in queryset)
-        self.message_user(request, f"{cancelled} run(s) cancelled.")
-
-    @admin.action(description="Resume the selected runs (pending items)", permissions=["change"])
-    def resume_runs(self, request: HttpRequest, queryset: QuerySet[Run]) -> None:
-        for run in queryset:
-            try:
-                count = run_resume(run=run)
-            except RunError as exc:
-                self.message_user(request, f"Run {run.pk}: {exc}", messages.ERROR)
-            else:
-                self.message_user(request, f"Run {run.pk}: {count} item(s) queued.")
 
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict | None = None
@@ -406,8 +439,6 @@ class ResponseCacheAdmin(admin.ModelAdmin):
 
 
 def template_choices() -> list[tuple[str, str]]:
-    from benchmarks.suites.judging import templates
-
     return [
         (name, f"{name}: {spec.title} ({spec.kind})") for name, spec in sorted(templates().items())
     ]
@@ -425,8 +456,6 @@ class JudgeForm(forms.ModelForm):
         self.fields["template"].choices = template_choices()
 
     def save(self, commit: bool = True) -> Judge:
-        from benchmarks.suites.judging import template_named
-
         self.instance.kind = template_named(self.cleaned_data["template"]).kind
         return super().save(commit)
 
@@ -453,7 +482,7 @@ class LaunchJudgeJobForm(forms.Form):
 
 
 @admin.register(JudgeJob)
-class JudgeJobAdmin(admin.ModelAdmin):
+class JudgeJobAdmin(WorkAdminMixin, admin.ModelAdmin):
     class Media:
         css = {"all": ("css/admin-extra.css",)}
 
@@ -469,7 +498,10 @@ class JudgeJobAdmin(admin.ModelAdmin):
     )
     list_filter = ("status", "source", "judge")
     list_select_related = ("judge", "run", "against")
+    work_kind = JUDGE_JOBS
     actions = ("cancel_jobs", "resume_jobs", "mark_solvable")
+    cancel_jobs = WorkAdminMixin.cancel_selected
+    resume_jobs = WorkAdminMixin.resume_selected
     readonly_fields = (
         "judge",
         "run",
@@ -486,55 +518,10 @@ class JudgeJobAdmin(admin.ModelAdmin):
     )
     fields = readonly_fields
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[JudgeJob]:
-        from django.db.models import Count, Q
-
-        settled = Q(judgments__status__in=["done", "unparsed", "failed"])
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(n_total=Count("judgments"), n_settled=Count("judgments", filter=settled))
-        )
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_superuser)
-
-    @admin.display(description="progress")
-    def progress(self, obj: JudgeJob) -> SafeString:
-        return format_html(
-            '<progress max="{}" value="{}"></progress> {}/{}',
-            obj.n_total or 1,
-            obj.n_settled,
-            obj.n_settled,
-            obj.n_total,
-        )
-
-    @admin.display(description="metrics")
-    def metrics_pretty(self, obj: JudgeJob) -> SafeString:
-        return pretty_json(obj.metrics)
-
     @admin.display(description="page")
     def page_link(self, obj: JudgeJob) -> SafeString:
         url = reverse("evaluation:job-detail", args=[obj.pk])
         return format_html('<a href="{}">Live progress and judgments</a>', url)
-
-    @admin.action(description="Cancel the selected jobs", permissions=["change"])
-    def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
-        from evaluation.judging import job_cancel
-
-        self.message_user(request, f"{sum(job_cancel(job=j) for j in queryset)} job(s) cancelled.")
-
-    @admin.action(
-        description="Resume the selected jobs (pending judgments)", permissions=["change"]
-    )
-    def resume_jobs(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
-        from evaluation.judging import JudgeError, job_resume
-
-        for job in queryset:
-            try:
-                self.message_user(request, f"Job {job.pk}: {job_resume(job=job)} queued.")
-            except JudgeError as exc:
-                self.message_user(request, f"Job {job.pk}: {exc}", messages.ERROR)
 
     def has_change_samples_permission(self, request: HttpRequest) -> bool:
         # The verdicts go into the samples' metadata.
@@ -545,8 +532,6 @@ class JudgeJobAdmin(admin.ModelAdmin):
         permissions=["change_samples"],
     )
     def mark_solvable(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
-        from evaluation.judging import JudgeError, solvability_mark
-
         try:
             marked = solvability_mark(jobs=list(queryset))
         except JudgeError as exc:
@@ -561,8 +546,6 @@ class JudgeJobAdmin(admin.ModelAdmin):
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict | None = None
     ) -> HttpResponse:
-        from evaluation.judging import JudgeError, judge_launch
-
         def launch(data: dict[str, Any]) -> JudgeJob:
             return judge_launch(
                 judge=data["judge"],
@@ -613,7 +596,6 @@ class VirtualApiAdmin(admin.ModelAdmin):
     fields = ("category", "tool", "api", "function", "documentation", "documentation_pretty")
 
     def get_queryset(self, request: HttpRequest) -> Any:
-        from django.db.models import Count
 
         return super().get_queryset(request).annotate(n_responses=Count("responses"))
 

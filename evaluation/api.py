@@ -140,7 +140,15 @@ class EndpointInputSerializer(serializers.Serializer):
     max_concurrency = serializers.IntegerField(min_value=1, required=False)
     requests_per_minute = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     timeout_seconds = serializers.FloatField(min_value=0.001, required=False)
-    max_attempts = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    max_attempts = serializers.IntegerField(
+        min_value=1, max_value=100, required=False, help_text="HTTP attempts per call."
+    )
+    max_claims = serializers.IntegerField(
+        min_value=1,
+        max_value=100,
+        required=False,
+        help_text="How many times a worker may take an item before it is failed (lost workers).",
+    )
 
 
 class EndpointViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

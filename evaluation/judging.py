@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from benchmarks.suites import judging as pure
@@ -26,21 +26,20 @@ from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord,
 from benchmarks.suites.protocol import CallFailed, Context, Item, Outcome, Prompt
 from benchmarks.suites.registry import judgment_formats
 from config.errors import ApplicationError
-from evaluation import engine
-from evaluation.caller import Caller
-from evaluation.engine import (
-    Claimed,
-    ConfigurationError,
+from evaluation import lifecycle
+from evaluation.models import Judge, JudgeJob, Judgment, Prediction, Run
+from evaluation.selectors import items_by_sample_id, run_context
+from evaluation.services import RunError, outputs_import
+from evaluation.work.caller import Caller, EndpointConfig
+from evaluation.work.engine import (
     DatabaseThread,
     ItemCalls,
-    WorkTable,
     endpoint_config,
     exhausted_error,
     request_key,
 )
-from evaluation.limits import Lane
-from evaluation.models import Judge, JudgeJob, Judgment, Prediction, Run
-from evaluation.selectors import items_by_sample_id, run_context
+from evaluation.work.limits import Lane
+from evaluation.work.locks import Claimed, WorkTable
 
 log = logging.getLogger(__name__)
 
@@ -322,46 +321,27 @@ class JudgmentHandler:
 
 
 def job_execute(job_id: int, first: int, last: int) -> dict[str, int]:
-    job = (
-        JudgeJob.objects.select_related("judge__endpoint", "run__benchmark")
-        .filter(pk=job_id)
-        .first()
-    )
-    if job is None or job.status != JudgeJob.Status.RUNNING or job.judge.endpoint is None:
-        return {"skipped": 1}
+    """Judge the pending judgments at positions first..last of a job (see
+    lifecycle.execute_chunk)."""
+    return lifecycle.execute_chunk(JUDGE_JOBS, job_id, first, last)
+
+
+def _job_config(job: JudgeJob) -> EndpointConfig:
     endpoint = job.judge.endpoint
-    try:
-        config = endpoint_config(endpoint, params={**endpoint.default_params, **job.judge.params})
-    except ConfigurationError as exc:
-        job_fail(job_id=job.pk, error=str(exc))
-        return {"failed_job": 1}
+    assert endpoint is not None
+    return endpoint_config(endpoint, params={**endpoint.default_params, **job.judge.params})
 
-    def make_handler() -> JudgmentHandler:
-        _, ctx = run_context(job.run)
-        return JudgmentHandler(job, pure.template_named(job.judge.template), ctx)
 
-    return engine.execute(
-        table=JUDGMENTS,
-        parent_id=job.pk,
-        first=first,
-        last=last,
-        config=config,
-        make_handler=make_handler,
-    )
+def _job_handler(job: JudgeJob) -> JudgmentHandler:
+    _, ctx = run_context(job.run)
+    return JudgmentHandler(job, pure.template_named(job.judge.template), ctx)
 
 
 # --- services -----------------------------------------------------------------------------------
 
 
 def chunk_size() -> int:
-    return engine.refill_size()
-
-
-def _queue(job_id: int, starts: Sequence[int], size: int) -> None:
-    from evaluation.tasks import judge_chunk
-
-    for first in starts:
-        judge_chunk.apply_async(args=[job_id, first, first + size - 1], queue="judging")
+    return lifecycle.chunk_size()
 
 
 def judge_create(*, name: str, template: str, endpoint: Any, params: dict | None = None) -> Judge:
@@ -410,7 +390,6 @@ def judge_launch(
     rows = _judgment_rows(template, run, against, repeats)
     if not rows:
         raise JudgeError("nothing to judge: the runs share no answered sample")
-    size = chunk_size()
     with transaction.atomic():
         job = JudgeJob.objects.create(
             judge=judge,
@@ -422,8 +401,7 @@ def judge_launch(
         Judgment.objects.bulk_create(
             [Judgment(job=job, position=i, **row) for i, row in enumerate(rows)], batch_size=5000
         )
-        starts = list(range(0, len(rows), size))
-        transaction.on_commit(lambda: _queue(job.pk, starts, size))
+        lifecycle.launch(JUDGE_JOBS, job.pk, len(rows))
     return job
 
 
@@ -481,43 +459,17 @@ def _judgment_rows(
 
 
 def job_fail(*, job_id: int, error: str) -> None:
-    JudgeJob.objects.filter(pk=job_id, status=JudgeJob.Status.RUNNING).update(
-        status=JudgeJob.Status.FAILED, error=error, updated_at=timezone.now()
-    )
+    lifecycle.fail(JUDGE_JOBS, job_id, error)
 
 
 def job_cancel(*, job: JudgeJob) -> bool:
-    return bool(
-        JudgeJob.objects.filter(pk=job.pk, status=JudgeJob.Status.RUNNING).update(
-            status=JudgeJob.Status.CANCELLED, updated_at=timezone.now()
-        )
-    )
+    return lifecycle.cancel(JUDGE_JOBS, job)
 
 
 def job_resume(*, job: JudgeJob, retry_failed: bool = False) -> int:
     """Queue the chunks that still have pending judgments (with retry_failed, failed and
-    unparsed ones are asked again)."""
-    if job.source != JudgeJob.Source.LAUNCHED:
-        raise JudgeError("imported judgments have nothing to resume")
-    size = chunk_size()
-    with transaction.atomic():
-        locked = JudgeJob.objects.select_for_update().get(pk=job.pk)
-        if retry_failed:
-            locked.judgments.filter(
-                status__in=[Judgment.Status.FAILED, Judgment.Status.UNPARSED]
-            ).update(status=Judgment.Status.PENDING, attempts=0, error="")
-        pending = locked.judgments.filter(status=Judgment.Status.PENDING)
-        count = pending.count()
-        starts = sorted({p // size * size for p in pending.values_list("position", flat=True)})
-        locked.status = JudgeJob.Status.RUNNING
-        locked.error = ""
-        locked.finished_at = None
-        locked.save(update_fields=["status", "error", "finished_at", "updated_at"])
-        if starts:
-            transaction.on_commit(lambda: _queue(job.pk, starts, size))
-        else:
-            transaction.on_commit(lambda: job_finalize(job_id=job.pk))
-    return count
+    unparsed ones are asked again). Raises JudgeError for imported judgments."""
+    return lifecycle.resume(JUDGE_JOBS, job, retry_failed=retry_failed)
 
 
 def job_records(job: JudgeJob) -> list[JudgmentRecord]:
@@ -587,62 +539,44 @@ def _pass_labels(run_id: int) -> dict[str, list[str]]:
 def job_finalize(*, job_id: int) -> bool:
     """When every judgment of a running job is settled, compute its metrics and mark it
     done. Idempotent."""
-    with transaction.atomic():
-        job = (
-            JudgeJob.objects.select_for_update()
-            .select_related("judge")
-            .filter(pk=job_id, status=JudgeJob.Status.RUNNING)
-            .first()
-        )
-        if job is None:
-            return False
-        if job.judgments.filter(
-            status__in=[Judgment.Status.PENDING, Judgment.Status.RUNNING]
-        ).exists():
-            return False
-        job.metrics = job_metrics(job)
-        job.status = JudgeJob.Status.DONE
-        job.finished_at = timezone.now()
-        job.save(update_fields=["metrics", "status", "finished_at", "updated_at"])
-    return True
+    return lifecycle.finalize(JUDGE_JOBS, job_id)
 
 
-def job_progress(job: JudgeJob) -> dict[str, int]:
-    from django.db.models import Count
-
-    counts = dict(
-        job.judgments.order_by()
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
-    )
-    progress = {status: counts.get(status, 0) for status in Judgment.Status.values}
-    progress["total"] = sum(progress.values())
-    return progress
+def _job_summary(job: JudgeJob) -> list[str]:
+    job.metrics = job_metrics(job)
+    return ["metrics"]
 
 
-def judgments_recover() -> list[tuple[int, int]]:
-    """Judgments of running jobs whose lease ran out: back to pending; (job, position)."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE evaluation_judgment j SET status = 'pending', claim = NULL, lease_until = NULL
-            FROM evaluation_judgejob b
-            WHERE j.job_id = b.id AND b.status = 'running' AND j.status = 'running'
-              AND j.lease_until < now()
-            RETURNING j.job_id, j.position
-            """
-        )
-        return list(cursor.fetchall())
+def _job_refusal(job: JudgeJob) -> str:
+    if job.source != JudgeJob.Source.LAUNCHED:
+        return "imported judgments have nothing to resume"
+    return ""
 
 
-def queue_recovered(lost: Sequence[tuple[int, int]]) -> None:
-    size = chunk_size()
-    by_job: dict[int, set[int]] = {}
-    for job_id, position in lost:
-        by_job.setdefault(job_id, set()).add(position // size * size)
-    for job_id, starts in by_job.items():
-        _queue(job_id, sorted(starts), size)
+JUDGE_JOBS = lifecycle.WorkKind(
+    words=lifecycle.Words(
+        noun="job", item="judgment", cancel="Cancel", retry="Ask again the unread and failed"
+    ),
+    parent=JudgeJob,
+    item=Judgment,
+    items="judgments",
+    table=JUDGMENTS,
+    chunk_task="evaluation.tasks.judge_chunk",
+    queue="judging",
+    fetch=lambda job_id: (
+        JudgeJob.objects.select_related("judge__endpoint", "run__benchmark")
+        .filter(pk=job_id)
+        .first()
+    ),
+    endpoint=lambda job: job.judge.endpoint,
+    config=_job_config,
+    handler=_job_handler,
+    finish=_job_summary,
+    finish_related=("judge",),
+    retry=(Judgment.Status.FAILED, Judgment.Status.UNPARSED),
+    error=JudgeError,
+    resume_refusal=_job_refusal,
+)
 
 
 def solvability_mark(*, jobs: Sequence[JudgeJob]) -> dict[str, int]:
@@ -706,8 +640,6 @@ def judgments_import(
     says what the file holds, the template, the run's task; `answers` and `task` go to a reader
     that takes them). All or nothing; raises JudgeError, RunError or ImportFormatError naming
     the file, line and field. Each item must be a sample of its split with the same question."""
-    from evaluation.services import RunError
-
     formats = judgment_formats()
     if fmt not in formats:
         raise JudgeError(f"unknown format {fmt!r}; formats: {', '.join(formats)}")
@@ -780,8 +712,6 @@ def _same_text(stored: Any, published: str) -> bool:
 
 
 def _imported_run(benchmark: Any, task: str, outputs: Sequence[Any], name: str, user: Any) -> Run:
-    from evaluation.services import outputs_import
-
     return outputs_import(benchmark=benchmark, task=task, outputs=outputs, name=name, user=user)
 
 

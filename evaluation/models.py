@@ -17,6 +17,11 @@ base_url_validator = URLValidator(
 )
 
 
+# The embedded model's endpoint (`make run`), registered by evaluation.services and the
+# virtual API server's simulator by default.
+LOCAL_ENDPOINT = "local-gemma-3-270m"
+
+
 class Endpoint(models.Model):
     """An OpenAI-compatible API. The key is never stored: only the name of the environment
     variable that holds it on the workers."""
@@ -63,7 +68,16 @@ class Endpoint(models.Model):
     )
     timeout_seconds = models.FloatField(default=60.0)
     max_attempts = models.PositiveSmallIntegerField(
-        default=4, help_text="Attempts per item before it is marked failed (with its error)."
+        "HTTP attempts per call",
+        default=4,
+        help_text="Attempts per request (retries of 429, 5xx, timeouts... with backoff) before "
+        "the item is failed with the last reason.",
+    )
+    max_claims = models.PositiveSmallIntegerField(
+        "claims per item",
+        default=4,
+        help_text="How many times a worker may take an item: an item whose worker was lost this "
+        "many times (a poison item that kills workers) is failed instead of redone.",
     )
     is_local = models.BooleanField(
         default=False,
@@ -84,6 +98,9 @@ class Endpoint(models.Model):
             ),
             models.CheckConstraint(
                 condition=models.Q(max_attempts__gte=1), name="endpoint_attempts_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(max_claims__gte=1), name="endpoint_claims_positive"
             ),
             models.CheckConstraint(
                 condition=models.Q(timeout_seconds__gt=0), name="endpoint_timeout_positive"

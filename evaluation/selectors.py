@@ -21,7 +21,8 @@ from benchmarks.suites.protocol import (
     ToolSpec,
 )
 from benchmarks.suites.registry import get_suite
-from evaluation.models import Endpoint, Prediction, Run
+from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
+from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
 
 SAMPLE_FIELDS = (
     "id",
@@ -116,8 +117,6 @@ def context_for(
         aux=aux,
     )
     if spec.agent:
-        from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
-
         # The tools the virtual API server serves to this suite, by name: a launch stores the
         # pool each item is offered; the engine swaps in the toolbox that calls them.
         ctx.toolbox = VirtualToolbox(served_specs(evaluator.name, ctx.tools), None)
@@ -138,17 +137,24 @@ def run_context(run: Run, evaluator: Evaluator | None = None) -> tuple[Evaluator
     return evaluator, ctx
 
 
-def run_progress(run: Run) -> dict[str, int]:
+def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, int]:
+    """Items per status, with "total", "settled" (neither pending nor running) and "to_go"."""
     counts = dict(
-        Prediction.objects.filter(run=run)
-        .order_by()
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
+        items.order_by().values_list("status").annotate(n=Count("id")).values_list("status", "n")
     )
-    progress = {status: counts.get(status, 0) for status in Prediction.Status.values}
+    progress = {status: counts.get(status, 0) for status in statuses}
     progress["total"] = sum(progress.values())
+    progress["to_go"] = progress.get("pending", 0) + progress.get("running", 0)
+    progress["settled"] = progress["total"] - progress["to_go"]
     return progress
+
+
+def run_progress(run: Run) -> dict[str, int]:
+    return work_progress(Prediction.objects.filter(run=run), Prediction.Status.values)
+
+
+def job_progress(job: JudgeJob) -> dict[str, int]:
+    return work_progress(job.judgments.all(), Judgment.Status.values)
 
 
 def run_list(*, benchmark: Benchmark | None = None, task: str | None = None) -> QuerySet[Run]:
@@ -197,6 +203,103 @@ def run_live_status(run: Run) -> dict[str, Any]:
         "rate": rate,
         "eta_seconds": left / rate if rate > 0 else None,
     }
+
+
+# --- the progress panel of a run's or a judge job's page --------------------------------------
+
+# How long a finished run's page keeps polling for its bootstrap intervals (which may never
+# come: a metric undefined in every resample gets none).
+INTERVALS_WAIT = timedelta(minutes=10)
+
+
+def run_polling(run: Run) -> bool:
+    """Refresh while the run runs, and for a while after for its intervals."""
+    if run.status == Run.Status.RUNNING:
+        return True
+    recent = run.finished_at is None or timezone.now() - run.finished_at < INTERVALS_WAIT
+    return run.status == Run.Status.DONE and bool(run.metrics) and not run.intervals and recent
+
+
+def progress_panel(
+    parent: Run | JudgeJob,
+    progress: dict[str, Any],
+    *,
+    counts: list[tuple[int, str]],
+    item: str,
+    polling: bool,
+    metrics: list[dict[str, Any]],
+    metrics_caption: str,
+    metrics_template: str,
+) -> dict[str, Any]:
+    """What the progress partial (templates/evaluation/_progress.html) shows, decided here:
+    whether it polls, the counts in order, the pace (None unless running), the metrics."""
+    total = progress["total"]
+    return {
+        "polling": polling,
+        "status": parent.status,
+        "status_label": parent.get_status_display(),
+        "total": total,
+        "settled": progress["settled"],
+        "percent": round(100 * progress["settled"] / total, 1) if total else 0.0,
+        "counts": [*counts, (progress["to_go"], "to go")],
+        "counts_by_status": progress,
+        "item": item,
+        "rate": progress.get("rate") if parent.status == Run.Status.RUNNING else None,
+        "eta_seconds": progress.get("eta_seconds"),
+        "error": parent.error,
+        "metrics": metrics,
+        "metrics_caption": metrics_caption,
+        "metrics_template": metrics_template,
+    }
+
+
+def run_panel(run: Run, spec: TaskSpec | None = None) -> dict[str, Any]:
+    status = run_live_status(run)
+    if run.intervals:
+        caption = "Metrics with bootstrap 95% intervals"
+    elif run.status == Run.Status.DONE:
+        caption = "Metrics (intervals being computed)"
+    else:
+        caption = "Metrics"
+    return progress_panel(
+        run,
+        status,
+        counts=[(status["done"], "done"), (status["failed"], "failed")],
+        item="items",
+        polling=run_polling(run),
+        metrics=run_metric_rows(run, spec),
+        metrics_caption=f"{caption}; ↑ higher is better, ↓ lower",
+        metrics_template="evaluation/_run_metrics.html",
+    )
+
+
+def job_metric_rows(job: JudgeJob) -> list[dict[str, Any]]:
+    """Each metric's mean over the repeats, with its standard deviation (stored as
+    <name>_std)."""
+    return [
+        {"name": name, "value": value, "std": job.metrics.get(f"{name}_std")}
+        for name, value in job.metrics.items()
+        if not name.endswith("_std")
+    ]
+
+
+def job_panel(job: JudgeJob) -> dict[str, Any]:
+    progress = job_progress(job)
+    repeats = f"{job.repeats} repeat" + ("" if job.repeats == 1 else "s")
+    return progress_panel(
+        job,
+        progress,
+        counts=[
+            (progress["done"], "read"),
+            (progress["unparsed"], "unparsed"),
+            (progress["failed"], "failed"),
+        ],
+        item="judgments",
+        polling=job.status == JudgeJob.Status.RUNNING,
+        metrics=job_metric_rows(job),
+        metrics_caption=f"Metrics: mean ± standard deviation over the {repeats}",
+        metrics_template="evaluation/_job_metrics.html",
+    )
 
 
 def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:

@@ -23,10 +23,13 @@ from benchmarks.services import dumps_json
 from benchmarks.suites.base import ImportFormatError
 from benchmarks.suites.predictions import read_generic_predictions
 from benchmarks.suites.protocol import Context, Evaluator, Outcome, PublishedOutput, Scored
+from config.celery import app as celery_app
 from config.errors import ApplicationError
+from evaluation import lifecycle
 from evaluation.bootstrap import bootstrap_intervals
 from evaluation.embedders import embedder_for
-from evaluation.models import Endpoint, Prediction, Run
+from evaluation.inference import PREDICTIONS, prediction_handler
+from evaluation.models import LOCAL_ENDPOINT, Endpoint, Prediction, Run
 from evaluation.selectors import (
     context_for,
     evaluator_for,
@@ -35,6 +38,8 @@ from evaluation.selectors import (
     run_context,
     sample_rows,
 )
+from evaluation.work.caller import EndpointConfig
+from evaluation.work.engine import endpoint_config
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +49,7 @@ class RunError(ApplicationError):
 
 
 def chunk_size() -> int:
-    return int(getattr(settings, "EVALUATION_CHUNK_SIZE", 100))
-
-
-def _queue_chunks(run_id: int, starts: Sequence[int], size: int) -> None:
-    from evaluation.tasks import run_chunk
-
-    for first in starts:
-        run_chunk.apply_async(args=[run_id, first, first + size - 1], queue="inference")
+    return lifecycle.chunk_size()
 
 
 def _task_items(
@@ -125,7 +123,6 @@ def run_launch(
         chosen, contexts = _choose(evaluator, ctx, rows, item_limit)
     except (ValueError, KeyError) as exc:
         raise RunError(f"{task}: {exc}") from None
-    size = chunk_size()
     with transaction.atomic():
         run = Run.objects.create(
             name=name,
@@ -144,8 +141,7 @@ def run_launch(
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
         _copy_pending(run.pk, chosen, contexts)
-        starts = list(range(0, len(chosen), size))
-        transaction.on_commit(lambda: _queue_chunks(run.pk, starts, size))
+        lifecycle.launch(RUNS, run.pk, len(chosen))
     return run
 
 
@@ -200,51 +196,24 @@ def _choose(
 def run_cancel(*, run: Run) -> bool:
     """Stop a running run: chunks stop taking items (answers in flight are still stored) and
     the rest stay pending, so the run can be resumed."""
-    changed = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
-        status=Run.Status.CANCELLED, updated_at=timezone.now()
-    )
-    return bool(changed)
+    return lifecycle.cancel(RUNS, run)
 
 
 def run_resume(*, run: Run, retry_failed: bool = False) -> int:
     """Continue a cancelled, failed or finished run: queue the chunks that still have pending
     items (with retry_failed, failed items become pending again, their attempts reset).
-    Returns the number of items queued."""
-    if run.source != Run.Source.LAUNCHED or run.endpoint is None:
-        raise RunError("an imported run has nothing to resume")
-    size = chunk_size()
-    with transaction.atomic():
-        locked = Run.objects.select_for_update().get(pk=run.pk)
-        if retry_failed:
-            locked.predictions.filter(status=Prediction.Status.FAILED).update(
-                status=Prediction.Status.PENDING, attempts=0, error="", scores={}
-            )
-        pending = locked.predictions.filter(status=Prediction.Status.PENDING)
-        count = pending.count()
-        starts = sorted(
-            {position // size * size for position in pending.values_list("position", flat=True)}
-        )
-        locked.status = Run.Status.RUNNING
-        locked.error = ""
-        locked.finished_at = None
-        locked.save(update_fields=["status", "error", "finished_at", "updated_at"])
-        if starts:
-            transaction.on_commit(lambda: _queue_chunks(run.pk, starts, size))
-        else:
-            transaction.on_commit(lambda: run_finalize(run_id=run.pk))
-    return count
+    Returns the number of items queued; raises RunError for an imported run."""
+    return lifecycle.resume(RUNS, run, retry_failed=retry_failed)
+
+
+def chunk_execute(run_id: int, first: int, last: int) -> dict[str, int]:
+    """Answer the pending items at positions first..last of a run, then, while the budget
+    lasts, whatever else of the run is pending (see lifecycle.execute_chunk)."""
+    return lifecycle.execute_chunk(RUNS, run_id, first, last)
 
 
 def run_fail(*, run_id: int, error: str) -> None:
-    Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
-        status=Run.Status.FAILED, error=error, updated_at=timezone.now()
-    )
-
-
-def unsettled(run_id: int) -> int:
-    return Prediction.objects.filter(
-        run_id=run_id, status__in=[Prediction.Status.PENDING, Prediction.Status.RUNNING]
-    ).count()
+    lifecycle.fail(RUNS, run_id, error)
 
 
 SCORED_FIELDS = (
@@ -293,30 +262,18 @@ def run_finalize(*, run_id: int) -> bool:
     """When every item of a running run is settled: compute its metrics with the suite's
     aggregate, mark it done, and queue the bootstrap intervals. Idempotent; returns whether it
     finished the run now."""
-    with transaction.atomic():
-        run = (
-            Run.objects.select_for_update()
-            .select_related("benchmark")
-            .filter(pk=run_id, status=Run.Status.RUNNING)
-            .first()
-        )
-        if run is None or unsettled(run_id):
-            return False
-        evaluator, ctx = run_context(run)
-        metrics = evaluator.aggregate(scored_items(run, evaluator, ctx), ctx)
-        run.metrics = metrics
-        run.intervals = {}
-        run.status = Run.Status.DONE
-        run.finished_at = timezone.now()
-        run.save(update_fields=["metrics", "intervals", "status", "finished_at", "updated_at"])
-        transaction.on_commit(lambda: _queue_intervals(run_id))
-    return True
+    return lifecycle.finalize(RUNS, run_id)
+
+
+def _run_summary(run: Run) -> list[str]:
+    evaluator, ctx = run_context(run)
+    run.metrics = evaluator.aggregate(scored_items(run, evaluator, ctx), ctx)
+    run.intervals = {}
+    return ["metrics", "intervals"]
 
 
 def _queue_intervals(run_id: int) -> None:
-    from evaluation.tasks import run_intervals
-
-    run_intervals.apply_async(args=[run_id], queue="reports")
+    celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
 
 
 def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[str, list[float]]:
@@ -337,33 +294,39 @@ def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[
     return intervals
 
 
-def runs_recover() -> dict[str, int]:
-    """Take back items whose worker was lost (their lease ran out) and queue their chunks
-    again; fail those that have used up their attempts. Safe to run any time, anywhere."""
-    size = chunk_size()
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE evaluation_prediction p SET status = 'pending', claim = NULL,
-                lease_until = NULL
-            FROM evaluation_run r
-            WHERE p.run_id = r.id AND r.status = 'running' AND p.status = 'running'
-              AND p.lease_until < now()
-            RETURNING p.run_id, p.position
-            """
-        )
-        lost = cursor.fetchall()
-    by_run: dict[int, set[int]] = {}
-    for run_id, position in lost:
-        by_run.setdefault(run_id, set()).add(position // size * size)
-    for run_id, starts in by_run.items():
-        log.warning("run %s: %d chunk(s) of a lost worker queued again", run_id, len(starts))
-        _queue_chunks(run_id, sorted(starts), size)
-    from evaluation import judging
+def _run_config(run: Run) -> EndpointConfig:
+    assert run.endpoint is not None
+    return endpoint_config(run.endpoint, model=run.model_name, style=run.style, params=run.params)
 
-    lost_judgments = judging.judgments_recover()
-    judging.queue_recovered(lost_judgments)
-    return {"items": len(lost), "runs": len(by_run), "judgments": len(lost_judgments)}
+
+def _run_refusal(run: Run) -> str:
+    if run.source != Run.Source.LAUNCHED or run.endpoint_id is None:
+        return "an imported run has nothing to resume"
+    return ""
+
+
+RUNS = lifecycle.WorkKind(
+    words=lifecycle.Words(noun="run", item="item", cancel="Cancel run", retry="Retry failed items"),
+    parent=Run,
+    item=Prediction,
+    items="predictions",
+    table=PREDICTIONS,
+    chunk_task="evaluation.tasks.run_chunk",
+    queue="inference",
+    fetch=lambda run_id: (
+        Run.objects.select_related("benchmark", "endpoint").filter(pk=run_id).first()
+    ),
+    endpoint=lambda run: run.endpoint,
+    config=_run_config,
+    handler=prediction_handler,
+    finish=_run_summary,
+    finish_related=("benchmark",),
+    after_finish=_queue_intervals,
+    retry=(Prediction.Status.FAILED,),
+    retry_reset={"scores": {}},
+    error=RunError,
+    resume_refusal=_run_refusal,
+)
 
 
 # --- published outputs --------------------------------------------------------------------------
@@ -674,8 +637,6 @@ def _import_report(
 
 # --- endpoints ----------------------------------------------------------------------------------
 
-LOCAL_ENDPOINT = "local-gemma-3-270m"
-
 
 ENDPOINT_FIELDS = (
     "name",
@@ -688,6 +649,7 @@ ENDPOINT_FIELDS = (
     "requests_per_minute",
     "timeout_seconds",
     "max_attempts",
+    "max_claims",
 )
 
 
@@ -732,6 +694,7 @@ def endpoint_register_local(*, port: int, model: str) -> Endpoint:
             "max_concurrency": 1,
             "timeout_seconds": 180,
             "max_attempts": 3,
+            "max_claims": 3,
             "is_local": True,
             "status": Endpoint.Status.STARTING,
         },

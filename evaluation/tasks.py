@@ -1,4 +1,6 @@
-"""Celery tasks of the evaluation app: thin wrappers that take ids and call a service."""
+"""Celery tasks of the evaluation app: thin wrappers that take ids and call a service. The
+chunk tasks go through evaluation.lifecycle with their kind of work; the services queue them by
+name (so that nothing below imports this module)."""
 
 from __future__ import annotations
 
@@ -7,16 +9,13 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from evaluation import engine, judging, services
+from evaluation import judging, lifecycle, services
+from evaluation.work.locks import lease_seconds
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def run_chunk(run_id: int, first: int, last: int) -> dict[str, int]:
-    report = engine.chunk_execute(run_id, first, last)
-    if report.get("claimed"):
-        # The chunk that settles the last item finishes the run (idempotent if two race).
-        services.run_finalize(run_id=run_id)
-    return report
+    return lifecycle.chunk(services.RUNS, run_id, first, last)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -31,15 +30,13 @@ def run_intervals(run_id: int) -> dict[str, list[float]]:
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def runs_recover() -> dict[str, int]:
-    return services.runs_recover()
+    # Every kind of machine work: runs' predictions and judge jobs' judgments.
+    return lifecycle.recover([services.RUNS, judging.JUDGE_JOBS])
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def judge_chunk(job_id: int, first: int, last: int) -> dict[str, int]:
-    report = judging.job_execute(job_id, first, last)
-    if report.get("claimed"):
-        judging.job_finalize(job_id=job_id)
-    return report
+    return lifecycle.chunk(judging.JUDGE_JOBS, job_id, first, last)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -51,4 +48,4 @@ def judge_finalize(job_id: int) -> bool:
 def recover_after_start(**_: Any) -> None:
     # A worker that starts may be replacing one that was killed: once the dead worker's leases
     # have run out, take its items back (beat repeats this every minute in any case).
-    runs_recover.apply_async(countdown=engine.lease_seconds() + 1)
+    runs_recover.apply_async(countdown=lease_seconds() + 1)

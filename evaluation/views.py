@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -13,42 +12,32 @@ from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from benchmarks.models import Benchmark
 from config.access import allows
 from config.charts import bar_chart
 from config.csvexport import csv_response
-from evaluation.judging import JudgeError, job_cancel, job_progress, job_resume
+from config.errors import ApplicationError
+from evaluation import lifecycle
+from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
     as_count,
     evaluator_for,
     item_scores,
+    job_panel,
     leaderboard,
     metric_row,
     run_list,
-    run_live_status,
-    run_metric_rows,
+    run_panel,
     runs_with_progress,
     task_spec,
 )
-from evaluation.services import RunError, run_cancel, run_resume
+from evaluation.services import RUNS
 
 PAGE_SIZE = 50
-
-
-INTERVALS_WAIT = timedelta(minutes=10)
-
-
-def _polling(run: Run) -> bool:
-    """Refresh while the run runs, and for a while after for its intervals (which may never
-    come: a metric undefined in every resample gets none)."""
-    if run.status == Run.Status.RUNNING:
-        return True
-    recent = run.finished_at is None or timezone.now() - run.finished_at < INTERVALS_WAIT
-    return run.status == Run.Status.DONE and bool(run.metrics) and not run.intervals and recent
 
 
 @require_GET
@@ -66,37 +55,77 @@ def run_index(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+def _controls(
+    request: HttpRequest, kind: lifecycle.WorkKind, parent: Any, progress: Any, control: str
+) -> list[dict[str, str]]:
+    """The page's buttons (lifecycle.controls), with where each posts."""
+    can_change = allows(request.user, control, method="POST")
+    return [
+        {"label": c.label, "url": reverse(control, args=[parent.pk, c.action])}
+        for c in lifecycle.controls(kind, parent, progress, can_change=can_change)
+    ]
+
+
+def _control(
+    request: HttpRequest, kind: lifecycle.WorkKind, parent: Any, action: str, detail: str
+) -> HttpResponse:
+    """Cancel, resume or retry a run or a judge job from its page, then back to the page."""
+    noun, item = kind.words.noun, kind.words.item
+    try:
+        if action == "cancel":
+            changed = lifecycle.cancel(kind, parent)
+            messages.info(
+                request,
+                f"{noun.capitalize()} cancelled." if changed else f"The {noun} was not running.",
+            )
+        elif action in ("resume", "retry"):
+            count = lifecycle.resume(kind, parent, retry_failed=action == "retry")
+            messages.success(request, f"{noun.capitalize()} resumed: {count} {item}(s) queued.")
+        else:
+            raise Http404("unknown action")
+    except ApplicationError as exc:
+        messages.error(request, str(exc))
+    return redirect(detail, pk=parent.pk)
+
+
 @require_GET
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
-    status = run_live_status(run)
-    status["polling"] = _polling(run)
+    spec = task_spec(run)
+    context: dict[str, Any] = {
+        "run": run,
+        "progress": run_panel(run, spec),
+        "progress_url": f"{reverse('evaluation:run-detail', args=[run.pk])}?part=progress",
+    }
     if request.htmx and request.GET.get("part") == "progress":
-        context = {"run": run, "status": status, "metrics": run_metric_rows(run)}
-        return render(request, "evaluation/run_detail.html#progress", context)
+        return render(request, "evaluation/_progress.html", context)
     predictions = run.predictions.select_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     if shown in Prediction.Status.values:
         predictions = predictions.filter(status=shown)
     page = Paginator(predictions, PAGE_SIZE).get_page(request.GET.get("page"))
-    spec = task_spec(run)
     for prediction in page.object_list:
         prediction.shown_scores = item_scores(prediction.scores, spec)
-    context = {
-        "run": run,
-        "status": status,
-        "metrics": run_metric_rows(run, spec),
-        "page": page,
-        "shown": shown,
-        "statuses": Prediction.Status.choices,
-        "can_change": allows(request.user, "evaluation:run-control", method="POST"),
-        "jobs": JudgeJob.objects.filter(Q(run=run) | Q(against=run))
-        .select_related("judge")
-        .order_by("-created_at"),
-        "params_json": json.dumps(run.params, ensure_ascii=False),
-        "options_json": json.dumps(run.options, ensure_ascii=False),
-        "import_lines": _import_lines(run.import_report),
-    }
+    context.update(
+        {
+            "page": page,
+            "shown": shown,
+            "statuses": Prediction.Status.choices,
+            "controls": _controls(
+                request,
+                RUNS,
+                run,
+                context["progress"]["counts_by_status"],
+                "evaluation:run-control",
+            ),
+            "jobs": JudgeJob.objects.filter(Q(run=run) | Q(against=run))
+            .select_related("judge")
+            .order_by("-created_at"),
+            "params_json": json.dumps(run.params, ensure_ascii=False),
+            "options_json": json.dumps(run.options, ensure_ascii=False),
+            "import_lines": _import_lines(run.import_report),
+        }
+    )
     if request.htmx and request.GET.get("part") == "predictions":
         return render(request, "evaluation/run_detail.html#predictions", context)
     return render(request, "evaluation/run_detail.html", context)
@@ -139,18 +168,7 @@ def _import_lines(report: dict[str, Any]) -> list[str]:
 @require_POST
 def run_control(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=pk)
-    try:
-        if action == "cancel":
-            changed = run_cancel(run=run)
-            messages.info(request, "Run cancelled." if changed else "The run was not running.")
-        elif action in ("resume", "retry"):
-            count = run_resume(run=run, retry_failed=action == "retry")
-            messages.success(request, f"Run resumed: {count} item(s) queued.")
-        else:
-            raise Http404("unknown action")
-    except RunError as exc:
-        messages.error(request, str(exc))
-    return redirect("evaluation:run-detail", pk=run.pk)
+    return _control(request, RUNS, run, action, "evaluation:run-detail")
 
 
 @require_GET
@@ -285,21 +303,13 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(
         JudgeJob.objects.select_related("judge__endpoint", "run__benchmark", "against"), pk=pk
     )
-    progress = job_progress(job)
-    settled = progress["done"] + progress["unparsed"] + progress["failed"]
-    status = {
-        **progress,
-        "settled": settled,
-        "percent": round(100 * settled / progress["total"], 1) if progress["total"] else 0.0,
+    context: dict[str, Any] = {
+        "job": job,
+        "progress": job_panel(job),
+        "progress_url": f"{reverse('evaluation:job-detail', args=[job.pk])}?part=progress",
     }
-    metrics = [(name, value) for name, value in job.metrics.items() if not name.endswith("_std")]
-    metric_rows = [
-        {"name": name, "value": value, "std": job.metrics.get(f"{name}_std")}
-        for name, value in metrics
-    ]
-    context: dict[str, Any] = {"job": job, "status": status, "metrics": metric_rows}
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "evaluation/job_detail.html#progress", context)
+        return render(request, "evaluation/_progress.html", context)
     judgments = job.judgments.select_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     if shown in Judgment.Status.values:
@@ -309,7 +319,13 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "page": Paginator(judgments, PAGE_SIZE).get_page(request.GET.get("page")),
             "shown": shown,
             "statuses": Judgment.Status.choices,
-            "can_change": allows(request.user, "evaluation:job-control", method="POST"),
+            "controls": _controls(
+                request,
+                JUDGE_JOBS,
+                job,
+                context["progress"]["counts_by_status"],
+                "evaluation:job-control",
+            ),
         }
     )
     return render(request, "evaluation/job_detail.html", context)
@@ -318,14 +334,4 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def job_control(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     job = get_object_or_404(JudgeJob, pk=pk)
-    try:
-        if action == "cancel":
-            messages.info(request, "Job cancelled." if job_cancel(job=job) else "Not running.")
-        elif action in ("resume", "retry"):
-            count = job_resume(job=job, retry_failed=action == "retry")
-            messages.success(request, f"Job resumed: {count} judgment(s) queued.")
-        else:
-            raise Http404("unknown action")
-    except JudgeError as exc:
-        messages.error(request, str(exc))
-    return redirect("evaluation:job-detail", pk=job.pk)
+    return _control(request, JUDGE_JOBS, job, action, "evaluation:job-detail")

@@ -30,14 +30,20 @@ from django.conf import settings
 from django.db import connection
 
 from benchmarks.suites.protocol import Prompt
-from evaluation.caller import Caller
 from evaluation.credentials import KeyVariableError, key_from_environment
-from evaluation.engine import ConfigurationError, endpoint_config
-from evaluation.models import ApiResponse, Endpoint, RealApi, ServedCall, VirtualApi
-from evaluation.services import LOCAL_ENDPOINT
+from evaluation.models import (
+    LOCAL_ENDPOINT,
+    ApiResponse,
+    Endpoint,
+    RealApi,
+    ServedCall,
+    VirtualApi,
+)
 from evaluation.virtualapi import simulator
 from evaluation.virtualapi.fetch import FetchFailed, FetchRefused, fetch
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
+from evaluation.work.caller import Caller
+from evaluation.work.engine import ConfigurationError, endpoint_config
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

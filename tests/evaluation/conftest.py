@@ -80,12 +80,12 @@ def make_simulator(settings: Any, base_url: str, **fields: Any) -> Endpoint:
 
 def execute_run(run: Any) -> None:
     """Answer every chunk of a run in this process, then finalise it."""
-    from evaluation import engine, services
+    from evaluation import services
 
     size = services.chunk_size()
     total = run.predictions.count()
     for first in range(0, total, size):
-        engine.chunk_execute(run.pk, first, first + size - 1)
+        services.chunk_execute(run.pk, first, first + size - 1)
     services.run_finalize(run_id=run.pk)
     run.refresh_from_db()
 

@@ -1,5 +1,6 @@
-"""The Caller and its pure helpers (evaluation/caller.py): no database, no Redis. The exceptions
-classified are the real ones the openai client raises against the fault-injecting fake server."""
+"""The Caller and its pure helpers (evaluation/work/caller.py): no database, no Redis. The
+exceptions classified are the real ones the openai client raises against the fault-injecting
+fake server."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import openai
 import pytest
 
 from benchmarks.suites.protocol import CallFailed, Prompt
-from evaluation.caller import (
+from evaluation.work.caller import (
     BACKOFF_CAP,
     RETRY_AFTER_CAP,
     Caller,

@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
-from evaluation import engine, services
+from evaluation import services
 from evaluation.models import Endpoint, Prediction, Run
 from tests.evaluation.conftest import counting_answer, make_counting_benchmark, make_endpoint
 from tests.fake_openai import FakeOpenAI
@@ -313,10 +313,10 @@ def test_retrying_failed_items_answers_only_those(tmp_path: Path, settings: Any)
         run = services.run_launch(
             benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
         )
-        engine.chunk_execute(run.pk, 0, 2)
+        services.chunk_execute(run.pk, 0, 2)
         # the second chunk meets a server that fails every question's first request
         server.configure(fail_first=1)
-        engine.chunk_execute(run.pk, 3, 5)
+        services.chunk_execute(run.pk, 3, 5)
         assert services.run_finalize(run_id=run.pk)
         run.refresh_from_db()
         assert run.status == Run.Status.DONE
@@ -330,7 +330,7 @@ def test_retrying_failed_items_answers_only_those(tmp_path: Path, settings: Any)
         # when
         queued = services.run_resume(run=run, retry_failed=True)
         for first in (0, 3):
-            engine.chunk_execute(run.pk, first, first + 2)
+            services.chunk_execute(run.pk, first, first + 2)
         services.run_finalize(run_id=run.pk)
     # then only the three failed items were asked again, and the run is done
     assert queued == 3
@@ -359,7 +359,7 @@ def test_resuming_a_run_with_nothing_left_finishes_it_again(tmp_path: Path) -> N
         run = services.run_launch(
             benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
         )
-        engine.chunk_execute(run.pk, 0, 99)
+        services.chunk_execute(run.pk, 0, 99)
         services.run_finalize(run_id=run.pk)
         # when
         queued = services.run_resume(run=run, retry_failed=True)

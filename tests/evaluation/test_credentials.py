@@ -17,8 +17,8 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from evaluation.engine import ConfigurationError, endpoint_config
 from evaluation.models import Endpoint, RealApi
+from evaluation.work.engine import ConfigurationError, endpoint_config
 from tests.factories import make_researcher, make_superuser
 
 pytestmark = pytest.mark.django_db

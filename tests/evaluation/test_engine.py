@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import engine, services
+from evaluation import services
 from evaluation.models import Prediction, ResponseCache, Run
 from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
 from tests.fake_openai import FakeOpenAI
@@ -19,7 +19,7 @@ def execute_all(run: Run) -> None:
     size = services.chunk_size()
     total = run.predictions.count()
     for first in range(0, total, size):
-        engine.chunk_execute(run.pk, first, first + size - 1)
+        services.chunk_execute(run.pk, first, first + size - 1)
     services.run_finalize(run_id=run.pk)
 
 
@@ -78,7 +78,7 @@ def test_executing_a_chunk_twice_changes_nothing(tmp_path: Path, fake_server: Fa
     execute_all(run)
     before = list(run.predictions.values_list("id", "status", "output", "attempts", "updated_at"))
     # when a redelivered chunk runs again
-    report = engine.chunk_execute(run.pk, 0, 99)
+    report = services.chunk_execute(run.pk, 0, 99)
     # then it finds nothing to do
     assert report == {"skipped": 1} or report.get("claimed") == 0
     after = list(run.predictions.values_list("id", "status", "output", "attempts", "updated_at"))

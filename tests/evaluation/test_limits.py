@@ -1,4 +1,4 @@
-"""Limits shared through Redis (evaluation/limits.py), against the real test broker: slots,
+"""Limits shared through Redis (evaluation/work/limits.py), against the real test broker: slots,
 the rate limit and the fair shares. Two Redis clients stand for two processes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 from django.conf import settings
 
-from evaluation.limits import Lane, RateLimit, Shares, Slots, fair_share
+from evaluation.work.limits import Lane, RateLimit, Shares, Slots, fair_share
 from tests.workers import flush_test_broker
 
 T = TypeVar("T")

@@ -36,7 +36,15 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=8)
         parser.add_argument("--rpm", type=int, default=None, help="Requests per minute.")
         parser.add_argument("--timeout", type=float, default=60.0, help="Seconds.")
-        parser.add_argument("--attempts", type=int, default=4)
+        parser.add_argument(
+            "--attempts", type=int, default=4, help="HTTP attempts per call (with backoff)."
+        )
+        parser.add_argument(
+            "--claims",
+            type=int,
+            default=4,
+            help="How many times a worker may take an item before it is failed (lost workers).",
+        )
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -52,6 +60,7 @@ class Command(BaseCommand):
                 requests_per_minute=options["rpm"],
                 timeout_seconds=options["timeout"],
                 max_attempts=options["attempts"],
+                max_claims=options["claims"],
             )
         except RunError as exc:
             raise CommandError(str(exc)) from None

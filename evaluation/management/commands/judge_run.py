@@ -7,9 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.judging import JudgeError, job_progress, judge_launch
+from evaluation.judging import JudgeError, judge_launch
 from evaluation.management.commands._common import follow
 from evaluation.models import Judge, JudgeJob, Judgment, Run
+from evaluation.selectors import job_progress
 
 STALL_HINT_SECONDS = 30
 

@@ -9,10 +9,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.suites.registry import get_suite, suites_serving_cache
-from evaluation.judging import JudgeError, job_progress
+from evaluation.judging import JudgeError
 from evaluation.management.commands._common import find_benchmark, follow
 from evaluation.models import Endpoint, Judge, Judgment, Prediction
-from evaluation.selectors import run_progress
+from evaluation.selectors import job_progress, run_progress
 from evaluation.services import RunError
 from evaluation.virtualapi.stability import agent_task, judge_arms, runs_launch, table
 

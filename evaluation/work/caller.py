@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import openai
 
 from benchmarks.suites.protocol import CallFailed, Prompt, Style
-from evaluation.limits import Lane, RateLimit, Slots
+from evaluation.work.limits import Lane, RateLimit, Slots
 
 BACKOFF_BASE = 0.5
 BACKOFF_CAP = 30.0

@@ -1,26 +1,33 @@
-"""Executing a chunk of a run: claim its pending items, answer them concurrently, write each
-answer as it arrives.
+"""Executing a chunk of work items (a run's predictions, a judge job's judgments): claim them,
+answer them concurrently, write each answer as it arrives. What an item is and how it is
+answered is the caller's Handler; this module knows tables, leases, endpoints and the loop.
 
-One execution (`chunk_execute`, called by the Celery task):
+One execution (`execute`, called through the lifecycle by the Celery tasks):
 
-1. Claim, in one transaction: the chunk's predictions that are pending, or running under a
-   lease that ran out (their worker was lost), locked with SKIP LOCKED so two executions never
-   hold one item. A claim takes a fresh token and counts one attempt; an item already tried
-   `max_attempts` times is failed instead (a poison item that kills workers stops).
+1. Claim, in one transaction (evaluation.work.locks): the chunk's items that are pending, or
+   running under a lease that ran out (their worker was lost), locked with SKIP LOCKED so two
+   executions never hold one item. A claim takes a fresh token and counts one claim (the
+   `attempts` column); an item already claimed the endpoint's `max_claims` times is failed
+   instead (a poison item that kills workers stops). HTTP retries within one call are the
+   Caller's (`max_attempts`).
 2. Answer on the process's event loop (kept between executions, with its HTTP clients, Redis
-   pool and database thread). Lanes take items and run the suite's solve() through the Caller
-   (response cache, shared concurrency slots, rate limit, retries). A lane holds a slot while it
-   has work; each execution runs only its fair share of the endpoint's concurrency (the limit
-   divided by the executions working against it, counted in Redis), so two processes share
-   the slots instead of one holding them all. The loop never touches the database itself: one
-   database thread does every query, and a writer batches answers into it as they arrive; an
-   UPDATE only lands while the claim token still matches, so a lost lease never writes twice.
-   A heartbeat extends the leases and slots and notices a cancelled run.
-3. When its own items run out, an execution claims more of the run's pending items (any
+   pool and database thread). Lanes take items and run the handler (for a run, the suite's
+   solve()) through the Caller (response cache, shared concurrency slots, rate limit, retries).
+   A lane holds a slot while it has work; each execution runs only its fair share of the
+   endpoint's concurrency (the limit divided by the executions working against it, counted in
+   Redis), so two processes share the slots instead of one holding them all. The loop never
+   touches the database itself: one database thread does every query, and a writer batches
+   answers into it as they arrive; an UPDATE only lands while the claim token still matches,
+   so a lost lease never writes twice. A heartbeat extends the leases and slots and notices a
+   cancelled parent.
+3. When its own items run out, an execution claims more of the parent's pending items (any
    position), up to a budget, so that a worker keeps its lanes full to the end of a run
    instead of paying start-up and tail costs per chunk; the queued messages of chunks it took
    over find nothing left and return at once.
-4. Afterwards: a cancelled run's unstarted items go back to pending (their attempt undone).
+4. Afterwards: a cancelled parent's unstarted items go back to pending (their claim undone).
+
+A layer below the services: it imports models and the pure suite protocol, never services,
+selectors, tasks or views.
 """
 
 from __future__ import annotations
@@ -37,33 +44,35 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import openai
 import redis.asyncio as aioredis
 from django.conf import settings
 from django.db import connection, connections, transaction
-from django.utils import timezone
 
-from benchmarks.suites.protocol import CallFailed, Context, Evaluator, Item, Outcome, Prompt
-from evaluation.caller import Caller, EndpointConfig, Reply, cache_key, request_body
+from benchmarks.suites.protocol import Prompt
 from evaluation.credentials import KeyVariableError, key_from_environment
-from evaluation.limits import Lane, RateLimit, Shares, Slots, fair_share
-from evaluation.models import Endpoint, Prediction, Run
-from evaluation.selectors import items_by_sample_id, run_context
+from evaluation.models import Endpoint
+from evaluation.work.caller import Caller, EndpointConfig, Reply, cache_key, request_body
+from evaluation.work.limits import Lane, RateLimit, Shares, Slots, fair_share
+from evaluation.work.locks import (
+    Claimed,
+    WorkTable,
+    claim,
+    extend_leases,
+    from_jsonb,
+    lease_seconds,
+    release,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def lease_seconds() -> float:
-    return float(getattr(settings, "EVALUATION_LEASE_SECONDS", 60))
-
-
 class ConfigurationError(RuntimeError):
-    """The run cannot be executed as configured (e.g. its key variable is unset)."""
+    """The work cannot be executed as configured (e.g. its key variable is unset)."""
 
 
 def endpoint_config(
@@ -94,164 +103,17 @@ def endpoint_config(
     )
 
 
-# --- claiming -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkTable:
-    """A table of work items the engine executes: predictions of a run, judgments of a judge
-    job. Items are rows with status, attempts, claim, lease_until and position, under a
-    parent row (`parent` column, in `parent_table`) whose status says whether to go on."""
-
-    table: str
-    parent: str
-    parent_table: str
-    # Columns a handler needs besides id and attempts; the jsonb ones among them are decoded.
-    columns: tuple[str, ...]
-    write_sql: str
-    json_columns: frozenset[str] = frozenset()
-
-
-@dataclass
-class Claimed:
-    id: int
-    attempts: int
-    data: dict[str, Any]
-
-    @property
-    def sample_id(self) -> int:
-        return int(self.data["sample_id"])
-
-    @property
-    def context(self) -> dict[str, Any]:
-        return self.data.get("context") or {}
-
-
-def claim(
-    parent_id: int,
-    first: int | None,
-    last: int | None,
-    token: uuid.UUID,
-    max_attempts: int,
-    limit: int | None = None,
-    table: WorkTable | None = None,
-) -> tuple[list[Claimed], list[Claimed]]:
-    """(claimed, exhausted): the parent's claimable items at positions first..last (or
-    anywhere, in position order, at most `limit`), under `token` and a fresh lease."""
-    table = table or PREDICTIONS
-    lease = timezone.now() + timedelta(seconds=lease_seconds())
-    where = f"{table.parent} = %s"
-    params: list[Any] = [parent_id]
-    if first is not None and last is not None:
-        where += " AND position BETWEEN %s AND %s"
-        params += [first, last]
-    limit_sql = ""
-    if limit is not None:
-        limit_sql = " LIMIT %s"
-        params.append(limit)
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT id, attempts, {", ".join(f'"{c}"' for c in table.columns)} FROM {table.table}
-            WHERE {where}
-              AND (status = 'pending' OR (status = 'running' AND lease_until < now()))
-            ORDER BY position{limit_sql}
-            FOR UPDATE SKIP LOCKED
-            """,  # noqa: S608 - the interpolated parts are fixed fragments, values are params
-            params,
-        )
-        rows = [
-            Claimed(
-                row[0],
-                row[1],
-                {
-                    name: _loads(value) if name in table.json_columns else value
-                    for name, value in zip(table.columns, row[2:], strict=True)
-                },
-            )
-            for row in cursor
-        ]
-        claimed = [row for row in rows if row.attempts < max_attempts]
-        exhausted = [row for row in rows if row.attempts >= max_attempts]
-        if rows:
-            cursor.execute(
-                f"""
-                UPDATE {table.table} SET status = 'running', claim = %s,
-                    lease_until = %s, attempts = attempts + 1, updated_at = now()
-                WHERE id = ANY(%s)
-                """,  # noqa: S608 - the table name is one of ours
-                [token, lease, [row.id for row in rows]],
-            )
-    for row in rows:
-        row.attempts += 1
-    return claimed, exhausted
-
-
 # --- results ------------------------------------------------------------------------------------
-
-
-def _loads(value: Any) -> Any:
-    # Django's psycopg setup hands raw cursors jsonb as text (JSONField decodes it itself).
-    return json.loads(value) if isinstance(value, str) else value
 
 
 def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
-@dataclass
-class Result:
-    id: int
-    status: str
-    outcome: Outcome | None
-    scores: dict[str, Any]
-    error: str = ""
-    latency_ms: int | None = None
-    cached: bool = False
-    usage: dict[str, Any] = field(default_factory=dict)
-    prompt: Any = None
-
-    def row(self, token: uuid.UUID) -> tuple[Any, ...]:
-        outcome = self.outcome
-        return (
-            self.status,
-            outcome.output if outcome else "",
-            _json(outcome.answer) if outcome else None,
-            outcome.parsed if outcome else None,
-            _json(outcome.trace if outcome else []),
-            outcome.note if outcome else "",
-            _json(self.scores),
-            self.error,
-            self.latency_ms,
-            self.cached,
-            _json(self.usage),
-            _json(self.prompt),
-            self.id,
-            token,
-        )
-
-
-WRITE_SQL = """
-UPDATE evaluation_prediction SET status = %s, output = %s, answer = %s::jsonb, parsed = %s,
-    trace = %s::jsonb, note = %s, scores = %s::jsonb, error = %s, latency_ms = %s, cached = %s,
-    usage = %s::jsonb, prompt = %s::jsonb, claim = NULL, lease_until = NULL, updated_at = now()
-WHERE id = %s AND claim = %s
-"""
-
 CACHE_SQL = """
 INSERT INTO evaluation_responsecache (key, model, request, response, created_at)
 VALUES (%s, %s, %s::jsonb, %s::jsonb, now()) ON CONFLICT (key) DO NOTHING
 """
-
-
-PREDICTIONS = WorkTable(
-    table="evaluation_prediction",
-    parent="run_id",
-    parent_table="evaluation_run",
-    columns=("sample_id", "context"),
-    write_sql=WRITE_SQL,
-    json_columns=frozenset({"context"}),
-)
 
 
 class Row(Protocol):
@@ -275,35 +137,6 @@ def write(
     return written
 
 
-def extend_leases(token: uuid.UUID, parent_id: int, table: WorkTable) -> str | None:
-    """Extend this execution's leases; return the parent's status (None if it is gone)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table.table} SET lease_until = now() + %s * interval '1 second' "  # noqa: S608
-            "WHERE claim = %s AND status = 'running'",
-            [lease_seconds(), token],
-        )
-        cursor.execute(
-            f"SELECT status FROM {table.parent_table} WHERE id = %s",  # noqa: S608
-            [parent_id],
-        )
-        row = cursor.fetchone()
-    return row[0] if row else None
-
-
-def release(token: uuid.UUID, ids: Sequence[int], table: WorkTable) -> None:
-    """Give unstarted items back: pending, and the attempt their claim counted undone."""
-    if not ids:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table.table} SET status = 'pending', claim = NULL, "  # noqa: S608
-            "lease_until = NULL, attempts = greatest(attempts - 1, 0) "
-            "WHERE id = ANY(%s) AND claim = %s",
-            [list(ids), token],
-        )
-
-
 def cached_replies(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
     if not keys:
         return {}
@@ -311,7 +144,7 @@ def cached_replies(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         cursor.execute(
             "SELECT key, response FROM evaluation_responsecache WHERE key = ANY(%s)", [list(keys)]
         )
-        return {key: _loads(response) for key, response in cursor}
+        return {key: from_jsonb(response) for key, response in cursor}
 
 
 # --- the process's loop, database thread and clients ----------------------------------------
@@ -558,7 +391,10 @@ class Chunk:
     claimed: deque[Claimed]
     exhausted: list[Claimed]
     config: EndpointConfig
+    max_claims: int
     budget: int = 0
+    # Items taken beyond the first claim (refills), for the report.
+    refilled: int = 0
     cancelled: bool = False
 
 
@@ -567,97 +403,10 @@ def request_key(prompt: Prompt, config: EndpointConfig, salt: str = "") -> str:
     return cache_key(config.style, body, salt)
 
 
-class PredictionHandler:
-    """A run's predictions: the suite's solve() and score() for each sample."""
-
-    def __init__(
-        self,
-        run: Run,
-        evaluator: Evaluator,
-        ctx: Context,
-        toolbox: ToolboxFactory | None = None,
-    ) -> None:
-        self.run = run
-        self.evaluator = evaluator
-        self.ctx = ctx
-        self.items: dict[int, Item] = {}
-        self.report = {"done": 0, "failed": 0}
-        # Agent runs: the tools of one item, bound to the lane answering it (see EngineSteps).
-        self.toolbox = toolbox
-
-    async def load(self, rows: Sequence[Claimed], db: DatabaseThread) -> None:
-        missing = [row.sample_id for row in rows if row.sample_id not in self.items]
-        if missing:
-            self.items.update(await db.run(items_by_sample_id, missing))
-
-    def first_request_keys(self, rows: Sequence[Claimed], config: EndpointConfig) -> list[str]:
-        if self.ctx.task.agent:
-            return []  # agents ask as they go
-        keys = []
-        for row in rows:
-            try:
-                prompt = self.evaluator.build_prompt(
-                    self.items[row.sample_id], self.ctx, row.context
-                )
-            except Exception:  # noqa: S112 - solve() meets the same error and records it
-                continue
-            keys.append(request_key(prompt, config))
-        return keys
-
-    async def answer(self, row: Claimed, caller: Caller, lane: Lane | None) -> Row:
-        item = self.items[row.sample_id]
-        calls = ItemCalls(caller, lane)
-        started = time.monotonic()
-        evaluator, ctx = self.evaluator, self.ctx
-        if self.toolbox is not None:
-            ctx = replace(ctx, toolbox=self.toolbox(caller, lane))
-        outcome: Outcome | None = None
-        error = ""
-        try:
-            outcome = await evaluator.solve(item, ctx, row.context, calls)
-        except CallFailed as exc:
-            error = str(exc)
-        except Exception as exc:  # a suite's bug must fail one item, loudly, not the chunk
-            log.exception("solving %s of run %s failed", item.key, self.run.pk)
-            error = f"{type(exc).__name__} while solving: {exc}"[:2000]
-        try:
-            scores = evaluator.score(outcome, item, ctx, row.context)
-        except Exception as exc:
-            log.exception("scoring %s of run %s failed", item.key, self.run.pk)
-            scores = {}
-            error = error or f"{type(exc).__name__} while scoring: {exc}"[:2000]
-            outcome = None
-        status = Prediction.Status.DONE if outcome is not None else Prediction.Status.FAILED
-        self.report["done" if outcome is not None else "failed"] += 1
-        replies = calls.replies
-        return Result(
-            id=row.id,
-            status=status,
-            outcome=outcome,
-            scores=scores,
-            error=error,
-            latency_ms=int((time.monotonic() - started) * 1000),
-            cached=bool(replies) and all(r.cached for r in replies),
-            usage=calls.usage(),
-            prompt=calls.prompt,
-        )
-
-    def exhausted(self, row: Claimed) -> Row:
-        item = self.items[row.sample_id]
-        self.report["failed"] += 1
-        return Result(
-            id=row.id,
-            status=Prediction.Status.FAILED,
-            outcome=None,
-            scores=self.evaluator.score(None, item, self.ctx, row.context),
-            error=exhausted_error(row),
-        )
-
-
 def exhausted_error(row: Claimed) -> str:
     return (
-        f"gave up after {row.attempts - 1} attempts: the worker running this item was lost "
-        "each time"
+        f"gave up after {row.attempts - 1} claims: the worker running this item was lost "
+        "each time (the endpoint's max_claims)"
     )
 
 
@@ -709,15 +458,16 @@ class Execution:
                 return False
             claimed, exhausted = await self.db.run(
                 claim,
+                chunk.table,
                 chunk.parent_id,
                 None,
                 None,
                 chunk.token,
-                chunk.config.max_attempts,
+                chunk.max_claims,
                 min(refill_size(), chunk.budget),
-                chunk.table,
             )
             chunk.budget -= len(claimed) + len(exhausted)
+            chunk.refilled += len(claimed) + len(exhausted)
             if not claimed and not exhausted:
                 chunk.budget = 0
                 return False
@@ -808,12 +558,13 @@ def execute(
     first: int,
     last: int,
     config: EndpointConfig,
+    max_claims: int,
     make_handler: Callable[[], Handler],
 ) -> dict[str, int]:
     """Claim positions first..last of a parent's rows and answer them (then, within the
     budget, more of the parent's pending rows). Returns counts for the log."""
     token = uuid.uuid4()
-    claimed, exhausted = claim(parent_id, first, last, token, config.max_attempts, None, table)
+    claimed, exhausted = claim(table, parent_id, first, last, token, max_claims)
     if not claimed and not exhausted:
         return {"claimed": 0}
     budget = execution_budget()
@@ -825,124 +576,14 @@ def execute(
         claimed=deque(claimed),
         exhausted=exhausted,
         config=config,
+        max_claims=max_claims,
         budget=budget,
     )
     PROCESS_LOOP.run(_execute(chunk))
-    taken = len(claimed) + len(exhausted) + budget - max(chunk.budget, 0)
+    taken = len(claimed) + len(exhausted) + chunk.refilled
     return {"claimed": taken, **chunk.handler.report}
 
 
 async def _execute(chunk: Chunk) -> None:
     # Built inside the loop: its locks belong to it, and the loop owns the database thread.
     await Execution(chunk).run()
-
-
-def chunk_execute(run_id: int, first: int, last: int) -> dict[str, int]:
-    """Answer the pending items at positions first..last of a run, then, while the budget
-    lasts, whatever else of the run is pending. Idempotent: items answered or held by another
-    live execution are left alone."""
-    run = Run.objects.select_related("benchmark", "endpoint").filter(pk=run_id).first()
-    if run is None or run.status != Run.Status.RUNNING or run.endpoint is None:
-        return {"skipped": 1}
-    try:
-        config = endpoint_config(
-            run.endpoint, model=run.model_name, style=run.style, params=run.params
-        )
-    except ConfigurationError as exc:
-        from evaluation.services import run_fail
-
-        run_fail(run_id=run.pk, error=str(exc))
-        return {"failed_run": 1}
-
-    def make_handler() -> PredictionHandler:
-        evaluator, ctx = run_context(run)
-        toolbox = agent_toolbox(run, evaluator, ctx) if ctx.task.agent else None
-        return PredictionHandler(run, evaluator, ctx, toolbox)
-
-    return execute(
-        table=PREDICTIONS,
-        parent_id=run.pk,
-        first=first,
-        last=last,
-        config=config,
-        make_handler=make_handler,
-    )
-
-
-# --- agents' tools: the virtual API server ------------------------------------------------------
-
-ToolboxFactory = Callable[[Caller, "Lane | None"], Any]
-
-
-class EngineSteps:
-    """The virtual API server inside a chunk execution: its queries on the execution's database
-    thread, the simulator through a Caller of its endpoint. When the simulator is the run's own
-    endpoint, its requests go on the lane of the item being answered (the lane already holds
-    that endpoint's slot: asking for another would wait on itself with one slot)."""
-
-    def __init__(self, caller: Caller | None, lane: Lane | None, model: str, completion: bool):
-        self.caller = caller
-        self.lane = lane
-        self.simulator_name = model
-        self.completion = completion
-
-    async def db(self, fn: Callable[..., T], *args: Any) -> T:
-        return await PROCESS_LOOP.database().run(fn, *args)
-
-    async def simulate(self, prompt: Prompt) -> str:
-        from evaluation.virtualapi.server import SimulatorUnavailable
-
-        if self.caller is None:
-            raise SimulatorUnavailable("VIRTUAL_API_SIMULATOR names no endpoint")
-        reply = await self.caller.call(prompt, self.lane)
-        return reply.text
-
-
-def agent_toolbox(run: Run, evaluator: Evaluator, ctx: Context) -> ToolboxFactory | None:
-    """For an agent run whose suite uses the virtual API server, a factory of each item's
-    toolbox; None otherwise. Options: down_tools (names made unavailable) and down_mode
-    ("simulate", the default: answered by the simulator at once; or "fail")."""
-    from evaluation.virtualapi.server import NoCache, simulator_endpoint
-    from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
-
-    specs = served_specs(evaluator.name, ctx.tools)
-    if not specs:
-        return None
-    mode = str(ctx.option("down_mode") or "simulate")
-    down = {str(name): mode for name in ctx.option("down_tools") or []}
-    endpoint = simulator_endpoint()
-    config = None
-    if endpoint is not None:
-        try:
-            config = endpoint_config(endpoint)
-        except ConfigurationError:
-            log.warning("the simulator endpoint %s has no key here: tools fail", endpoint.name)
-    same_endpoint = config is not None and config.id == (run.endpoint_id or -1)
-
-    def make(caller: Caller, lane: Lane | None) -> VirtualToolbox:
-        simulator = None
-        if config is not None:
-            redis_client = PROCESS_LOOP.redis_client()
-            simulator = Caller(
-                config,
-                client=PROCESS_LOOP.openai_client(config),
-                cache=NoCache(),
-                slots=None
-                if same_endpoint
-                else Slots(
-                    redis_client,
-                    config.id,
-                    config.max_concurrency,
-                    ttl_seconds=max(config.timeout + 30, 3 * lease_seconds()),
-                ),
-                rate=None,
-            )
-        steps = EngineSteps(
-            simulator,
-            lane if same_endpoint else None,
-            config.model if config else "",
-            bool(config and config.style == "completion"),
-        )
-        return VirtualToolbox(specs, steps, run_id=run.pk, down=down)
-
-    return make

@@ -1,0 +1,256 @@
+"""Answering a run's items: the suite's solve() and score() for each prediction, with agents'
+tools served by the virtual API server; the engine (evaluation.work) claims, calls and writes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from benchmarks.suites.protocol import CallFailed, Context, Evaluator, Item, Outcome, Prompt
+from evaluation.models import Prediction, Run
+from evaluation.selectors import items_by_sample_id, run_context
+from evaluation.virtualapi.server import NoCache, SimulatorUnavailable, simulator_endpoint
+from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
+from evaluation.work.caller import Caller, EndpointConfig
+from evaluation.work.engine import (
+    PROCESS_LOOP,
+    ConfigurationError,
+    DatabaseThread,
+    ItemCalls,
+    Row,
+    endpoint_config,
+    exhausted_error,
+    request_key,
+)
+from evaluation.work.limits import Lane, Slots
+from evaluation.work.locks import Claimed, WorkTable, lease_seconds
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+@dataclass
+class Result:
+    id: int
+    status: str
+    outcome: Outcome | None
+    scores: dict[str, Any]
+    error: str = ""
+    latency_ms: int | None = None
+    cached: bool = False
+    usage: dict[str, Any] = field(default_factory=dict)
+    prompt: Any = None
+
+    def row(self, token: uuid.UUID) -> tuple[Any, ...]:
+        outcome = self.outcome
+        return (
+            self.status,
+            outcome.output if outcome else "",
+            _json(outcome.answer) if outcome else None,
+            outcome.parsed if outcome else None,
+            _json(outcome.trace if outcome else []),
+            outcome.note if outcome else "",
+            _json(self.scores),
+            self.error,
+            self.latency_ms,
+            self.cached,
+            _json(self.usage),
+            _json(self.prompt),
+            self.id,
+            token,
+        )
+
+
+WRITE_SQL = """
+UPDATE evaluation_prediction SET status = %s, output = %s, answer = %s::jsonb, parsed = %s,
+    trace = %s::jsonb, note = %s, scores = %s::jsonb, error = %s, latency_ms = %s, cached = %s,
+    usage = %s::jsonb, prompt = %s::jsonb, claim = NULL, lease_until = NULL, updated_at = now()
+WHERE id = %s AND claim = %s
+"""
+
+
+PREDICTIONS = WorkTable(
+    table="evaluation_prediction",
+    parent="run_id",
+    parent_table="evaluation_run",
+    columns=("sample_id", "context"),
+    write_sql=WRITE_SQL,
+    json_columns=frozenset({"context"}),
+)
+
+
+class PredictionHandler:
+    """A run's predictions: the suite's solve() and score() for each sample."""
+
+    def __init__(
+        self,
+        run: Run,
+        evaluator: Evaluator,
+        ctx: Context,
+        toolbox: ToolboxFactory | None = None,
+    ) -> None:
+        self.run = run
+        self.evaluator = evaluator
+        self.ctx = ctx
+        self.items: dict[int, Item] = {}
+        self.report = {"done": 0, "failed": 0}
+        # Agent runs: the tools of one item, bound to the lane answering it (see EngineSteps).
+        self.toolbox = toolbox
+
+    async def load(self, rows: Sequence[Claimed], db: DatabaseThread) -> None:
+        missing = [row.sample_id for row in rows if row.sample_id not in self.items]
+        if missing:
+            self.items.update(await db.run(items_by_sample_id, missing))
+
+    def first_request_keys(self, rows: Sequence[Claimed], config: EndpointConfig) -> list[str]:
+        if self.ctx.task.agent:
+            return []  # agents ask as they go
+        keys = []
+        for row in rows:
+            try:
+                prompt = self.evaluator.build_prompt(
+                    self.items[row.sample_id], self.ctx, row.context
+                )
+            except Exception:  # noqa: S112 - solve() meets the same error and records it
+                continue
+            keys.append(request_key(prompt, config))
+        return keys
+
+    async def answer(self, row: Claimed, caller: Caller, lane: Lane | None) -> Row:
+        item = self.items[row.sample_id]
+        calls = ItemCalls(caller, lane)
+        started = time.monotonic()
+        evaluator, ctx = self.evaluator, self.ctx
+        if self.toolbox is not None:
+            ctx = replace(ctx, toolbox=self.toolbox(caller, lane))
+        outcome: Outcome | None = None
+        error = ""
+        try:
+            outcome = await evaluator.solve(item, ctx, row.context, calls)
+        except CallFailed as exc:
+            error = str(exc)
+        except Exception as exc:  # a suite's bug must fail one item, loudly, not the chunk
+            log.exception("solving %s of run %s failed", item.key, self.run.pk)
+            error = f"{type(exc).__name__} while solving: {exc}"[:2000]
+        try:
+            scores = evaluator.score(outcome, item, ctx, row.context)
+        except Exception as exc:
+            log.exception("scoring %s of run %s failed", item.key, self.run.pk)
+            scores = {}
+            error = error or f"{type(exc).__name__} while scoring: {exc}"[:2000]
+            outcome = None
+        status = Prediction.Status.DONE if outcome is not None else Prediction.Status.FAILED
+        self.report["done" if outcome is not None else "failed"] += 1
+        replies = calls.replies
+        return Result(
+            id=row.id,
+            status=status,
+            outcome=outcome,
+            scores=scores,
+            error=error,
+            latency_ms=int((time.monotonic() - started) * 1000),
+            cached=bool(replies) and all(r.cached for r in replies),
+            usage=calls.usage(),
+            prompt=calls.prompt,
+        )
+
+    def exhausted(self, row: Claimed) -> Row:
+        item = self.items[row.sample_id]
+        self.report["failed"] += 1
+        return Result(
+            id=row.id,
+            status=Prediction.Status.FAILED,
+            outcome=None,
+            scores=self.evaluator.score(None, item, self.ctx, row.context),
+            error=exhausted_error(row),
+        )
+
+
+def prediction_handler(run: Run) -> PredictionHandler:
+    """The handler of a run's chunk: its suite and context, and agents' tools when it has any."""
+    evaluator, ctx = run_context(run)
+    toolbox = agent_toolbox(run, evaluator, ctx) if ctx.task.agent else None
+    return PredictionHandler(run, evaluator, ctx, toolbox)
+
+
+# --- agents' tools: the virtual API server ------------------------------------------------------
+
+ToolboxFactory = Callable[[Caller, "Lane | None"], Any]
+
+
+class EngineSteps:
+    """The virtual API server inside a chunk execution: its queries on the execution's database
+    thread, the simulator through a Caller of its endpoint. When the simulator is the run's own
+    endpoint, its requests go on the lane of the item being answered (the lane already holds
+    that endpoint's slot: asking for another would wait on itself with one slot)."""
+
+    def __init__(self, caller: Caller | None, lane: Lane | None, model: str, completion: bool):
+        self.caller = caller
+        self.lane = lane
+        self.simulator_name = model
+        self.completion = completion
+
+    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        return await PROCESS_LOOP.database().run(fn, *args)
+
+    async def simulate(self, prompt: Prompt) -> str:
+        if self.caller is None:
+            raise SimulatorUnavailable("VIRTUAL_API_SIMULATOR names no endpoint")
+        reply = await self.caller.call(prompt, self.lane)
+        return reply.text
+
+
+def agent_toolbox(run: Run, evaluator: Evaluator, ctx: Context) -> ToolboxFactory | None:
+    """For an agent run whose suite uses the virtual API server, a factory of each item's
+    toolbox; None otherwise. Options: down_tools (names made unavailable) and down_mode
+    ("simulate", the default: answered by the simulator at once; or "fail")."""
+    specs = served_specs(evaluator.name, ctx.tools)
+    if not specs:
+        return None
+    mode = str(ctx.option("down_mode") or "simulate")
+    down = {str(name): mode for name in ctx.option("down_tools") or []}
+    endpoint = simulator_endpoint()
+    config = None
+    if endpoint is not None:
+        try:
+            config = endpoint_config(endpoint)
+        except ConfigurationError:
+            log.warning("the simulator endpoint %s has no key here: tools fail", endpoint.name)
+    same_endpoint = config is not None and config.id == (run.endpoint_id or -1)
+
+    def make(caller: Caller, lane: Lane | None) -> VirtualToolbox:
+        simulator = None
+        if config is not None:
+            redis_client = PROCESS_LOOP.redis_client()
+            simulator = Caller(
+                config,
+                client=PROCESS_LOOP.openai_client(config),
+                cache=NoCache(),
+                slots=None
+                if same_endpoint
+                else Slots(
+                    redis_client,
+                    config.id,
+                    config.max_concurrency,
+                    ttl_seconds=max(config.timeout + 30, 3 * lease_seconds()),
+                ),
+                rate=None,
+            )
+        steps = EngineSteps(
+            simulator,
+            lane if same_endpoint else None,
+            config.model if config else "",
+            bool(config and config.style == "completion"),
+        )
+        return VirtualToolbox(specs, steps, run_id=run.pk, down=down)
+
+    return make

@@ -1,0 +1,268 @@
+"""The lifecycle of machine work, written once for runs and judge jobs.
+
+A parent row (a Run, a JudgeJob) owns work items (its Predictions, its Judgments) at positions
+0..n-1, answered in chunks of positions by Celery tasks on the parent's queue. The parent's status
+says whether to go on: running, then done (finalized), failed (its endpoint cannot be used), or
+cancelled (resumable). What differs between kinds of work is declared once in a WorkKind: the
+models, the engine's view of the item table, the task that answers a chunk, how a chunk is
+answered (the handler), and how a finished parent is summed up (its metrics).
+
+    launch     queue the chunks of new items once their transaction commits
+    execute    answer a chunk (the task); the chunk that settles the last item finalizes
+    cancel     stop taking items; the rest stay pending, to be resumed
+    resume     queue the chunks that still have pending items (optionally failed ones again)
+    fail       stop, with the reason (e.g. the endpoint's key variable is unset on the worker)
+    finalize   when every item is settled: the kind's summary, then done
+    recover    take back the items of lost workers and queue their chunks again
+
+Chunks are queued by task name, so the services that declare kinds never import the tasks that
+call them. Work for workers is queued on commit only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+
+from config.celery import app as celery_app
+from config.errors import ApplicationError
+from evaluation.models import Endpoint
+from evaluation.work.caller import EndpointConfig
+from evaluation.work.engine import ConfigurationError, Handler, execute
+from evaluation.work.locks import WorkTable, take_back_lost
+
+log = logging.getLogger(__name__)
+
+# The parents' statuses (Run.Status and JudgeJob.Status share them) and the items' own.
+RUNNING = "running"
+CANCELLED = "cancelled"
+DONE = "done"
+FAILED = "failed"
+PENDING = "pending"
+UNSETTLED = (PENDING, RUNNING)
+
+
+@dataclass(frozen=True)
+class Words:
+    """How pages, admin messages and reports name a kind of work."""
+
+    noun: str  # "run"
+    item: str  # "item"
+    cancel: str  # the cancel button
+    retry: str  # the button that asks failed items again
+
+
+@dataclass(frozen=True)
+class WorkKind:
+    """One kind of machine work (see the module's docstring)."""
+
+    words: Words
+    parent: type[models.Model]
+    item: type[models.Model]
+    # The parent's related name for its items, and the engine's view of their table.
+    items: str
+    table: WorkTable
+    # The Celery task answering a chunk (args: parent id, first, last position) and its queue.
+    chunk_task: str
+    queue: str
+    # The parent with what executing a chunk needs (None if it is gone).
+    fetch: Callable[[int], Any]
+    # The endpoint that answers, None for imported work; its settings for this parent (may
+    # raise ConfigurationError); the handler of one execution's items.
+    endpoint: Callable[[Any], Endpoint | None]
+    config: Callable[[Any], EndpointConfig]
+    handler: Callable[[Any], Handler]
+    # Sum up a finished parent (set its fields; return their names), in the finalizing
+    # transaction; what to queue once it commits.
+    finish: Callable[[Any], Sequence[str]]
+    finish_related: tuple[str, ...] = ()
+    after_finish: Callable[[int], None] | None = None
+    # Items that `resume(retry_failed=True)` asks again, and what is reset on them.
+    retry: tuple[str, ...] = (FAILED,)
+    retry_reset: Mapping[str, Any] = field(default_factory=dict)
+    error: type[ApplicationError] = ApplicationError
+    # Why a parent cannot be resumed ("" if it can).
+    resume_refusal: Callable[[Any], str] = lambda parent: ""
+
+
+def chunk_size() -> int:
+    return int(getattr(settings, "EVALUATION_CHUNK_SIZE", 100))
+
+
+def chunk_starts(positions: Iterable[int], size: int) -> list[int]:
+    """The first positions of the chunks holding these positions."""
+    return sorted({position // size * size for position in positions})
+
+
+def queue_chunks(kind: WorkKind, parent_id: int, starts: Sequence[int], size: int) -> None:
+    for first in starts:
+        celery_app.send_task(
+            kind.chunk_task, args=[parent_id, first, first + size - 1], queue=kind.queue
+        )
+
+
+def launch(kind: WorkKind, parent_id: int, count: int) -> None:
+    """Inside the transaction that created a parent and its `count` items (positions
+    0..count-1): queue their chunks once it commits."""
+    size = chunk_size()
+    starts = list(range(0, count, size))
+    transaction.on_commit(lambda: queue_chunks(kind, parent_id, starts, size))
+
+
+def cancel(kind: WorkKind, parent: Any) -> bool:
+    """Stop a running parent: chunks stop taking items (answers in flight are still stored)
+    and the rest stay pending, so it can be resumed. Returns whether it was running."""
+    changed = kind.parent._default_manager.filter(pk=parent.pk, status=RUNNING).update(
+        status=CANCELLED, updated_at=timezone.now()
+    )
+    return bool(changed)
+
+
+def resume(kind: WorkKind, parent: Any, *, retry_failed: bool = False) -> int:
+    """Continue a cancelled, failed or finished parent: queue the chunks that still have
+    pending items (with retry_failed, the kind's failed items become pending again, their
+    claims reset). Returns the number of items queued; raises the kind's error when the parent
+    cannot be resumed (imported work)."""
+    refusal = kind.resume_refusal(parent)
+    if refusal:
+        raise kind.error(refusal)
+    size = chunk_size()
+    with transaction.atomic():
+        locked: Any = kind.parent._default_manager.select_for_update().get(pk=parent.pk)
+        items = getattr(locked, kind.items)
+        if retry_failed:
+            items.filter(status__in=kind.retry).update(
+                status=PENDING, attempts=0, error="", **kind.retry_reset
+            )
+        pending = items.filter(status=PENDING)
+        count = pending.count()
+        starts = chunk_starts(pending.values_list("position", flat=True), size)
+        locked.status = RUNNING
+        locked.error = ""
+        locked.finished_at = None
+        locked.save(update_fields=["status", "error", "finished_at", "updated_at"])
+        if starts:
+            transaction.on_commit(lambda: queue_chunks(kind, parent.pk, starts, size))
+        else:
+            transaction.on_commit(lambda: finalize(kind, parent.pk))
+    return count
+
+
+def fail(kind: WorkKind, parent_id: int, error: str) -> None:
+    kind.parent._default_manager.filter(pk=parent_id, status=RUNNING).update(
+        status=FAILED, error=error, updated_at=timezone.now()
+    )
+
+
+def unsettled(kind: WorkKind, parent_id: int) -> bool:
+    return kind.item._default_manager.filter(
+        **{kind.table.parent: parent_id, "status__in": UNSETTLED}
+    ).exists()
+
+
+def finalize(kind: WorkKind, parent_id: int) -> bool:
+    """When every item of a running parent is settled: the kind's summary, then done.
+    Idempotent; returns whether it finished the parent now."""
+    with transaction.atomic():
+        parent: Any = (
+            kind.parent._default_manager.select_for_update()
+            .select_related(*kind.finish_related)
+            .filter(pk=parent_id, status=RUNNING)
+            .first()
+        )
+        if parent is None or unsettled(kind, parent_id):
+            return False
+        fields = list(kind.finish(parent))
+        parent.status = DONE
+        parent.finished_at = timezone.now()
+        parent.save(update_fields=[*fields, "status", "finished_at", "updated_at"])
+        if kind.after_finish is not None:
+            after = kind.after_finish
+            transaction.on_commit(lambda: after(parent_id))
+    return True
+
+
+def execute_chunk(kind: WorkKind, parent_id: int, first: int, last: int) -> dict[str, int]:
+    """Answer the pending items at positions first..last of a parent, then, while the
+    engine's budget lasts, whatever else of it is pending. Idempotent: items answered or held
+    by another live execution are left alone. A parent whose endpoint cannot be used here is
+    failed with the reason."""
+    parent = kind.fetch(parent_id)
+    endpoint = kind.endpoint(parent) if parent is not None else None
+    if parent is None or parent.status != RUNNING or endpoint is None:
+        return {"skipped": 1}
+    try:
+        config = kind.config(parent)
+    except ConfigurationError as exc:
+        fail(kind, parent_id, str(exc))
+        return {f"failed_{kind.words.noun}": 1}
+    return execute(
+        table=kind.table,
+        parent_id=parent_id,
+        first=first,
+        last=last,
+        config=config,
+        max_claims=endpoint.max_claims,
+        make_handler=lambda: kind.handler(parent),
+    )
+
+
+def chunk(kind: WorkKind, parent_id: int, first: int, last: int) -> dict[str, int]:
+    """What a chunk's task does: execute it; the chunk that settles the last item finalizes
+    the parent (idempotent if two race)."""
+    report = execute_chunk(kind, parent_id, first, last)
+    if report.get("claimed"):
+        finalize(kind, parent_id)
+    return report
+
+
+def recover(kinds: Sequence[WorkKind]) -> dict[str, int]:
+    """Take back the items whose worker was lost (their lease ran out) and queue their chunks
+    again (the next claim fails those that have used up their claims). Safe to run any time,
+    anywhere. Returns how many items and parents of each kind were taken back."""
+    size = chunk_size()
+    report: dict[str, int] = {}
+    for kind in kinds:
+        lost = take_back_lost(kind.table)
+        by_parent: dict[int, list[int]] = {}
+        for parent_id, position in lost:
+            by_parent.setdefault(parent_id, []).append(position)
+        for parent_id, positions in by_parent.items():
+            starts = chunk_starts(positions, size)
+            log.warning(
+                "%s %s: %d chunk(s) of a lost worker queued again",
+                kind.words.noun,
+                parent_id,
+                len(starts),
+            )
+            queue_chunks(kind, parent_id, starts, size)
+        report[kind.items] = len(lost)
+        report[f"{kind.words.noun}s"] = len(by_parent)
+    return report
+
+
+@dataclass(frozen=True)
+class Control:
+    action: str  # "cancel", "resume", "retry": the control URL's last part
+    label: str
+
+
+def controls(
+    kind: WorkKind, parent: Any, progress: Mapping[str, int], *, can_change: bool
+) -> list[Control]:
+    """The buttons a parent's page shows: cancel while it runs; otherwise resume, and retry
+    when it has failed items. None for imported work or a user who may not change it."""
+    if not can_change or kind.resume_refusal(parent):
+        return []
+    if parent.status == RUNNING:
+        return [Control("cancel", kind.words.cancel)]
+    shown = [Control("resume", "Resume")]
+    if any(progress.get(status) for status in kind.retry):
+        shown.append(Control("retry", kind.words.retry))
+    return shown

@@ -1,0 +1,164 @@
+"""Work items held under a lease: claiming them (row locks with SKIP LOCKED, so two executions
+never hold one item), extending and giving back the leases, and taking back the items of a lost
+worker. Every query on an item table's claim columns is here.
+
+An item table has id, status, attempts (how many times the item was claimed), claim (the token of
+the execution holding it), lease_until and position, under a parent row whose status says whether
+to go on.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+
+def lease_seconds() -> float:
+    return float(getattr(settings, "EVALUATION_LEASE_SECONDS", 60))
+
+
+@dataclass(frozen=True)
+class WorkTable:
+    """A table of work items the engine executes: predictions of a run, judgments of a judge
+    job. Items are rows with status, attempts, claim, lease_until and position, under a
+    parent row (`parent` column, in `parent_table`) whose status says whether to go on."""
+
+    table: str
+    parent: str
+    parent_table: str
+    # Columns a handler needs besides id and attempts; the jsonb ones among them are decoded.
+    columns: tuple[str, ...]
+    write_sql: str
+    json_columns: frozenset[str] = frozenset()
+
+
+@dataclass
+class Claimed:
+    id: int
+    attempts: int
+    data: dict[str, Any]
+
+    @property
+    def sample_id(self) -> int:
+        return int(self.data["sample_id"])
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self.data.get("context") or {}
+
+
+def claim(
+    table: WorkTable,
+    parent_id: int,
+    first: int | None,
+    last: int | None,
+    token: uuid.UUID,
+    max_claims: int,
+    limit: int | None = None,
+) -> tuple[list[Claimed], list[Claimed]]:
+    """(claimed, exhausted): the parent's claimable items at positions first..last (or
+    anywhere, in position order, at most `limit`), under `token` and a fresh lease."""
+    lease = timezone.now() + timedelta(seconds=lease_seconds())
+    where = f"{table.parent} = %s"
+    params: list[Any] = [parent_id]
+    if first is not None and last is not None:
+        where += " AND position BETWEEN %s AND %s"
+        params += [first, last]
+    limit_sql = ""
+    if limit is not None:
+        limit_sql = " LIMIT %s"
+        params.append(limit)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT id, attempts, {", ".join(f'"{c}"' for c in table.columns)} FROM {table.table}
+            WHERE {where}
+              AND (status = 'pending' OR (status = 'running' AND lease_until < now()))
+            ORDER BY position{limit_sql}
+            FOR UPDATE SKIP LOCKED
+            """,  # noqa: S608 - the interpolated parts are fixed fragments, values are params
+            params,
+        )
+        rows = [
+            Claimed(
+                row[0],
+                row[1],
+                {
+                    name: from_jsonb(value) if name in table.json_columns else value
+                    for name, value in zip(table.columns, row[2:], strict=True)
+                },
+            )
+            for row in cursor
+        ]
+        claimed = [row for row in rows if row.attempts < max_claims]
+        exhausted = [row for row in rows if row.attempts >= max_claims]
+        if rows:
+            cursor.execute(
+                f"""
+                UPDATE {table.table} SET status = 'running', claim = %s,
+                    lease_until = %s, attempts = attempts + 1, updated_at = now()
+                WHERE id = ANY(%s)
+                """,  # noqa: S608 - the table name is one of ours
+                [token, lease, [row.id for row in rows]],
+            )
+    for row in rows:
+        row.attempts += 1
+    return claimed, exhausted
+
+
+def from_jsonb(value: Any) -> Any:
+    # Django's psycopg setup hands raw cursors jsonb as text (JSONField decodes it itself).
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def extend_leases(token: uuid.UUID, parent_id: int, table: WorkTable) -> str | None:
+    """Extend this execution's leases; return the parent's status (None if it is gone)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table.table} SET lease_until = now() + %s * interval '1 second' "  # noqa: S608
+            "WHERE claim = %s AND status = 'running'",
+            [lease_seconds(), token],
+        )
+        cursor.execute(
+            f"SELECT status FROM {table.parent_table} WHERE id = %s",  # noqa: S608
+            [parent_id],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def release(token: uuid.UUID, ids: Sequence[int], table: WorkTable) -> None:
+    """Give unstarted items back: pending, and the attempt their claim counted undone."""
+    if not ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table.table} SET status = 'pending', claim = NULL, "  # noqa: S608
+            "lease_until = NULL, attempts = greatest(attempts - 1, 0) "
+            "WHERE id = ANY(%s) AND claim = %s",
+            [list(ids), token],
+        )
+
+
+def take_back_lost(table: WorkTable) -> list[tuple[int, int]]:
+    """Items of running parents whose lease ran out (their worker was lost): back to pending,
+    their claim count kept. Returns (parent id, position) of each."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {table.table} i SET status = 'pending', claim = NULL, lease_until = NULL
+            FROM {table.parent_table} p
+            WHERE i.{table.parent} = p.id AND p.status = 'running' AND i.status = 'running'
+              AND i.lease_until < now()
+            RETURNING i.{table.parent}, i.position
+            """  # noqa: S608 - the table and column names are ours
+        )
+        return list(cursor.fetchall())
