@@ -332,6 +332,16 @@ class ToolNames:
         """benchmark name -> API name (to store beside a prediction)."""
         return dict(self._to_api)
 
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, str]) -> ToolNames:
+        """The names as `as_dict` stored them (a stored prediction's calls read again later);
+        ValueError when two tools share an API name or one does not fit the API's pattern."""
+        to_api = {str(name): str(api) for name, api in stored.items()}
+        from_api = {api: name for name, api in to_api.items()}
+        if len(from_api) != len(to_api) or not all(map(API_NAME.match, from_api)):
+            raise ValueError("stored tool names are not one valid API name per tool")
+        return cls(to_api, from_api)
+
 
 # --- declarations -------------------------------------------------------------------------------
 

@@ -320,6 +320,17 @@ def test_preferred_names_and_unknowns() -> None:
         names.to_api("never declared")
 
 
+def test_names_are_stored_and_read_back() -> None:
+    names = ToolNames.of(["maps.search", "get_weather", "天气"])
+    again = ToolNames.from_dict(json.loads(json.dumps(names.as_dict())))
+    assert again.as_dict() == names.as_dict()
+    assert again.from_api("maps_search") == "maps.search"
+    with pytest.raises(ValueError):
+        ToolNames.from_dict({"a": "x", "b": "x"})
+    with pytest.raises(ValueError):
+        ToolNames.from_dict({"a": "not valid"})
+
+
 def test_a_repeated_tool_is_declared_once() -> None:
     declarations = declare([ToolSpec("t", "first"), ToolSpec("t", "second")])
     assert [tool["function"]["description"] for tool in declarations.tools] == ["first"]
