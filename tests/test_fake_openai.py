@@ -867,7 +867,16 @@ def test_text_requests_declare_no_tools(server: FakeOpenAI) -> None:
     chat(client_for(server), "plain")
     (record,) = server.records()
     assert record.tools == () and record.tool_choice is None
+    assert record.body is None  # bodies are kept only when asked
     assert server.stats()["with_tools"] == 0
+
+
+def test_the_request_bodies_can_be_kept() -> None:
+    with FakeOpenAI(keep_bodies=True) as srv:
+        tool_chat(client_for(srv), "x")
+        (record,) = srv.records()
+    assert record.body is not None
+    assert record.body["tools"] == TOOLS
 
 
 def test_async_clients_get_tool_calls_through_chat_and_responses() -> None:
