@@ -220,10 +220,9 @@ def test_generic_tools_validate_and_round_trip() -> None:
 
 
 def test_wtueval_tools_validate_and_round_trip() -> None:
-    task = get_suite("wtueval").tasks
-    spec_task = next(iter(task.values()))
+    # The tools a run offers: the local calculator and the served search tools.
+    ctx = Context(task=next(iter(get_suite("wtueval").tasks.values())))
     toolbox = {name: api.spec for name, api in served_apis({}).items()}
-    ctx = Context(task=spec_task)
     calculator = tool_pool(ctx)["Calculator"].spec
     described_only = ToolSpec("WikiSearch", "")  # a toolbox tool with no documents of its own
     plain_mapping = ToolSpec("Lookup", "Looks a word up.", {"word": "the word"})
