@@ -205,7 +205,7 @@ async def solve_native(
     native = evaluator.native_prompt(item, ctx, context)
     reply = await calls.reply(native.prompt)
     answer = NativeReply(
-        reply.text, reply.tool_calls, read_tool_calls(reply.tool_calls, native.names)
+        reply.text, reply.tool_calls, read_tool_calls(reply.tool_calls, native.names), native.names
     )
     return evaluator.native_outcome(answer, item, ctx, context)
 

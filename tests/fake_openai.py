@@ -90,7 +90,10 @@ JSON object of last user text -> calls or text, for a server in another process,
 
 Each ``RequestRecord`` keeps what the request declared: ``tools`` (the function names, in order),
 ``tool_choice`` and ``parallel_tool_calls`` (None when not sent); ``stats()["with_tools"]``
-counts the requests that declared any.
+counts the requests that declared any. ``keep_bodies=True`` (in process) also keeps each API
+request's JSON body on its record (``record.body``), e.g. to check the declared schemas. The
+fake keeps no conversation state: a Responses API ``previous_response_id`` is echoed back, not
+followed, so a client sends the whole conversation as input items.
 
 Knobs (constructor keyword = CLI flag)
 --------------------------------------
@@ -628,6 +631,8 @@ class RequestRecord:
     tools: tuple[str, ...] = ()
     tool_choice: Any = None
     parallel_tool_calls: bool | None = None
+    # The request as sent, when the server keeps bodies (``keep_bodies``); None otherwise.
+    body: dict[str, Any] | None = None
 
 
 class _Log:
@@ -855,6 +860,7 @@ class FakeOpenAI:
         host: str = "127.0.0.1",
         port: int = 0,
         max_records: int = 100_000,
+        keep_bodies: bool = False,
     ) -> None:
         if responder is None:
             responder = hash_responder
@@ -866,6 +872,7 @@ class FakeOpenAI:
         self.host = host
         self.port = port
         self.retry_after_http_date = retry_after_http_date
+        self.keep_bodies = keep_bodies
         self._log = _Log(max_records)
         self._rates: list[tuple[str, float]] = []
         self.configure(
@@ -1185,6 +1192,7 @@ class FakeOpenAI:
             tools=_chat_tool_names(body.get("tools")),
             tool_choice=body.get("tool_choice"),
             parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
+            body=body if self.keep_bodies else None,
         )
         self._log.add(record)
 

@@ -22,7 +22,7 @@ from typing import Any
 import openai
 import pytest
 
-from benchmarks.suites.native import ToolNames, read_tool_calls
+from benchmarks.suites.native import ToolNames, leaked_calls, read_tool_calls
 from tests.fake_openai import (
     NO_CALL_TEXT,
     FakeCall,
@@ -650,6 +650,9 @@ def test_malformed_arguments_an_unknown_tool_and_a_leaked_call() -> None:
         assert resp.choices[0].finish_reason == "stop"
         assert resp.choices[0].message.tool_calls is None
         assert '"name": "get_weather"' in resp.choices[0].message.content
+        assert leaked_calls(resp.choices[0].message.content, NAMES) == [
+            {"name": "get_weather", "arguments": {"city": "Ghent"}}
+        ]
     assert leaked.choices[0].message.content.startswith("<tool_call>")
 
 
@@ -864,7 +867,16 @@ def test_text_requests_declare_no_tools(server: FakeOpenAI) -> None:
     chat(client_for(server), "plain")
     (record,) = server.records()
     assert record.tools == () and record.tool_choice is None
+    assert record.body is None  # bodies are kept only when asked
     assert server.stats()["with_tools"] == 0
+
+
+def test_the_request_bodies_can_be_kept() -> None:
+    with FakeOpenAI(keep_bodies=True) as srv:
+        tool_chat(client_for(srv), "x")
+        (record,) = srv.records()
+    assert record.body is not None
+    assert record.body["tools"] == TOOLS
 
 
 def test_async_clients_get_tool_calls_through_chat_and_responses() -> None:

@@ -40,6 +40,12 @@ order sent, named back with the benchmark's name; an unknown name or unreadable 
 reported on the call (`problem`), never raised. `NativeCalls.answer()` is the suite-neutral
 answer the text parsers produce: `[{"name", "arguments"}, ...]` (toolcall.ToolCall.as_dict).
 
+Leaked calls. A model whose chat template the server does not parse writes its calls into the
+text instead (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`, `[TOOL_CALLS][...]`, a
+bare JSON object, `name(key=value)`). `leaked_calls(text, names)` finds those that name a
+declared tool (by its API name or its own), so a native answer can be flagged when its calls
+are only in the text; the suite's own text rules decide how such an answer scores.
+
 Pure Python, no Django.
 """
 
@@ -53,6 +59,9 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from benchmarks.suites.predictions import json_values
+from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
 
 if TYPE_CHECKING:
     from benchmarks.suites.protocol import ToolSpec
@@ -323,6 +332,16 @@ class ToolNames:
         """benchmark name -> API name (to store beside a prediction)."""
         return dict(self._to_api)
 
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, str]) -> ToolNames:
+        """The names as `as_dict` stored them (a stored prediction's calls read again later);
+        ValueError when two tools share an API name or one does not fit the API's pattern."""
+        to_api = {str(name): str(api) for name, api in stored.items()}
+        from_api = {api: name for name, api in to_api.items()}
+        if len(from_api) != len(to_api) or not all(map(API_NAME.match, from_api)):
+            raise ValueError("stored tool names are not one valid API name per tool")
+        return cls(to_api, from_api)
+
 
 # --- declarations -------------------------------------------------------------------------------
 
@@ -498,3 +517,55 @@ def _is_call_entry(entry: Any) -> bool:
     if isinstance(entry, Mapping) or hasattr(entry, "model_dump"):
         return _field(entry, "type") in _CALL_TYPES
     return True  # junk is read, and reported as not a call
+
+
+# --- calls leaked into the text -----------------------------------------------------------------
+
+
+def _declared(names: ToolNames, name: Any) -> str | None:
+    if not isinstance(name, str):
+        return None
+    return names.from_api(name) or (name if name in names else None)
+
+
+def _json_calls(value: Any, names: ToolNames, depth: int = 0) -> list[dict[str, Any]]:
+    """Calls in a JSON value: {"name", "arguments" | "parameters"}, OpenAI's {"function": {...}},
+    lists of them and {"tool_calls": [...]}."""
+    if depth > 3:
+        return []
+    if isinstance(value, list):
+        return [call for item in value for call in _json_calls(item, names, depth + 1)]
+    if not isinstance(value, Mapping):
+        return []
+    if isinstance(value.get("tool_calls"), list):
+        return _json_calls(value["tool_calls"], names, depth + 1)
+    function = value.get("function")
+    source: Mapping[str, Any] = function if isinstance(function, Mapping) else value
+    name = _declared(names, source.get("name"))
+    if name is None:
+        return []
+    raw = source.get("arguments", source.get("parameters"))
+    arguments, _, _ = _arguments(raw)
+    return [{"name": name, "arguments": arguments if arguments is not None else {}}]
+
+
+def leaked_calls(text: Any, names: ToolNames) -> list[dict[str, Any]]:
+    """The calls of declared tools written into `text` (see the module docstring), as
+    [{"name", "arguments"}] in order; [] when there are none. Never evaluates the text."""
+    if not isinstance(text, str) or not text.strip():
+        return []
+    found = [call for value in json_values(text) for call in _json_calls(value, names)]
+    if found:
+        return found
+    for line in text.splitlines():
+        candidate = line.strip().strip("`").strip()
+        if _declared(names, looks_like_call(candidate)) is None:
+            continue
+        try:
+            call = parse_tool_call(candidate)
+        except ToolCallError:
+            continue
+        name = _declared(names, call.name)
+        if name is not None:
+            found.append({"name": name, "arguments": call.arguments})
+    return found

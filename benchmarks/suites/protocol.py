@@ -60,16 +60,15 @@ Conventions:
 
 from __future__ import annotations
 
-import json
 import random
-import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames, declare
+if TYPE_CHECKING:
+    from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
 
 Style = Literal["chat", "completion"]
 Scores = dict[str, float | None]
@@ -416,57 +415,7 @@ class NativeReply:
     text: str
     tool_calls: list[dict[str, Any]]
     calls: NativeCalls
-
-
-# Calls a model wrote into its text instead of tool_calls: Hermes/Qwen <tool_call>{...}
-# </tool_call> blocks, or JSON objects with "name" and "arguments" (possibly OpenAI's
-# {"type": "function", "function": {...}}).
-_TAGGED = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
-
-
-def leaked_calls(text: str) -> list[dict[str, Any]]:
-    """The calls written into a text, as {"name", "arguments"} in order ([] when none)."""
-    found: list[dict[str, Any]] = []
-    candidates = _TAGGED.findall(text) or _json_objects(text)
-    for raw in candidates:
-        try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        call = _call_shape(value)
-        if call is not None:
-            found.append(call)
-    return found
-
-
-def _json_objects(text: str) -> list[str]:
-    decoder = json.JSONDecoder()
-    objects, index = [], text.find("{")
-    while index >= 0:
-        try:
-            _value, end = decoder.raw_decode(text, index)
-        except ValueError:
-            index = text.find("{", index + 1)
-            continue
-        objects.append(text[index:end])
-        index = text.find("{", end)
-    return objects
-
-
-def _call_shape(value: Any) -> dict[str, Any] | None:
-    if not isinstance(value, dict):
-        return None
-    if isinstance(value.get("function"), dict):
-        value = value["function"]
-    name, arguments = value.get("name"), value.get("arguments", value.get("parameters"))
-    if not isinstance(name, str) or not name or arguments is None:
-        return None
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            arguments = None
-    return {"name": name, "arguments": arguments if isinstance(arguments, dict) else {}}
+    names: ToolNames
 
 
 def read_native_reply(
@@ -481,9 +430,9 @@ def read_native_reply(
     unreadable arguments keeps {} and an undeclared tool the name the model wrote, so both score
     as the wrong calls they are; the note names them). No tool_calls: the text is read by the
     task's text rule (`text_rule`). When the text holds a call (the text rule finds one, or a
-    tagged/JSON call is written in it), the call leaked out of the tool channel: the outcome is
-    flagged `leaked`, and when the text rule found no call the written calls are the answer,
-    so a leaked call is never credited as a correct abstention."""
+    call of a declared tool is written in it: native.leaked_calls), the call leaked out of the
+    tool channel: the outcome is flagged `leaked`, and when the text rule found no call the
+    written calls are the answer, so a leaked call is never credited as a correct abstention."""
     if len(reply.calls):
         outcome = Outcome(
             output=reply.text,
@@ -491,8 +440,11 @@ def read_native_reply(
             note="; ".join(reply.calls.problems),
         )
     else:
+        # Imported here: native.py reads model text with modules that import this one.
+        from benchmarks.suites.native import leaked_calls
+
         outcome = text_rule(reply.text)
-        written = leaked_calls(reply.text)
+        written = leaked_calls(reply.text, reply.names)
         if has_call(outcome.answer):
             outcome.leaked = True
         elif written:
@@ -563,6 +515,9 @@ def default_cluster(item: Item, ctx: Context) -> str:
 def default_declare_tools(tools: Sequence[ToolSpec]) -> ToolDeclarations:
     """The tools as function tools, each described by its description and its parameters as
     the importers store them (JSON Schema), cleaned to a valid draft 2020-12 object schema."""
+    # Imported here: native.py reads model text with modules that import this one.
+    from benchmarks.suites.native import declare
+
     return declare(tools)
 
 

@@ -25,6 +25,7 @@ from benchmarks.suites.native import (
     clean_schema,
     declare,
     json_type,
+    leaked_calls,
     object_schema,
     read_tool_calls,
     sanitize_name,
@@ -219,10 +220,9 @@ def test_generic_tools_validate_and_round_trip() -> None:
 
 
 def test_wtueval_tools_validate_and_round_trip() -> None:
-    task = get_suite("wtueval").tasks
-    spec_task = next(iter(task.values()))
+    # The tools a run offers: the local calculator and the served search tools.
+    ctx = Context(task=next(iter(get_suite("wtueval").tasks.values())))
     toolbox = {name: api.spec for name, api in served_apis({}).items()}
-    ctx = Context(task=spec_task)
     calculator = tool_pool(ctx)["Calculator"].spec
     described_only = ToolSpec("WikiSearch", "")  # a toolbox tool with no documents of its own
     plain_mapping = ToolSpec("Lookup", "Looks a word up.", {"word": "the word"})
@@ -317,6 +317,17 @@ def test_preferred_names_and_unknowns() -> None:
     assert names.from_api(None) is None
     with pytest.raises(KeyError):
         names.to_api("never declared")
+
+
+def test_names_are_stored_and_read_back() -> None:
+    names = ToolNames.of(["maps.search", "get_weather", "天气"])
+    again = ToolNames.from_dict(json.loads(json.dumps(names.as_dict())))
+    assert again.as_dict() == names.as_dict()
+    assert again.from_api("maps_search") == "maps.search"
+    with pytest.raises(ValueError):
+        ToolNames.from_dict({"a": "x", "b": "x"})
+    with pytest.raises(ValueError):
+        ToolNames.from_dict({"a": "not valid"})
 
 
 def test_a_repeated_tool_is_declared_once() -> None:
@@ -566,4 +577,43 @@ def test_declarations_for_the_responses_api() -> None:
             "description": "Search a map.",
             "parameters": {"type": "object", "properties": {}},
         }
+    ]
+
+
+# --- calls leaked into the text -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>\n{"name": "maps_search", "arguments": {"q": "bakery"}}\n</tool_call>',
+        '[TOOL_CALLS][{"name": "maps_search", "arguments": {"q": "bakery"}}]',
+        '<|python_tag|>{"name": "maps.search", "parameters": {"q": "bakery"}}',
+        'Sure. {"type": "function", "function": {"name": "maps_search", '
+        '"arguments": "{\\"q\\": \\"bakery\\"}"}}',
+        '{"tool_calls": [{"name": "maps_search", "arguments": {"q": "bakery"}}]}',
+        "I will call it:\n```\nmaps_search(q='bakery')\n```",
+    ],
+)
+def test_calls_leaked_into_the_text_are_found(text: str) -> None:
+    assert leaked_calls(text, NAMES) == [{"name": "maps.search", "arguments": {"q": "bakery"}}]
+
+
+def test_text_without_a_declared_call_leaks_nothing() -> None:
+    for text in (
+        "",
+        "The weather is fine.",
+        '{"name": "unknown_tool", "arguments": {}}',
+        '{"answer": 42}',
+        "print(open('x'))",
+        "get_weather(city=open('x'))",  # refused by the strict reader, never run
+    ):
+        assert leaked_calls(text, NAMES) == []
+    several = (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Ghent"}}</tool_call>'
+        '<tool_call>{"name": "get_weather", "arguments": "not json"}</tool_call>'
+    )
+    assert leaked_calls(several, NAMES) == [
+        {"name": "get_weather", "arguments": {"city": "Ghent"}},
+        {"name": "get_weather", "arguments": {}},
     ]

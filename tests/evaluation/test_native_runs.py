@@ -286,13 +286,14 @@ def test_pages_and_api_show_the_tool_mode_and_leaked_calls(
         native, execute = native_run(benchmark, "S-S", server, item_limit=2)
         first = native.predictions.order_by("position").select_related("sample").first()
         assert first is not None
-        answers[first.sample.input["query"]] = leaked_call("<b>Tool</b>", {"q": "<i>x</i>"})
+        tool = first.sample.candidate_tools[0]
+        answers[first.sample.input["query"]] = leaked_call(tool, {"q": "<b>x</b>"})
         execute()
     client.force_login(make_superuser())
     page = client.get(f"/runs/{native.pk}/").content.decode()
     assert "Tool mode" in page and "1 leaked call (written in the text)" in page
     assert "leaked call</span>" in page
-    assert "<b>Tool</b>" not in page and "&lt;b&gt;Tool&lt;/b&gt;" in page
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
     assert "text: the benchmark's own prompt" in client.get(f"/runs/{text.pk}/").content.decode()
     api = client.get(f"/api/runs/{native.pk}/").json()
     assert (api["tool_mode"], api["leaked_calls"]) == ("native", 1)
