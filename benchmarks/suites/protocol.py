@@ -60,6 +60,7 @@ Conventions:
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -416,6 +417,68 @@ class NativeReply:
     tool_calls: list[dict[str, Any]]
     calls: NativeCalls
     names: ToolNames
+
+
+# A call the data gives no result for (the API wants every call answered by a tool message).
+NO_RESULT = "(no result recorded)"
+
+
+def native_history(turns: Sequence[Any], api_name: Callable[[str], str]) -> list[dict[str, Any]]:
+    """A dialogue's turns ({"role": "user" | "assistant" | "tool", "content", "tool_calls"?:
+    [{"name", "arguments"}], "name"?}) as chat messages for a native request: an assistant turn
+    that called tools is an assistant message (its text as content, or null) with `tool_calls`
+    (ids call_1, call_2 ... in dialogue order, names as `api_name` gives them, arguments as JSON
+    text), each answered by a `tool` message: the tool turns that follow, in order (NO_RESULT
+    for a call the data gives no result); a tool turn with no call to answer is a user message
+    "Tool result (name): ...". Other turns keep their role and text; an assistant turn with
+    neither text nor calls is left out."""
+    messages: list[dict[str, Any]] = []
+    number = 0
+    for turn in turns:
+        if not isinstance(turn, Mapping):
+            continue
+        role, content = turn.get("role"), turn.get("content")
+        text = content if isinstance(content, str) else ("" if content is None else str(content))
+        if role == "assistant" and turn.get("tool_calls"):
+            calls = []
+            for call in turn["tool_calls"]:
+                if not isinstance(call, Mapping):
+                    continue
+                number += 1
+                arguments = call.get("arguments")
+                calls.append(
+                    {
+                        "id": f"call_{number}",
+                        "type": "function",
+                        "function": {
+                            "name": api_name(str(call.get("name", ""))),
+                            "arguments": json.dumps(
+                                arguments if isinstance(arguments, Mapping) else {},
+                                ensure_ascii=False,
+                            ),
+                        },
+                    }
+                )
+            messages.append({"role": "assistant", "content": text or None, "tool_calls": calls})
+            messages.extend(
+                {"role": "tool", "tool_call_id": call["id"], "content": NO_RESULT} for call in calls
+            )
+        elif role == "tool":
+            start = len(messages)
+            while start > 0 and messages[start - 1]["role"] == "tool":
+                start -= 1
+            pending = [m for m in messages[start:] if m["content"] == NO_RESULT]
+            if pending:
+                pending[0]["content"] = text or NO_RESULT
+            else:
+                name = turn.get("name") or "tool"
+                messages.append({"role": "user", "content": f"Tool result ({name}): {text}"})
+        elif role == "assistant":
+            if text:
+                messages.append({"role": "assistant", "content": text})
+        else:
+            messages.append({"role": "user", "content": text})
+    return messages
 
 
 def read_native_reply(

@@ -344,3 +344,116 @@ def test_launch_run_takes_the_tool_mode_as_an_option(seeddata: Path, broker: Non
     assert run.tool_mode == "native"
     with pytest.raises(CommandError, match="tool_mode must be one of text, native"):
         call_command(*base, "--option", "tool_mode=nativ", stdout=io.StringIO())
+
+
+# --- the generic tool_calls task ----------------------------------------------------------------
+
+WEATHER = {
+    "name": "weather.get",  # not an API name: declared as weather_get, read back as weather.get
+    "description": "Weather forecast",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
+TIMER = {
+    "name": "set_timer",
+    "parameters": {"type": "object", "properties": {"minutes": {"type": "integer"}}},
+}
+GENERIC = [
+    {"id": "one", "query": "Weather in Ghent?", "tools": [WEATHER, TIMER],
+     "tool_calls": [{"name": "weather.get", "arguments": {"city": "Ghent"}}]},
+    {"id": "two", "query": "Weather in Ghent and a 5 minute timer.", "tools": [WEATHER, TIMER],
+     "tool_calls": [{"name": "weather.get", "arguments": {"city": "Ghent"}},
+                    {"name": "set_timer", "arguments": {"minutes": 5}}]},
+    {"id": "none", "query": "What is the capital of Portugal?", "tools": [WEATHER],
+     "tool_calls": []},
+    {"id": "later", "turns": [
+        {"role": "user", "content": "Weather in Bruges?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"name": "weather.get", "arguments": {"city": "Bruges"}}]},
+        {"role": "tool", "name": "weather.get", "content": "rain"},
+        {"role": "assistant", "content": "Rain. Anything else?"},
+        {"role": "user", "content": "Set a timer for 3 minutes."}],
+     "tools": [WEATHER, TIMER], "tool_calls": [{"name": "set_timer", "arguments": {"minutes": 3}}]},
+]  # fmt: skip
+
+
+def generic_benchmark(tmp_path: Path) -> Benchmark:
+    path = tmp_path / "native.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in GENERIC), encoding="utf-8")
+    benchmark_import(suite="generic", paths=[path], benchmark_name="Mine")
+    return Benchmark.objects.get(name="Mine")
+
+
+class GenericOracle(GoldOracle):
+    def learn(self, run: Run) -> None:
+        evaluator, ctx = run_context(run)
+        rows = list(run.predictions.values_list("sample_id", "context"))
+        items = items_by_sample_id(sample_id for sample_id, _ in rows)
+        for sample_id, context in rows:
+            item = items[sample_id]
+            native = evaluator.native_prompt(item, ctx, context)
+            calls = [
+                FakeCall(native.names.to_api(c["name"]), c["arguments"])
+                for c in item.reference["tool_calls"]
+            ]
+            self.gold[_key(native.prompt.messages)] = calls
+
+
+def test_the_generic_tool_calls_task_runs_natively(tmp_path: Path, broker: None) -> None:
+    benchmark = generic_benchmark(tmp_path)
+    gold = GenericOracle()
+    with FakeOpenAI(responder=oracle(gold)) as server:
+        endpoint = make_endpoint(server.base_url)
+        run = services.run_launch(
+            benchmark=benchmark,
+            task="tool_calls",
+            endpoint=endpoint,
+            split="default",
+            options={"tool_mode": "native"},
+            params={"tool_choice": "auto", "parallel_tool_calls": True},
+        )
+        gold.learn(run)
+        execute_run(run)
+        stats = server.stats()
+    assert run.status == Run.Status.DONE, run.error
+    assert run.metrics == {
+        "call_exact": 100.0,
+        "call_name_accuracy": 100.0,
+        "no_call_accuracy": 100.0,
+        "unparsed": 0.0,
+    }
+    assert stats["with_tools"] == stats["total"] == 4
+    # The run's parameters are sent as they are; the tools under their API names.
+    assert {r.tool_choice for r in gold.requests} == {"auto"}
+    assert {r.parallel_tool_calls for r in gold.requests} == {True}
+    assert {r.tools for r in gold.requests} == {("weather_get", "set_timer"), ("weather_get",)}
+    later = next(r for r in gold.requests if r.last_user == "Set a timer for 3 minutes.")
+    assert later.calls_made == (
+        {"id": "call_1", "name": "weather_get", "arguments": '{"city": "Bruges"}'},
+    )
+    assert later.tool_results == ({"id": "call_1", "output": "rain"},)
+    two = run.predictions.get(sample__external_id="two")
+    assert [c["function"]["name"] for c in two.tool_calls] == ["weather_get", "set_timer"]
+    assert two.answer == GENERIC[1]["tool_calls"]
+
+
+def test_a_leaked_call_is_never_a_correct_abstention(tmp_path: Path, broker: None) -> None:
+    benchmark = generic_benchmark(tmp_path)
+    # Every answer writes the weather call into its text, in the Hermes style.
+    leak = leaked_call("weather_get", {"city": "Ghent"})
+    with FakeOpenAI(responder=oracle(lambda request: leak)) as server:
+        endpoint = make_endpoint(server.base_url)
+        run = services.run_launch(
+            benchmark=benchmark,
+            task="tool_calls",
+            endpoint=endpoint,
+            split="default",
+            options={"tool_mode": "native"},
+        )
+        execute_run(run)
+    assert run.predictions.filter(leaked=True).count() == 4
+    none = run.predictions.get(sample__external_id="none")
+    assert none.tool_calls == []
+    assert none.scores["no_call_accuracy"] == 0.0
+    assert none.answer == [{"name": "weather.get", "arguments": {"city": "Ghent"}}]
+    assert "not in tool_calls" in none.note
+    assert run.metrics["no_call_accuracy"] == 0.0

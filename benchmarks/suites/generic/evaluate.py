@@ -141,6 +141,7 @@ TASKS: dict[str, TaskSpec] = {
         item_metrics=metric_specs(*CALL_METRICS, UNPARSED_ITEM),
         run_metrics=metric_specs(*CALL_METRICS, UNPARSED_RUN),
         description="The next tool calls (or none) against the sample's calls, in order.",
+        native=True,
     ),
 }
 

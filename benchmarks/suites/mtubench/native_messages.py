@@ -1,29 +1,28 @@
 """MTU-Bench in native tool mode: the request and the answer. Pure Python.
 
 The request (`native_prompt`): a system message with the sample's date line, then the dialogue
-the importer read out of the published question (input["turns"]) as chat messages: user turns
-as they are; an assistant turn that called tools as an assistant message whose content is its
-Thought and whose `tool_calls` are those calls (ids call_1, call_2 ... in dialogue order), each
-followed by a `tool` message answering it with the observation the data holds (M-M's
-`Action: {...}` lines record none: the tool message says so, since the API wants every call
-answered); an M-S function block without a call is its Thought as an assistant message; replies
-are assistant messages. The sample's own API list (input["tools"], the definitions its question
-shows) is declared with `declare_tools`. In the multi-tool settings (S-M, M-M, OOD multi-tool
-records) a gold argument may name an earlier call's output as "ToolName.field", so there every
-parameter also accepts a string and its description says so.
+the importer read out of the published question (input["turns"]) as chat messages
+(protocol.native_history): user turns as they are; an assistant turn that called tools as an
+assistant message whose content is its Thought and whose `tool_calls` are those calls, each
+answered by a `tool` message with the observation the data holds (M-M's `Action: {...}` lines
+record none: the tool message says so, since the API wants every call answered); an M-S
+function block without a call is its Thought as an assistant message; replies are assistant
+messages. The sample's own API list (input["tools"], the definitions its question shows) is
+declared with `declare_tools`. In the multi-tool settings (S-M, M-M, OOD multi-tool records) a
+gold argument may name an earlier call's output as "ToolName.field", so there every parameter
+also accepts a string and its description says so.
 
 The answer (`native_outcome`): the calls of the message's tool_calls, in order, as parse() gives
 them ({"calls": [{"name", "arguments"}]}; a tool called twice keeps its first position and its
 last arguments, as the text parser keys calls by name), with a "Tool.field" value written with
 a tool's API name turned back into the benchmark's name. No tool_calls: the text is read by the
-text rule (protocol.native_outcome).
+text rule (protocol.read_native_reply).
 """
 
 from __future__ import annotations
 
 import copy
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from benchmarks.suites.mtubench.evaluate import _multi_tool, parse, setting_of
@@ -37,10 +36,11 @@ from benchmarks.suites.protocol import (
     Outcome,
     Prompt,
     ToolSpec,
+    native_history,
     read_native_reply,
 )
 
-__all__ = ["NATIVE_SYSTEM", "NO_RESULT", "native_answer", "native_outcome", "native_prompt"]
+__all__ = ["NATIVE_SYSTEM", "native_answer", "native_outcome", "native_prompt"]
 
 NATIVE_SYSTEM = (
     "You are a helpful assistant. Call the tools you are given when the user's request needs "
@@ -48,7 +48,6 @@ NATIVE_SYSTEM = (
 )
 TODAY = "Today is {today}."
 REFERENCE_NOTE = 'The value may also be an earlier call\'s result, written as "ToolName.field".'
-NO_RESULT = "(no result recorded)"
 
 
 def _specs(item: Item) -> list[ToolSpec]:
@@ -90,53 +89,6 @@ def _api_name(name: str, names: ToolNames) -> str:
     return names.to_api(name) if name in names else sanitize_name(name)
 
 
-def _history(turns: Sequence[Any], names: ToolNames) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = []
-    number = 0
-    for turn in turns:
-        if not isinstance(turn, Mapping):
-            continue
-        role, content = turn.get("role"), turn.get("content")
-        text = content if isinstance(content, str) else ""
-        if role == "user":
-            messages.append({"role": "user", "content": text})
-        elif role == "assistant" and turn.get("tool_calls"):
-            calls = []
-            for call in turn["tool_calls"]:
-                number += 1
-                arguments = call.get("arguments") if isinstance(call, Mapping) else None
-                calls.append(
-                    {
-                        "id": f"call_{number}",
-                        "type": "function",
-                        "function": {
-                            "name": _api_name(str(call.get("name", "")), names),
-                            "arguments": json.dumps(
-                                arguments if isinstance(arguments, Mapping) else {},
-                                ensure_ascii=False,
-                            ),
-                        },
-                    }
-                )
-            messages.append({"role": "assistant", "content": text or None, "tool_calls": calls})
-            # The results: the tool turns that follow in the data, else "no result recorded".
-            messages.extend(
-                {"role": "tool", "tool_call_id": call["id"], "content": NO_RESULT} for call in calls
-            )
-        elif role == "tool":
-            # Answers the first call of the latest assistant message still unanswered.
-            start = len(messages)
-            while start > 0 and messages[start - 1]["role"] == "tool":
-                start -= 1
-            for message in messages[start:]:
-                if message["content"] == NO_RESULT:
-                    message["content"] = text or NO_RESULT
-                    break
-        elif role == "assistant" and text:
-            messages.append({"role": "assistant", "content": text})
-    return messages
-
-
 def native_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> NativePrompt:
     """The dialogue as chat messages with tool calls, and the sample's APIs declared."""
     declared = declare_tools(_specs(item))
@@ -146,7 +98,7 @@ def native_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> NativePr
     if today:
         system = f"{system}\n{TODAY.format(today=today)}"
     turns = item.input.get("turns") if isinstance(item.input, dict) else None
-    history = _history(turns or [], declared.names)
+    history = native_history(turns or [], lambda name: _api_name(name, declared.names))
     if not any(m["role"] == "user" for m in history):
         query = item.input.get("query") or item.input.get("prompt") or ""
         history.append({"role": "user", "content": str(query)})
