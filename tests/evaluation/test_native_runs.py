@@ -457,3 +457,94 @@ def test_a_leaked_call_is_never_a_correct_abstention(tmp_path: Path, broker: Non
     assert none.answer == [{"name": "weather.get", "arguments": {"city": "Ghent"}}]
     assert "not in tool_calls" in none.note
     assert run.metrics["no_call_accuracy"] == 0.0
+
+
+# --- MetaTool -----------------------------------------------------------------------------------
+
+METATOOL_FILES = (
+    "all_clean_data_sample200.csv",
+    "multi_tool_query_golden.json",
+    "plugin_des.json",
+    "big_tool_des.json",
+    "plugin_info.json",
+    "Task1_awareness_sample200.json",
+    "Task2-Subtask3_reliability_sample100.json",
+    "Task2-Subtask4_multi_tool_sample100.json",
+    "scenario",
+)
+
+
+def metatool(seeddata: Path) -> Benchmark:
+    benchmark_import(
+        suite="metatool",
+        paths=[seeddata / "metatool" / name for name in METATOOL_FILES],
+        benchmark_name="MetaTool",
+    )
+    return Benchmark.objects.get(name="MetaTool")
+
+
+class ChoiceOracle(GoldOracle):
+    """MetaTool's gold: call the gold tool(s) when they are offered, else answer in text."""
+
+    def learn(self, run: Run) -> None:
+        evaluator, ctx = run_context(run)
+        rows = list(run.predictions.values_list("sample_id", "context"))
+        items = items_by_sample_id(sample_id for sample_id, _ in rows)
+        for sample_id, context in rows:
+            item = items[sample_id]
+            native = evaluator.native_prompt(item, ctx, context)
+            reference = item.reference
+            if run.task == "awareness":
+                gold = [reference["tool"]] if reference["needs_tool"] else []
+            elif run.task == "multi_tool":
+                gold = reference["tools"]
+            elif run.task == "reliability":
+                gold = []
+            else:
+                gold = [reference["tool"]]
+            offered = [name for name in gold if name in native.names]
+            assert offered == gold, (item.key, gold)
+            self.gold[_key(native.prompt.messages)] = [
+                FakeCall(native.names.to_api(name), {}) for name in gold
+            ]
+
+
+@pytest.mark.parametrize(
+    ("task", "headline"),
+    [("awareness", "accuracy"), ("reliability", "CSR"), ("multi_tool", "CSR"), ("similar", "CSR")],
+)
+def test_an_oracle_choosing_the_gold_tools_scores_100_on_metatool_in_native_mode(
+    seeddata: Path, broker: None, task: str, headline: str
+) -> None:
+    benchmark = metatool(seeddata)
+    gold = ChoiceOracle()
+    with FakeOpenAI(responder=oracle(gold)) as server:
+        run, execute = native_run(benchmark, task, server, item_limit=30)
+        gold.learn(run)
+        execute()
+        stats = server.stats()
+    assert run.status == Run.Status.DONE, run.error
+    assert run.metrics[headline] == 100.0, run.metrics
+    assert run.metrics["unparsed"] == 0
+    assert stats["with_tools"] == stats["total"] == len(gold.requests) > 0
+    # The candidates are the tools; awareness offers a list drawn at launch (10 tools).
+    contexts = list(run.predictions.values_list("context", flat=True))
+    assert {len(r.tools) for r in gold.requests} == {len(c["candidates"]) for c in contexts}
+    if task == "awareness":
+        assert {len(c["candidates"]) for c in contexts} == {10}
+        needing = run.predictions.filter(sample__reference__needs_tool=True)
+        assert 0 < needing.count() < run.predictions.count()
+        assert all(p.answer is True for p in needing)
+
+
+def test_native_metatool_is_zero_shot(seeddata: Path) -> None:
+    benchmark = metatool(seeddata)
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    with pytest.raises(RunError, match="native MetaTool prompts are zero-shot"):
+        services.run_launch(
+            benchmark=benchmark,
+            task="reliability",
+            endpoint=endpoint,
+            shots=5,
+            options={"tool_mode": "native"},
+        )

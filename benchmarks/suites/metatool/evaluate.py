@@ -91,6 +91,7 @@ from benchmarks.suites.protocol import (
     TaskSpec,
     metric_specs,
     percent,
+    tool_mode,
 )
 
 __all__ = [
@@ -151,6 +152,7 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("accuracy", "precision", "recall", "f1", *_COUNTS, "tp", "fp", "tn", "fn"),
         percent=frozenset({"accuracy", "precision", "recall", "f1"}),
         options=dict(_UNPARSED_OPTION),
+        native=True,
         item_metrics=metric_specs(
             _CORRECT,
             *_ITEM_FLAGS,
@@ -178,6 +180,7 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("CSR", *(f"Top@{k}" for k in TOP_K), *_COUNTS, "wrong_picks"),
         percent=frozenset({"CSR", *(f"Top@{k}" for k in TOP_K)}),
         options={**_UNPARSED_OPTION, "n": 10, "per_tool": 5, "tool_pool": "benchmark"},
+        native=True,
         item_metrics=metric_specs(
             _CORRECT,
             *_ITEM_FLAGS,
@@ -210,6 +213,7 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("CSR", *_COUNTS),
         percent=frozenset({"CSR"}),
         options={**_UNPARSED_OPTION, "scenario": None, "per_tool": 20},
+        native=True,
         item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS),
         run_metrics=metric_specs(_CSR, *_RUN_COUNTS),
         aux_splits=("scenario_lists",),
@@ -222,6 +226,7 @@ TASKS: dict[str, TaskSpec] = {
         metrics=("CSR", *_COUNTS),
         percent=frozenset({"CSR"}),
         options={**_UNPARSED_OPTION, "n": 10, "k": 15, "per_tool": 5, "tool_pool": "benchmark"},
+        native=True,
         item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS),
         run_metrics=metric_specs(_CSR, *_RUN_COUNTS),
         description="The gold tool is not offered: the right answer is None.",
@@ -239,6 +244,7 @@ TASKS: dict[str, TaskSpec] = {
             "k": 15,
             "tool_pool": "benchmark",
         },
+        native=True,
         item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS, *_PARTIAL),
         run_metrics=metric_specs(_CSR, *_PARTIAL, *_RUN_COUNTS),
         description="Choose the two gold tools; exactly two named tools are compared as a set.",
@@ -752,9 +758,17 @@ def _awareness_examples(
 
 def prepare(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
     """Per item: the candidate list ("candidates", plus "similar" for the similar task: the gold
-    tool's nearest tools, most similar first) and, five-shot, the examples ("examples")."""
+    tool's nearest tools, most similar first) and, five-shot, the examples ("examples"). A
+    native awareness run draws a candidate list too (native_messages.native_candidates)."""
     task = _check(ctx)
     five = ctx.shots == 5
+    if tool_mode(ctx) == "native" and task == "awareness":
+        # Imported here: the native module builds on this one.
+        from benchmarks.suites.metatool.native_messages import native_candidates
+
+        return native_candidates(items, ctx)
+    if tool_mode(ctx) == "native" and five:
+        raise ValueError("native MetaTool prompts are zero-shot; run with shots=0")
     if task == "awareness":
         if not five:
             return [{} for _ in items]

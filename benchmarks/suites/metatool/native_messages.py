@@ -1,0 +1,116 @@
+"""MetaTool in native tool mode: the candidate list as tools, the model's choice as its calls.
+Pure Python.
+
+The request (`native_prompt`): a system message saying what to do, the user's query as the user
+message, and the item's candidate tools declared as function tools without parameters
+(native.py's declare_tools; descriptions from the benchmark's tool documents), in the order
+the text prompt lists them.
+
+- Selection (similar, scenario, reliability, multi_tool): "call the tool that solves the query,
+  or none when no tool fits" (multi_tool: the two tools; variant multi-choice: at most two). The
+  answer is the distinct tools called, in order: what the text rule's answer is (a list of
+  names, [] for "None"); a reply without calls chose no tool.
+- Awareness: whether the model calls any tool. The text task lists no tools, so a native run
+  offers each query a candidate list drawn at launch (`native_candidates`, stored with the item):
+  the gold tool for a query that needs one, and n - 1 other tools of the pool (option n, 10),
+  drawn with the run's seed; a query that needs none gets n tools of the pool. The answer is
+  True when it calls one, False when it answers in text.
+
+A call written into the text instead of tool_calls is a leaked call (protocol.read_native_reply):
+its tools are the answer, so a leaked choice never counts as "no tool". Native prompts are
+zero-shot: the published five-shot examples are text answers (launching with shots=5 is
+refused).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from benchmarks.suites.metatool.evaluate import _candidates, _check, _gold_tool, _tool_pool
+from benchmarks.suites.metatool.native import declare_tools
+from benchmarks.suites.protocol import (
+    Context,
+    Item,
+    NativePrompt,
+    NativeReply,
+    Outcome,
+    Prompt,
+    ToolSpec,
+    read_native_reply,
+)
+
+__all__ = ["NATIVE_INSTRUCTIONS", "native_candidates", "native_outcome", "native_prompt"]
+
+NATIVE_INSTRUCTIONS = {
+    "awareness": "If one of the tools you are given is needed to answer the user's query, call "
+    "it. If you can answer without a tool, answer in text and call none.",
+    "single": "Call the one tool you are given that best solves the user's query. If none of "
+    "them fits, call no tool and say so.",
+    "one-choice": "The user's query needs two of the tools you are given: call those two.",
+    "multi-choice": "Call the tools you are given that solve the user's query, at most two. If "
+    "none of them fits, call no tool and say so.",
+}
+AWARENESS_CANDIDATES = 10
+
+
+def native_candidates(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """Awareness in native mode: each item's candidate list (see the module docstring)."""
+    if ctx.shots:
+        raise ValueError("native MetaTool prompts are zero-shot; run with shots=0")
+    n = ctx.option("n") or AWARENESS_CANDIDATES
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"option n must be an integer >= 1, got {n!r}")
+    pool = _tool_pool(ctx)
+    contexts = []
+    for item in items:
+        rng = random.Random(f"metatool/awareness/native/{ctx.seed}/{item.key}")
+        gold = []
+        if item.reference.get("needs_tool"):
+            tool = _gold_tool(item)
+            gold = [tool] if tool in ctx.tools else []
+        others = [name for name in pool if name not in gold]
+        chosen = gold + rng.sample(others, min(n - len(gold), len(others)))
+        rng.shuffle(chosen)
+        contexts.append({"candidates": chosen})
+    return contexts
+
+
+def _form(ctx: Context, task: str) -> str:
+    if task == "awareness":
+        return "awareness"
+    if task == "multi_tool":
+        return str(ctx.option("variant") or "one-choice")
+    return "single"
+
+
+def native_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> NativePrompt:
+    task = _check(ctx)
+    if ctx.shots:
+        raise ValueError("native MetaTool prompts are zero-shot; run with shots=0")
+    candidates = _candidates(item, context)
+    declared = declare_tools([ctx.tools.get(name) or ToolSpec(name) for name in candidates])
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": NATIVE_INSTRUCTIONS[_form(ctx, task)]},
+        {"role": "user", "content": str(item.input.get("query", ""))},
+    ]
+    return NativePrompt(Prompt(messages=messages, tools=declared.tools), declared.names)
+
+
+def native_outcome(
+    reply: NativeReply, item: Item, ctx: Context, context: dict[str, Any]
+) -> Outcome:
+    task = _check(ctx)
+
+    def answer(calls: list[dict[str, Any]]) -> Any:
+        names = list(dict.fromkeys(str(call["name"]) for call in calls))
+        return bool(names) if task == "awareness" else names
+
+    no_call = answer([])
+    return read_native_reply(
+        reply,
+        answer,
+        lambda text: Outcome(output=text, answer=no_call, note="no tool called"),
+        lambda chosen: bool(chosen),
+    )
