@@ -11,13 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from benchmarks.suites.native import read_tool_calls
 from benchmarks.suites.protocol import (
     CallFailed,
     Context,
     Evaluator,
     Item,
-    NativeReply,
     Outcome,
     Prompt,
     tool_mode,
@@ -154,7 +152,8 @@ class PredictionHandler:
         error = ""
         try:
             if self.native:
-                outcome = await solve_native(evaluator, item, ctx, row.context, calls)
+                # The suite's native request(s), tools declared; the answers' tool_calls read.
+                outcome = await evaluator.native_solve(item, ctx, row.context, calls.reply)
             else:
                 outcome = await evaluator.solve(item, ctx, row.context, calls)
         except CallFailed as exc:
@@ -194,20 +193,6 @@ class PredictionHandler:
             scores=self.evaluator.score(None, item, self.ctx, row.context),
             error=exhausted_error(row),
         )
-
-
-async def solve_native(
-    evaluator: Evaluator, item: Item, ctx: Context, context: dict[str, Any], calls: ItemCalls
-) -> Outcome:
-    """One native request (the suite's messages, its tools declared) and the answer read back:
-    the message's tool_calls, in order, named back with the names the tools were declared
-    under, made into the answer the suite's text parser gives."""
-    native = evaluator.native_prompt(item, ctx, context)
-    reply = await calls.reply(native.prompt)
-    answer = NativeReply(
-        reply.text, reply.tool_calls, read_tool_calls(reply.tool_calls, native.names), native.names
-    )
-    return evaluator.native_outcome(answer, item, ctx, context)
 
 
 def prediction_handler(run: Run) -> PredictionHandler:

@@ -25,6 +25,9 @@ and, where the default below does not fit:
                                                      and the tools declared; the default is the
                                                      text prompt's messages with the item's
                                                      candidate tools declared
+    async native_solve(item, ctx, context, ask)      a native multi-step task (ask(prompt) gives
+                                                     the text and tool_calls); the default asks
+                                                     native_prompt once and reads the answer
     native_outcome(reply, item, ctx, context) -> Outcome   a native answer (NativeReply: the
                                                      text, the tool_calls as sent, the calls
                                                      read) as the answer parse() would give;
@@ -66,7 +69,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
@@ -408,6 +411,18 @@ class NativePrompt:
     names: ToolNames
 
 
+class NativeTurn(Protocol):
+    """One answer of a native request as the platform gives it to a suite: the message's text
+    and its tool_calls as the server sent them (JSON)."""
+
+    text: str
+    tool_calls: list[dict[str, Any]]
+
+
+# A native request and its answer (the platform's: cache, limits, retries), for solve loops.
+AskNative = Callable[[Prompt], Awaitable[NativeTurn]]
+
+
 @dataclass
 class NativeReply:
     """A native answer: the message's text, its tool_calls as the server sent them (JSON), and
@@ -689,6 +704,23 @@ class Evaluator:
         if fn is not None:
             return fn(item, ctx, context)
         return default_native_prompt(self, item, ctx, context)
+
+    async def native_solve(
+        self, item: Item, ctx: Context, context: dict[str, Any], ask: AskNative
+    ) -> Outcome:
+        """A native run's item: the suite's `native_solve` (a multi-step loop, whose requests
+        declare its tools), else one native_prompt, its answer read by native_outcome."""
+        fn = getattr(self.module, "native_solve", None)
+        if fn is not None:
+            return await fn(item, ctx, context, ask)
+        # Imported here: native.py reads model text with modules that import this one.
+        from benchmarks.suites.native import read_tool_calls
+
+        native = self.native_prompt(item, ctx, context)
+        turn = await ask(native.prompt)
+        calls = read_tool_calls(turn.tool_calls, native.names)
+        reply = NativeReply(turn.text, turn.tool_calls, calls, native.names)
+        return self.native_outcome(reply, item, ctx, context)
 
     def native_outcome(
         self, reply: NativeReply, item: Item, ctx: Context, context: dict[str, Any]

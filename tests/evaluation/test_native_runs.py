@@ -548,3 +548,95 @@ def test_native_metatool_is_zero_shot(seeddata: Path) -> None:
             shots=5,
             options={"tool_mode": "native"},
         )
+
+
+# --- WTU-Eval R2/R4 -----------------------------------------------------------------------------
+
+WTU_QUESTIONS = Path(__file__).resolve().parents[1] / "benchmarks" / "fixtures" / "wtueval"
+EXPRESSIONS = {"3 crates of 48 apples": "3 * 48 - 5", "12.5% of 640": "640 * 12.5 / 100"}
+
+
+def calculating(request: ToolRequest) -> Any:
+    """Calls the calculator (with two calls in the first reply: one malformed), then answers
+    with what it returned."""
+    if request.tool_results:
+        return f"The calculator says so.\nFinal Answer: {request.tool_results[-1]['output']}"
+    expression = next(e for key, e in EXPRESSIONS.items() if key in request.last_user)
+    return tool_reply(
+        FakeCall("Calculator", '{"expression": '),
+        FakeCall("Calculator", {"expression": expression}),
+    )
+
+
+def test_wtueval_r2_calls_the_calculator_natively(broker: None) -> None:
+    benchmark_import(suite="wtueval", paths=[WTU_QUESTIONS / "questions.jsonl"])
+    benchmark = Benchmark.objects.get(suite="wtueval")
+    requests: list[ToolRequest] = []
+
+    def answer(request: ToolRequest) -> Any:
+        requests.append(request)
+        return calculating(request)
+
+    with FakeOpenAI(responder=oracle(answer)) as server:
+        endpoint = make_endpoint(server.base_url)
+        run = services.run_launch(
+            benchmark=benchmark,
+            task="R2",
+            endpoint=endpoint,
+            split="gsm8k-mini",
+            options={"tool_mode": "native"},
+        )
+        execute_run(run)
+    assert run.status == Run.Status.DONE, run.error
+    assert run.metrics["accuracy"] == 100.0 and run.metrics["call_rate"] == 100.0
+    assert len(requests) == 4 and all("Calculator" in r.tools for r in requests)
+    second = [r for r in requests if r.tool_results]
+    assert all(len(r.tool_results) == 2 for r in second)
+    prediction = run.predictions.get(sample__external_id="1")
+    first, calc, final = prediction.trace
+    assert first["error"] == "malformed_arguments" and first["ok"] is False
+    assert calc["action"] == "Calculator" and calc["observation"] == "139" and calc["ok"]
+    assert final["action"] == "Finish" and final["stop"] == "final_answer"
+    assert prediction.answer == "139"
+    assert len(prediction.tool_calls) == 2
+
+
+def test_wtueval_r4_counts_native_and_leaked_calls_as_tool_use(broker: None) -> None:
+    benchmark_import(suite="wtueval", paths=[WTU_QUESTIONS / "questions.jsonl"])
+    benchmark = Benchmark.objects.get(suite="wtueval")
+
+    def answer(request: ToolRequest) -> Any:
+        if "tomato" in request.last_user:
+            return leaked_call("Calculator", {"expression": "1 + 1"})
+        return "Final Answer: yes"
+
+    with FakeOpenAI(responder=oracle(answer)) as server:
+        endpoint = make_endpoint(server.base_url)
+        run = services.run_launch(
+            benchmark=benchmark,
+            task="R4",
+            endpoint=endpoint,
+            split="boolq-mini",
+            options={"tool_mode": "native"},
+        )
+        execute_run(run)
+    assert run.status == Run.Status.DONE, run.error
+    (prediction,) = run.predictions.all()
+    assert prediction.leaked and prediction.tool_calls == []
+    assert prediction.trace[-1]["error"] == "leaked_call"
+    assert prediction.scores["tool_errors"] == 1.0 and prediction.scores["accuracy"] == 0.0
+    assert run.metrics["tool_errors"] == 100.0
+
+
+def test_wtueval_without_tools_has_no_native_form(broker: None) -> None:
+    benchmark_import(suite="wtueval", paths=[WTU_QUESTIONS / "questions.jsonl"])
+    benchmark = Benchmark.objects.get(suite="wtueval")
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    with pytest.raises(RunError, match=r"task 'R1' of .* has no native tool mode"):
+        services.run_launch(
+            benchmark=benchmark,
+            task="R1",
+            endpoint=endpoint,
+            split="gsm8k-mini",
+            options={"tool_mode": "native"},
+        )

@@ -226,6 +226,7 @@ def _task(name: str, title: str, description: str) -> TaskSpec:
         percent=frozenset(m for m in metrics if m not in ("unparsed", "n")),
         options=options,
         agent=agent,
+        native=agent,
         description=description,
         item_metrics=item_metrics,
         run_metrics=run_metrics,
