@@ -1,4 +1,6 @@
-"""Refinement drafts: an expert edits a sample's gold answer and sees what changed.
+"""Refinement drafts: an expert edits a sample's gold answer and sees what changed. What a gold
+is and how an edit applies to it beyond the draft's shape comes from its suite (the registry's
+GoldEditing: the calls key, the step-keyed task golds, what else follows edited calls).
 
 Pure Python (no Django): the views keep a draft, apply one operation per request and render the
 result; these functions never touch the database and never mutate their arguments.
@@ -18,10 +20,11 @@ Draft shapes
     draft. A draft must therefore be written back against, and diffed with, the version it was
     loaded from.
 
-Arguments are checked against the tool's JSON schema (`arguments_errors`) with two allowances
-for how the published golds name an earlier call's output: an UltraTool placeholder such as
-"<first connection listed>" and an MTU-Bench reference "ToolName.field" (ToolName in the
-toolset) stand for a value of any type, so type and enum checks skip them. Beyond JSON Schema,
+Arguments are checked against the tool's JSON schema (`arguments_errors`) with allowances for
+how the published golds name an earlier call's output (each suite's GoldEditing.output_reference:
+an UltraTool placeholder such as "<first connection listed>", an MTU-Bench reference
+"ToolName.field" with ToolName in the toolset): they stand for a value of any type, so type and
+enum checks skip them. Beyond JSON Schema,
 an argument the schema's `properties` do not list is reported (a misspelt name), unless the
 schema allows extra properties explicitly.
 
@@ -53,6 +56,8 @@ from typing import Any, Literal
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError, ValidationError
 
+from benchmarks.suites import registry
+from benchmarks.suites.registry import GoldEditing, gold_editing
 from config.errors import ApplicationError
 
 Direction = Literal["up", "down"]
@@ -69,27 +74,12 @@ ChangeKind = Literal[
     "argument_removed",
 ]
 
-# UltraTool task golds keyed by step number ({"step": "1.2", ...}); they follow their step when
-# the plan is renumbered. "planning" (the plan as text) is handled on its own.
-STEP_KEYED_GOLDS = (
-    "tool_usage_awareness",
-    "tool_creation_awareness",
-    "tool_selection",
-    "tool_usage",
-    "tool_creation",
-)
 # Keys of a stored step that the draft holds itself; any other key is carried over by uid.
 _STEP_KEYS = ("step", "text", "tool", "arguments", "children")
 # Kept only while the step's tool and arguments are unchanged: they describe the published call.
 _CALL_KEYS = ("call", "call_error")
-# The splits whose published answer writes "no call" as {"": {}}; the others write {}.
-_MTU_EMPTY_KEY_SPLITS = ("S-S", "M-S")
 
 _NEW_UID = re.compile(r"^n(\d+)$")
-# An UltraTool placeholder for an earlier step's output: <obtained flight number>.
-_PLACEHOLDER = re.compile(r"^<[^<>]+>$")
-# What an MTU-Bench output reference looks like before we know the toolset: Tool.field.
-_DOTTED = re.compile(r"^[^\W\d][\w.\-]*\.[^\W\d]\w*$")
 _INTEGER = re.compile(r"^[+-]?\d+$")
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _TRUE = {"true", "on", "yes", "1"}
@@ -210,10 +200,11 @@ def plan_to_reference(
     A surviving step keeps its stored extra keys; "call" and "call_error" (the published call
     string and why it did not parse) only while its tool and arguments are unchanged.
 
-    Task golds keyed by step number (STEP_KEYED_GOLDS: "tool_usage", "tool_usage_awareness",
-    "tool_selection", ...) follow their step by uid: an entry of a surviving step takes the
-    step's new number and the entries are put in the new plan order; an entry of a deleted step
-    is dropped, as is one whose number matched no step of the old plan. Their content (the
+    Task golds keyed by step number (the suite's GoldEditing.step_keyed, e.g. UltraTool's
+    "tool_usage", "tool_usage_awareness", "tool_selection", ...) follow their step by uid: an
+    entry of a surviving step takes the step's new number and the entries are put in the new
+    plan order; an entry of a deleted step is dropped, as is one whose number matched no step
+    of the old plan. Their content (the
     gold tool, arguments, 0/1) is not changed: editing the plan does not rewrite another task's
     gold. "planning" (the plan as text) is rewritten from the draft when it was the old plan's
     text (compared line by line, whitespace-insensitive), and kept as it is otherwise.
@@ -262,7 +253,8 @@ def plan_to_reference(
     reference = copy.deepcopy(old)
     reference["plan"] = tree
     reference["steps"] = flat
-    _remap_golds(reference, stored, steps, numbers)
+    gold = gold_editing(old)
+    _remap_golds(reference, stored, steps, numbers, gold.step_keyed if gold else ())
     planning = old.get("planning")
     if isinstance(planning, str) and stored:
         old_steps = plan_from_reference(old)
@@ -283,12 +275,13 @@ def _remap_golds(
     stored: Sequence[Mapping[str, Any]],
     steps: Sequence[Step],
     numbers: Sequence[str],
+    step_keyed: Sequence[str],
 ) -> None:
     uid_of_old_number = {
         str(item.get("step")): f"s{index}" for index, item in enumerate(stored, start=1)
     }
     position = {step.uid: index for index, step in enumerate(steps)}
-    for key in STEP_KEYED_GOLDS:
+    for key in step_keyed:
         gold = reference.get(key)
         if not isinstance(gold, list):
             continue
@@ -516,11 +509,15 @@ class Call:
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
+def _calls_gold(reference: Mapping[str, Any] | None) -> GoldEditing | None:
+    gold = gold_editing(reference)
+    return gold if gold is not None and gold.shape == "calls" else None
+
+
 def _calls_key(reference: Mapping[str, Any] | None) -> str:
-    # MTU-Bench writes "calls"; the generic suite "tool_calls".
-    if isinstance(reference, Mapping) and "calls" in reference:
-        return "calls"
-    return "tool_calls"
+    # The suite's key (MTU-Bench writes "calls"); "tool_calls" (the generic suite's) otherwise.
+    gold = _calls_gold(reference)
+    return gold.calls_key if gold is not None else "tool_calls"
 
 
 def calls_from_reference(reference: Mapping[str, Any] | None) -> list[Call]:
@@ -544,8 +541,9 @@ def calls_from_reference(reference: Mapping[str, Any] | None) -> list[Call]:
 def calls_to_reference(
     calls: Sequence[Call], old_reference: Mapping[str, Any] | None, *, split: str | None = None
 ) -> dict[str, Any]:
-    """A new reference with the draft's calls under the key the old one used ("calls" for
-    MTU-Bench, "tool_calls" otherwise, also when there was no reference); other keys kept.
+    """A new reference with the draft's calls under the key the old one used (its suite's
+    GoldEditing.calls_key: "calls" for MTU-Bench; "tool_calls" otherwise, also when there was no
+    reference); other keys kept, except what the suite's `write_calls` rebuilds from the calls.
 
     MTU-Bench ("calls"): "answer", the published object, is rebuilt as {name: arguments} in
     call order, and kept as it was when the calls did not change (it tells {"": {}} from {}, a
@@ -556,33 +554,19 @@ def calls_to_reference(
     (`calls_errors(..., one_call_per_tool=True)` reports it first). A generic sample's "answer"
     (the expected final answer) is not touched.
     """
-    key = _calls_key(old_reference)
+    gold = _calls_gold(old_reference)
+    key = gold.calls_key if gold is not None else "tool_calls"
     old = dict(old_reference) if isinstance(old_reference, Mapping) else {}
     reference = copy.deepcopy(old)
     written = [{"name": call.name, "arguments": copy.deepcopy(call.arguments)} for call in calls]
     reference[key] = written
-    if key != "calls":
+    if gold is None or gold.write_calls is None:
         return reference
-    if written == old.get("calls") and "answer" in old:
-        return reference
-    names = [call.name for call in calls]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise RefineError(
-            f"MTU-Bench's answer holds one call per tool; {', '.join(repeated)} is called twice"
-        )
-    if calls:
-        reference["answer"] = {call.name: copy.deepcopy(call.arguments) for call in calls}
-    elif _is_no_call(old.get("answer")):
-        reference["answer"] = copy.deepcopy(old["answer"])
-    else:
-        reference["answer"] = {"": {}} if split in _MTU_EMPTY_KEY_SPLITS else {}
+    try:
+        gold.write_calls(written, old, reference, split)
+    except ValueError as exc:
+        raise RefineError(str(exc)) from None
     return reference
-
-
-def _is_no_call(answer: Any) -> bool:
-    # The published no-call answers: {} (M-M, OOD), {"": {}} (S-S, M-S), {"": "{}"} (OOD).
-    return isinstance(answer, dict) and all(not str(name).strip() for name in answer)
 
 
 def call_insert(
@@ -756,21 +740,14 @@ def form_from_arguments(
 
 
 def _looks_like_reference(text: str) -> bool:
-    return bool(_PLACEHOLDER.match(text) or _DOTTED.match(text))
+    return registry.is_output_reference(text, None)
 
 
 def is_output_reference(value: Any, tools: Collection[str] = ()) -> bool:
     """Whether an argument value names an earlier call's output rather than giving a value:
     an UltraTool placeholder "<obtained flight number>", or an MTU-Bench "ToolName.field" whose
-    ToolName is in `tools`."""
-    if not isinstance(value, str):
-        return False
-    if _PLACEHOLDER.match(value):
-        return True
-    return any(
-        value.startswith(f"{name}.") and re.fullmatch(r"[^\W\d]\w*", value[len(name) + 1 :])
-        for name in tools
-    )
+    ToolName is in `tools` (the suites' GoldEditing.output_reference)."""
+    return isinstance(value, str) and registry.is_output_reference(value, tools)
 
 
 def _coerce(item: Field, text: str) -> tuple[Any, str | None]:

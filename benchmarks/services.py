@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from benchmarks import selectors
 from benchmarks.models import Benchmark
-from benchmarks.suites import get_suite
 from benchmarks.suites.base import (
     ImportFormatError,
     Progress,
@@ -25,6 +24,7 @@ from benchmarks.suites.base import (
     undescribed_gold_tools,
     validate_bundle,
 )
+from benchmarks.suites.registry import get_suite
 from config.errors import ApplicationError
 
 
@@ -73,7 +73,7 @@ def benchmark_import(
         raise ImportFormatError("no files given")
     bundle = suite_module.import_files([Path(p) for p in paths], progress)
     validate_bundle(bundle)
-    gold_tools = getattr(suite_module, "gold_tools", None)
+    gold_tools = suite_module.gold_tools
     undescribed = undescribed_gold_tools(bundle, gold_tools) if gold_tools else []
     if undescribed and not allow_known_tools:
         check_gold_tools(undescribed)

@@ -18,8 +18,7 @@ from django.utils.safestring import SafeString
 
 from benchmarks.admin import pretty_json
 from benchmarks.models import Benchmark
-from benchmarks.suites import get_suite, suite_names
-from benchmarks.suites.protocol import Evaluator
+from benchmarks.suites.registry import get_suite, suite_names
 from evaluation.caller import failure_summary
 from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.models import (
@@ -127,7 +126,7 @@ class EndpointAdmin(admin.ModelAdmin):
 def task_choices() -> list[tuple[str, list[tuple[str, str]]]]:
     groups = []
     for suite in suite_names():
-        tasks = Evaluator(get_suite(suite)).tasks
+        tasks = get_suite(suite).tasks
         if tasks:
             groups.append(
                 (

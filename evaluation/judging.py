@@ -24,6 +24,7 @@ from django.utils import timezone
 from benchmarks.suites import judging as pure
 from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
 from benchmarks.suites.protocol import CallFailed, Context, Item, Outcome, Prompt
+from benchmarks.suites.registry import judgment_formats
 from config.errors import ApplicationError
 from evaluation import engine
 from evaluation.caller import Caller
@@ -686,10 +687,6 @@ def solvability_mark(*, jobs: Sequence[JudgeJob]) -> dict[str, int]:
 
 # --- published judgments ------------------------------------------------------------------------
 
-# format -> the suite whose benchmark it belongs to
-IMPORT_FORMATS = ("ultratool-planning", "stabletoolbench-pass")
-IMPORT_SUITES = {"ultratool-planning": "ultratool", "stabletoolbench-pass": "stabletoolbench"}
-
 
 def judgments_import(
     *,
@@ -703,96 +700,77 @@ def judgments_import(
     task: str = "",
 ) -> JudgeJob:
     """Published judge outputs as a judged run: the run (the model's outputs, scored as any
-    imported run) and a finished judge job whose judgments carry the published scores, each
-    matched to its imported sample. All or nothing; raises JudgeError, RunError or
-    ImportFormatError naming the file, line and field.
-
-    ultratool-planning: UltraTool's planning evaluations, one JSON object per line in the
-    order of the planning test set (line i is sample i of test.json, whose question it must
-    repeat).
-
-    stabletoolbench-pass: the pass-rate results StableToolBench's evaluation writes
-    (pass_rate_results/<method>/<group>_<method>.json: per query its is_solved label of each
-    evaluation round), as a `stabletoolbench.pass` job with one judgment per query and round
-    (repeat = round), so the job's SoPR is the reference's and, with a second such run, a
-    preference job's SoWR lets these labels decide first. The run's outputs are the answers
-    rebuilt from the file's steps, or, given `answers`, the converted predictions file's answer
-    objects (model_predictions_converted/<method>/<group>.json, every labelled query in it).
-    `task` is the run's task (pass_rate, the default, or preference: runs compared by a
-    preference judge must share it). Each query must be a sample of its group with the same
-    question."""
+    imported run) and a finished judge job whose judgments carry the published verdicts, one
+    per item and round (repeat = round), each matched to its imported sample. `fmt` is a
+    judgment format of the benchmark's suite (registry.judgment_formats: the suite's reader
+    says what the file holds, the template, the run's task; `answers` and `task` go to a reader
+    that takes them). All or nothing; raises JudgeError, RunError or ImportFormatError naming
+    the file, line and field. Each item must be a sample of its split with the same question."""
     from evaluation.services import RunError
 
-    if fmt not in IMPORT_FORMATS:
-        raise JudgeError(f"unknown format {fmt!r}; formats: {', '.join(IMPORT_FORMATS)}")
-    suite = IMPORT_SUITES[fmt]
-    if benchmark.suite != suite:
-        raise JudgeError(f"{benchmark.name} is a {benchmark.suite} benchmark; {fmt} is {suite}'s")
-    if fmt == "stabletoolbench-pass":
-        return _pass_results_import(
-            path=Path(path),
-            name=name,
-            benchmark=benchmark,
-            judge_name=judge_name or f"published {fmt} judge",
-            user=user,
-            answers=Path(answers) if answers else None,
-            task=task or "pass_rate",
+    formats = judgment_formats()
+    if fmt not in formats:
+        raise JudgeError(f"unknown format {fmt!r}; formats: {', '.join(formats)}")
+    suite, reader = formats[fmt]
+    if benchmark.suite != suite.name:
+        raise JudgeError(
+            f"{benchmark.name} is a {benchmark.suite} benchmark; {fmt} is {suite.name}'s"
         )
-    if answers or task:
-        raise JudgeError(f"{fmt} takes no answers file and no task (stabletoolbench-pass does)")
-    from benchmarks.suites.ultratool.judges import read_planning_evaluations
-
-    evaluations = read_planning_evaluations(Path(path))
-    if not evaluations:
+    if not reader.takes_answers and (answers or task):
+        takers = ", ".join(f for f, (_s, r) in formats.items() if r.takes_answers) or "none"
+        raise JudgeError(f"{fmt} takes no answers file and no task ({takers} does)")
+    published = reader.read(Path(path), Path(answers) if answers else None, task)
+    if not published.items:
         raise JudgeError(f"{path} holds no evaluation")
+    items = published.items
+    split = items[0].split
     queries = dict(
         benchmark.samples.filter(
-            split="test", external_id__in=[e.external_id for e in evaluations]
+            split=split, external_id__in=[i.external_id for i in items]
         ).values_list("external_id", "input__query")
     )
-    for evaluation in evaluations:
-        query = queries.get(evaluation.external_id)
+    for item in items:
+        query = queries.get(item.external_id)
         if query is None:
             raise RunError(
-                f"{evaluation.source}: no sample {evaluation.external_id} in the test split of "
+                f"{item.source}: no sample {item.external_id} in {published.where} of "
                 f"{benchmark.name}"
             )
-        if not _same_text(query, evaluation.query):
+        if not _same_text(query, item.query):
             raise RunError(
-                f"{evaluation.source}: field data.data.input is not the question of sample "
-                f"{evaluation.external_id} ({str(query)[:80]!r}); is the file in the order of "
-                "the planning test set?"
+                f"{item.source}: field {published.query_field} is not the question of sample "
+                f"{item.name} ({str(query)[:80]!r}){published.mismatch_hint}"
             )
-    template = pure.template_named("ultratool.planning")
+    template = pure.template_named(published.template)
+    rounds = published.rounds
     with transaction.atomic():
-        run = _imported_run(
-            benchmark, "planning", [e.published_output() for e in evaluations], name, user
+        run = _imported_run(benchmark, published.task, [i.output for i in items], name, user)
+        job = _imported_job(
+            template, run, judge_name or f"published {fmt} judge", len(rounds), user
         )
-        job = _imported_job(template, run, judge_name or f"published {fmt} judge", 1, user)
         predictions = dict(run.predictions.values_list("sample__external_id", "id"))
         samples = dict(run.predictions.values_list("sample__external_id", "sample_id"))
         judgments = []
-        for position, evaluation in enumerate(evaluations):
-            verdict = evaluation.verdict()
-            value, label = verdict_number(template, verdict, "")
-            judgments.append(
-                Judgment(
-                    job=job,
-                    sample_id=samples[evaluation.external_id],
-                    prediction_id=predictions[evaluation.external_id],
-                    position=position,
-                    status=Judgment.Status.DONE,
-                    raw=json.dumps(
-                        {"scores": evaluation.scores, "reasonings": evaluation.reasonings},
-                        ensure_ascii=False,
-                    ),
-                    values=verdict.values,
-                    value=value,
-                    label=label,
-                    reasoning=verdict.reasoning,
-                    error=verdict.error,
+        for number in rounds:
+            for item in items:
+                verdict = item.verdicts[number]
+                value, label = verdict_number(template, verdict, "")
+                judgments.append(
+                    Judgment(
+                        job=job,
+                        sample_id=samples[item.external_id],
+                        prediction_id=predictions[item.external_id],
+                        repeat=number,
+                        position=len(judgments),
+                        status=Judgment.Status.DONE,
+                        raw=item.raw[number],
+                        values=verdict.values,
+                        value=value,
+                        label=label,
+                        reasoning=verdict.reasoning,
+                        error=verdict.error,
+                    )
                 )
-            )
         _finish_imported(job, judgments)
     return job
 
@@ -832,81 +810,3 @@ def _finish_imported(job: JudgeJob, judgments: Sequence[Judgment]) -> None:
     job.status = JudgeJob.Status.DONE
     job.finished_at = timezone.now()
     job.save(update_fields=["metrics", "status", "finished_at", "updated_at"])
-
-
-def _pass_results_import(
-    *,
-    path: Path,
-    name: str,
-    benchmark: Any,
-    judge_name: str,
-    user: Any,
-    answers: Path | None,
-    task: str,
-) -> JudgeJob:
-    from benchmarks.suites.stabletoolbench.evaluate import read_predictions
-    from benchmarks.suites.stabletoolbench.results import read_pass_results
-    from evaluation.services import RunError
-
-    results = read_pass_results(path)
-    group = results[0].split
-    outputs = [r.published_output() for r in results]
-    if answers is not None:
-        given = {o.external_id: o for o in read_predictions(task, answers)}
-        for index, result in enumerate(results):
-            output = given.get(result.external_id)
-            if output is None:
-                raise RunError(
-                    f"{answers}: no answer to query {result.external_id}, which {path} labels"
-                )
-            if output.split != group:
-                raise RunError(
-                    f"{answers} holds group {output.split}'s answers; {path} labels {group}'s"
-                )
-            outputs[index] = output
-    queries = dict(
-        benchmark.samples.filter(
-            split=group, external_id__in=[r.external_id for r in results]
-        ).values_list("external_id", "input__query")
-    )
-    for result in results:
-        query = queries.get(result.external_id)
-        if query is None:
-            raise RunError(
-                f"{result.source}: no sample {result.external_id} in group {group} of "
-                f"{benchmark.name}"
-            )
-        if not _same_text(query, result.query):
-            raise RunError(
-                f"{result.source}: field query is not the question of sample "
-                f"{group}/{result.external_id} ({str(query)[:80]!r})"
-            )
-    template = pure.template_named("stabletoolbench.pass")
-    rounds = list(results[0].labels)
-    with transaction.atomic():
-        run = _imported_run(benchmark, task, outputs, name, user)
-        job = _imported_job(template, run, judge_name, len(rounds), user)
-        predictions = dict(run.predictions.values_list("sample__external_id", "id"))
-        samples = dict(run.predictions.values_list("sample__external_id", "sample_id"))
-        judgments = []
-        for number in rounds:
-            for result in results:
-                verdict = result.verdict(number)
-                value, label = verdict_number(template, verdict, "")
-                judgments.append(
-                    Judgment(
-                        job=job,
-                        sample_id=samples[result.external_id],
-                        prediction_id=predictions[result.external_id],
-                        repeat=number,
-                        position=len(judgments),
-                        status=Judgment.Status.DONE,
-                        raw=result.published[number],
-                        values=verdict.values,
-                        value=value,
-                        label=label,
-                        reasoning=verdict.reasoning,
-                    )
-                )
-        _finish_imported(job, judgments)
-    return job

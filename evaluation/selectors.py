@@ -11,7 +11,6 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, Sample, Tool
-from benchmarks.suites import get_suite
 from benchmarks.suites.protocol import (
     Context,
     Evaluator,
@@ -21,6 +20,7 @@ from benchmarks.suites.protocol import (
     TaskSpec,
     ToolSpec,
 )
+from benchmarks.suites.registry import get_suite
 from evaluation.models import Endpoint, Prediction, Run
 
 SAMPLE_FIELDS = (
@@ -88,7 +88,7 @@ def tool_specs(benchmark: Benchmark) -> dict[str, ToolSpec]:
 
 
 def evaluator_for(benchmark: Benchmark) -> Evaluator:
-    return Evaluator(get_suite(benchmark.suite))
+    return get_suite(benchmark.suite).evaluator
 
 
 def context_for(

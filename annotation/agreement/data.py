@@ -44,9 +44,9 @@ from django.db import connection
 from annotation.agreement.ratings import CampaignRatings, QuestionRatings, Rater
 from annotation.kinds import kind_of
 from annotation.models import Campaign, Item, Label, Question
-from benchmarks.suites import get_suite
 from benchmarks.suites.judging import combine_orders
-from benchmarks.suites.protocol import Evaluator, MetricSpec, TaskSpec
+from benchmarks.suites.protocol import MetricSpec, TaskSpec
+from benchmarks.suites.registry import get_suite
 from config.errors import ApplicationError
 from evaluation.models import Judge, Judgment, Prediction, Run
 
@@ -473,7 +473,7 @@ class MetricInfo:
 
 def _task_spec(suite: str, task: str) -> TaskSpec | None:
     try:
-        return Evaluator(get_suite(suite)).task(task)
+        return get_suite(suite).evaluator.task(task)
     except ValueError:  # a suite or task this version no longer has
         return None
 

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn
 
 # Limits on untrusted input. A field larger than this is refused (it is never a real query or
 # tool description, and it would bloat every page that shows it); JSON nested deeper than this is
@@ -155,21 +155,6 @@ class ImportBundle:
     def extend(self, other: ImportBundle) -> None:
         self.tools.extend(other.tools)
         self.samples.extend(other.samples)
-
-
-class Suite(Protocol):
-    """One benchmark's module. Later issues add build_prompt / parse / score / aggregate.
-
-    A suite whose tool descriptions come in files of their own also has `gold_tools` (see
-    GoldTools): the service then refuses a gold tool that no tool of the import describes."""
-
-    name: str
-    default_benchmark: str
-    tasks: tuple[str, ...]
-
-    def import_files(
-        self, paths: Sequence[Path], progress: Progress | None = None
-    ) -> ImportBundle: ...
 
 
 # --- checks -------------------------------------------------------------------------------------

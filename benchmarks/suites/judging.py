@@ -130,7 +130,7 @@ def _load_all() -> None:
     """Import every suite's judges module once (they register themselves)."""
     import importlib
 
-    from benchmarks.suites import SUITE_MODULES
+    from benchmarks.suites.registry import SUITE_MODULES
 
     for module in SUITE_MODULES.values():
         try:

@@ -20,7 +20,8 @@ and, where the default below does not fit:
                                                      asks once and parses
     read_predictions(task, path) -> Iterator[PublishedOutput]   outputs published elsewhere
 
-`Evaluator(suite_module)` fills in the defaults, so the platform calls one interface.
+`Evaluator(suite_module)` (a registry Suite's `evaluator`) fills in the defaults, so the
+platform calls one interface.
 
 Conventions:
 - `context` is the JSON object `prepare` returned for the item ({} by default). It is stored
@@ -46,6 +47,7 @@ import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 Style = Literal["chat", "completion"]
@@ -411,7 +413,10 @@ async def solve_single(
 class Evaluator:
     """A suite module's evaluation functions, with the protocol's defaults filled in."""
 
-    def __init__(self, module: Any) -> None:  # a suite module (base.Suite)
+    def __init__(self, module: Any) -> None:
+        # A suite module, or a registry Suite (benchmarks.suites.registry) bringing its package.
+        if not isinstance(module, ModuleType):
+            module = module.module
         self.module = module
         self.name: str = module.name
         self.tasks: Mapping[str, TaskSpec] = getattr(module, "TASKS", {})

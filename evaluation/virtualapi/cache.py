@@ -1,5 +1,6 @@
-"""Filling the virtual API server: a StableToolBench response cache imported as published, and
-the documentation of a benchmark's APIs."""
+"""Filling the virtual API server: a response cache imported as published (in the layout of the
+suite whose server it stands in for, registry.cache_protocol), and the documentation of a
+benchmark's APIs."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from django.db import transaction
 from benchmarks.models import Benchmark
 from benchmarks.suites.base import shown
 from benchmarks.suites.protocol import ToolSpec
-from benchmarks.suites.stabletoolbench.importer import key_parts, load_response_cache
+from benchmarks.suites.registry import cache_protocol, get_suite
 from evaluation.models import ApiResponse, VirtualApi
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
 from evaluation.virtualapi.server import responses_insert
-from evaluation.virtualapi.toolbox import api_of, documentation_of
+from evaluation.virtualapi.toolbox import api_name, documentation_of
 
 BATCH = 1000  # responses per INSERT round trip
 
@@ -35,7 +36,9 @@ def cache_import(
     cache. Returns counts: entries read, responses added, already there."""
     if origin not in ApiResponse.Origin.values:
         raise ValueError(f"origin must be one of {', '.join(ApiResponse.Origin.values)}")
-    entries = list(load_response_cache(Path(root)))
+    read_cache = cache_protocol().read_cache
+    assert read_cache is not None  # cache_protocol() is a suite that serves a cache
+    entries = list(read_cache(Path(root)))
     rows: dict[tuple[ApiName, str], Any] = {}
     for entry in entries:
         name = ApiName.from_folders(entry.category, entry.tool, entry.api)
@@ -77,18 +80,26 @@ def cache_import(
 
 
 def apis_from_benchmark(benchmark: Benchmark) -> int:
-    """Record the documentation of a StableToolBench benchmark's APIs (what the simulator and
-    the Turing test show); returns how many APIs it names. An API is known by its (category,
-    tool, api) as the server's cache names it; its `function` is ToolBench's `<api>_for_<tool>`
-    (the Tool's key without its category: two categories may share it)."""
+    """Record the documentation of the benchmark's APIs that the server serves (its suite's
+    served tools; what the simulator and the Turing test show); returns how many APIs it
+    names. An API is known by its (category, tool, api) as the server's cache names it; its
+    `function` is the name the suite's prompts give it (StableToolBench: ToolBench's
+    `<api>_for_<tool>`, the Tool's key without its category: two categories may share it)."""
+    served_tools = get_suite(benchmark.suite).served_tools
+    if served_tools is None:
+        return 0
+    specs = {
+        tool.name: ToolSpec(name=tool.name, description=tool.description, raw=tool.raw)
+        for tool in benchmark.tools.all()
+    }
+    served = served_tools.apis(specs)
     count = 0
     with transaction.atomic():
-        for tool in benchmark.tools.all():
-            spec = ToolSpec(name=tool.name, description=tool.description, raw=tool.raw)
-            name = api_of(spec)
-            if name is None:
+        for tool_name, spec in specs.items():
+            if tool_name not in served:
                 continue
-            function = key_parts(tool.name)[1]
+            name = api_name(served[tool_name])
+            function = served[tool_name].function
             api, created = VirtualApi.objects.get_or_create(
                 category=name.category,
                 tool=name.tool,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from benchmarks.suites.stabletoolbench.importer import change_name, standard_category, standardize
+from benchmarks.suites.registry import cache_protocol
 
 # A number written as text (spaces around it ignored): optional sign, digits without a leading
 # zero (or a single 0), an optional fraction and exponent. "007", "1,000" and "0x10" are not.
@@ -36,15 +36,11 @@ class ApiName:
 
     @classmethod
     def from_request(cls, category: str, tool_name: str, api_name: str) -> ApiName:
-        """The names a StableToolBench client sends (as published), standardised as its server
-        does before looking in the cache."""
-        folder_category = standard_category(category)
-        tool = standardize(tool_name)
-        suffix = f"_for_{folder_category}"
-        # A client may send the folder's name already; standardize() lower-cased its suffix.
-        if tool.endswith(suffix.lower()):
-            tool = tool[: -len(suffix)]
-        return cls(folder_category, f"{tool}{suffix}", change_name(standardize(api_name)))
+        """The names a client sends (as published), standardised as the server the virtual API
+        server stands in for does before looking in its cache (that suite's request_api)."""
+        request_api = cache_protocol().request_api
+        assert request_api is not None  # cache_protocol() is a suite that serves a cache
+        return cls(*request_api(category, tool_name, api_name))
 
     @classmethod
     def from_folders(cls, category: str, tool: str, api: str) -> ApiName:

@@ -14,6 +14,7 @@ from typing import Any
 from django.db.models import Count
 
 from benchmarks.models import Benchmark, Sample
+from benchmarks.suites.registry import get_suite
 from evaluation.judging import judge_launch
 from evaluation.models import Endpoint, Judge, JudgeJob, Run, ServedCall
 from evaluation.services import run_launch
@@ -48,6 +49,14 @@ class Arm:
         }
 
 
+def agent_task(benchmark: Benchmark) -> str:
+    """The task whose runs call the tools the server serves to this benchmark's suite."""
+    served = get_suite(benchmark.suite).served_tools
+    if served is None or not served.agent_task:
+        raise ValueError(f"the virtual API server serves no task of {benchmark.name}")
+    return served.agent_task
+
+
 def runs_launch(
     *,
     benchmark: Benchmark,
@@ -63,6 +72,7 @@ def runs_launch(
     put first when missing): it fixes the queries, whose tools the others sample from."""
     if mode not in ("simulate", "fail"):
         raise ValueError("mode is simulate (virtual API server) or fail (no server)")
+    task = agent_task(benchmark)
     shares = [0.0, *(s for s in shares if s != 0)]
     arms: list[Arm] = []
     tools: list[str] = []
@@ -70,7 +80,7 @@ def runs_launch(
         down = sample_down_tools(tools, share, seed) if arms else []
         run = run_launch(
             benchmark=benchmark,
-            task="pass_rate",
+            task=task,
             endpoint=endpoint,
             split=split,
             item_limit=limit,

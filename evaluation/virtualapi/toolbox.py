@@ -1,52 +1,29 @@
-"""The tools an agent run calls, served by the virtual API server: a StableToolBench query's
-api_list (each benchmark tool whose published entry names its category, tool and API), and the
-platform's own search tools for WTU-Eval (builtin_tools.json). Each call returns the server's
-JSON answer, {"error", "response", "source"}: the agent's observation, and its provenance in
-the trace."""
+"""The tools an agent run calls, served by the virtual API server: those the run's suite says it
+serves (registry.ServedTools: a benchmark's own tools kept in the server's cache layout, or
+tools the suite defines). Each call returns the server's JSON answer, {"error", "response",
+"source"}: the agent's observation, and its provenance in the trace."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from benchmarks.suites.protocol import Tool, ToolSpec, ToolUnavailable
-from benchmarks.suites.stabletoolbench.importer import cache_path
+from benchmarks.suites.registry import ServedApi, cache_protocol, get_suite
 from evaluation.virtualapi.keys import ApiName
 from evaluation.virtualapi.server import Call, Steps, serve
 
-BUILTIN = Path(__file__).resolve().parent / "builtin_tools.json"
 
-
-@cache
-def builtin_tools() -> dict[str, tuple[ToolSpec, ApiName]]:
-    data = json.loads(BUILTIN.read_text())
-    out = {}
-    for entry in data["tools"]:
-        spec = ToolSpec(
-            name=entry["name"],
-            description=entry["description"],
-            parameters=entry["parameters"],
-            category=entry["category"],
-            raw=entry,
-        )
-        out[entry["name"]] = (
-            spec,
-            ApiName.from_folders(entry["category"], entry["tool"], entry["api"]),
-        )
-    return out
+def api_name(served: ServedApi) -> ApiName:
+    return ApiName.from_folders(served.category, served.tool, served.api)
 
 
 def api_of(spec: ToolSpec) -> ApiName | None:
-    """Where the server keeps a benchmark tool's responses (its published StableToolBench
-    entry); None for a tool the server cannot serve."""
-    raw = spec.raw
-    if not isinstance(raw, dict) or not {"category_name", "tool_name", "api_name"} <= set(raw):
-        return None
-    category, tool, api = cache_path(raw).parts
-    return ApiName(category, tool, api.removesuffix(".json"))
+    """Where the server keeps a benchmark tool's responses, for a tool of the suite whose
+    published server it stands in for (registry.cache_protocol); None for a tool the server
+    cannot serve."""
+    served = cache_protocol().apis({spec.name: spec}).get(spec.name)
+    return api_name(served) if served is not None else None
 
 
 def documentation_of(spec: ToolSpec) -> dict[str, Any]:
@@ -101,15 +78,9 @@ class VirtualToolbox(Mapping[str, Tool]):
 
 
 def served_specs(suite: str, tools: Mapping[str, ToolSpec]) -> dict[str, tuple[ToolSpec, ApiName]]:
-    """The tools the server serves to a run of this suite: StableToolBench's own, WTU-Eval's
-    search tools; none for other suites."""
-    if suite == "stabletoolbench":
-        out = {}
-        for name, spec in tools.items():
-            api = api_of(spec)
-            if api is not None:
-                out[name] = (spec, api)
-        return out
-    if suite == "wtueval":
-        return dict(builtin_tools())
-    return {}
+    """The tools the server serves to a run of this suite, as the suite's served tools say
+    (registry.ServedTools); none for a suite without."""
+    served = get_suite(suite).served_tools
+    if served is None:
+        return {}
+    return {name: (api.spec, api_name(api)) for name, api in served.apis(tools).items()}

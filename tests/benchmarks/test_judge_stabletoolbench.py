@@ -146,7 +146,7 @@ def test_read_predictions_names_the_record_and_field_of_a_bad_file(tmp_path: Pat
 
 
 def test_tasks_refuse_to_build_a_prompt() -> None:
-    assert set(stabletoolbench.TASKS) == set(stabletoolbench.tasks)
+    assert set(stabletoolbench.TASKS) == set(stabletoolbench.SUITE.tasks)
     with pytest.raises(ValueError, match=r"virtual API server .* import_predictions"):
         stabletoolbench.build_prompt(item("q"), CTX, {})
 

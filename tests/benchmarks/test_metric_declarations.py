@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suites import generic, get_suite, suite_names, ultratool
+from benchmarks.suites import generic, ultratool
 from benchmarks.suites.base import merge_tools
 from benchmarks.suites.protocol import (
     FAMILY,
@@ -28,6 +28,7 @@ from benchmarks.suites.protocol import (
     lookup_metric,
     metric_specs,
 )
+from benchmarks.suites.registry import get_suite, suite_names
 from benchmarks.suites.stabletoolbench import evaluate as stb
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo"

@@ -11,8 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from benchmarks.services import benchmark_import
-from benchmarks.suites import suite_names
 from benchmarks.suites.base import ImportFormatError
+from benchmarks.suites.registry import suite_names
 
 
 class Command(BaseCommand):

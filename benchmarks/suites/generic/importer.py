@@ -53,7 +53,6 @@ from benchmarks.suites.base import (
 
 name = "generic"
 default_benchmark = "Generic"
-tasks = ("answer", "tool_calls")
 
 KEYS = {"id", "query", "turns", "tools", "answer", "tool_calls", "split", "metadata"}
 ROLES = ("user", "assistant", "tool")

@@ -87,7 +87,6 @@ from benchmarks.suites.base import (
 
 name = "metatool"
 default_benchmark = "MetaTool"
-tasks = ("awareness", "similar", "scenario", "reliability", "multi_tool")
 
 TOOL_FILES = ("plugin_des.json", "big_tool_des.json", "plugin_info.json")
 GOLDEN_PREFIX = "multi_tool_query_golden"

@@ -4,5 +4,11 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 (the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
 """
 
+import sys as _sys
+
 from benchmarks.suites.mtubench.evaluate import *  # noqa: F403
+from benchmarks.suites.mtubench.gold import GOLD as _GOLD
 from benchmarks.suites.mtubench.importer import *  # noqa: F403
+from benchmarks.suites.registry import Suite as _Suite
+
+SUITE = _Suite(_sys.modules[__name__], gold=_GOLD)

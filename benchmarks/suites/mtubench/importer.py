@@ -93,7 +93,7 @@ from benchmarks.suites.base import (
 
 name = "mtubench"
 default_benchmark = "MTU-Bench"
-tasks = ("S-S", "S-M", "M-S", "M-M", "OOD")
+SPLITS = ("S-S", "S-M", "M-S", "M-M", "OOD")
 
 SINGLE_TURN = ("S-S", "S-M")
 FILE_NAME = re.compile(r"^(S-S|S-M|M-S|M-M|OOD)(?:[_.\-].*)?\.jsonl$", re.IGNORECASE)
@@ -140,7 +140,7 @@ def _files(paths: Sequence[Path]) -> list[tuple[Path, str]]:
         if path.is_dir():
             found = [p for p in path.iterdir() if p.is_file() and FILE_NAME.match(p.name)]
             # The paper's order, so the first definition of a tool comes from the simplest split.
-            found.sort(key=lambda p: (tasks.index(split_of(p)), p.name))
+            found.sort(key=lambda p: (SPLITS.index(split_of(p)), p.name))
             if not found:
                 raise ImportFormatError(
                     f"holds no MTU-Eval test files; this suite reads {ACCEPTED}", file=path

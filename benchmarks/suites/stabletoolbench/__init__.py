@@ -6,6 +6,40 @@ in benchmarks/suites/protocol.py); agent.py solves a query with a ReAct loop ove
 server (`solve`). The suite's public names are re-exported here.
 """
 
+import sys as _sys
+from pathlib import Path as _Path
+
+from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
+from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
+from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.stabletoolbench.agent import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.evaluate import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.importer import *  # noqa: F403
+from benchmarks.suites.stabletoolbench.served import SERVED_TOOLS as _SERVED_TOOLS
+
+
+def _pass_judgments(path: _Path, answers: _Path | None, task: str) -> _PublishedJudgments:
+    # Imported when used: results.py needs judges.py, which registers its templates (as
+    # judging.templates() does).
+    from benchmarks.suites.stabletoolbench.results import pass_judgments
+
+    return pass_judgments(path, answers, task)
+
+
+SUITE = _Suite(
+    _sys.modules[__name__],
+    served_tools=_SERVED_TOOLS,
+    judgment_readers={
+        "stabletoolbench-pass": _JudgmentReader(
+            read=_pass_judgments,
+            help="StableToolBench's pass-rate results (pass_rate_results/<method>/"
+            "<group>_<method>.json, the is_solved label of each query in each evaluation "
+            "round); --answers takes the answers from the converted predictions file instead "
+            "of the results' steps.",
+            takes_answers=True,
+            answers_help="model_predictions_converted/<method>/<group>.json, the whole answers "
+            "the labels judged (default: rebuilt from the results' steps).",
+            task_help="the run's task, pass_rate (default) or preference.",
+        )
+    },
+)

@@ -116,7 +116,6 @@ from benchmarks.suites.base import (
 
 name = "stabletoolbench"
 default_benchmark = "StableToolBench"
-tasks = ("pass_rate", "preference")
 
 ACCEPTED = (
     "solvable_queries/test_instruction/<group>.json (e.g. G1_instruction.json), "

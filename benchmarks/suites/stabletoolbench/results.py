@@ -51,10 +51,17 @@ from benchmarks.suites.base import ImportFormatError, load_json, type_name
 from benchmarks.suites.judging import Verdict
 from benchmarks.suites.predictions import python_literal
 from benchmarks.suites.protocol import PublishedOutput
-from benchmarks.suites.stabletoolbench.evaluate import FINISH, GROUPS
+from benchmarks.suites.registry import PublishedJudgment, PublishedJudgments
+from benchmarks.suites.stabletoolbench.evaluate import FINISH, GROUPS, read_predictions
 from benchmarks.suites.stabletoolbench.judges import pass_label
 
-__all__ = ["PassResult", "answer_from_steps", "pass_results_group", "read_pass_results"]
+__all__ = [
+    "PassResult",
+    "answer_from_steps",
+    "pass_judgments",
+    "pass_results_group",
+    "read_pass_results",
+]
 
 _GROUP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 _STEP = re.compile(r"^Step (\d+): ", re.MULTILINE)
@@ -252,3 +259,48 @@ def read_pass_results(path: Path) -> list[PassResult]:
             )
         )
     return results
+
+
+def pass_judgments(path: Path, answers: Path | None, task: str) -> PublishedJudgments:
+    """The `stabletoolbench-pass` judgment format (a registry.JudgmentReader): a results file's
+    labels as `stabletoolbench.pass` verdicts, one per query and round (repeat = round), so the
+    job's SoPR is the reference's. The judged outputs are the answers rebuilt from the file's
+    steps, or, given `answers`, the converted predictions file's answer objects
+    (model_predictions_converted/<method>/<group>.json, every labelled query in it). `task` is
+    the run's task: pass_rate (the default) or preference (runs compared by a preference judge
+    must share it)."""
+    task = task or "pass_rate"
+    results = read_pass_results(path)
+    group = results[0].split
+    outputs = [r.published_output() for r in results]
+    if answers is not None:
+        given = {o.external_id: o for o in read_predictions(task, answers)}
+        for index, result in enumerate(results):
+            output = given.get(result.external_id)
+            if output is None:
+                raise ImportFormatError(
+                    f"{answers}: no answer to query {result.external_id}, which {path} labels"
+                )
+            if output.split != group:
+                raise ImportFormatError(
+                    f"{answers} holds group {output.split}'s answers; {path} labels {group}'s"
+                )
+            outputs[index] = output
+    return PublishedJudgments(
+        template="stabletoolbench.pass",
+        task=task,
+        items=[
+            PublishedJudgment(
+                external_id=result.external_id,
+                split=group,
+                query=result.query,
+                output=output,
+                verdicts={number: result.verdict(number) for number in result.labels},
+                raw=dict(result.published),
+                source=result.source,
+                name=f"{group}/{result.external_id}",
+            )
+            for result, output in zip(results, outputs, strict=True)
+        ],
+        where=f"group {group}",
+    )

@@ -4,5 +4,33 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 (the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
 """
 
+import sys as _sys
+from pathlib import Path as _Path
+
+from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
+from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
+from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403
+from benchmarks.suites.ultratool.gold import GOLD as _GOLD
 from benchmarks.suites.ultratool.importer import *  # noqa: F403
+
+
+def _planning_judgments(path: _Path, answers: _Path | None, task: str) -> _PublishedJudgments:
+    # Imported when used: judges.py registers its templates, which judging.templates() does.
+    from benchmarks.suites.ultratool.judges import planning_judgments
+
+    return planning_judgments(path, answers, task)
+
+
+SUITE = _Suite(
+    _sys.modules[__name__],
+    gold=_GOLD,
+    judgment_readers={
+        "ultratool-planning": _JudgmentReader(
+            read=_planning_judgments,
+            help='UltraTool\'s planning evaluations ({"data": {"data": {"input", "reference"}, '
+            '"init output"}, "eval": [{"Reasoning", "<Dimension> Score"}, ...]} per line, in '
+            "the order of the planning test set).",
+        )
+    },
+)

@@ -105,7 +105,8 @@ from benchmarks.suites.toolcall import (
 
 name = "ultratool"
 default_benchmark = "UltraTool"
-tasks = (
+# The task files of the release (<task>.json beside test.json and dev.json).
+TASK_FILES = (
     "planning",
     "tool_creation_awareness",
     "tool_creation",
@@ -126,7 +127,7 @@ _NAME = re.compile(r"^[^\W\d][\w.\-]*$")
 
 def accepted_names() -> str:
     mains = ", ".join(f"{stem}.json" for stem in MAIN_STEMS)
-    task_files = ", ".join(f"{task}.json" for task in tasks)
+    task_files = ", ".join(f"{task}.json" for task in TASK_FILES)
     return (
         f"{mains} (or any JSON Lines file of {{question, plan, tools}} records), the task files "
         f"{task_files} (.jsonl also read), or a folder holding them"
@@ -350,7 +351,7 @@ def _classify(path: Path) -> tuple[str, str]:
             f"is not a file UltraTool publishes; the suite reads {accepted_names()}", file=path
         )
     stem = path.stem
-    if stem in tasks:
+    if stem in TASK_FILES:
         if path.parent.name == "example":
             raise ImportFormatError(
                 "is one of UltraTool's few-shot examples (one pretty-printed record), not test "
@@ -387,7 +388,7 @@ def _expand(paths: Sequence[Path]) -> list[Path]:
             continue
         found = []
         for folder in (path, path / "test_set"):
-            for stem in (*MAIN_STEMS, *tasks):
+            for stem in (*MAIN_STEMS, *TASK_FILES):
                 for ext in EXTENSIONS:
                     candidate = folder / f"{stem}{ext}"
                     if candidate.is_file() and not (folder != path and stem in MAIN_STEMS):

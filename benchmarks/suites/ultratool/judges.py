@@ -68,6 +68,7 @@ from benchmarks.suites.base import ImportFormatError, iter_jsonl, type_name
 from benchmarks.suites.judging import JudgeInput, JudgeTemplate, Verdict, register
 from benchmarks.suites.predictions import json_values, python_literal
 from benchmarks.suites.protocol import Item, Prompt, PublishedOutput
+from benchmarks.suites.registry import PublishedJudgment, PublishedJudgments
 
 __all__ = [
     "CREATION_DIMENSIONS",
@@ -81,6 +82,7 @@ __all__ = [
     "build_tool_creation",
     "overall",
     "parse_scores",
+    "planning_judgments",
     "read_planning_evaluations",
     "read_score",
     "reminder_text",
@@ -740,3 +742,39 @@ def read_planning_evaluations(path: Path) -> list[PlanningEvaluation]:
             )
         )
     return records
+
+
+# --- published planning evaluations as judgments ------------------------------------------------
+
+
+def planning_judgments(path: Path, answers: Path | None, task: str) -> PublishedJudgments:
+    """The `ultratool-planning` judgment format (a registry.JudgmentReader): the planning
+    evaluations of one file as one round of `ultratool.planning` verdicts on the plans they
+    judged, sample i of the planning test set being line i."""
+    evaluations = read_planning_evaluations(path)
+    if not evaluations:
+        raise ImportFormatError(f"{path} holds no evaluation")
+    return PublishedJudgments(
+        template="ultratool.planning",
+        task="planning",
+        items=[
+            PublishedJudgment(
+                external_id=e.external_id,
+                split="test",
+                query=e.query,
+                output=e.published_output(),
+                verdicts={0: e.verdict()},
+                raw={
+                    0: json.dumps(
+                        {"scores": e.scores, "reasonings": e.reasonings}, ensure_ascii=False
+                    )
+                },
+                source=e.source,
+                name=e.external_id,
+            )
+            for e in evaluations
+        ],
+        where="the test split",
+        query_field="data.data.input",
+        mismatch_hint="; is the file in the order of the planning test set?",
+    )

@@ -4,5 +4,11 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 (the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
 """
 
+import sys as _sys
+
+from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403
 from benchmarks.suites.wtueval.importer import *  # noqa: F403
+from benchmarks.suites.wtueval.served import SERVED_TOOLS as _SERVED_TOOLS
+
+SUITE = _Suite(_sys.modules[__name__], served_tools=_SERVED_TOOLS)

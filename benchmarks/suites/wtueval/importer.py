@@ -45,7 +45,6 @@ from benchmarks.suites.base import (
 
 name = "wtueval"
 default_benchmark = "WTU-Eval"
-tasks = ("R1", "R2", "R3", "R4")
 
 KINDS = {"tool": ["R1", "R2"], "general": ["R3", "R4"]}
 FIELDS = ("id", "dataset", "question", "answer", "kind", "options")

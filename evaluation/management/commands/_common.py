@@ -17,8 +17,11 @@ from evaluation.models import Run
 from evaluation.selectors import ordered_metrics, run_progress
 
 
-def find_benchmark(value: str | None, suite: str | None = None) -> Benchmark:
-    """By exact name or id; with only a suite, its one benchmark (demo or not)."""
+def find_benchmark(value: str | None, suite: str | Sequence[str] | None = None) -> Benchmark:
+    """By exact name or id; with only a suite (or the suites that can do what the command
+    does, e.g. registry.suites_serving_cache()), their one benchmark (demo or not)."""
+    suites = [suite] if isinstance(suite, str) else list(suite or [])
+    suite = " or ".join(suites)
     if value:
         found = Benchmark.objects.filter(name=value).first()
         if found is None and value.isdigit():
@@ -26,10 +29,10 @@ def find_benchmark(value: str | None, suite: str | None = None) -> Benchmark:
         if found is None:
             names = ", ".join(Benchmark.objects.values_list("name", flat=True)) or "none"
             raise CommandError(f"no benchmark {value!r}; benchmarks: {names}")
-        if suite and found.suite != suite:
+        if suites and found.suite not in suites:
             raise CommandError(f"benchmark {found.name!r} is a {found.suite} benchmark")
         return found
-    candidates = list(Benchmark.objects.filter(suite=suite)) if suite else []
+    candidates = list(Benchmark.objects.filter(suite__in=suites)) if suites else []
     if len(candidates) == 1:
         return candidates[0]
     names = ", ".join(b.name for b in candidates) or "none"

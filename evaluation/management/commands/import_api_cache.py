@@ -11,9 +11,14 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from benchmarks.suites.base import ImportFormatError
+from benchmarks.suites.registry import suites_serving_cache
 from evaluation.management.commands._common import find_benchmark
 from evaluation.models import ApiResponse
 from evaluation.virtualapi.cache import apis_from_benchmark, cache_import
+
+
+def cache_suites() -> list[str]:
+    return [suite.name for suite in suites_serving_cache()]
 
 
 class Command(BaseCommand):
@@ -39,9 +44,7 @@ class Command(BaseCommand):
         quiet = options["json"] or options["verbosity"] == 0
         documented = 0
         if options["benchmark"]:
-            documented = apis_from_benchmark(
-                find_benchmark(options["benchmark"], "stabletoolbench")
-            )
+            documented = apis_from_benchmark(find_benchmark(options["benchmark"], cache_suites()))
         bar = tqdm(desc="Storing", unit=" calls", file=sys.stderr, disable=quiet)
         try:
             counts = cache_import(options["path"], origin=options["origin"], progress=bar.update)

@@ -9,27 +9,29 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.suites.base import ImportFormatError
-from evaluation.judging import IMPORT_FORMATS, IMPORT_SUITES, JudgeError, judgments_import
+from benchmarks.suites.registry import judgment_formats
+from evaluation.judging import JudgeError, judgments_import
 from evaluation.management.commands._common import find_benchmark
 from evaluation.management.commands.judge_run import job_summary
 from evaluation.services import RunError
 
 
 class Command(BaseCommand):
-    help = (
-        "Import published judge outputs: the judged run (the model's outputs) and the "
-        "judgments, matched to imported samples. All or nothing. Formats: "
-        + ", ".join(IMPORT_FORMATS)
-        + '. ultratool-planning: UltraTool\'s planning evaluations ({"data": {"data": '
-        '{"input", "reference"}, "init output"}, "eval": [{"Reasoning", "<Dimension> Score"}, '
-        "...]} per line, in the order of the planning test set). stabletoolbench-pass: "
-        "StableToolBench's pass-rate results (pass_rate_results/<method>/<group>_<method>.json, "
-        "the is_solved label of each query in each evaluation round); --answers takes the "
-        "answers from the converted predictions file instead of the results' steps."
-    )
+    @property
+    def help(self) -> str:  # type: ignore[override]
+        formats = judgment_formats()
+        return (
+            "Import published judge outputs: the judged run (the model's outputs) and the "
+            "judgments, matched to imported samples. All or nothing. Formats: "
+            + ", ".join(formats)
+            + ". "
+            + " ".join(f"{fmt}: {reader.help}" for fmt, (_suite, reader) in formats.items())
+        )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("format", choices=IMPORT_FORMATS)
+        formats = judgment_formats()
+        takers = [(fmt, r) for fmt, (_suite, r) in formats.items() if r.takes_answers]
+        parser.add_argument("format", choices=list(formats))
         parser.add_argument("path")
         parser.add_argument("--name", required=True, help="The judged run's name (the model).")
         parser.add_argument("--benchmark", help="Default: the format's suite's only benchmark.")
@@ -37,18 +39,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--answers",
             default=None,
-            help="stabletoolbench-pass: model_predictions_converted/<method>/<group>.json, "
-            "the whole answers the labels judged (default: rebuilt from the results' steps).",
+            help=" ".join(f"{fmt}: {reader.answers_help}" for fmt, reader in takers),
         )
         parser.add_argument(
             "--task",
             default="",
-            help="stabletoolbench-pass: the run's task, pass_rate (default) or preference.",
+            help=" ".join(f"{fmt}: {reader.task_help}" for fmt, reader in takers),
         )
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        benchmark = find_benchmark(options["benchmark"], IMPORT_SUITES[options["format"]])
+        suite, _reader = judgment_formats()[options["format"]]
+        benchmark = find_benchmark(options["benchmark"], suite.name)
         try:
             job = judgments_import(
                 fmt=options["format"],

@@ -10,10 +10,15 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from benchmarks.suites.registry import suites_serving_cache
 from evaluation.management.commands._common import find_benchmark
 from evaluation.virtualapi.cache import apis_from_benchmark
 from evaluation.virtualapi.diversity import apis_sample, diversity_check, summary, summary_text
 from evaluation.virtualapi.server import ThreadSteps
+
+
+def cache_suites() -> list[str]:
+    return [suite.name for suite in suites_serving_cache()]
 
 
 class Command(BaseCommand):
@@ -36,7 +41,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["benchmark"]:
-            apis_from_benchmark(find_benchmark(options["benchmark"], "stabletoolbench"))
+            apis_from_benchmark(find_benchmark(options["benchmark"], cache_suites()))
         steps = ThreadSteps()
         if steps.endpoint is None:
             raise CommandError("no simulator: set VIRTUAL_API_SIMULATOR to an endpoint's name")

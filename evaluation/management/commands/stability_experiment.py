@@ -8,12 +8,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from benchmarks.suites.registry import get_suite, suites_serving_cache
 from evaluation.judging import JudgeError, job_progress
 from evaluation.management.commands._common import find_benchmark, follow
 from evaluation.models import Endpoint, Judge, Judgment, Prediction
 from evaluation.selectors import run_progress
 from evaluation.services import RunError
-from evaluation.virtualapi.stability import judge_arms, runs_launch, table
+from evaluation.virtualapi.stability import agent_task, judge_arms, runs_launch, table
 
 
 def _shares(text: str) -> list[float]:
@@ -24,6 +25,10 @@ def _shares(text: str) -> list[float]:
     if not values or any(not 0 <= v <= 1 for v in values):
         raise CommandError("--shares are percentages between 0 and 100")
     return values
+
+
+def cache_suites() -> list[str]:
+    return [suite.name for suite in suites_serving_cache()]
 
 
 class Command(BaseCommand):
@@ -37,9 +42,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--endpoint", required=True, help="The model's endpoint.")
-        parser.add_argument("--judge", required=True, help="A stabletoolbench.pass judge.")
-        parser.add_argument("--benchmark", help="Default: the only StableToolBench benchmark.")
-        parser.add_argument("--split", default="G1_instruction")
+        parser.add_argument("--judge", required=True, help="A pass judge of the benchmark.")
+        parser.add_argument(
+            "--benchmark",
+            help="Default: the only benchmark whose tools the virtual API server serves from a "
+            "published cache (StableToolBench's).",
+        )
+        parser.add_argument("--split", default=None, help="Default: the agent task's first.")
         parser.add_argument("--limit", type=int, default=None, help="Queries per run.")
         parser.add_argument("--shares", default="0,10,20,50", help="Percent of tools down.")
         parser.add_argument("--mode", choices=["simulate", "fail"], default="simulate")
@@ -48,19 +57,22 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        benchmark = find_benchmark(options["benchmark"], "stabletoolbench")
+        benchmark = find_benchmark(options["benchmark"], cache_suites())
         endpoint = Endpoint.objects.filter(name=options["endpoint"]).first()
         if endpoint is None:
             raise CommandError(f"no endpoint {options['endpoint']!r}")
         judge = Judge.objects.filter(name=options["judge"]).first()
         if judge is None:
             raise CommandError(f"no judge {options['judge']!r}")
+        split = (
+            options["split"] or get_suite(benchmark.suite).tasks[agent_task(benchmark)].splits[0]
+        )
         quiet = options["json"] or options["verbosity"] == 0
         try:
             arms = runs_launch(
                 benchmark=benchmark,
                 endpoint=endpoint,
-                split=options["split"],
+                split=split,
                 limit=options["limit"],
                 shares=_shares(options["shares"]),
                 mode=options["mode"],

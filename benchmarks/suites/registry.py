@@ -1,0 +1,337 @@
+"""The registry of suites: one folder per benchmark, one line here, and what each suite can do.
+
+A suite is a package `benchmarks/suites/<name>/` whose `__init__.py` exposes `SUITE`, a `Suite`
+built from the package itself (its importer and the evaluation protocol of protocol.py) and the
+optional capabilities the other apps ask for, never by the suite's name:
+
+    served_tools      the tools the virtual API server serves to a run of it (ServedTools)
+    judgment_readers  readers of judgments published with the benchmark, by format name
+    gold              what its gold looks like to an expert and how an edit applies (GoldEditing)
+    questions         the question sets of its human studies, by campaign kind
+    item_context      what a human needs to judge one of its outputs (candidates, tools, gold)
+
+Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
+has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
+without capabilities: a test registers one with `monkeypatch.setitem(SUITE_MODULES, ...)`.
+
+Adding a benchmark means adding a folder and one line to SUITE_MODULES.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+from benchmarks.suites.base import ImportBundle, ImportFormatError, Progress
+from benchmarks.suites.judging import Verdict
+from benchmarks.suites.protocol import Evaluator, Item, PublishedOutput, TaskSpec, ToolSpec
+
+SUITE_MODULES: dict[str, str] = {
+    "metatool": "benchmarks.suites.metatool",
+    "mtubench": "benchmarks.suites.mtubench",
+    "stabletoolbench": "benchmarks.suites.stabletoolbench",
+    "ultratool": "benchmarks.suites.ultratool",
+    "wtueval": "benchmarks.suites.wtueval",
+    "generic": "benchmarks.suites.generic",
+}
+
+
+# --- capabilities -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServedApi:
+    """Where the virtual API server keeps one tool's responses: the cache folders
+    <category>/<tool>/<api> (a tool folder without "_for_<category>" gets it), and the
+    function name the API is known by in the suite's own prompts ("" when none)."""
+
+    spec: ToolSpec
+    category: str
+    tool: str
+    api: str
+    function: str = ""
+
+
+@dataclass(frozen=True)
+class ServedTools:
+    """The tools the virtual API server serves to runs of a suite.
+
+    apis(tools): the served ones among the benchmark's tools, by tool name.
+    The suite whose published server the virtual API server stands in for also gives:
+    request_api(category, tool_name, api_name): the (category, tool, api) folders a client's
+    request names, standardised as that server does; read_cache(root): the responses of a
+    response-cache folder as published, each with category, tool, api, arguments, raw_key,
+    response, error and source (raises ImportFormatError naming the file).
+    agent_task: the task whose runs call these tools through the server (the stability
+    experiment runs it, its first split by default)."""
+
+    apis: Callable[[Mapping[str, ToolSpec]], dict[str, ServedApi]]
+    agent_task: str = ""
+    request_api: Callable[[str, str, str], tuple[str, str, str]] | None = None
+    read_cache: Callable[[Path], Iterable[Any]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedJudgment:
+    """One item of a published judgment file: the sample it judges (checked against its
+    question), the output judged, and per round the verdict and the text it was read from."""
+
+    external_id: str
+    split: str
+    query: str
+    output: PublishedOutput
+    verdicts: Mapping[int, Verdict]
+    raw: Mapping[int, str]
+    source: str  # "file, line N" for errors
+    name: str  # the sample as messages name it ("3", "G1/3")
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedJudgments:
+    """What a judgment reader returns: the judge template the verdicts follow, the task of
+    the run the judged outputs make, and the items, all of one split, each with a verdict for
+    every round (a round is a repeat of the judge)."""
+
+    template: str
+    task: str
+    items: Sequence[PublishedJudgment]
+    # For the messages that refuse a file: where its samples are ("the test split"), the field
+    # holding the question, and what a question that does not match suggests.
+    where: str
+    query_field: str = "query"
+    mismatch_hint: str = ""
+
+    @property
+    def rounds(self) -> list[int]:
+        return list(self.items[0].verdicts) if self.items else []
+
+
+@dataclass(frozen=True)
+class JudgmentReader:
+    """A reader of judgments published with a benchmark.
+
+    read(path, answers, task) -> PublishedJudgments; `answers` (a file of the judged outputs)
+    and `task` only where `takes_answers`; raises ImportFormatError or ApplicationError naming
+    the file and line."""
+
+    read: Callable[[Path, Path | None, str], PublishedJudgments]
+    help: str = ""
+    takes_answers: bool = False
+    answers_help: str = ""
+    task_help: str = ""
+
+
+GoldShape = Literal["plan", "calls"]
+
+
+@dataclass(frozen=True)
+class GoldEditing:
+    """What a suite's gold is to an expert who refines it, and how an edit applies.
+
+    shape: "plan" (a tree of steps) or "calls" (expected tool calls).
+    recognizes(reference): whether a stored reference is this suite's gold.
+    calls_key: the reference key holding the gold calls ("calls" shape).
+    step_keyed: reference keys of task golds keyed by step number ({"step": "1.2", ...}) that
+      follow their step when the plan is renumbered ("plan" shape).
+    one_call_per_tool: the gold holds at most one call per tool name.
+    write_calls(calls, old, new, split): how the rest of the reference follows edited calls
+      (new already holds them under calls_key); raises ValueError for calls the gold cannot
+      hold.
+    output_reference(text, tools): whether an argument text names an earlier call's output
+      rather than giving a value, as the suite's golds write it; `tools` is the sample's tool
+      names, None before they are known (the looser test a form field applies)."""
+
+    shape: GoldShape
+    recognizes: Callable[[Mapping[str, Any]], bool]
+    calls_key: str = "tool_calls"
+    step_keyed: tuple[str, ...] = ()
+    one_call_per_tool: bool = False
+    write_calls: (
+        Callable[[list[dict[str, Any]], Mapping[str, Any], dict[str, Any], str | None], None] | None
+    ) = None
+    output_reference: Callable[[str, Collection[str] | None], bool] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ItemContext:
+    """What a human needs beside an output to judge it: the question (or the dialogue's turns),
+    the candidate tools offered (names of the benchmark's tools), and the gold when the campaign
+    shows it (None otherwise)."""
+
+    query: Any = None
+    turns: Any = None
+    candidates: tuple[str, ...] = ()
+    gold: Any = None
+
+
+def default_item_context(item: Item, show_gold: bool) -> ItemContext:
+    """The context of a sample as every suite stores it: input["query"] / input["turns"], its
+    candidate tools, its reference as the gold."""
+    given = item.input if isinstance(item.input, Mapping) else {}
+    return ItemContext(
+        query=given.get("query"),
+        turns=given.get("turns"),
+        candidates=tuple(item.candidate_tools or ()),
+        gold=item.reference if show_gold else None,
+    )
+
+
+# --- the suite ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Suite:
+    """One benchmark: its package (importer and evaluation protocol) and its capabilities."""
+
+    module: ModuleType
+    served_tools: ServedTools | None = None
+    judgment_readers: Mapping[str, JudgmentReader] = field(default_factory=dict)
+    gold: GoldEditing | None = None
+    # campaign kind -> its question set (whatever the kind's module reads)
+    questions: Mapping[str, Any] = field(default_factory=dict)
+    # (item, show_gold) -> what a human needs beside the output, where the default (a
+    # sample's query or turns, candidate tools and reference) does not fit
+    item_context: Callable[[Item, bool], ItemContext] | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.module.name)
+
+    @property
+    def default_benchmark(self) -> str:
+        return str(self.module.default_benchmark)
+
+    @property
+    def tasks(self) -> Mapping[str, TaskSpec]:
+        """The tasks it evaluates, declared once (the protocol's TASKS)."""
+        return self.evaluator.tasks
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        """Every split its tasks read, in task order."""
+        seen: dict[str, None] = {}
+        for spec in self.tasks.values():
+            for split in (*spec.splits, *spec.aux_splits):
+                seen.setdefault(split, None)
+        return tuple(seen)
+
+    @cached_property
+    def evaluator(self) -> Evaluator:
+        return Evaluator(self.module)
+
+    @property
+    def gold_tools(self) -> Callable[..., Any] | None:
+        return getattr(self.module, "gold_tools", None)
+
+    def import_files(self, paths: Sequence[Path], progress: Progress | None = None) -> ImportBundle:
+        return self.module.import_files(paths, progress)
+
+    def context(self, item: Item, *, show_gold: bool = False) -> ItemContext:
+        """What a human needs beside one of this suite's outputs to judge it."""
+        return (self.item_context or default_item_context)(item, show_gold)
+
+    def judgment_reader(self, fmt: str) -> JudgmentReader:
+        try:
+            return self.judgment_readers[fmt]
+        except KeyError:
+            raise ImportFormatError(
+                f"suite {self.name!r} reads no judgment format {fmt!r}"
+            ) from None
+
+
+# --- lookups ------------------------------------------------------------------------------------
+
+
+def suite_names() -> list[str]:
+    return list(SUITE_MODULES)
+
+
+def get_suite(name: str) -> Suite:
+    try:
+        module_path = SUITE_MODULES[name]
+    except KeyError:
+        raise ImportFormatError(
+            f"unknown suite {name!r}; known suites: {', '.join(SUITE_MODULES)}"
+        ) from None
+    module = importlib.import_module(module_path)
+    suite = getattr(module, "SUITE", None)
+    return suite if isinstance(suite, Suite) else _bare(module)
+
+
+_BARE: dict[str, Suite] = {}
+
+
+def _bare(module: ModuleType) -> Suite:
+    # One Suite per protocol-only module, so its evaluator is built once.
+    found = _BARE.get(module.__name__)
+    if found is None or found.module is not module:
+        found = _BARE[module.__name__] = Suite(module)
+    return found
+
+
+def all_suites() -> Iterator[Suite]:
+    for name in SUITE_MODULES:
+        yield get_suite(name)
+
+
+def judgment_formats() -> dict[str, tuple[Suite, JudgmentReader]]:
+    """Every published-judgment format any suite reads: format -> (suite, reader)."""
+    return {
+        fmt: (suite, reader)
+        for suite in all_suites()
+        for fmt, reader in suite.judgment_readers.items()
+    }
+
+
+def suites_serving_cache() -> list[Suite]:
+    """The suites whose tools the virtual API server serves from a published response cache."""
+    return [
+        suite
+        for suite in all_suites()
+        if suite.served_tools is not None and suite.served_tools.read_cache is not None
+    ]
+
+
+def cache_protocol() -> ServedTools:
+    """The served tools of the suite whose published API server the virtual API server stands in
+    for (its clients' requests and its response caches)."""
+    found = [s.served_tools for s in suites_serving_cache() if s.served_tools is not None]
+    if len(found) != 1:
+        raise ImportFormatError(
+            f"{len(found)} suites publish a response cache; the virtual API server speaks one's"
+        )
+    return found[0]
+
+
+def gold_editing(reference: Any) -> GoldEditing | None:
+    """The gold editing of the suite whose gold this stored reference is (None: none claims it)."""
+    if not isinstance(reference, Mapping):
+        return None
+    for suite in all_suites():
+        if suite.gold is not None and suite.gold.recognizes(reference):
+            return suite.gold
+    return None
+
+
+def step_keyed_golds() -> tuple[str, ...]:
+    """Every registered plan gold's step-keyed task golds."""
+    keys: dict[str, None] = {}
+    for suite in all_suites():
+        if suite.gold is not None:
+            for key in suite.gold.step_keyed:
+                keys.setdefault(key, None)
+    return tuple(keys)
+
+
+def is_output_reference(text: str, tools: Collection[str] | None) -> bool:
+    """Whether any registered gold writes `text` as a reference to an earlier call's output."""
+    return any(
+        suite.gold.output_reference(text, tools)
+        for suite in all_suites()
+        if suite.gold is not None and suite.gold.output_reference is not None
+    )
