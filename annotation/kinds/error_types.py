@@ -9,13 +9,12 @@ from annotation.assign import AnnotationError
 from annotation.kinds.base import BuildRequest, CampaignKind
 from annotation.selectors import output_view
 from annotation.services import items_from_failures
-from benchmarks.suites.wtueval.questions import ERROR_TYPE_QUESTIONS
 
 
 class ErrorTypes(CampaignKind):
     name = "error_types"
     label = "Error types of failed traces"
-    question_set = ERROR_TYPE_QUESTIONS
+    # The questions: WTU-Eval's, in its own error codes (its suite's questions["error_types"]).
     relations = ("sample", "prediction")
     builders = frozenset({"failures"})
     build_help = "One item per failed or wrong prediction of a run."

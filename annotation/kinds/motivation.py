@@ -6,13 +6,12 @@ from typing import Any
 
 from annotation.kinds.base import BuildRequest, CampaignKind
 from annotation.services import items_from_tools
-from benchmarks.suites.metatool.questions import MOTIVATION_QUESTIONS
 
 
 class Motivation(CampaignKind):
     name = "motivation"
     label = "Tool motivation"
-    question_set = MOTIVATION_QUESTIONS
+    # The questions: MetaTool's (its suite's questions["motivation"]).
     relations = ("tool",)
     builders = frozenset({"tools"})
     build_help = "One item per tool of the campaign's benchmark."

@@ -8,14 +8,13 @@ from typing import Any
 from annotation.assign import AnnotationError
 from annotation.kinds.base import BuildRequest, CampaignKind
 from annotation.services import items_from_pairs_file
-from benchmarks.suites.stabletoolbench.questions import TURING_QUESTIONS
 from config.display import pretty
 
 
 class Turing(CampaignKind):
     name = "turing"
     label = "Turing test of API responses"
-    question_set = TURING_QUESTIONS
+    # The questions: StableToolBench's (its suite's questions["turing"]).
     sided = True
     side_labels = ("Left is better", "Tie", "Right is better")
     builders = frozenset({"api_pairs"})

@@ -12,7 +12,7 @@ from django.apps import apps
 
 from annotation import services
 from annotation.assign import AnnotationError, item_next, label_submit
-from annotation.kinds import BUILT_IN, kind_named, kinds
+from annotation.kinds import BUILT_IN, CampaignKind, kind_named, kinds
 from annotation.models import Campaign, Label, Question
 from benchmarks.suites.wtueval.evaluate import ERROR_TYPES
 from benchmarks.suites.wtueval.questions import ERROR_TYPE_CHOICES
@@ -122,3 +122,18 @@ def test_the_admin_offers_the_registered_kinds(client: Any) -> None:
     listed = services.campaign_create(name="listed", kind="motivation")
     assert "Tool motivation" in client.get("/admin/annotation/campaign/").content.decode()
     assert listed.kind_label == "Tool motivation"
+
+
+def test_a_benchmarks_question_set_comes_from_the_suite_that_declares_it() -> None:
+    from benchmarks.suites.registry import all_suites
+
+    declared = {kind: suite.name for suite in all_suites() for kind in suite.questions}
+    assert {"motivation", "error_types", "turing"} <= set(declared)
+    assert kind_named("error_types").questions()[0]["choices"] == ERROR_TYPE_CHOICES
+
+    class Orphan(CampaignKind):
+        name = "orphan"
+        label = "A kind nobody asks questions for"
+
+    with pytest.raises(AnnotationError, match="no benchmark suite declares the questions"):
+        Orphan().questions()
