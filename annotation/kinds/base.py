@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.errors import AnnotationError
-from benchmarks.suites.registry import all_suites
+from benchmarks.suites.registry import study_questions
 
 # Ways of building items (annotation.services.items_from_*), named so that a kind says which
 # it accepts: "split" (a benchmark split's samples), "run" (a run's predictions), "tools" (a
@@ -49,9 +49,8 @@ class BuildRequest:
 class CampaignKind:
     name: str = ""
     label: str = ""
-    # The default questions: [{"key", "text", "scale", "choices", ...}] (annotation.Question),
-    # or, when a benchmark's human study defines them, none here: the suite that declares a
-    # question set for this kind (its Suite.questions) gives them.
+    # The default questions: [{"key", "text", "scale", "choices", ...}] (annotation.Question);
+    # when empty, the question set a suite declares for this kind (its paper's human study).
     question_set: list[dict[str, Any]] = []
     # The item relations its view reads (joined on every next item).
     relations: tuple[str, ...] = ("sample",)
@@ -82,14 +81,8 @@ class CampaignKind:
         return f"annotation/items/{self.name}.html"
 
     def questions(self) -> list[dict[str, Any]]:
-        """The default questions, a fresh copy (a campaign may change its own). Raises
-        AnnotationError when the kind has none and no suite declares a set for it."""
-        if self.question_set:
-            return copy.deepcopy(self.question_set)
-        for suite in all_suites():
-            if self.name in suite.questions:
-                return copy.deepcopy(list(suite.questions[self.name]))
-        raise AnnotationError(f"no benchmark suite declares the questions of {self.label}")
+        """The default questions, a fresh copy (a campaign may change its own)."""
+        return copy.deepcopy(self.question_set or study_questions(self.name))
 
     def sample_item(self, sample: Any, split: str) -> dict[str, Any]:
         """An item's fields for one sample of a split."""

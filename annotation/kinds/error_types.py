@@ -14,7 +14,6 @@ from annotation.services import items_from_failures
 class ErrorTypes(CampaignKind):
     name = "error_types"
     label = "Error types of failed traces"
-    # The questions: WTU-Eval's, in its own error codes (its suite's questions["error_types"]).
     relations = ("sample", "prediction")
     builders = frozenset({"failures"})
     build_help = "One item per failed or wrong prediction of a run."

@@ -11,7 +11,6 @@ from annotation.services import items_from_tools
 class Motivation(CampaignKind):
     name = "motivation"
     label = "Tool motivation"
-    # The questions: MetaTool's (its suite's questions["motivation"]).
     relations = ("tool",)
     builders = frozenset({"tools"})
     build_help = "One item per tool of the campaign's benchmark."

@@ -14,7 +14,6 @@ from config.display import pretty
 class Turing(CampaignKind):
     name = "turing"
     label = "Turing test of API responses"
-    # The questions: StableToolBench's (its suite's questions["turing"]).
     sided = True
     side_labels = ("Left is better", "Tie", "Right is better")
     builders = frozenset({"api_pairs"})

@@ -308,6 +308,16 @@ def cache_protocol() -> ServedTools:
     return found[0]
 
 
+def study_questions(kind: str) -> list[dict[str, Any]]:
+    """The question set a suite declares for a campaign kind (the human study of its paper:
+    MetaTool's tool motivations, StableToolBench's Turing test, WTU-Eval's error types); []
+    when no suite declares one."""
+    for suite in all_suites():
+        if kind in suite.questions:
+            return list(suite.questions[kind])
+    return []
+
+
 def gold_editing(reference: Any) -> GoldEditing | None:
     """The gold editing of the suite whose gold this stored reference is (None: none claims it)."""
     if not isinstance(reference, Mapping):

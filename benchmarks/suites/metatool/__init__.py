@@ -8,7 +8,8 @@ import sys as _sys
 
 from benchmarks.suites.metatool.evaluate import *  # noqa: F403
 from benchmarks.suites.metatool.importer import *  # noqa: F403
-from benchmarks.suites.metatool.questions import MOTIVATION_QUESTIONS as _MOTIVATION_QUESTIONS
+from benchmarks.suites.metatool.questions import MOTIVATION_QUESTIONS as _MOTIVATION
 from benchmarks.suites.registry import Suite as _Suite
 
-SUITE = _Suite(_sys.modules[__name__], questions={"motivation": _MOTIVATION_QUESTIONS})
+# The paper's human study of tools (section 3.2) is the motivation campaign's question set.
+SUITE = _Suite(_sys.modules[__name__], questions={"motivation": _MOTIVATION})

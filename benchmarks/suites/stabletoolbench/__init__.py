@@ -15,7 +15,7 @@ from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.stabletoolbench.agent import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.evaluate import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.importer import *  # noqa: F403
-from benchmarks.suites.stabletoolbench.questions import TURING_QUESTIONS as _TURING_QUESTIONS
+from benchmarks.suites.stabletoolbench.questions import TURING_QUESTIONS as _TURING
 from benchmarks.suites.stabletoolbench.served import SERVED_TOOLS as _SERVED_TOOLS
 
 
@@ -30,7 +30,8 @@ def _pass_judgments(path: _Path, answers: _Path | None, task: str) -> _Published
 SUITE = _Suite(
     _sys.modules[__name__],
     served_tools=_SERVED_TOOLS,
-    questions={"turing": _TURING_QUESTIONS},
+    # The paper's Turing test of simulated API responses is the turing campaign's question set.
+    questions={"turing": _TURING},
     judgment_readers={
         "stabletoolbench-pass": _JudgmentReader(
             read=_pass_judgments,

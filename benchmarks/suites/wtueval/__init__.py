@@ -9,11 +9,12 @@ import sys as _sys
 from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403
 from benchmarks.suites.wtueval.importer import *  # noqa: F403
-from benchmarks.suites.wtueval.questions import ERROR_TYPE_QUESTIONS as _ERROR_TYPE_QUESTIONS
+from benchmarks.suites.wtueval.questions import ERROR_TYPE_QUESTIONS as _ERROR_TYPES
 from benchmarks.suites.wtueval.served import SERVED_TOOLS as _SERVED_TOOLS
 
+# The paper's error analysis (Fig. 4) is the error-type campaign's question set.
 SUITE = _Suite(
     _sys.modules[__name__],
     served_tools=_SERVED_TOOLS,
-    questions={"error_types": _ERROR_TYPE_QUESTIONS},
+    questions={"error_types": _ERROR_TYPES},
 )
