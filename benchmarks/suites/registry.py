@@ -192,8 +192,8 @@ class Suite:
     served_tools: ServedTools | None = None
     judgment_readers: Mapping[str, JudgmentReader] = field(default_factory=dict)
     gold: GoldEditing | None = None
-    # campaign kind -> its question set (whatever the kind's module reads)
-    questions: Mapping[str, Any] = field(default_factory=dict)
+    # campaign kind -> the questions its campaigns ask (plain data, as the kind reads it)
+    questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
     # (item, show_gold) -> what a human needs beside the output, where the default (a
     # sample's query or turns, candidate tools and reference) does not fit
     item_context: Callable[[Item, bool], ItemContext] | None = None

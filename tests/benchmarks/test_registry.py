@@ -80,3 +80,12 @@ def test_the_item_context_a_human_sees_shows_the_gold_only_when_asked():
     assert hidden.turns == item.input["turns"] and hidden.query is None
     assert hidden.candidates == ("Book", "Cancel") and hidden.gold is None
     assert suite.context(item, show_gold=True).gold == {"calls": []}
+
+
+def test_a_campaign_kind_gets_its_questions_from_the_suite_whose_study_it_is():
+    from benchmarks.suites.registry import study_questions
+
+    assert [q["key"] for q in study_questions("turing")] == ["overall", "format", "relevance"]
+    assert study_questions("motivation")[0]["key"] == "reason"
+    assert study_questions("error_types")[0]["multiple"] is True
+    assert study_questions("pairwise") == []
