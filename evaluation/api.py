@@ -141,6 +141,8 @@ class PredictionSerializer(serializers.ModelSerializer):
             "usage",
             "context",
             "prompt",
+            "tool_calls",
+            "leaked",
         ]
         read_only_fields = fields
 

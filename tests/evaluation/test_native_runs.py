@@ -300,6 +300,9 @@ def test_pages_and_api_show_the_tool_mode_and_leaked_calls(
     listed = {r["id"]: r for r in client.get("/api/runs/").json()["results"]}
     assert (listed[text.pk]["tool_mode"], listed[text.pk]["leaked_calls"]) == ("text", None)
     assert listed[native.pk]["leaked_calls"] == 1
+    predictions = client.get("/api/predictions/", {"run": native.pk}).json()["results"]
+    leaked = [p for p in predictions if p["leaked"]]
+    assert len(leaked) == 1 and leaked[0]["tool_calls"] == []
     board = client.get(f"/leaderboard/{benchmark.pk}/S-S/").content.decode()
     assert board.count('<span class="badge">native</span>') == 1
     assert board.count('<span class="badge">text</span>') == 1
