@@ -206,7 +206,12 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
     if runs and names:
         headline = names[0]
         chart = bar_chart(
-            [f"#{run.pk} {run.name or run.model_name}" for run in runs],
+            # BFCL's way: a model's native (function-calling) and text runs are separate rows.
+            [
+                f"#{run.pk} {run.name or run.model_name}"
+                + (" (native)" if run.tool_mode == "native" else "")
+                for run in runs
+            ],
             [_number(run.metrics.get(headline)) for run in runs],
             [run.intervals.get(headline) for run in runs],
             title=f"{headline} by run, with bootstrap 95% intervals",

@@ -307,6 +307,9 @@ def test_pages_and_api_show_the_tool_mode_and_leaked_calls(
     assert board.count('<span class="badge">native</span>') == 1
     assert board.count('<span class="badge">text</span>') == 1
     assert "1 leaked" in board
+    # The chart names the native run as such.
+    assert f"#{native.pk} fake-model (native)" in board
+    assert f"#{text.pk} fake-model (native)" not in board and f"#{text.pk} fake-model" in board
 
 
 def test_the_launch_form_sets_the_tool_mode(seeddata: Path, client: Client) -> None:
