@@ -117,7 +117,7 @@ def run_launch(
         raise RunError("the item limit must be at least 1")
     rows, _ = _task_items(benchmark, evaluator, task, split)
     merged_params = {**endpoint.default_params, **(params or {})}
-    _check_tool_mode(spec, benchmark, endpoint, options or {}, merged_params)
+    _check_tool_mode(spec, benchmark, endpoint, options or {}, merged_params, shots)
     ctx = context_for(
         benchmark=benchmark,
         evaluator=evaluator,
@@ -164,9 +164,11 @@ def _check_tool_mode(
     endpoint: Endpoint,
     options: dict[str, Any],
     params: dict[str, Any],
+    shots: int,
 ) -> None:
     """The run's tool_mode option: "text" (the default) or "native", which needs a task with a
-    native form and a chat endpoint; tool_choice and parallel_tool_calls need native."""
+    native form and a chat endpoint, and is zero-shot (the benchmarks' examples are text
+    answers); tool_choice and parallel_tool_calls need native."""
     mode = options.get("tool_mode", "text")
     if mode not in TOOL_MODES:
         raise RunError(f"tool_mode must be one of {', '.join(TOOL_MODES)}; got {mode!r}")
@@ -180,6 +182,11 @@ def _check_tool_mode(
             raise RunError(
                 f"tool_mode=native declares tools in chat requests; endpoint {endpoint.name!r} "
                 f"is {endpoint.style}-style"
+            )
+        if shots:
+            raise RunError(
+                "tool_mode=native prompts are zero-shot (the benchmarks' examples are text "
+                f"answers); run with shots=0, not {shots}"
             )
         return
     sent = [name for name in TOOL_PARAMS if name in params]

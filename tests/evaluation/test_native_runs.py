@@ -546,7 +546,7 @@ def test_an_oracle_choosing_the_gold_tools_scores_100_on_metatool_in_native_mode
 def test_native_metatool_is_zero_shot(seeddata: Path) -> None:
     benchmark = metatool(seeddata)
     endpoint = make_endpoint("http://127.0.0.1:9/v1")
-    with pytest.raises(RunError, match="native MetaTool prompts are zero-shot"):
+    with pytest.raises(RunError, match="tool_mode=native prompts are zero-shot"):
         services.run_launch(
             benchmark=benchmark,
             task="reliability",

@@ -6,7 +6,7 @@ needs, or answer in text), then the sample's conversation (protocol.native_histo
 assistant turn's calls as `tool_calls`, a tool turn as the `tool` message answering them; the
 sample's tools declared as function tools (their JSON Schemas; a tool the benchmark has no
 definition of is declared by its name alone). The text prompt's examples are not shown: a
-native model is told the call format by the API, not by examples (`shots` is ignored).
+native model is told the call format by the API, not by examples (a native run is zero-shot).
 
 The answer (`native_outcome`): the calls of the message's tool_calls, in order, as parse()
 gives them ([{"name", "arguments"}]; [] for none); a message without tool_calls is read by the

@@ -19,7 +19,7 @@ the text prompt lists them.
 A call written into the text instead of tool_calls is a leaked call (protocol.read_native_reply):
 its tools are the answer, so a leaked choice never counts as "no tool". Native prompts are
 zero-shot: the published five-shot examples are text answers (launching with shots=5 is
-refused).
+refused, as for every native run).
 """
 
 from __future__ import annotations
