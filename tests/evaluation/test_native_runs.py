@@ -646,3 +646,18 @@ def test_wtueval_without_tools_has_no_native_form(broker: None) -> None:
             split="gsm8k-mini",
             options={"tool_mode": "native"},
         )
+
+
+def test_an_imported_run_claims_no_tool_mode(client: Client) -> None:
+    demo = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "mtubench"
+    benchmark_import(suite="mtubench", paths=[demo / "S-M_eval.jsonl"], benchmark_name="Demo")
+    run = services.predictions_import(
+        benchmark=Benchmark.objects.get(name="Demo"),
+        task="S-M",
+        path=demo / "S-M_demo_responses.jsonl",
+        name="published",
+        on_duplicate="first",
+    )
+    client.force_login(make_superuser())
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "published" in page and "Tool mode" not in page
