@@ -140,3 +140,56 @@ def test_read_native_reply_never_turns_a_leak_into_an_abstention() -> None:
         bool,
     )
     assert outcome.leaked and outcome.answer == ["lookup"]
+
+
+def test_the_protocol_defaults_declare_the_candidates_and_shape_the_calls() -> None:
+    """A suite bringing only native_answer: its text prompt's messages, its candidates (those
+    the benchmark knows) declared, the calls shaped by it, and a leak found by its text rule."""
+    import asyncio
+    import types
+
+    from benchmarks.suites.protocol import Evaluator, Prompt, TaskSpec, ToolSpec
+
+    task = TaskSpec(name="pick", title="Pick", native=True)
+    suite = types.ModuleType("tiny")
+    suite.__dict__.update(
+        name="tiny",
+        TASKS={"pick": task},
+        build_prompt=lambda item, ctx, context: Prompt(
+            messages=[{"role": "user", "content": item.input["q"]}], max_tokens=9
+        ),
+        parse=lambda text, item, ctx, context: Outcome(
+            output=text, answer=[w[5:] for w in text.split() if w.startswith("CALL:")]
+        ),
+        native_answer=lambda calls, item, ctx, context: [c["name"] for c in calls],
+    )
+    evaluator = Evaluator(suite)
+    ctx = Context(
+        task=task,
+        tools={"a.b": ToolSpec("a.b", "first"), "c": ToolSpec("c")},
+    )
+    item = Item(
+        split="s", external_id="1", input={"q": "which?"}, candidate_tools=["a.b", "x", "c"]
+    )
+    native = evaluator.native_prompt(item, ctx, {})
+    assert native.prompt.messages == [{"role": "user", "content": "which?"}]
+    assert native.prompt.max_tokens == 9
+    assert [t["function"]["name"] for t in native.prompt.tools] == ["a_b", "c"]
+
+    def ask_with(text: str, tool_calls: list[dict[str, Any]]) -> Any:
+        class Turn:
+            def __init__(self) -> None:
+                self.text, self.tool_calls = text, tool_calls
+
+        async def ask(prompt: Prompt) -> Any:
+            assert prompt.tools == native.prompt.tools
+            return Turn()
+
+        return asyncio.run(evaluator.native_solve(item, ctx, {}, ask))
+
+    call = {"id": "1", "type": "function", "function": {"name": "a_b", "arguments": "{}"}}
+    assert ask_with("", [call]).answer == ["a.b"]
+    leaked = ask_with("CALL:c please", [])
+    assert leaked.leaked and leaked.answer == ["c"]
+    plain = ask_with("none of them", [])
+    assert not plain.leaked and plain.answer == []
