@@ -22,10 +22,14 @@ until killed (SIGTERM / SIGINT)::
 
 Endpoints
 ---------
-``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /v1/embeddings``, ``GET /v1/models``
-(and ``GET /v1/models/<id>``); the ``/v1`` prefix is optional. ``"stream": true`` is refused with
-400. Malformed requests (bad JSON, a body that is not an object, no ``model``, no
-``messages``/``prompt``/``input``) get a 400 with an OpenAI-style error body, unknown paths 404,
+``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /v1/embeddings``,
+``POST /v1/responses`` (the Responses API), ``GET /v1/models`` (and ``GET /v1/models/<id>``); the
+``/v1`` prefix is optional. ``"stream": true`` is refused with 400. Malformed requests (bad JSON, a
+body that is not an object, no ``model``, no ``messages``/``prompt``/``input``; ``tools`` that are
+not function tools named by ``^[a-zA-Z0-9_-]{1,64}$``, once each; a ``tool_choice`` that is not
+none/auto/required or a declared function; a ``tool`` message without ``tool_call_id``; a
+``function_call_output`` item without ``call_id``) get a 400 with an OpenAI-style error body,
+unknown paths 404,
 wrong methods 405. Control endpoints, never counted: ``GET /_stats`` (the counters as JSON;
 ``?contains=<text>`` adds ``"matching"``, the number of logged requests whose content contains
 it), ``POST /_reset`` (clears counters, log and per-content attempt numbers) and ``POST /_config``
@@ -34,18 +38,56 @@ it), ``POST /_reset`` (clears counters, log and per-content attempt numbers) and
 
 Answers
 -------
-The assistant text comes from a *responder*, ``(request json dict) -> str``. Built in (also the
-``--responder`` values): ``hash`` (default; ``"Answer: " + the first 8 hex digits of the sha256
-of the request content``), ``echo`` (the last user message, or the prompt) and ``fixed:<text>``.
-In process any callable can be passed; if it raises, the request gets a 500. ``content_text()``
-is the request content the hash, the directives and ``requests_for`` all look at: the message
-texts (string or text parts) joined by newlines, the prompt(s), or the embedding input(s).
+The assistant's answer comes from a *responder*, ``(request json dict) -> str | Reply``. Built in
+(also the ``--responder`` values): ``hash`` (default; ``"Answer: " + the first 8 hex digits of the
+sha256 of the request content``), ``echo`` (the last user message, or the prompt),
+``fixed:<text>``, ``gold:<file>`` and ``import:<module>:<callable>`` (see Tool calls). In process
+any callable can be passed; if it raises, the request gets a 500. ``content_text()`` is the
+request content the hash, the directives and ``requests_for`` all look at: the message texts
+(string or text parts; an assistant message's tool calls as ``name(arguments)``) joined by
+newlines, the prompt(s), the Responses API's instructions and input items (a function call as
+``name(arguments)``, a function call's output as its text), or the embedding input(s).
 
-``max_tokens`` / ``max_completion_tokens`` cut the answer (one token = 4 characters) and set
-``finish_reason`` to ``"length"``; ``n`` repeats the choice. ``usage`` counts 4 characters a token.
+``max_tokens`` / ``max_completion_tokens`` (``max_output_tokens`` for responses) cut the answer's
+text (one token = 4 characters) and set ``finish_reason`` to ``"length"`` (a response's status to
+``"incomplete"``); ``n`` repeats the choice.
+
+``usage`` is on every answer and counts 4 characters a token (text plus each call's name and
+arguments). Chat answers also carry ``prompt_tokens_details.cached_tokens`` and responses
+``input_tokens``/``output_tokens``/``input_tokens_details.cached_tokens``: a prompt cache that
+remembers every request's leading messages (or items), so the cached tokens are those of the
+longest run of leading messages an earlier request since the last reset began with (0 for a new
+conversation, all of it for a repeat, the earlier turns for an agent's next step);
+``[[cached-tokens:N]]`` in the content says N.
 Embeddings are unit vectors derived from the sha256 of each input, ``embedding_dim`` long (or
 the request's ``dimensions``), as floats or, when the client asks (the openai client does by
 default), as base64 of little-endian float32.
+
+Tool calls
+----------
+A responder may return a ``Reply(content, tool_calls)`` (``tool_calls`` a tuple of
+``FakeCall(name, arguments, id=None)``; ``arguments`` a dict sent as JSON, or a string sent as it
+is, malformed or not), one ``FakeCall``, or a list of calls (``FakeCall``, ``(name, arguments)``
+or ``{"name", "arguments"}``). Chat answers carry them as ``message.tool_calls`` (``id``,
+``type: "function"``, ``function.name``, ``function.arguments`` as a JSON string; several in one
+message are parallel calls) with ``finish_reason: "tool_calls"``; responses as ``function_call``
+output items (``call_id``, ``name``, ``arguments``) after a ``message`` item holding any text.
+The script wins over the request: the fake sends what the responder says whatever ``tools``,
+``tool_choice`` or ``parallel_tool_calls`` were (a test asserts on those from the record), so a
+call of an undeclared tool is as easy to script as a good one. Helpers: ``tool_reply(*calls,
+content=None)``; ``leaked_call(name, arguments)`` (the call written into the text as
+``<tool_call>{...}</tool_call>``, no ``tool_calls``, ``finish_reason: "stop"``);
+``scripted(*answers)`` (one answer per request in turn; a 500 when they run out);
+``oracle(choose)``, the oracle mode: ``choose(ToolRequest)`` picks each answer from the request,
+which it sees the same way for chat and responses (``api``, ``tools`` declared, ``tool_choice``,
+``parallel_tool_calls``, ``last_user`` text, ``calls_made`` and ``tool_results`` so far), so a test
+answers every item with its gold calls; ``gold:<file>`` (``gold_responder``) is an oracle from a
+JSON object of last user text -> calls or text, for a server in another process, which
+``import:<module>:<callable>`` also serves with any responder of the project.
+
+Each ``RequestRecord`` keeps what the request declared: ``tools`` (the function names, in order),
+``tool_choice`` and ``parallel_tool_calls`` (None when not sent); ``stats()["with_tools"]``
+counts the requests that declared any.
 
 Knobs (constructor keyword = CLI flag)
 --------------------------------------
@@ -120,6 +162,7 @@ import contextlib
 import email.utils
 import hashlib
 import http.client
+import importlib
 import json
 import math
 import re
@@ -133,14 +176,15 @@ import time
 import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-Responder = Callable[[dict[str, Any]], str]
+# A responder answers a request body with text, or with a Reply (text and/or tool calls).
+Responder = Callable[[dict[str, Any]], "str | Reply"]
 
 NAMED_FAULTS = ("429", "500", "502", "503", "timeout", "truncated", "empty_choices", "disconnect")
 _STATUS_FAULT = re.compile(r"^[45]\d\d$")
@@ -150,6 +194,9 @@ _LATENCY_DIRECTIVE = re.compile(r"\[\[latency-ms:(\d+(?:\.\d+)?)\]\]")
 _MAX_BODY = 64 * 1024 * 1024
 _MAX_HEAD = 1024 * 1024
 _CHARS_PER_TOKEN = 4
+_MAX_PREFIXES = 1_000_000
+_CACHED_DIRECTIVE = re.compile(r"\[\[cached-tokens:(\d+)\]\]")
+API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,16 +229,75 @@ def _prompt_list(value: Any) -> list[str]:
     return [] if value is None else [str(value)]
 
 
-def content_text(body: Mapping[str, Any]) -> str:
-    """The request content that hashing, directives and ``requests_for`` look at."""
+def _call_text(name: Any, arguments: Any) -> str:
+    return f"{name}({arguments if isinstance(arguments, str) else json.dumps(arguments)})"
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    """A chat message's text; an assistant message's tool calls follow as `name(arguments)`."""
+    text = _part_text(message.get("content"))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        lines = [
+            _call_text(call["function"].get("name"), call["function"].get("arguments"))
+            for call in calls
+            if isinstance(call, dict) and isinstance(call.get("function"), dict)
+        ]
+        text = "\n".join(filter(None, [text, *lines]))
+    return text
+
+
+def _item_text(item: Any) -> str:
+    """One Responses API input item as text: a message's text, a function call as
+    `name(arguments)`, a function call's output as itself."""
+    if isinstance(item, str):
+        return item
+    if not isinstance(item, dict):
+        return ""
+    kind = item.get("type", "message")
+    if kind == "function_call":
+        return _call_text(item.get("name"), item.get("arguments"))
+    if kind == "function_call_output":
+        output = item.get("output")
+        return output if isinstance(output, str) else _part_text(output)
+    return _part_text(item.get("content"))
+
+
+def _responses_segments(body: Mapping[str, Any]) -> list[str]:
+    segments = []
+    if isinstance(body.get("instructions"), str):
+        segments.append(body["instructions"])
+    given = body.get("input")
+    items = given if isinstance(given, list) else [given]
+    segments.extend(_item_text(item) for item in items)
+    return segments
+
+
+def _is_responses(body: Mapping[str, Any]) -> bool:
+    """A Responses API body: its input is items (objects), or it has instructions."""
+    given = body.get("input")
+    if "instructions" in body:
+        return True
+    return isinstance(given, list) and any(isinstance(item, dict) for item in given)
+
+
+def _segments(body: Mapping[str, Any]) -> list[str]:
+    """The request content in its parts (messages, items, prompts), in order."""
     messages = body.get("messages")
     if isinstance(messages, list):
-        return "\n".join(_part_text(m.get("content")) for m in messages if isinstance(m, dict))
+        return [_message_text(m) for m in messages if isinstance(m, dict)]
     if "prompt" in body:
-        return "\n".join(_prompt_list(body["prompt"]))
+        return _prompt_list(body["prompt"])
+    if _is_responses(body):
+        return _responses_segments(body)
     if "input" in body:
-        return "\n".join(_prompt_list(body["input"]))
-    return ""
+        return _prompt_list(body["input"])
+    return []
+
+
+def content_text(body: Mapping[str, Any]) -> str:
+    """The request content that hashing, directives and ``requests_for`` look at."""
+    return "\n".join(_segments(body))
 
 
 def short_hash(text: str, length: int = 8) -> str:
@@ -204,6 +310,9 @@ def hash_responder(body: dict[str, Any]) -> str:
 
 def echo_responder(body: dict[str, Any]) -> str:
     messages = body.get("messages")
+    if not isinstance(messages, list) and _is_responses(body):
+        given = body.get("input")
+        messages = given if isinstance(given, list) else [{"role": "user", "content": given}]
     if isinstance(messages, list):
         for message in reversed(messages):
             if isinstance(message, dict) and message.get("role") == "user":
@@ -220,14 +329,231 @@ def fixed_responder(text: str) -> Responder:
 
 
 def responder_from_spec(spec: str) -> Responder:
-    """``hash``, ``echo`` or ``fixed:<text>`` (the CLI's ``--responder``)."""
+    """``hash``, ``echo``, ``fixed:<text>``, ``gold:<file>`` or ``import:<module>:<callable>``
+    (the CLI's ``--responder``; the last two let a server in another process be an oracle)."""
     if spec == "hash":
         return hash_responder
     if spec == "echo":
         return echo_responder
     if spec.startswith("fixed:"):
         return fixed_responder(spec.removeprefix("fixed:"))
-    raise ValueError(f"unknown responder {spec!r}; expected hash, echo or fixed:<text>")
+    if spec.startswith("gold:"):
+        return gold_responder(Path(spec.removeprefix("gold:")))
+    if spec.startswith("import:"):
+        module_name, _, attribute = spec.removeprefix("import:").rpartition(":")
+        if not module_name or not attribute:
+            raise ValueError(f"expected import:<module>:<callable>, got {spec!r}")
+        responder = getattr(importlib.import_module(module_name), attribute)
+        if not callable(responder):
+            raise ValueError(f"{spec!r} is not callable")
+        return responder  # type: ignore[no-any-return]
+    raise ValueError(
+        f"unknown responder {spec!r}; expected hash, echo, fixed:<text>, gold:<file> or "
+        "import:<module>:<callable>"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Tool calls: scripted replies, the oracle
+
+
+@dataclass(frozen=True)
+class FakeCall:
+    """One tool call to answer with. ``arguments`` a dict (sent as JSON) or a string sent as
+    it is (so a test can send malformed JSON); ``id`` made up when None."""
+
+    name: str
+    arguments: Any = field(default_factory=dict)
+    id: str | None = None
+
+    @property
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the model answers: text (``content``, None for none) and tool calls, in order.
+    Several calls are one message's parallel calls."""
+
+    content: str | None = None
+    tool_calls: tuple[FakeCall, ...] = ()
+
+
+def tool_reply(*calls: FakeCall | tuple[str, Any], content: str | None = None) -> Reply:
+    """A reply with these calls (``FakeCall``\\ s or ``(name, arguments)`` pairs)."""
+    return Reply(content, tuple(_as_call(call) for call in calls))
+
+
+def leaked_call(name: str, arguments: Any, *, style: str = "hermes") -> Reply:
+    """A call written into the text instead of ``tool_calls`` (what a model whose chat template
+    the server does not parse sends): ``<tool_call>{"name", "arguments"}</tool_call>``
+    (``style="hermes"``) or the bare JSON object (``style="json"``); finish_reason "stop"."""
+    payload = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    if style == "json":
+        return Reply(payload)
+    return Reply(f"<tool_call>\n{payload}\n</tool_call>")
+
+
+def _as_call(value: Any) -> FakeCall:
+    if isinstance(value, FakeCall):
+        return value
+    if isinstance(value, dict):
+        return FakeCall(str(value["name"]), value.get("arguments", {}), value.get("id"))
+    name, arguments = value
+    return FakeCall(str(name), arguments)
+
+
+def as_reply(answer: Any) -> Reply:
+    """A responder's answer as a Reply: text, a Reply, one call, or a list of calls
+    (``FakeCall``, ``(name, arguments)`` or ``{"name", "arguments"}``; [] is an empty text)."""
+    if isinstance(answer, Reply):
+        return answer
+    if isinstance(answer, str):
+        return Reply(answer)
+    if isinstance(answer, FakeCall):
+        return Reply(None, (answer,))
+    if isinstance(answer, list | tuple):
+        calls = tuple(_as_call(call) for call in answer)
+        return Reply(None if calls else "", calls)
+    raise TypeError(f"responder returned {type(answer).__name__}, not str or Reply")
+
+
+def _chat_tool_names(tools: Any) -> tuple[str, ...]:
+    names = []
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, dict):
+            continue
+        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        if isinstance(function.get("name"), str):
+            names.append(function["name"])
+    return tuple(names)
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """A chat or Responses API request as an oracle sees it, the same for both."""
+
+    body: dict[str, Any]
+    api: str  # "chat", "responses" or "completions"
+    tools: tuple[str, ...]  # the declared function names, in order
+    tool_choice: Any
+    parallel_tool_calls: bool | None
+    text: str  # content_text(body)
+    last_user: str  # the last user message's text ("" when none)
+    # The calls already made in the conversation ({"id", "name", "arguments"}) and the tool
+    # results sent back ({"id", "output"}), in order.
+    calls_made: tuple[dict[str, Any], ...]
+    tool_results: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def of(cls, body: dict[str, Any]) -> ToolRequest:
+        calls: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
+        last_user = ""
+        if isinstance(body.get("messages"), list):
+            api = "chat"
+            for message in body["messages"]:
+                if not isinstance(message, dict):
+                    continue
+                role = message.get("role")
+                if role == "user":
+                    last_user = _part_text(message.get("content"))
+                elif role == "tool":
+                    output = _part_text(message.get("content"))
+                    results.append({"id": message.get("tool_call_id"), "output": output})
+                for call in message.get("tool_calls") or []:
+                    function = call.get("function", {}) if isinstance(call, dict) else {}
+                    calls.append(
+                        {
+                            "id": call.get("id"),
+                            "name": function.get("name"),
+                            "arguments": function.get("arguments"),
+                        }
+                    )
+        elif _is_responses(body) or (isinstance(body.get("input"), str) and "prompt" not in body):
+            api = "responses"
+            given = body.get("input")
+            for item in given if isinstance(given, list) else [{"role": "user", "content": given}]:
+                if not isinstance(item, dict):
+                    continue
+                kind = item.get("type", "message")
+                if kind == "function_call":
+                    calls.append(
+                        {
+                            "id": item.get("call_id"),
+                            "name": item.get("name"),
+                            "arguments": item.get("arguments"),
+                        }
+                    )
+                elif kind == "function_call_output":
+                    results.append({"id": item.get("call_id"), "output": _item_text(item)})
+                elif item.get("role") == "user":
+                    last_user = _part_text(item.get("content"))
+        else:
+            api = "completions"
+            last_user = content_text(body)
+        parallel = body.get("parallel_tool_calls")
+        return cls(
+            body=body,
+            api=api,
+            tools=_chat_tool_names(body.get("tools")),
+            tool_choice=body.get("tool_choice"),
+            parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
+            text=content_text(body),
+            last_user=last_user,
+            calls_made=tuple(calls),
+            tool_results=tuple(results),
+        )
+
+
+def oracle(choose: Callable[[ToolRequest], Any]) -> Responder:
+    """A responder that answers each request with what ``choose(ToolRequest)`` returns: calls
+    (a list of ``FakeCall`` / ``(name, arguments)`` / ``{"name", "arguments"}``), a Reply, or
+    text. A test answers each item with its gold calls by looking the request up (its
+    ``last_user`` text, its declared ``tools``) in the gold it holds."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        return as_reply(choose(ToolRequest.of(body)))
+
+    return respond
+
+
+NO_CALL_TEXT = "No tool call is needed."
+
+
+def gold_responder(path: Path) -> Responder:
+    """An oracle from a JSON file: an object mapping a request's last user text to its answer
+    (a list of ``{"name", "arguments"}`` calls, or text). A request whose text is not there, or
+    that already carries tool results, is answered with ``NO_CALL_TEXT``."""
+    answers = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(answers, dict):
+        raise ValueError(f"{path}: expected a JSON object of user text -> answer")
+
+    def choose(request: ToolRequest) -> Any:
+        if request.tool_results:
+            return NO_CALL_TEXT
+        return answers.get(request.last_user, NO_CALL_TEXT)
+
+    return oracle(choose)
+
+
+def scripted(*answers: Any) -> Responder:
+    """A responder that gives ``answers`` in turn, one per request (text, Reply, a call or a
+    list of calls); a request after the last gets a 500 (the script ran out)."""
+    queue = deque(answers)
+    lock = threading.Lock()
+
+    def respond(body: dict[str, Any]) -> Reply:
+        with lock:
+            if not queue:
+                raise RuntimeError("the scripted answers ran out")
+            answer = queue.popleft()
+        return as_reply(answer)
+
+    return respond
 
 
 def embedding_vector(text: str, dim: int) -> list[float]:
@@ -294,6 +620,11 @@ class RequestRecord:
     status: int  # what was (or, for a timeout still held, will be) sent; 0 for a disconnect
     fault: str | None
     at: float
+    # What the request declared for tool calling: the function names of its ``tools`` (in
+    # order), its ``tool_choice`` and ``parallel_tool_calls`` (None when not sent).
+    tools: tuple[str, ...] = ()
+    tool_choice: Any = None
+    parallel_tool_calls: bool | None = None
 
 
 class _Log:
@@ -311,6 +642,9 @@ class _Log:
             self.by_fault: Counter[str] = Counter()
             self.by_path: Counter[str] = Counter()
             self.by_key: Counter[str] = Counter()
+            self.with_tools = 0
+            # Hashes of the message prefixes seen, for cached_tokens (a prompt cache).
+            self.prefixes: set[str] = set()
 
     def next_attempt(self, key: str) -> tuple[int, int]:
         with self._lock:
@@ -327,6 +661,26 @@ class _Log:
             self.by_path[record.path] += 1
             if record.fault:
                 self.by_fault[record.fault] += 1
+            if record.tools:
+                self.with_tools += 1
+
+    def cached_prefix(self, segments: list[str]) -> int:
+        """How many leading segments an earlier request began with; remembers these."""
+        chain = hashlib.sha256()
+        hashes = []
+        for segment in segments:
+            chain.update(segment.encode("utf-8", "surrogatepass") + b"\0")
+            hashes.append(chain.hexdigest())
+        with self._lock:
+            found = 0
+            for index, digest in enumerate(hashes):
+                if digest not in self.prefixes:
+                    break
+                found = index + 1
+            if len(self.prefixes) > _MAX_PREFIXES:
+                self.prefixes.clear()
+            self.prefixes.update(hashes)
+            return found
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
@@ -337,6 +691,7 @@ class _Log:
                 "by_path": dict(sorted(self.by_path.items())),
                 "by_key": dict(self.by_key),
                 "distinct_contents": len(self.by_key),
+                "with_tools": self.with_tools,
             }
 
     def matching(self, substring: str) -> list[RequestRecord]:
@@ -722,6 +1077,7 @@ class FakeOpenAI:
             "/chat/completions": self._chat,
             "/completions": self._completions,
             "/embeddings": self._embeddings,
+            "/responses": self._responses,
         }
         if api_path in post_routes:
             if request.method != "POST":
@@ -812,7 +1168,21 @@ class FakeOpenAI:
                 response = _answer_response(payload, fault)
         response.request_id = f"req_{seq}"
         status = 0 if fault == "disconnect" else response.status
-        record = RequestRecord(seq, "POST", path, key, text, attempt, status, fault, time.time())
+        parallel = body.get("parallel_tool_calls")
+        record = RequestRecord(
+            seq,
+            "POST",
+            path,
+            key,
+            text,
+            attempt,
+            status,
+            fault,
+            time.time(),
+            tools=_chat_tool_names(body.get("tools")),
+            tool_choice=body.get("tool_choice"),
+            parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
+        )
         self._log.add(record)
 
         if latency_ms > 0:
@@ -886,24 +1256,57 @@ class FakeOpenAI:
         response.close = True
 
     def _answer(self, body: dict[str, Any], prompt_body: dict[str, Any]) -> tuple[str, str]:
-        text = self.responder(prompt_body)
-        if not isinstance(text, str):
-            raise TypeError(f"responder returned {type(text).__name__}, not str")
-        limit = body.get("max_completion_tokens") or body.get("max_tokens")
-        if isinstance(limit, int) and limit > 0 and _tokens(text) > limit:
-            return text[: limit * _CHARS_PER_TOKEN], "length"
-        return text, "stop"
+        reply, finish = self._reply(body, prompt_body)
+        if reply.tool_calls:
+            raise TypeError("a completions answer cannot carry tool calls")
+        return reply.content or "", finish
+
+    def _reply(self, body: dict[str, Any], prompt_body: dict[str, Any]) -> tuple[Reply, str]:
+        """The responder's reply, cut to the request's token limit, and its finish reason."""
+        reply = as_reply(self.responder(prompt_body))
+        finish = "tool_calls" if reply.tool_calls else "stop"
+        limit = (
+            body.get("max_completion_tokens")
+            or body.get("max_tokens")
+            or body.get("max_output_tokens")
+        )
+        text = reply.content
+        if isinstance(limit, int) and limit > 0 and text and _tokens(text) > limit:
+            text, finish = text[: limit * _CHARS_PER_TOKEN], "length"
+            reply = Reply(text, reply.tool_calls)
+        return reply, finish
+
+    def _cached_tokens(self, body: dict[str, Any], prompt_tokens: int) -> int:
+        """Tokens of the leading messages (or items) an earlier request began with, as a
+        provider's prompt cache reports them; ``[[cached-tokens:N]]`` in the content says N."""
+        segments = _segments(body)
+        if match := _CACHED_DIRECTIVE.search("\n".join(segments)):
+            return min(prompt_tokens, int(match.group(1)))
+        seen = self._log.cached_prefix(segments)
+        return min(prompt_tokens, _tokens("\n".join(segments[:seen])))
 
     def _chat(self, body: dict[str, Any], suffix: str) -> dict[str, Any]:
-        text, finish = self._answer(body, body)
+        reply, finish = self._reply(body, body)
         n = body.get("n") if isinstance(body.get("n"), int) and body["n"] > 0 else 1
         prompt_tokens = _tokens(content_text(body))
-        completion_tokens = _tokens(text) * n
-        choice = {
-            "message": {"role": "assistant", "content": text, "refusal": None},
-            "logprobs": None,
-            "finish_reason": finish,
+        completion_tokens = _reply_tokens(reply) * n
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id or f"call_{suffix}_{index}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_text},
+                }
+                for index, call in enumerate(reply.tool_calls)
+            ]
+        choice = {"message": message, "logprobs": None, "finish_reason": finish}
+        usage = _usage(prompt_tokens, completion_tokens)
+        usage["prompt_tokens_details"] = {
+            "cached_tokens": self._cached_tokens(body, prompt_tokens),
+            "audio_tokens": 0,
         }
+        usage["completion_tokens_details"] = {"reasoning_tokens": 0, "audio_tokens": 0}
         payload = {
             "id": f"chatcmpl-{suffix}",
             "object": "chat.completion",
@@ -911,9 +1314,78 @@ class FakeOpenAI:
             "model": body["model"],
             "system_fingerprint": "fp_fake",
             "choices": [{"index": i, **choice} for i in range(n)],
-            "usage": _usage(prompt_tokens, completion_tokens),
+            "usage": usage,
         }
         return payload
+
+    def _responses(self, body: dict[str, Any], suffix: str) -> dict[str, Any]:
+        """``POST /v1/responses``: the reply as output items, a ``message`` with the text and a
+        ``function_call`` per call."""
+        reply, finish = self._reply(body, body)
+        output: list[dict[str, Any]] = []
+        if reply.content:
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{suffix}",
+                    "status": "incomplete" if finish == "length" else "completed",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "output_text",
+                            "text": reply.content,
+                            "annotations": [],
+                            "logprobs": [],
+                        }
+                    ],
+                }
+            )
+        for index, call in enumerate(reply.tool_calls):
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{suffix}_{index}",
+                    "call_id": call.id or f"call_{suffix}_{index}",
+                    "name": call.name,
+                    "arguments": call.arguments_text,
+                    "status": "completed",
+                }
+            )
+        input_tokens = _tokens(content_text(body))
+        output_tokens = _reply_tokens(reply)
+        cut = finish == "length"
+        return {
+            "id": f"resp_{suffix}",
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "incomplete" if cut else "completed",
+            "completed_at": None if cut else int(time.time()),
+            "error": None,
+            "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
+            "instructions": body.get("instructions"),
+            "max_output_tokens": body.get("max_output_tokens"),
+            "model": body["model"],
+            "output": output,
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "previous_response_id": body.get("previous_response_id"),
+            "temperature": body.get("temperature", 1.0),
+            "text": {"format": {"type": "text"}},
+            "tool_choice": body.get("tool_choice", "auto"),
+            "tools": body.get("tools", []),
+            "top_p": body.get("top_p", 1.0),
+            "truncation": "disabled",
+            "metadata": body.get("metadata") or {},
+            "usage": {
+                "input_tokens": input_tokens,
+                "input_tokens_details": {
+                    "cached_tokens": self._cached_tokens(body, input_tokens),
+                    "cache_write_tokens": 0,
+                },
+                "output_tokens": output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": input_tokens + output_tokens,
+            },
+        }
 
     def _completions(self, body: dict[str, Any], suffix: str) -> dict[str, Any]:
         prompts = _prompt_list(body["prompt"]) or [""]
@@ -963,7 +1435,10 @@ class FakeOpenAI:
 def _answer_response(payload: dict[str, Any], fault: str | None) -> _Response:
     """A 200 for a normal answer, spoiled the way ``truncated`` / ``empty_choices`` ask."""
     if fault == "empty_choices":
-        payload["choices" if "choices" in payload else "data"] = []
+        if "output" in payload:
+            payload["output"] = []
+        else:
+            payload["choices" if "choices" in payload else "data"] = []
     body = json.dumps(payload).encode()
     if fault == "truncated":
         # Cut mid-way but keep Content-Length honest: the HTTP exchange is valid, the JSON is not.
@@ -971,7 +1446,13 @@ def _answer_response(payload: dict[str, Any], fault: str | None) -> _Response:
     return _Response(200, body)
 
 
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+def _reply_tokens(reply: Reply) -> int:
+    """What a reply costs: its text and each call's name and arguments."""
+    calls = sum(_tokens(call.name + call.arguments_text) for call in reply.tool_calls)
+    return _tokens(reply.content or "") + calls
+
+
+def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -997,12 +1478,86 @@ def _validate(path: str, body: Any) -> str | None:
             return "'messages' must be a non-empty array."
         if not all(isinstance(m, dict) and "role" in m for m in messages):
             return "each message must be an object with a 'role'."
-    elif path.endswith("/completions"):
+        for index, message in enumerate(messages):
+            if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+                return f"messages[{index}]: a 'tool' message needs 'tool_call_id'."
+            calls = message.get("tool_calls")
+            if calls is not None and not _valid_calls(calls):
+                return f"messages[{index}].tool_calls: each needs an id and a function name."
+        return _validate_tools(body, nested=True)
+    if path.endswith("/completions"):
         if "prompt" not in body:
             return "Missing required parameter: 'prompt'."
-    elif "input" not in body or body["input"] in ("", []):
+        return None
+    if path.endswith("/responses"):
+        given = body.get("input")
+        if not (isinstance(given, str) and given) and not (isinstance(given, list) and given):
+            return "Missing required parameter: 'input'."
+        for index, item in enumerate(given if isinstance(given, list) else []):
+            if not isinstance(item, dict):
+                return f"input[{index}] must be an object."
+            kind = item.get("type", "message")
+            if kind == "function_call_output" and not isinstance(item.get("call_id"), str):
+                return f"input[{index}]: a function_call_output needs 'call_id'."
+            if kind == "function_call" and not all(
+                isinstance(item.get(key), str) for key in ("call_id", "name", "arguments")
+            ):
+                return f"input[{index}]: a function_call needs call_id, name and arguments."
+        return _validate_tools(body, nested=False)
+    if "input" not in body or body["input"] in ("", []):
         return "Missing required parameter: 'input'."
     return None
+
+
+def _valid_calls(calls: Any) -> bool:
+    return isinstance(calls, list) and all(
+        isinstance(call, dict)
+        and isinstance(call.get("id"), str)
+        and isinstance(call.get("function"), dict)
+        and isinstance(call["function"].get("name"), str)
+        for call in calls
+    )
+
+
+def _validate_tools(body: dict[str, Any], *, nested: bool) -> str | None:
+    """The checks the API makes on ``tools`` and ``tool_choice``: function tools (nested under
+    "function" in chat, flat in the Responses API) with names of the API's pattern, once each;
+    a tool_choice of none/auto/required or a declared function."""
+    tools = body.get("tools")
+    if tools is None:
+        tools = []
+    if not isinstance(tools, list):
+        return "'tools' must be an array."
+    names: list[str] = []
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict) or tool.get("type") != "function":
+            return f"tools[{index}]: only function tools are supported by the fake server."
+        function = tool.get("function") if nested else tool
+        if not isinstance(function, dict):
+            return f"tools[{index}]: missing 'function'."
+        name = function.get("name")
+        if not isinstance(name, str) or not API_NAME.match(name):
+            return (
+                f"Invalid 'tools[{index}].function.name': string does not match pattern. "
+                "Expected a string that matches the pattern '^[a-zA-Z0-9_-]{1,64}$'."
+            )
+        if name in names:
+            return f"tools[{index}]: duplicate function name {name!r}."
+        parameters = function.get("parameters")
+        if parameters is not None and not isinstance(parameters, dict):
+            return f"tools[{index}]: 'parameters' must be a JSON Schema object."
+        names.append(name)
+    choice = body.get("tool_choice")
+    if choice is None or choice in ("none", "auto", "required"):
+        if choice == "required" and not names:
+            return "tool_choice 'required' needs at least one tool."
+        return None
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        chosen = choice.get("function", {}).get("name") if nested else choice.get("name")
+        if chosen in names:
+            return None
+        return f"tool_choice names {chosen!r}, which is not among the tools."
+    return f"Invalid 'tool_choice': {choice!r}."
 
 
 # --------------------------------------------------------------------------------------------
@@ -1107,7 +1662,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency-ms", type=float, default=0.0)
-    parser.add_argument("--responder", default="hash", help="hash | echo | fixed:<text>")
+    parser.add_argument(
+        "--responder",
+        default="hash",
+        help="hash | echo | fixed:<text> | gold:<file> | import:<module>:<callable>",
+    )
     parser.add_argument(
         "--faults",
         action="append",
@@ -1127,6 +1686,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--max-records", type=int, default=100_000, help="request log size")
     args = parser.parse_args(argv)
+    # So that --responder import:tests.<module>:<callable> finds the project's modules.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
     try:
         server = FakeOpenAI(

@@ -22,12 +22,22 @@ from typing import Any
 import openai
 import pytest
 
+from benchmarks.suites.native import ToolNames, read_tool_calls
 from tests.fake_openai import (
+    NO_CALL_TEXT,
+    FakeCall,
     FakeOpenAI,
     FakeOpenAIProcess,
+    Reply,
+    ToolRequest,
     content_text,
     embedding_vector,
+    leaked_call,
+    oracle,
+    responder_from_spec,
+    scripted,
     short_hash,
+    tool_reply,
 )
 
 MODEL = "test-model"
@@ -546,6 +556,350 @@ def test_client_disconnects_and_garbage_do_not_break_the_server(server: FakeOpen
         assert sock.recv(200).startswith(b"HTTP/1.1 400 ")
     time.sleep(0.2)
     assert chat(client_for(server), "still alive").choices
+
+
+# ---- tool calls ------------------------------------------------------------------------------
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+TIME = {
+    "type": "function",
+    "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}},
+}
+TOOLS: list[Any] = [WEATHER, TIME]
+NAMES = ToolNames.of(["get_weather", "get_time"])
+
+
+def tool_chat(client: openai.OpenAI, content: str, **kwargs: Any) -> Any:
+    return client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": content}], tools=TOOLS, **kwargs
+    )
+
+
+def test_a_single_tool_call_with_its_declaration_recorded() -> None:
+    with FakeOpenAI(scripted(tool_reply(("get_weather", {"city": "Ghent"})))) as srv:
+        resp = tool_chat(client_for(srv), "Weather in Ghent?", tool_choice="auto")
+        (record,) = srv.records()
+        stats = srv.stats()
+    choice = resp.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    assert choice.message.content is None
+    (call,) = choice.message.tool_calls
+    assert call.type == "function" and call.id.startswith("call_")
+    assert call.function.name == "get_weather"
+    assert json.loads(call.function.arguments) == {"city": "Ghent"}
+    assert record.tools == ("get_weather", "get_time")
+    assert record.tool_choice == "auto" and record.parallel_tool_calls is None
+    assert stats["with_tools"] == 1
+
+
+def test_parallel_calls_in_one_message_keep_their_order() -> None:
+    reply = tool_reply(
+        FakeCall("get_weather", {"city": "Ghent"}, id="call_a"),
+        FakeCall("get_time", {}, id="call_b"),
+        ("get_weather", {"city": "Lyon"}),
+        content="Looking these up.",
+    )
+    with FakeOpenAI(scripted(reply)) as srv:
+        resp = tool_chat(client_for(srv), "Ghent, the time, Lyon", parallel_tool_calls=True)
+        assert srv.records()[0].parallel_tool_calls is True
+    message = resp.choices[0].message
+    assert message.content == "Looking these up."
+    assert [c.id for c in message.tool_calls][:2] == ["call_a", "call_b"]
+    read = read_tool_calls(message.tool_calls, NAMES)
+    assert read.answer() == [
+        {"name": "get_weather", "arguments": {"city": "Ghent"}},
+        {"name": "get_time", "arguments": {}},
+        {"name": "get_weather", "arguments": {"city": "Lyon"}},
+    ]
+
+
+def test_malformed_arguments_an_unknown_tool_and_a_leaked_call() -> None:
+    answers = scripted(
+        FakeCall("get_weather", '{"city": "Ghent"'),
+        FakeCall("get_forecast", {"city": "Ghent"}),
+        leaked_call("get_weather", {"city": "Ghent"}),
+        leaked_call("get_weather", {"city": "Ghent"}, style="json"),
+    )
+    with FakeOpenAI(answers) as srv:
+        client = client_for(srv)
+        malformed, unknown, leaked, bare = (tool_chat(client, f"q{i}") for i in range(4))
+    call = malformed.choices[0].message.tool_calls[0]
+    assert call.function.arguments == '{"city": "Ghent"'  # sent as scripted
+    assert "not valid JSON" in read_tool_calls([call], NAMES).calls[0].problem
+    assert unknown.choices[0].message.tool_calls[0].function.name == "get_forecast"
+    assert read_tool_calls(unknown.choices[0].message.tool_calls, NAMES).unknown
+    for resp in (leaked, bare):
+        assert resp.choices[0].finish_reason == "stop"
+        assert resp.choices[0].message.tool_calls is None
+        assert '"name": "get_weather"' in resp.choices[0].message.content
+    assert leaked.choices[0].message.content.startswith("<tool_call>")
+
+
+def test_the_script_runs_out_with_a_500() -> None:
+    with FakeOpenAI(scripted("only one")) as srv:
+        client = client_for(srv)
+        assert chat(client, "a").choices[0].message.content == "only one"
+        with pytest.raises(openai.InternalServerError, match="ran out"):
+            chat(client, "b")
+
+
+GOLD = {
+    "Weather in Ghent?": [{"name": "get_weather", "arguments": {"city": "Ghent"}}],
+    "Ghent and the time?": [
+        {"name": "get_weather", "arguments": {"city": "Ghent"}},
+        {"name": "get_time", "arguments": {}},
+    ],
+    "Hello!": "Hi there.",
+}
+
+
+def gold_answer(request: ToolRequest) -> Any:
+    if request.tool_results:  # the tools answered: the final text
+        return "Done: " + "; ".join(result["output"] for result in request.tool_results)
+    return GOLD[request.last_user]
+
+
+def test_oracle_answers_each_chat_request_with_its_gold() -> None:
+    seen: list[ToolRequest] = []
+
+    def choose(request: ToolRequest) -> Any:
+        seen.append(request)
+        return gold_answer(request)
+
+    with FakeOpenAI(oracle(choose)) as srv:
+        client = client_for(srv)
+        for question, gold in GOLD.items():
+            message = tool_chat(client, question).choices[0].message
+            if isinstance(gold, str):
+                assert message.content == gold and message.tool_calls is None
+            else:
+                assert read_tool_calls(message.tool_calls, NAMES).answer() == gold
+        # The next step of the conversation: the calls made and their results go back.
+        first = tool_chat(client, "Weather in Ghent?").choices[0].message
+        follow = client.chat.completions.create(
+            model=MODEL,
+            tools=TOOLS,
+            messages=[
+                {"role": "user", "content": "Weather in Ghent?"},
+                first.model_dump(exclude_none=True),  # type: ignore[list-item]
+                {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "sunny"},
+            ],
+        )
+    assert follow.choices[0].message.content == "Done: sunny"
+    assert seen[0].api == "chat" and seen[0].tools == ("get_weather", "get_time")
+    last = seen[-1]
+    assert last.calls_made[0]["name"] == "get_weather"
+    assert last.tool_results == ({"id": first.tool_calls[0].id, "output": "sunny"},)
+    assert "get_weather(" in last.text  # the call is part of the content hashed and searched
+
+
+def responses_tools() -> list[Any]:
+    return [{"type": "function", **tool["function"]} for tool in TOOLS]
+
+
+def test_the_responses_api_with_function_calls_and_outputs() -> None:
+    with FakeOpenAI(oracle(gold_answer)) as srv:
+        client = client_for(srv)
+        resp = client.responses.create(
+            model=MODEL,
+            instructions="Use the tools.",
+            input=[{"role": "user", "content": "Ghent and the time?"}],
+            tools=responses_tools(),
+            tool_choice="required",
+            parallel_tool_calls=True,
+        )
+        assert resp.object == "response" and resp.status == "completed"
+        calls = [item for item in resp.output if item.type == "function_call"]
+        assert [(c.name, json.loads(c.arguments)) for c in calls] == [
+            ("get_weather", {"city": "Ghent"}),
+            ("get_time", {}),
+        ]
+        assert all(c.call_id.startswith("call_") for c in calls)
+        assert read_tool_calls(calls, NAMES).answer() == GOLD["Ghent and the time?"]
+        assert resp.output_text == ""
+        record = srv.records()[0]
+        assert record.tools == ("get_weather", "get_time")
+        assert record.tool_choice == "required" and record.parallel_tool_calls is True
+
+        follow = client.responses.create(
+            model=MODEL,
+            instructions="Use the tools.",
+            input=[
+                {"role": "user", "content": "Ghent and the time?"},
+                *(
+                    {
+                        "type": "function_call",
+                        "call_id": c.call_id,
+                        "name": c.name,
+                        "arguments": c.arguments,
+                    }
+                    for c in calls
+                ),
+                {"type": "function_call_output", "call_id": calls[0].call_id, "output": "rain"},
+                {"type": "function_call_output", "call_id": calls[1].call_id, "output": "9:00"},
+            ],  # type: ignore[arg-type]
+            tools=responses_tools(),
+        )
+    assert follow.output_text == "Done: rain; 9:00"
+    (message,) = follow.output
+    assert message.type == "message" and message.role == "assistant"
+    usage = follow.usage
+    assert usage is not None
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
+    assert usage.input_tokens_details.cached_tokens > 0  # the question was seen before
+    assert usage.output_tokens_details.reasoning_tokens == 0
+
+
+def test_responses_text_answers_limits_and_faults(server: FakeOpenAI) -> None:
+    client = client_for(server)
+    resp = client.responses.create(model=MODEL, input="Say something")
+    assert resp.output_text == "Answer: " + short_hash("Say something")
+    server.responder = lambda body: "y" * 400
+    cut = client.responses.create(model=MODEL, input="long please", max_output_tokens=16)
+    assert cut.status == "incomplete"
+    assert cut.incomplete_details is not None
+    assert cut.incomplete_details.reason == "max_output_tokens"
+    assert len(cut.output_text) == 64
+    empty = client.responses.create(model=MODEL, input="[[fault:empty_choices]]")
+    assert empty.output == []
+    assert server.by_status == {200: 3}
+    assert server.stats()["by_path"] == {"/v1/responses": 3}
+
+
+def test_usage_counts_cached_prompt_tokens() -> None:
+    with FakeOpenAI("fixed:ok") as srv:
+        client = client_for(srv)
+        system = {"role": "system", "content": "Be careful. " * 25}  # 300 characters
+        first = client.chat.completions.create(
+            model=MODEL, messages=[system, {"role": "user", "content": "one"}]
+        )
+        again = client.chat.completions.create(
+            model=MODEL, messages=[system, {"role": "user", "content": "one"}]
+        )
+        other = client.chat.completions.create(
+            model=MODEL, messages=[system, {"role": "user", "content": "two"}]
+        )
+        forced = chat(client, "[[cached-tokens:2]] hello there")
+        srv.reset()
+        after_reset = client.chat.completions.create(
+            model=MODEL, messages=[system, {"role": "user", "content": "one"}]
+        )
+    for resp in (first, again, other, forced, after_reset):
+        assert resp.usage is not None and resp.usage.prompt_tokens_details is not None
+        assert resp.usage.total_tokens == resp.usage.prompt_tokens + resp.usage.completion_tokens
+    cached = [
+        r.usage.prompt_tokens_details.cached_tokens  # type: ignore[union-attr]
+        for r in (first, again, other, forced, after_reset)
+    ]
+    assert again.usage is not None and other.usage is not None
+    # The repeat is all cached; the other question shares the system message's 75 tokens.
+    assert cached == [0, again.usage.prompt_tokens, 75, 2, 0]
+    assert other.usage.prompt_tokens > 75
+
+
+def test_tool_declarations_are_checked_like_the_api() -> None:
+    bad_name = {"type": "function", "function": {"name": "maps.search", "parameters": {}}}
+    with FakeOpenAI() as srv:
+        client = client_for(srv)
+        with pytest.raises(openai.BadRequestError, match="does not match pattern"):
+            client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "x"}], tools=[bad_name]
+            )
+        with pytest.raises(openai.BadRequestError, match="duplicate"):
+            client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "x"}], tools=[WEATHER, WEATHER]
+            )
+        with pytest.raises(openai.BadRequestError, match="not among the tools"):
+            tool_chat(client, "x", tool_choice={"type": "function", "function": {"name": "nope"}})
+        with pytest.raises(openai.BadRequestError, match="tool_call_id"):
+            client.chat.completions.create(
+                model=MODEL,
+                messages=[{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}],  # type: ignore[list-item]
+            )
+        with pytest.raises(openai.BadRequestError, match="call_id"):
+            client.responses.create(
+                model=MODEL,
+                input=[{"type": "function_call_output", "output": "r"}],  # type: ignore[list-item]
+            )
+        # A declared function as the choice is fine, in both shapes.
+        chosen = {"type": "function", "function": {"name": "get_time"}}
+        assert tool_chat(client, "x", tool_choice=chosen).choices
+        resp = client.responses.create(
+            model=MODEL,
+            input="x",
+            tools=responses_tools(),
+            tool_choice={"type": "function", "name": "get_time"},
+        )
+        assert resp.status == "completed"
+        assert srv.stats()["with_tools"] == 2  # the refused ones are not API answers
+
+
+def test_text_requests_declare_no_tools(server: FakeOpenAI) -> None:
+    chat(client_for(server), "plain")
+    (record,) = server.records()
+    assert record.tools == () and record.tool_choice is None
+    assert server.stats()["with_tools"] == 0
+
+
+def test_async_clients_get_tool_calls_through_chat_and_responses() -> None:
+    async def run(base_url: str) -> tuple[Any, Any]:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="t", max_retries=0, timeout=5)
+        chat_resp, resp = await asyncio.gather(
+            client.chat.completions.create(
+                model=MODEL,
+                messages=[{"role": "user", "content": "Weather in Ghent?"}],
+                tools=TOOLS,
+            ),
+            client.responses.create(
+                model=MODEL, input="Weather in Ghent?", tools=responses_tools()
+            ),
+        )
+        await client.close()
+        return chat_resp, resp
+
+    with FakeOpenAI(oracle(gold_answer)) as srv:
+        chat_resp, resp = asyncio.run(run(srv.base_url))
+        apis = sorted(r.path for r in srv.records())
+    gold = GOLD["Weather in Ghent?"]
+    assert read_tool_calls(chat_resp.choices[0].message.tool_calls, NAMES).answer() == gold
+    assert read_tool_calls(resp.output, NAMES).answer() == gold
+    assert apis == ["/v1/chat/completions", "/v1/responses"]
+
+
+def test_gold_file_oracle_out_of_process(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(GOLD), encoding="utf-8")
+    with FakeOpenAIProcess("--responder", f"gold:{gold}") as srv:
+        client = client_for(srv)
+        message = tool_chat(client, "Ghent and the time?").choices[0].message
+        assert read_tool_calls(message.tool_calls, NAMES).answer() == GOLD["Ghent and the time?"]
+        assert tool_chat(client, "Unknown question").choices[0].message.content == NO_CALL_TEXT
+        assert srv.stats()["with_tools"] == 2
+    imported = responder_from_spec("import:tests.fake_openai:echo_responder")
+    assert imported({"messages": [{"role": "user", "content": "hi"}]}) == "hi"
+    with pytest.raises(ValueError, match="import:"):
+        responder_from_spec("nonsense")
+
+
+def test_a_reply_is_text_or_calls() -> None:
+    with FakeOpenAI(lambda body: Reply("plain")) as srv:
+        assert chat(client_for(srv), "x").choices[0].finish_reason == "stop"
+        srv.responder = lambda body: []  # no calls, no text
+        assert chat(client_for(srv), "y").choices[0].message.content == ""
+        srv.responder = lambda body: [("get_time", {})]
+        with pytest.raises(openai.InternalServerError, match="cannot carry tool calls"):
+            client_for(srv).completions.create(model=MODEL, prompt="z")
 
 
 # ---- out of process ----------------------------------------------------------------------------

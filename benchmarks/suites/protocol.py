@@ -19,6 +19,11 @@ and, where the default below does not fit:
     async solve(item, ctx, context, complete)        multi-step tasks (a ReAct loop); the default
                                                      asks once and parses
     read_predictions(task, path) -> Iterator[PublishedOutput]   outputs published elsewhere
+    declare_tools(tools) -> ToolDeclarations         the tools an item may use as OpenAI
+                                                     function tools (native tool calling),
+                                                     names mapped to the API's pattern and back;
+                                                     the default reads ToolSpec.parameters as
+                                                     JSON Schema (native.py)
 
 `Evaluator(suite_module)` (a registry Suite's `evaluator`) fills in the defaults, so the
 platform calls one interface.
@@ -49,6 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
+
+from benchmarks.suites.native import ToolDeclarations, declare
 
 Style = Literal["chat", "completion"]
 Scores = dict[str, float | None]
@@ -402,6 +409,12 @@ def default_cluster(item: Item, ctx: Context) -> str:
     return item.key
 
 
+def default_declare_tools(tools: Sequence[ToolSpec]) -> ToolDeclarations:
+    """The tools as function tools, each described by its description and its parameters as
+    the importers store them (JSON Schema), cleaned to a valid draft 2020-12 object schema."""
+    return declare(tools)
+
+
 async def solve_single(
     evaluator: Evaluator, item: Item, ctx: Context, context: dict[str, Any], complete: Complete
 ) -> Outcome:
@@ -484,6 +497,11 @@ class Evaluator:
 
     def aggregate(self, scored: Sequence[Scored], ctx: Context) -> Scores:
         return self.module.aggregate(scored, ctx)
+
+    def declare_tools(self, tools: Sequence[ToolSpec]) -> ToolDeclarations:
+        """The tools an item may use as OpenAI function tools, and the names they go by."""
+        fn = getattr(self.module, "declare_tools", None)
+        return fn(tools) if fn else default_declare_tools(tools)
 
     def read_predictions(self, task: str, path: Path) -> Iterator[PublishedOutput]:
         fn = getattr(self.module, "read_predictions", None)

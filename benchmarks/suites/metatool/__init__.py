@@ -8,6 +8,7 @@ import sys as _sys
 
 from benchmarks.suites.metatool.evaluate import *  # noqa: F403
 from benchmarks.suites.metatool.importer import *  # noqa: F403
+from benchmarks.suites.metatool.native import *  # noqa: F403
 from benchmarks.suites.metatool.questions import MOTIVATION_QUESTIONS as _MOTIVATION
 from benchmarks.suites.registry import Suite as _Suite
 

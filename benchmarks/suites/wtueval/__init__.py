@@ -9,6 +9,7 @@ import sys as _sys
 from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403
 from benchmarks.suites.wtueval.importer import *  # noqa: F403
+from benchmarks.suites.wtueval.native import *  # noqa: F403
 from benchmarks.suites.wtueval.questions import ERROR_TYPE_QUESTIONS as _ERROR_TYPES
 from benchmarks.suites.wtueval.served import SERVED_TOOLS as _SERVED_TOOLS
 
