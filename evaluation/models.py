@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.validators import URLValidator
 from django.db import models
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Coalesce
 
 from benchmarks.models import Benchmark, Sample
 from evaluation.credentials import validate_key_variable
@@ -20,6 +22,16 @@ base_url_validator = URLValidator(
 # The embedded model's endpoint (`make run`), registered by evaluation.services and the
 # virtual API server's simulator by default.
 LOCAL_ENDPOINT = "local-gemma-3-270m"
+
+
+def usage_tokens(name: str) -> models.GeneratedField:
+    """A count of `usage` (see evaluation.work.caller.token_counts) as a column: 0 when the
+    usage does not have it (imported work, failed items)."""
+    return models.GeneratedField(
+        expression=Coalesce(Cast(KT(f"usage__{name}"), models.BigIntegerField()), 0),
+        output_field=models.BigIntegerField(),
+        db_persist=True,
+    )
 
 
 class Endpoint(models.Model):
@@ -208,6 +220,11 @@ class Prediction(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     cached = models.BooleanField(default=False)
     usage = models.JSONField(default=dict, blank=True)
+    # The server's token counts summed over the item's calls, read from `usage` by the
+    # database itself, so that sums per run and per job are plain SUMs.
+    prompt_tokens = usage_tokens("prompt_tokens")
+    completion_tokens = usage_tokens("completion_tokens")
+    cached_tokens = usage_tokens("cached_tokens")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -367,6 +384,11 @@ class Judgment(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     cached = models.BooleanField(default=False)
     usage = models.JSONField(default=dict, blank=True)
+    # The server's token counts summed over the item's calls, read from `usage` by the
+    # database itself, so that sums per run and per job are plain SUMs.
+    prompt_tokens = usage_tokens("prompt_tokens")
+    completion_tokens = usage_tokens("completion_tokens")
+    cached_tokens = usage_tokens("cached_tokens")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -166,6 +166,33 @@ def _error_text(exc: openai.APIStatusError) -> str:
     return ""
 
 
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+
+
+def token_counts(usage: Mapping[str, Any] | None) -> dict[str, int]:
+    """The tokens of one call as the server reported them, in one shape whatever the API:
+    prompt, completion and cached (prompt tokens served from the provider's prompt cache, a
+    part of the prompt tokens). Chat and completions say prompt_tokens, completion_tokens and
+    prompt_tokens_details.cached_tokens; the Responses API input_tokens, output_tokens and
+    input_tokens_details.cached_tokens. {} when the server reported nothing."""
+    if not usage:
+        return {}
+
+    def count(*path: str) -> int:
+        value: Any = usage
+        for name in path:
+            value = value.get(name) if isinstance(value, Mapping) else None
+        return value if isinstance(value, int) and value > 0 else 0
+
+    if "input_tokens" in usage or "output_tokens" in usage:
+        prompt, completion = count("input_tokens"), count("output_tokens")
+        cached = count("input_tokens_details", "cached_tokens")
+    else:
+        prompt, completion = count("prompt_tokens"), count("completion_tokens")
+        cached = count("prompt_tokens_details", "cached_tokens")
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
+
+
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -262,10 +289,5 @@ class Caller:
             if choice.message is None:
                 raise Unusable("the answer's first choice had no message")
             text = choice.message.content or ""
-        usage = {}
-        if response.usage is not None:
-            usage = {
-                "prompt_tokens": response.usage.prompt_tokens or 0,
-                "completion_tokens": response.usage.completion_tokens or 0,
-            }
+        usage = token_counts(response.usage.model_dump() if response.usage is not None else None)
         return Reply(text=text, usage=usage, finish_reason=choice.finish_reason)

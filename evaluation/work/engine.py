@@ -55,7 +55,14 @@ from django.db import connection, connections, transaction
 from benchmarks.suites.protocol import Prompt
 from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.models import Endpoint
-from evaluation.work.caller import Caller, EndpointConfig, Reply, cache_key, request_body
+from evaluation.work.caller import (
+    TOKEN_FIELDS,
+    Caller,
+    EndpointConfig,
+    Reply,
+    cache_key,
+    request_body,
+)
 from evaluation.work.limits import Lane, RateLimit, Shares, Slots, fair_share
 from evaluation.work.locks import (
     Claimed,
@@ -334,11 +341,18 @@ class ItemCalls:
         return reply.text
 
     def usage(self) -> dict[str, int]:
-        usage = {"calls": len(self.replies), "http_attempts": 0}
+        """Calls, HTTP attempts and the tokens the server reported, summed over the item's
+        calls. A call answered from the response cache cost nothing now: it is counted in
+        cached_calls, and its tokens are not."""
+        usage = {"calls": len(self.replies), "http_attempts": 0, "cached_calls": 0}
+        usage.update(dict.fromkeys(TOKEN_FIELDS, 0))
         for reply in self.replies:
             usage["http_attempts"] += reply.attempts
-            for name, value in reply.usage.items():
-                usage[name] = usage.get(name, 0) + int(value)
+            if reply.cached:
+                usage["cached_calls"] += 1
+                continue
+            for name in TOKEN_FIELDS:
+                usage[name] += int(reply.usage.get(name, 0))
         return usage
 
 
