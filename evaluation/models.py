@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import URLValidator
+from django.core.validators import MinValueValidator, URLValidator
 from django.db import models
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
@@ -85,6 +85,34 @@ class Endpoint(models.Model):
         help_text="Attempts per request (retries of 429, 5xx, timeouts... with backoff) before "
         "the item is failed with the last reason.",
     )
+    # Prices per million tokens, in whatever currency the provider bills (one per endpoint;
+    # the pages show amounts without a unit). Cached input tokens cost the input price unless
+    # a cached price is set. Empty: the endpoint's work shows tokens and no cost.
+    price_in = models.DecimalField(
+        "price per million input tokens",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    price_out = models.DecimalField(
+        "price per million output tokens",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    price_cached = models.DecimalField(
+        "price per million cached input tokens",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Empty: cached input tokens cost the input price.",
+    )
     max_claims = models.PositiveSmallIntegerField(
         "claims per item",
         default=4,
@@ -154,6 +182,17 @@ class Run(models.Model):
     params = models.JSONField(default=dict, blank=True, help_text="Generation parameters.")
     options = models.JSONField(default=dict, blank=True, help_text="Task options.")
     seed = models.IntegerField(default=0)
+    # What the work may spend: a cost in the endpoint's currency when the endpoint has
+    # prices, else tokens (input + output). Empty: no limit. See evaluation.work.budget.
+    budget = models.DecimalField(
+        max_digits=18,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="A cost when the endpoint has prices, else tokens (input + output); "
+        "empty for no limit. Reached: the rest stays pending, resumable with a larger one.",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
     error = models.TextField(blank=True)
     metrics = models.JSONField(default=dict, blank=True)
@@ -312,6 +351,17 @@ class JudgeJob(models.Model):
         help_text="Pairwise: the run compared with (B in the canonical order A, B).",
     )
     repeats = models.PositiveSmallIntegerField(default=3)
+    # What the work may spend: a cost in the endpoint's currency when the endpoint has
+    # prices, else tokens (input + output). Empty: no limit. See evaluation.work.budget.
+    budget = models.DecimalField(
+        max_digits=18,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="A cost when the endpoint has prices, else tokens (input + output); "
+        "empty for no limit. Reached: the rest stays pending, resumable with a larger one.",
+    )
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.LAUNCHED)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
     error = models.TextField(blank=True)

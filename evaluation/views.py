@@ -32,10 +32,12 @@ from evaluation.selectors import (
     metric_row,
     run_list,
     run_panel,
+    run_spending,
     runs_with_progress,
     task_spec,
 )
 from evaluation.services import RUNS
+from evaluation.work.budget import Prices, Tokens
 
 PAGE_SIZE = 50
 
@@ -182,6 +184,7 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
     rows = [
         {
             "run": run,
+            "spend": run_spending(run),
             "cells": [
                 metric_row(
                     name,
@@ -236,14 +239,19 @@ CSV_COLUMNS = [
     "attempts",
     "latency_ms",
     "cached",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cost",
 ]
 
 
 @require_GET
 def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """One row per prediction with its per-item scores (one column per metric name)."""
-    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk)
+    run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
     spec = task_spec(run)
+    prices = Prices.of(run.endpoint)
     predictions = run.predictions.order_by("position")
     score_names: list[str] = []
     for scores in predictions.values_list("scores", flat=True).iterator(chunk_size=2000):
@@ -276,11 +284,23 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
             "attempts",
             "latency_ms",
             "cached",
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_tokens",
             "scores",
         )
         for values in predictions.values_list(*fields).iterator(chunk_size=2000):
-            *head, scores = values
-            yield [run.pk, *head, *(cell(scores, name) for name in score_names)]
+            *head, prompt, completion, cached, scores = values
+            cost = str(prices.cost(Tokens(prompt, completion, cached))) if prices else ""
+            yield [
+                run.pk,
+                *head,
+                prompt,
+                completion,
+                cached,
+                cost,
+                *(cell(scores, name) for name in score_names),
+            ]
 
     header = CSV_COLUMNS + [f"score:{name}" for name in score_names]
     return csv_response(f"run-{run.pk}-predictions.csv", header, rows())

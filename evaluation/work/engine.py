@@ -55,6 +55,7 @@ from django.db import connection, connections, transaction
 from benchmarks.suites.protocol import Prompt
 from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.models import Endpoint
+from evaluation.work.budget import Spending, Tokens
 from evaluation.work.caller import (
     TOKEN_FIELDS,
     Caller,
@@ -126,6 +127,7 @@ VALUES (%s, %s, %s::jsonb, %s::jsonb, now()) ON CONFLICT (key) DO NOTHING
 class Row(Protocol):
     id: int
     status: str
+    usage: dict[str, Any]
 
     def row(self, token: uuid.UUID) -> tuple[Any, ...]: ...
 
@@ -142,6 +144,22 @@ def write(
             cursor.executemany(table.write_sql, [r.row(token) for r in results])
             written = cursor.rowcount
     return written
+
+
+def spent_so_far(table: WorkTable, parent_id: int) -> tuple[Tokens, int]:
+    """The tokens a parent's items have spent, and how many of them spent any."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
+                   coalesce(sum(cached_tokens), 0),
+                   count(*) FILTER (WHERE prompt_tokens + completion_tokens > 0)
+            FROM {table.table} WHERE {table.parent} = %s
+            """,  # noqa: S608 - the table and column names are ours
+            [parent_id],
+        )
+        prompt, completion, cached, paid = cursor.fetchone()
+    return Tokens(int(prompt), int(completion), int(cached)), int(paid)
 
 
 def cached_replies(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -410,6 +428,9 @@ class Chunk:
     # Items taken beyond the first claim (refills), for the report.
     refilled: int = 0
     cancelled: bool = False
+    # The parent's budget, and whether this execution stopped at it.
+    spending: Spending | None = None
+    over_budget: bool = False
 
 
 def request_key(prompt: Prompt, config: EndpointConfig, salt: str = "") -> str:
@@ -438,6 +459,7 @@ class Execution:
         self.allowed = 1
         self.finished = False
         self.share_changed = asyncio.Condition()
+        self.spending_changed = asyncio.Condition()
         self.refill_until = time.monotonic() + execution_seconds()
 
     async def take(self, claimed: Sequence[Claimed], exhausted: Sequence[Claimed]) -> None:
@@ -461,6 +483,34 @@ class Execution:
         async with self.share_changed:
             self.finished = True
             self.share_changed.notify_all()
+
+    async def admit(self) -> bool:
+        """Under a budget, whether a lane may start one more item (counted in flight until
+        `settle`): it waits while the answer depends on items being answered; False when the
+        next item would pass the budget (the execution then stops there)."""
+        spending = self.chunk.spending
+        if spending is None:
+            return True
+        async with self.spending_changed:
+            while True:
+                verdict = spending.admits()
+                if verdict is True:
+                    spending.in_flight += 1
+                    return True
+                if verdict is False:
+                    self.chunk.over_budget = True
+                    return False
+                await self.spending_changed.wait()
+
+    async def settle(self, result: Row | None) -> None:
+        spending = self.chunk.spending
+        if spending is None:
+            return
+        async with self.spending_changed:
+            spending.in_flight -= 1
+            if result is not None:
+                spending.add(Tokens.of_usage(result.usage))
+            self.spending_changed.notify_all()
 
     async def refill(self) -> bool:
         """More of the parent's pending rows when this execution runs dry, within its budget."""
@@ -511,6 +561,9 @@ class Execution:
         )
         initial, chunk.claimed = list(chunk.claimed), deque()
         await self.take(initial, chunk.exhausted)
+        if chunk.spending is not None:
+            tokens, paid = await self.db.run(spent_so_far, chunk.table, chunk.parent_id)
+            chunk.spending.tokens, chunk.spending.paid_items = tokens, paid
 
         shares = Shares(redis_client, config.id, ttl_seconds=SHARE_TTL_SECONDS)
         share_token = chunk.token.hex
@@ -530,8 +583,20 @@ class Execution:
                     if not chunk.claimed and not await self.refill():
                         await self.finish()
                         return
-                    claimed = chunk.claimed.popleft()
-                    self.writer.add(await chunk.handler.answer(claimed, caller, lane))
+                    if not await self.admit():
+                        await self.finish()
+                        return
+                    result = None
+                    try:
+                        # Another lane may have taken the last item while this one waited.
+                        if not chunk.claimed and not await self.refill():
+                            await self.finish()
+                            return
+                        claimed = chunk.claimed.popleft()
+                        result = await chunk.handler.answer(claimed, caller, lane)
+                        self.writer.add(result)
+                    finally:
+                        await self.settle(result)
             finally:
                 await lane.release()
 
@@ -561,7 +626,7 @@ class Execution:
                 task.cancel()
             await asyncio.shield(shares.leave(share_token))
             await self.writer.close()
-        if chunk.cancelled and chunk.claimed:
+        if (chunk.cancelled or chunk.over_budget) and chunk.claimed:
             await self.db.run(release, chunk.token, [c.id for c in chunk.claimed], chunk.table)
 
 
@@ -574,9 +639,12 @@ def execute(
     config: EndpointConfig,
     max_claims: int,
     make_handler: Callable[[], Handler],
+    spending: Spending | None = None,
 ) -> dict[str, int]:
     """Claim positions first..last of a parent's rows and answer them (then, within the
-    budget, more of the parent's pending rows). Returns counts for the log."""
+    execution's budget of items, more of the parent's pending rows). With `spending` (the
+    parent's budget), no item is started that would pass it: the report then says
+    "over_budget" and the unstarted items are pending again. Returns counts for the log."""
     token = uuid.uuid4()
     claimed, exhausted = claim(table, parent_id, first, last, token, max_claims)
     if not claimed and not exhausted:
@@ -592,10 +660,14 @@ def execute(
         config=config,
         max_claims=max_claims,
         budget=budget,
+        spending=spending,
     )
     PROCESS_LOOP.run(_execute(chunk))
     taken = len(claimed) + len(exhausted) + chunk.refilled
-    return {"claimed": taken, **chunk.handler.report}
+    report = {"claimed": taken, **chunk.handler.report}
+    if chunk.over_budget:
+        report["over_budget"] = 1
+    return report
 
 
 async def _execute(chunk: Chunk) -> None:

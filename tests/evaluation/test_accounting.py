@@ -6,17 +6,29 @@ counts 4 characters a token)."""
 from __future__ import annotations
 
 import asyncio
+import math
 import random
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
+from django.test import Client
 
 from benchmarks.suites.protocol import Prompt
+from evaluation import lifecycle
+from evaluation.lifecycle import WorkKind
+from evaluation.models import ResponseCache, Run
+from evaluation.work.budget import Prices, Tokens, spent
 from evaluation.work.caller import Caller, EndpointConfig, token_counts
 from evaluation.work.engine import ItemCalls
+from tests.evaluation.conftest import make_endpoint
 from tests.evaluation.test_caller import MemoryCache
-from tests.fake_openai import FakeOpenAI
+from tests.evaluation.test_lifecycle import ANSWERS, KINDS, PAGES, Work
+from tests.evaluation.test_views import csv_rows
+from tests.factories import make_superuser
+from tests.fake_openai import FakeOpenAI, content_text
 
 ANSWER = "Answer: 42!!!!!!"  # 16 characters: 4 tokens
 
@@ -135,3 +147,142 @@ def test_a_call_answered_by_the_response_cache_costs_no_tokens() -> None:
         assert server.total == 1
     assert usage["cached_calls"] == 1
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (6, 4)
+
+
+# --- what runs and judge jobs spent: pages, leaderboard, CSV ----------------------------------
+
+
+def settled_items(kind: WorkKind, parent: Any) -> list[Any]:
+    return list(getattr(parent, kind.items).order_by("position"))
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Work:
+    return Work(tmp_path)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("broker")
+@pytest.mark.parametrize("name", KINDS)
+def test_work_shows_the_tokens_the_server_reported_and_their_cost(
+    name: str, work: Work, client: Client
+) -> None:
+    kind = KINDS[name]
+    with FakeOpenAI(responder=lambda request: ANSWERS[name]) as server:
+        # Per million tokens: 0.001 an input token, 0.0005 a cached one, 0.002 an output one.
+        priced = make_endpoint(
+            server.base_url,
+            name="priced",
+            price_in=Decimal(1000),
+            price_out=Decimal(2000),
+            price_cached=Decimal(500),
+        )
+        parent = work.make(name, ["pending"] * 4, endpoint=priced)
+        lifecycle.chunk(kind, parent.pk, 0, 99)
+    answered = settled_items(kind, parent)
+    # each item's tokens are the server's counts (4 characters a token) of what it was sent
+    for item in answered:
+        assert item.prompt_tokens == math.ceil(len(content_text(item.prompt)) / 4) > 0
+        assert item.completion_tokens == math.ceil(len(ANSWERS[name]) / 4)
+        assert item.usage["prompt_tokens"] == item.prompt_tokens
+    prompt = sum(i.prompt_tokens for i in answered)
+    completion = sum(i.completion_tokens for i in answered)
+    cached = sum(i.cached_tokens for i in answered)
+    cost = (
+        (prompt - cached) * Decimal("0.001")
+        + cached * Decimal("0.0005")
+        + completion * Decimal("0.002")
+    )
+    # the page shows them, and the cost at the endpoint's prices
+    client.force_login(make_superuser())
+    prefix = PAGES[name][0]
+    page = client.get(f"/{prefix}/{parent.pk}/").content.decode()
+    assert f"<strong>{prompt}</strong> tokens in" in page
+    assert f"({cached} cached)" in page
+    assert f"<strong>{completion}</strong> tokens out" in page
+    assert f"cost <strong>{cost:.4f}</strong>" in page
+    if name == "run":
+        board = client.get(f"/leaderboard/{work.benchmark.pk}/answer/").content.decode()
+        assert f"{prompt} / {completion}" in board and f"{cost:.4f}" in board
+        header, *rows = csv_rows(client, parent)
+        at = header.index("prompt_tokens")
+        assert header[at : at + 4] == [
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_tokens",
+            "cost",
+        ]
+        assert sum(int(row[at]) for row in rows) == prompt
+        assert sum(Decimal(row[at + 3]) for row in rows) == cost
+
+
+def test_cost_counts_cached_tokens_at_the_input_price_unless_told() -> None:
+    tokens = Tokens(prompt=1_000_000, completion=500_000, cached=400_000)
+    assert Prices(Decimal(2), Decimal(8)).cost(tokens) == Decimal(2 + 4)
+    assert Prices(Decimal(2), Decimal(8), Decimal("0.5")).cost(tokens) == Decimal("1.2") + Decimal(
+        "0.2"
+    ) + Decimal(4)
+    assert spent(tokens, None) == 1_500_000
+
+
+# --- a budget -----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("broker")
+@pytest.mark.parametrize("name", KINDS)
+def test_a_budget_stops_half_way_and_a_larger_one_finishes_exactly_the_rest(
+    name: str, work: Work
+) -> None:
+    kind = KINDS[name]
+    with FakeOpenAI(responder=lambda request: ANSWERS[name]) as server:
+        live = make_endpoint(server.base_url, name="live")
+        # given what answering six items costs (then forgotten by the response cache)
+        measured = work.make(name, ["pending"] * 6, endpoint=live)
+        lifecycle.chunk(kind, measured.pk, 0, 99)
+        per_item = {i.prompt_tokens + i.completion_tokens for i in settled_items(kind, measured)}
+        assert len(per_item) == 1  # the items cost the same: half the tokens is three items
+        whole = 6 * per_item.pop()
+        ResponseCache.objects.all().delete()
+        asked_before = server.total
+        # when a parent with a budget of half that is executed
+        parent = work.make(name, ["pending"] * 6, endpoint=live)
+        type(parent).objects.filter(pk=parent.pk).update(budget=whole // 2)
+        report = lifecycle.chunk(kind, parent.pk, 0, 99)
+        # then it stops half way, within its budget, the rest pending, and says why
+        parent.refresh_from_db()
+        statuses = [i.status for i in settled_items(kind, parent)]
+        assert report["over_budget"] == 1
+        assert statuses.count("pending") == 3, statuses
+        assert parent.status == "cancelled"
+        assert f"stopped at its budget: spent {whole // 2} of {whole // 2} tokens" in parent.error
+        assert server.total - asked_before == 3
+        # when it is resumed with a larger budget
+        lifecycle.resume(kind, parent, budget=Decimal(whole))
+        lifecycle.chunk(kind, parent.pk, 0, 99)
+        # then exactly the rest is asked, and the parent is finished
+        parent.refresh_from_db()
+        assert parent.status == "done" and parent.budget == whole
+        assert {i.status for i in settled_items(kind, parent)} != {"pending", "running"}
+        assert [i.attempts for i in settled_items(kind, parent)] == [1] * 6
+        assert server.total - asked_before == 6
+        assert (
+            sum(i.prompt_tokens + i.completion_tokens for i in settled_items(kind, parent)) == whole
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("broker")
+def test_a_budget_already_spent_starts_nothing(work: Work) -> None:
+    kind = KINDS["run"]
+    with FakeOpenAI(responder=lambda request: "Answer: 1") as server:
+        live = make_endpoint(server.base_url, name="live", price_in=1, price_out=1)
+        parent = work.make("run", ["pending"] * 2, endpoint=live)
+        Run.objects.filter(pk=parent.pk).update(budget=0)
+        lifecycle.chunk(kind, parent.pk, 0, 99)
+        assert server.total == 0
+    parent.refresh_from_db()
+    assert parent.status == "cancelled"
+    assert "stopped at its budget: spent 0.0000 of 0.0000" in parent.error
+    assert [i.status for i in settled_items(kind, parent)] == ["pending", "pending"]
+    assert [i.attempts for i in settled_items(kind, parent)] == [0, 0]
