@@ -964,20 +964,27 @@ LOAD_GENERATOR = textwrap.dedent(
         client = openai.AsyncOpenAI(base_url=base_url, api_key="t", max_retries=0, timeout=10)
         gate = asyncio.Semaphore(concurrency)
 
+        latencies = []
+
         async def one(i):
             async with gate:
+                sent = time.perf_counter()
                 resp = await client.chat.completions.create(
                     model="m", messages=[{"role": "user", "content": f"item {i}"}]
                 )
+                latencies.append(time.perf_counter() - sent)
                 expected = "Answer: " + hashlib.sha256(f"item {i}".encode()).hexdigest()[:8]
                 return resp.choices[0].message.content == expected
 
         await asyncio.gather(*(one(-1 - i) for i in range(concurrency)))  # warm the pool
+        latencies.clear()
         started = time.perf_counter()
         results = await asyncio.gather(*(one(i) for i in range(total)))
         wall = time.perf_counter() - started
         await client.close()
-        print(json.dumps({"wall": wall, "ok": sum(results)}))
+        latencies.sort()
+        median = latencies[len(latencies) // 2]
+        print(json.dumps({"wall": wall, "ok": sum(results), "median": median}))
 
     asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
     """
@@ -999,7 +1006,14 @@ def test_throughput_2000_requests_at_concurrency_32_with_50ms_latency() -> None:
         assert srv.total == total + concurrency
     report = json.loads(result.stdout)
     assert report["ok"] == total
-    # The client alone needs ~1.5 ms of CPU a request (about 1.1x the ideal on an idle machine);
-    # the bound leaves room for a busy CI machine while still catching a server that serialises
-    # requests (that would take 2000 x 50 ms = 100 s).
-    assert report["wall"] < 1.6 * ideal, f"{report['wall']:.2f}s for an ideal {ideal:.3f}s"
+    # What this guards is that the server answers concurrently. A server that serialised requests
+    # would keep each one waiting behind the 31 others (a median of ~1.6 s, a wall of 100 s). The
+    # wall time alone does not tell that apart from a busy machine: the client needs ~1.5 ms of
+    # CPU a request (about 1.1x the ideal on an idle machine, 7x seen with other test runs
+    # sharing the 2 cores), so the bounds are on the median request (85-125 ms seen under that
+    # load: the client times a request from when it is sent) and a wall far below serial.
+    median_ms = report["median"] * 1000
+    assert median_ms < 8 * latency_ms, f"median request {median_ms:.0f} ms"
+    serial = total * latency_ms / 1000
+    wall = report["wall"]
+    assert wall < serial / 2, f"{wall:.2f}s (ideal {ideal:.3f}s, serial {serial:.0f}s)"

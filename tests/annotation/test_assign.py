@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 import uuid
 from collections import Counter
 from datetime import timedelta
@@ -31,17 +32,34 @@ def test_twenty_annotators_at_once_give_every_item_exactly_n_distinct_labels() -
     campaign, users = motivation_campaign(tools=60, labels_per_item=3, annotators=20)
     errors: list[BaseException] = []
     barrier = threading.Barrier(len(users))
+    # An annotator told "nothing for you now" stops only when nobody else is between asking and
+    # answering and nobody skipped since they asked: a skip reopens an item, and an annotator who
+    # had stopped before it (all items held by others at that moment) could no longer take it,
+    # leaving it one label short whatever the service does.
+    lock = threading.Lock()
+    state = {"busy": 0, "skips": 0}
 
     def work(user) -> None:  # type: ignore[no-untyped-def]
         try:
             barrier.wait()
             rng = random.Random(user.pk)
             while True:
+                with lock:
+                    state["busy"] += 1
+                    skips_seen = state["skips"]
                 assignment = item_next(campaign=campaign, user=user)
                 if assignment is None:
-                    return
+                    with lock:
+                        state["busy"] -= 1
+                        if errors or (state["busy"] == 0 and state["skips"] == skips_seen):
+                            return
+                    time.sleep(0.01)
+                    continue
                 if rng.random() < 0.1:
                     item_skip(assignment_id=assignment.pk, user=user)
+                    with lock:
+                        state["skips"] += 1
+                        state["busy"] -= 1
                     continue
                 token = uuid.uuid4()
                 answer_once = {"reason": rng.choice("ABCD")}
@@ -50,6 +68,8 @@ def test_twenty_annotators_at_once_give_every_item_exactly_n_distinct_labels() -
                     label_submit(
                         assignment_id=assignment.pk, user=user, answers=answer_once, token=token
                     )
+                with lock:
+                    state["busy"] -= 1
         except BaseException as exc:
             errors.append(exc)
         finally:
