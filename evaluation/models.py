@@ -41,6 +41,7 @@ class Endpoint(models.Model):
     class Style(models.TextChoices):
         CHAT = "chat", "Chat (messages)"
         COMPLETION = "completion", "Completion (text prompt; base models)"
+        RESPONSES = "responses", "Responses API (OpenAI /v1/responses)"
 
     class Status(models.TextChoices):
         READY = "ready", "Ready"

@@ -57,7 +57,9 @@ from typing import Any, Literal
 
 from benchmarks.suites.native import ToolDeclarations, declare
 
-Style = Literal["chat", "completion"]
+# "responses": the OpenAI Responses API, asked with the chat form of a prompt (the platform
+# turns it into instructions and input); suites treat it as chat.
+Style = Literal["chat", "completion", "responses"]
 Scores = dict[str, float | None]
 
 

@@ -62,6 +62,7 @@ from evaluation.work.caller import (
     EndpointConfig,
     Reply,
     cache_key,
+    prompt_fields,
     request_body,
 )
 from evaluation.work.limits import Lane, RateLimit, Shares, Slots, fair_share
@@ -353,7 +354,7 @@ class ItemCalls:
 
     async def __call__(self, prompt: Prompt) -> str:
         if self.prompt is None:
-            self.prompt = prompt.request(self.caller.config.style)
+            self.prompt = prompt_fields(prompt, self.caller.config.style)
         reply = await self.caller.call(prompt, self.lane, self.salt)
         self.replies.append(reply)
         return reply.text

@@ -21,7 +21,13 @@ from evaluation import lifecycle
 from evaluation.lifecycle import WorkKind
 from evaluation.models import ResponseCache, Run
 from evaluation.work.budget import Prices, Tokens, spent
-from evaluation.work.caller import Caller, EndpointConfig, token_counts
+from evaluation.work.caller import (
+    Caller,
+    EndpointConfig,
+    cut_at_stop,
+    request_body,
+    token_counts,
+)
 from evaluation.work.engine import ItemCalls
 from tests.evaluation.conftest import make_endpoint
 from tests.evaluation.test_caller import MemoryCache
@@ -286,3 +292,79 @@ def test_a_budget_already_spent_starts_nothing(work: Work) -> None:
     assert "stopped at its budget: spent 0.0000 of 0.0000" in parent.error
     assert [i.status for i in settled_items(kind, parent)] == ["pending", "pending"]
     assert [i.attempts for i in settled_items(kind, parent)] == [0, 0]
+
+
+# --- the Responses API ------------------------------------------------------------------------
+
+
+def test_a_chat_prompt_becomes_instructions_and_input_for_the_responses_api() -> None:
+    prompt = Prompt(
+        messages=[
+            {"role": "system", "content": "Answer briefly."},
+            {"role": "user", "content": "What is 1+1?"},
+            {"role": "assistant", "content": "Answer: 2"},
+            {"role": "user", "content": "And 2+2?"},
+        ],
+        stop=("\nObservation:",),
+        max_tokens=64,
+    )
+    body = request_body(prompt, "responses", "m", {"temperature": 0, "max_tokens": 512})
+    assert body == {
+        "model": "m",
+        "temperature": 0,
+        "instructions": "Answer briefly.",
+        "input": [
+            {"role": "user", "content": "What is 1+1?"},
+            {"role": "assistant", "content": "Answer: 2"},
+            {"role": "user", "content": "And 2+2?"},
+        ],
+        "max_output_tokens": 64,  # the prompt's own limit wins over the run's max_tokens
+        "stop": ["\nObservation:"],  # kept for the cache key and applied to the answer
+    }
+    assert cut_at_stop("Thought: x\nObservation: y", ["\nObservation:"]) == ("Thought: x", True)
+    assert cut_at_stop("no stop here", ["\nObservation:"]) == ("no stop here", False)
+
+
+def test_a_responses_call_reads_the_message_text_its_tokens_and_a_cut_answer() -> None:
+    long_answer = "Answer: " + "x" * 80  # 88 characters: 22 tokens
+    with FakeOpenAI(responder=lambda request: long_answer) as server:
+        limited = Prompt(messages=FIRST, max_tokens=5)
+        stopped = Prompt(messages=[{"role": "user", "content": "Stop?"}], stop=("xxx",))
+
+        async def run() -> list[Any]:
+            config = config_for(server, "responses")
+            client = openai.AsyncOpenAI(base_url=config.base_url, api_key="k", max_retries=0)
+            caller = Caller(config, client=client, cache=MemoryCache(), slots=None, rate=None)
+            try:
+                return [await caller.call(limited), await caller.call(stopped)]
+            finally:
+                await client.close()
+
+        cut, at_stop = asyncio.run(run())
+        assert {r.path for r in server.records()} == {"/v1/responses"}
+    assert (cut.text, cut.finish_reason) == (long_answer[:20], "length")
+    assert cut.usage == {"prompt_tokens": 6, "completion_tokens": 5, "cached_tokens": 0}
+    assert (at_stop.text, at_stop.finish_reason) == ("Answer: ", "stop")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("broker")
+@pytest.mark.parametrize("name", KINDS)
+def test_runs_and_judges_answer_through_the_responses_api(name: str, work: Work) -> None:
+    kind = KINDS[name]
+    with FakeOpenAI(responder=lambda request: ANSWERS[name]) as server:
+        responses = make_endpoint(server.base_url, name="responses", style="responses")
+        parent = work.make(name, ["pending"] * 3, endpoint=responses)
+        if name == "run":
+            Run.objects.filter(pk=parent.pk).update(style="responses")
+        lifecycle.chunk(kind, parent.pk, 0, 99)
+        assert {r.path for r in server.records()} == {"/v1/responses"}
+        assert server.total == 3
+    parent.refresh_from_db()
+    assert parent.status == "done"
+    for item in settled_items(kind, parent):
+        assert "input" in item.prompt and "messages" not in item.prompt
+        assert item.prompt_tokens == math.ceil(len(content_text(item.prompt)) / 4) > 0
+        assert item.completion_tokens == math.ceil(len(ANSWERS[name]) / 4)
+    outputs = [item.output if name == "run" else item.raw for item in settled_items(kind, parent)]
+    assert outputs == [ANSWERS[name]] * 3
