@@ -3,6 +3,7 @@ their predictions with per-item scores. Authentication is required globally."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import QuerySet
@@ -148,6 +149,30 @@ class EndpointInputSerializer(serializers.Serializer):
         max_value=100,
         required=False,
         help_text="How many times a worker may take an item before it is failed (lost workers).",
+    )
+    price_in = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        min_value=Decimal(0),
+        required=False,
+        allow_null=True,
+        help_text="Price per million input tokens (with price_out: runs show their cost).",
+    )
+    price_out = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        min_value=Decimal(0),
+        required=False,
+        allow_null=True,
+        help_text="Price per million output tokens.",
+    )
+    price_cached = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        min_value=Decimal(0),
+        required=False,
+        allow_null=True,
+        help_text="Price per million cached input tokens; empty: the input price.",
     )
 
 

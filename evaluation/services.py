@@ -650,17 +650,29 @@ ENDPOINT_FIELDS = (
     "timeout_seconds",
     "max_attempts",
     "max_claims",
+    "price_in",
+    "price_out",
+    "price_cached",
 )
 
 
 def endpoint_create(**fields: Any) -> Endpoint:
-    """A new endpoint from ENDPOINT_FIELDS, checked by the model's rules (the key variable's
-    name above all: evaluation.credentials). The admin's form, the API and `add_endpoint` all
-    come here or through the same model validation. Raises RunError naming each bad field."""
+    """A new endpoint from ENDPOINT_FIELDS (see endpoint_save)."""
+    return endpoint_save(**fields)
+
+
+def endpoint_save(*, endpoint: Endpoint | None = None, **fields: Any) -> Endpoint:
+    """Set ENDPOINT_FIELDS on an endpoint (a new one unless given) and save it, checked by the
+    model's rules (the key variable's name above all: evaluation.credentials; prices not
+    negative). The admin's form, the API and `add_endpoint` (which creates or updates) all come
+    here. Raises RunError naming each bad field."""
     unknown = sorted(set(fields) - set(ENDPOINT_FIELDS))
     if unknown:
         raise RunError(f"unknown endpoint field(s): {', '.join(unknown)}")
-    endpoint = Endpoint(**fields)
+    if endpoint is None:
+        endpoint = Endpoint()
+    for name, value in fields.items():
+        setattr(endpoint, name, value)
     try:
         endpoint.full_clean()
     except ValidationError as exc:

@@ -6,6 +6,8 @@ counts 4 characters a token)."""
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import math
 import random
 from decimal import Decimal
@@ -14,12 +16,13 @@ from typing import Any
 
 import openai
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from benchmarks.suites.protocol import Prompt
 from evaluation import lifecycle
 from evaluation.lifecycle import WorkKind
-from evaluation.models import ResponseCache, Run
+from evaluation.models import Endpoint, ResponseCache, Run
 from evaluation.work.budget import Prices, Tokens, spent
 from evaluation.work.caller import (
     Caller,
@@ -368,3 +371,136 @@ def test_runs_and_judges_answer_through_the_responses_api(name: str, work: Work)
         assert item.completion_tokens == math.ceil(len(ANSWERS[name]) / 4)
     outputs = [item.output if name == "run" else item.raw for item in settled_items(kind, parent)]
     assert outputs == [ANSWERS[name]] * 3
+
+
+# --- endpoints with a style and prices: the command, the API and the admin ---------------------
+
+
+@pytest.mark.django_db
+def test_add_endpoint_creates_then_updates_only_what_it_is_given() -> None:
+    out = io.StringIO()
+    call_command(
+        "add_endpoint",
+        "gpt",
+        "--base-url",
+        "https://api.openai.com/v1",
+        "--model",
+        "gpt-4.1-mini",
+        "--key-env",
+        "OPENAI_API_KEY",
+        "--style",
+        "responses",
+        "--concurrency",
+        "4",
+        "--price-in",
+        "0.40",
+        "--price-out",
+        "1.60",
+        stdout=out,
+    )
+    assert "endpoint 'gpt' added" in out.getvalue()
+    endpoint = Endpoint.objects.get(name="gpt")
+    assert (endpoint.style, endpoint.api_key_env, endpoint.max_concurrency) == (
+        "responses",
+        "OPENAI_API_KEY",
+        4,
+    )
+    assert (endpoint.price_in, endpoint.price_out, endpoint.price_cached) == (
+        Decimal("0.4"),
+        Decimal("1.6"),
+        None,
+    )
+    # run again with a new price: the same endpoint, the rest as it was
+    out = io.StringIO()
+    call_command(
+        "add_endpoint",
+        "gpt",
+        "--base-url",
+        "https://api.openai.com/v1",
+        "--model",
+        "gpt-4.1-mini",
+        "--price-cached",
+        "0.10",
+        stdout=out,
+    )
+    assert "endpoint 'gpt' updated" in out.getvalue()
+    endpoint = Endpoint.objects.get(name="gpt")
+    assert (endpoint.style, endpoint.max_concurrency, endpoint.price_cached) == (
+        "responses",
+        4,
+        Decimal("0.1"),
+    )
+    with pytest.raises(CommandError, match="price_in"):
+        call_command(
+            "add_endpoint",
+            "gpt",
+            "--base-url",
+            "https://x.example/v1",
+            "--model",
+            "m",
+            "--price-in",
+            "-1",
+        )
+    with pytest.raises(CommandError):
+        call_command(
+            "add_endpoint",
+            "gpt",
+            "--base-url",
+            "https://x.example/v1",
+            "--model",
+            "m",
+            "--price-in",
+            "lots",
+        )
+    assert Endpoint.objects.get(name="gpt").price_in == Decimal("0.4")
+
+
+@pytest.mark.django_db
+def test_the_api_and_the_admin_take_the_style_and_prices(client: Client) -> None:
+    client.force_login(make_superuser())
+    posted = client.post(
+        "/api/endpoints/",
+        json.dumps(
+            {
+                "name": "api",
+                "base_url": "https://api.example/v1",
+                "model": "m",
+                "style": "responses",
+                "price_in": "2.5",
+                "price_out": "10",
+            }
+        ),
+        content_type="application/json",
+    )
+    assert posted.status_code == 201, posted.content
+    assert (posted.json()["style"], posted.json()["price_in"], posted.json()["price_out"]) == (
+        "responses",
+        "2.500000",
+        "10.000000",
+    )
+    refused = client.post(
+        "/api/endpoints/",
+        json.dumps(
+            {"name": "neg", "base_url": "https://a.example/v1", "model": "m", "price_out": "-1"}
+        ),
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and "price_out" in refused.content.decode()
+    form = {
+        "name": "admin",
+        "base_url": "https://api.example/v1",
+        "model": "m",
+        "api_key_env": "",
+        "style": "responses",
+        "default_params": "{}",
+        "max_concurrency": 8,
+        "timeout_seconds": 60,
+        "max_attempts": 4,
+        "max_claims": 4,
+        "price_in": "1",
+        "price_out": "3",
+        "price_cached": "0.25",
+    }
+    assert client.post("/admin/evaluation/endpoint/add/", form).status_code == 302
+    endpoint = Endpoint.objects.get(name="admin")
+    assert (endpoint.style, endpoint.price_cached) == ("responses", Decimal("0.25"))
