@@ -192,6 +192,9 @@ class LaunchRunForm(forms.Form):
     )
     options = JSONObjectField(label="Task options", help_text='e.g. {"variant": "strict"}')
     seed = forms.IntegerField(initial=0)
+    budget = forms.DecimalField(
+        required=False, min_value=0, help_text=Run._meta.get_field("budget").help_text
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -398,6 +401,7 @@ class RunAdmin(WorkAdminMixin, admin.ModelAdmin):
                 seed=data["seed"],
                 name=data["name"],
                 user=request.user,
+                budget=data["budget"],
             )
 
         return launch_view(
@@ -495,6 +499,9 @@ class LaunchJudgeJobForm(forms.Form):
         help_text="Pairwise judges: the run compared with (B).",
     )
     repeats = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    budget = forms.DecimalField(
+        required=False, min_value=0, help_text=JudgeJob._meta.get_field("budget").help_text
+    )
 
 
 @admin.register(JudgeJob)
@@ -569,6 +576,7 @@ class JudgeJobAdmin(WorkAdminMixin, admin.ModelAdmin):
                 against=data["against"],
                 repeats=data["repeats"],
                 user=request.user,
+                budget=data["budget"],
             )
 
         return launch_view(

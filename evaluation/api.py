@@ -64,6 +64,7 @@ class RunSerializer(serializers.ModelSerializer):
             "params",
             "options",
             "seed",
+            "budget",
             "status",
             "error",
             "items",

@@ -133,6 +133,13 @@ def cancel(kind: WorkKind, parent: Any) -> bool:
 KEEP: Literal["keep"] = "keep"
 
 
+def budget_error(budget: Decimal | None) -> str:
+    """Why a budget cannot be used ("" if it can): see evaluation.work.budget."""
+    if budget is not None and (not Decimal(budget).is_finite() or Decimal(budget) < 0):
+        return "a budget must be a number, 0 or more"
+    return ""
+
+
 def resume(
     kind: WorkKind,
     parent: Any,
@@ -148,8 +155,8 @@ def resume(
     refusal = kind.resume_refusal(parent)
     if refusal:
         raise kind.error(refusal)
-    if budget != KEEP and budget is not None and Decimal(budget) < 0:
-        raise kind.error("a budget cannot be negative")
+    if budget != KEEP and (problem := budget_error(budget)):
+        raise kind.error(problem)
     size = chunk_size()
     with transaction.atomic():
         locked: Any = kind.parent._default_manager.select_for_update().get(pk=parent.pk)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -63,7 +64,12 @@ def _controls(
     """The page's buttons (lifecycle.controls), with where each posts."""
     can_change = allows(request.user, control, method="POST")
     return [
-        {"label": c.label, "url": reverse(control, args=[parent.pk, c.action])}
+        {
+            "label": c.label,
+            "url": reverse(control, args=[parent.pk, c.action]),
+            "budget": parent.budget if c.action == "resume" else None,
+            "asks_budget": c.action == "resume",
+        }
         for c in lifecycle.controls(kind, parent, progress, can_change=can_change)
     ]
 
@@ -81,13 +87,26 @@ def _control(
                 f"{noun.capitalize()} cancelled." if changed else f"The {noun} was not running.",
             )
         elif action in ("resume", "retry"):
-            count = lifecycle.resume(kind, parent, retry_failed=action == "retry")
+            count = lifecycle.resume(
+                kind, parent, retry_failed=action == "retry", budget=_posted_budget(request)
+            )
             messages.success(request, f"{noun.capitalize()} resumed: {count} {item}(s) queued.")
         else:
             raise Http404("unknown action")
     except ApplicationError as exc:
         messages.error(request, str(exc))
     return redirect(detail, pk=parent.pk)
+
+
+def _posted_budget(request: HttpRequest) -> Decimal | Literal["keep"]:
+    """The budget typed beside Resume; an empty box keeps the budget as it is."""
+    text = request.POST.get("budget", "").strip()
+    if not text:
+        return lifecycle.KEEP
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        raise ApplicationError(f"the budget {text!r} is not a number") from None
 
 
 @require_GET

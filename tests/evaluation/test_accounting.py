@@ -504,3 +504,46 @@ def test_the_api_and_the_admin_take_the_style_and_prices(client: Client) -> None
     assert client.post("/admin/evaluation/endpoint/add/", form).status_code == 302
     endpoint = Endpoint.objects.get(name="admin")
     assert (endpoint.style, endpoint.price_cached) == ("responses", Decimal("0.25"))
+
+
+# --- setting a budget: launch, the page's resume ----------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_run_is_launched_with_a_budget_and_a_negative_one_is_refused(work: Work) -> None:
+    out = io.StringIO()
+    common = ["--benchmark", work.benchmark.name, "--task", "answer", "--endpoint", "fake"]
+    common += ["--split", "default"]
+    call_command("launch_run", *common, "--budget", "1500", "--json", stdout=out)
+    run = Run.objects.get(pk=json.loads(out.getvalue())["run"])
+    assert run.budget == Decimal(1500)
+    with pytest.raises(CommandError, match="a budget must be a number, 0 or more"):
+        call_command("launch_run", *common, "--budget", "-1")
+    assert Run.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("broker")
+@pytest.mark.parametrize("name", KINDS)
+def test_the_page_resumes_with_a_larger_budget(name: str, work: Work, client: Client) -> None:
+    kind = KINDS[name]
+    parent = work.make(name, ["done", "pending"], status="cancelled")
+    type(parent).objects.filter(pk=parent.pk).update(budget=10)
+    client.force_login(make_superuser())
+    prefix = PAGES[name][0]
+    page = client.get(f"/{prefix}/{parent.pk}/").content.decode()
+    assert 'name="budget" value="10.000000"' in page
+    # an unreadable budget changes nothing
+    response = client.post(f"/{prefix}/{parent.pk}/resume/", {"budget": "lots"}, follow=True)
+    assert "the budget &#x27;lots&#x27; is not a number" in response.content.decode()
+    parent.refresh_from_db()
+    assert (parent.status, parent.budget) == ("cancelled", 10)
+    # a larger one is set as the parent resumes
+    client.post(f"/{prefix}/{parent.pk}/resume/", {"budget": "25"})
+    parent.refresh_from_db()
+    assert (parent.status, parent.budget) == ("running", 25)
+    # an empty box keeps it
+    lifecycle.cancel(kind, parent)
+    client.post(f"/{prefix}/{parent.pk}/resume/", {"budget": ""})
+    parent.refresh_from_db()
+    assert (parent.status, parent.budget) == ("running", 25)
