@@ -109,7 +109,7 @@ def adjudication_next(
                 Label.objects.filter(item=OuterRef("pk"), annotator=adjudicator, is_current=True)
             )
         )
-        .select_related("campaign", "sample", "tool", "prediction", "prediction_b")
+        .select_related("campaign", "sample__benchmark", "tool", "prediction", "prediction_b")
     )
     if after is not None:
         candidates = candidates.filter(position__gt=after)

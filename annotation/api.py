@@ -27,7 +27,6 @@ from rest_framework.viewsets import ViewSet
 from annotation.agreement.data import available_raters
 from annotation.agreement.services import params_from, report_request
 from annotation.assign import item_next, item_skip
-from annotation.kinds import kind_of
 from annotation.models import AgreementReport, Assignment, Campaign, Member, Question
 from annotation.selectors import (
     annotator_progress,
@@ -101,7 +100,8 @@ def item_payload(assignment: Assignment, campaign: Campaign) -> dict[str, Any]:
             "split": sample.split,
             "external_id": sample.external_id,
             "input": sample.input,
-            "reference": sample.reference if kind_of(campaign).shows_reference else None,
+            # The gold, when the kind shows it (the suite's item context).
+            "reference": view.get("gold"),
         }
         payload["tools"] = [
             {"name": t.name, "description": t.description, "parameters": t.parameters}

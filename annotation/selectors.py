@@ -12,7 +12,9 @@ from django.http import Http404
 
 from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label, Member
-from benchmarks.models import Tool
+from benchmarks.models import Sample, Tool
+from benchmarks.suites.protocol import Item as SuiteItem
+from benchmarks.suites.registry import get_suite
 from config.access import checked_campaign
 
 
@@ -196,34 +198,54 @@ def output_view(prediction: Any) -> dict[str, Any]:
 
 def item_view(item: Item, assignment: Assignment | None) -> dict[str, Any]:
     """Everything a kind's template shows about an item (all text is escaped by the
-    templates): the sample's query, turns and tools, and what the campaign's kind adds
-    (CampaignKind.item_view). Sides come in the order this annotator is shown."""
-    kind = item.campaign.kind
+    templates): what a human needs beside the output, as the sample's suite says (its item
+    context: the query or the dialogue's turns, the candidate tools, the gold when the kind
+    shows it), and what the campaign's kind adds (CampaignKind.item_view). Sides come in the
+    order this annotator is shown."""
+    kind = kind_of(item.campaign)
     # Without an assignment (an adjudicator's view) the sides are in the canonical order.
     view: dict[str, Any] = {
-        "kind": kind,
+        "kind": kind.name,
         "item": item,
         "side_names": ("Left", "Right") if assignment is not None else ("A", "B"),
     }
     sample = item.sample
     if sample is not None:
+        context = get_suite(sample.benchmark.suite).context(
+            sample_as_item(sample), show_gold=kind.shows_reference
+        )
         view["sample"] = sample
-        view["query"] = sample.input.get("query") if isinstance(sample.input, dict) else None
-        view["turns"] = sample.input.get("turns") if isinstance(sample.input, dict) else None
-        names = list(sample.candidate_tools or [])
+        view["query"], view["turns"], view["gold"] = context.query, context.turns, context.gold
+        names = list(context.candidates)
         tools = {
             t.name: t for t in Tool.objects.filter(benchmark_id=sample.benchmark_id, name__in=names)
         }
         view["tools"] = [tools[n] for n in names if n in tools]
-    kind_of(item.campaign).item_view(item, assignment, view)
+    kind.item_view(item, assignment, view)
     return view
+
+
+def sample_as_item(sample: Sample) -> SuiteItem:
+    """A sample as its suite sees it."""
+    return SuiteItem(
+        split=sample.split,
+        external_id=sample.external_id,
+        input=sample.input if isinstance(sample.input, dict) else {},
+        reference=sample.reference,
+        kind=sample.kind,
+        candidate_tools=tuple(sample.candidate_tools or ()),
+        metadata=sample.metadata or {},
+    )
 
 
 def item_for_assignment(assignment: Assignment, campaign: Campaign) -> Item:
     """The assignment's item with what its campaign's kind shows, and `campaign` as its
     campaign (not read again)."""
-    # Only what the kind's items point at is joined (every next item reads one).
+    # Only what the kind's items point at is joined (every next item reads one), and a
+    # sample's benchmark (its suite gives the item's context).
     relations = kind_of(campaign).relations
+    if "sample" in relations:
+        relations = (*relations, "sample__benchmark")
     item = Item.objects.select_related(*relations).get(pk=assignment.item_id)
     item.campaign = campaign
     return item

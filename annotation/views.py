@@ -489,7 +489,9 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 def _disputed_item(campaign: Campaign, item_id: int) -> Item:
     item = (
-        Item.objects.select_related("campaign", "sample", "tool", "prediction", "prediction_b")
+        Item.objects.select_related(
+            "campaign", "sample__benchmark", "tool", "prediction", "prediction_b"
+        )
         .filter(pk=item_id, campaign=campaign)
         .first()
     )

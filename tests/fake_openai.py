@@ -27,7 +27,8 @@ Endpoints
 ``/v1`` prefix is optional. ``"stream": true`` is refused with 400. Malformed requests (bad JSON, a
 body that is not an object, no ``model``, no ``messages``/``prompt``/``input``; ``tools`` that are
 not function tools named by ``^[a-zA-Z0-9_-]{1,64}$``, once each; a ``tool_choice`` that is not
-none/auto/required or a declared function; a ``tool`` message without ``tool_call_id``; a
+none/auto/required or a declared function; in chat, an empty ``tools`` array, or ``tool_choice`` /
+``parallel_tool_calls`` without tools; a ``tool`` message without ``tool_call_id``; a
 ``function_call_output`` item without ``call_id``) get a 400 with an OpenAI-style error body,
 unknown paths 404,
 wrong methods 405. Control endpoints, never counted: ``GET /_stats`` (the counters as JSON;
@@ -53,12 +54,14 @@ text (one token = 4 characters) and set ``finish_reason`` to ``"length"`` (a res
 ``"incomplete"``); ``n`` repeats the choice.
 
 ``usage`` is on every answer and counts 4 characters a token (text plus each call's name and
-arguments). Chat answers also carry ``prompt_tokens_details.cached_tokens`` and responses
-``input_tokens``/``output_tokens``/``input_tokens_details.cached_tokens``: a prompt cache that
-remembers every request's leading messages (or items), so the cached tokens are those of the
-longest run of leading messages an earlier request since the last reset began with (0 for a new
-conversation, all of it for a repeat, the earlier turns for an agent's next step);
-``[[cached-tokens:N]]`` in the content says N.
+arguments). Chat and completion answers also carry ``prompt_tokens_details.cached_tokens`` and
+responses ``input_tokens``/``output_tokens``/``input_tokens_details.cached_tokens``: a prompt
+cache that remembers every request's leading messages (or items), so the cached tokens are those
+of the longest run of leading messages an earlier request since the last reset began with (0 for
+a new conversation, all of it for a repeat, the earlier turns for an agent's next step); a
+completion prompt is one piece (cached when repeated); ``[[cached-tokens:N]]`` in the content
+says N.
+
 Embeddings are unit vectors derived from the sha256 of each input, ``embedding_dim`` long (or
 the request's ``dimensions``), as floats or, when the client asks (the openai client does by
 default), as base64 of little-endian float32.
@@ -87,7 +90,10 @@ JSON object of last user text -> calls or text, for a server in another process,
 
 Each ``RequestRecord`` keeps what the request declared: ``tools`` (the function names, in order),
 ``tool_choice`` and ``parallel_tool_calls`` (None when not sent); ``stats()["with_tools"]``
-counts the requests that declared any.
+counts the requests that declared any. ``keep_bodies=True`` (in process) also keeps each API
+request's JSON body on its record (``record.body``), e.g. to check the declared schemas. The
+fake keeps no conversation state: a Responses API ``previous_response_id`` is echoed back, not
+followed, so a client sends the whole conversation as input items.
 
 Knobs (constructor keyword = CLI flag)
 --------------------------------------
@@ -625,6 +631,8 @@ class RequestRecord:
     tools: tuple[str, ...] = ()
     tool_choice: Any = None
     parallel_tool_calls: bool | None = None
+    # The request as sent, when the server keeps bodies (``keep_bodies``); None otherwise.
+    body: dict[str, Any] | None = None
 
 
 class _Log:
@@ -852,6 +860,7 @@ class FakeOpenAI:
         host: str = "127.0.0.1",
         port: int = 0,
         max_records: int = 100_000,
+        keep_bodies: bool = False,
     ) -> None:
         if responder is None:
             responder = hash_responder
@@ -863,6 +872,7 @@ class FakeOpenAI:
         self.host = host
         self.port = port
         self.retry_after_http_date = retry_after_http_date
+        self.keep_bodies = keep_bodies
         self._log = _Log(max_records)
         self._rates: list[tuple[str, float]] = []
         self.configure(
@@ -1182,6 +1192,7 @@ class FakeOpenAI:
             tools=_chat_tool_names(body.get("tools")),
             tool_choice=body.get("tool_choice"),
             parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
+            body=body if self.keep_bodies else None,
         )
         self._log.add(record)
 
@@ -1390,7 +1401,7 @@ class FakeOpenAI:
     def _completions(self, body: dict[str, Any], suffix: str) -> dict[str, Any]:
         prompts = _prompt_list(body["prompt"]) or [""]
         choices = []
-        prompt_tokens = completion_tokens = 0
+        prompt_tokens = completion_tokens = cached_tokens = 0
         for index, prompt in enumerate(prompts):
             text, finish = self._answer(body, {**body, "prompt": prompt})
             choices.append(
@@ -1398,6 +1409,7 @@ class FakeOpenAI:
             )
             prompt_tokens += _tokens(prompt)
             completion_tokens += _tokens(text)
+            cached_tokens += self._cached_tokens({"prompt": prompt}, _tokens(prompt))
         payload = {
             "id": f"cmpl-{suffix}",
             "object": "text_completion",
@@ -1405,7 +1417,10 @@ class FakeOpenAI:
             "model": body["model"],
             "system_fingerprint": "fp_fake",
             "choices": choices,
-            "usage": _usage(prompt_tokens, completion_tokens),
+            "usage": {
+                **_usage(prompt_tokens, completion_tokens),
+                "prompt_tokens_details": {"cached_tokens": cached_tokens, "audio_tokens": 0},
+            },
         }
         return payload
 
@@ -1525,9 +1540,15 @@ def _validate_tools(body: dict[str, Any], *, nested: bool) -> str | None:
     a tool_choice of none/auto/required or a declared function."""
     tools = body.get("tools")
     if tools is None:
+        if nested:
+            for key in ("tool_choice", "parallel_tool_calls"):
+                if body.get(key) is not None:
+                    return f"Invalid value for '{key}': only allowed when 'tools' are specified."
         tools = []
-    if not isinstance(tools, list):
+    elif not isinstance(tools, list):
         return "'tools' must be an array."
+    elif nested and not tools:
+        return "Invalid 'tools': empty array. Expected an array with minimum length 1."
     names: list[str] = []
     for index, tool in enumerate(tools):
         if not isinstance(tool, dict) or tool.get("type") != "function":

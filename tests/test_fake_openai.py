@@ -22,7 +22,7 @@ from typing import Any
 import openai
 import pytest
 
-from benchmarks.suites.native import ToolNames, read_tool_calls
+from benchmarks.suites.native import ToolNames, leaked_calls, read_tool_calls
 from tests.fake_openai import (
     NO_CALL_TEXT,
     FakeCall,
@@ -123,6 +123,13 @@ def test_completions_single_and_batched_prompts(server: FakeOpenAI) -> None:
     batch = client.completions.create(model=MODEL, prompt=["a", "b"])
     assert [c.text for c in batch.choices] == ["Answer: " + short_hash(p) for p in "ab"]
     assert [c.index for c in batch.choices] == [0, 1]
+
+    # usage, with the repeated prompt's tokens cached
+    again = client.completions.create(model=MODEL, prompt="Once upon a time")
+    for answer, cached in ((resp, 0), (again, 4)):
+        assert answer.usage is not None and answer.usage.prompt_tokens == 4
+        assert answer.usage.prompt_tokens_details is not None
+        assert answer.usage.prompt_tokens_details.cached_tokens == cached
 
 
 def test_embeddings_are_deterministic_unit_vectors() -> None:
@@ -643,6 +650,9 @@ def test_malformed_arguments_an_unknown_tool_and_a_leaked_call() -> None:
         assert resp.choices[0].finish_reason == "stop"
         assert resp.choices[0].message.tool_calls is None
         assert '"name": "get_weather"' in resp.choices[0].message.content
+        assert leaked_calls(resp.choices[0].message.content, NAMES) == [
+            {"name": "get_weather", "arguments": {"city": "Ghent"}}
+        ]
     assert leaked.choices[0].message.content.startswith("<tool_call>")
 
 
@@ -822,6 +832,14 @@ def test_tool_declarations_are_checked_like_the_api() -> None:
             )
         with pytest.raises(openai.BadRequestError, match="not among the tools"):
             tool_chat(client, "x", tool_choice={"type": "function", "function": {"name": "nope"}})
+        with pytest.raises(openai.BadRequestError, match="minimum length 1"):
+            client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "x"}], tools=[]
+            )
+        with pytest.raises(openai.BadRequestError, match="only allowed when 'tools'"):
+            chat(client, "x", tool_choice="auto")
+        with pytest.raises(openai.BadRequestError, match="only allowed when 'tools'"):
+            chat(client, "x", parallel_tool_calls=False)
         with pytest.raises(openai.BadRequestError, match="tool_call_id"):
             client.chat.completions.create(
                 model=MODEL,
@@ -849,7 +867,16 @@ def test_text_requests_declare_no_tools(server: FakeOpenAI) -> None:
     chat(client_for(server), "plain")
     (record,) = server.records()
     assert record.tools == () and record.tool_choice is None
+    assert record.body is None  # bodies are kept only when asked
     assert server.stats()["with_tools"] == 0
+
+
+def test_the_request_bodies_can_be_kept() -> None:
+    with FakeOpenAI(keep_bodies=True) as srv:
+        tool_chat(client_for(srv), "x")
+        (record,) = srv.records()
+    assert record.body is not None
+    assert record.body["tools"] == TOOLS
 
 
 def test_async_clients_get_tool_calls_through_chat_and_responses() -> None:

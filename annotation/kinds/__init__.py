@@ -1,9 +1,15 @@
 """The registry of campaign kinds: kind name -> its CampaignKind (annotation.kinds.base).
 
 The built-in kinds are one module each here (`KIND` in annotation/kinds/<name>.py), loaded the
-first time a kind is asked for, so that the services, selectors and models can ask the registry
-without importing what each kind uses. Another kind is added with `register(kind)` (a module of
-its own and, for the page, a template `annotation/items/<name>.html`)."""
+first time a kind is asked for, so that the models, services and selectors can ask the registry
+without importing what each kind uses (the kinds' modules import them).
+
+Adding a kind: one module defining a CampaignKind subclass (its name, label, questions, the ways
+its items are built, and any hook it overrides) and, for the annotation page, one template
+`annotation/items/<name>.html` showing what its item_view puts in `view`. A built-in kind is
+named in BUILT_IN; any other is registered with `register(KIND)` when its app starts (or by a
+test, as tests/annotation/toy_kind.py is). No migration: Campaign.kind takes any registered
+kind."""
 
 from __future__ import annotations
 

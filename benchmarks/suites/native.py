@@ -19,7 +19,9 @@ draft 2020-12 schema of an object:
 - descriptions, defaults, enums, examples (and `example`, made a list), formats, patterns,
   bounds, `items` and nested `properties` are kept when their shape is valid, dropped otherwise;
 - `required` keeps the names listed (strings, once each); a property that says `"required": true`
-  (an older style) is added to its object's list.
+  (an older style) is added to its object's list;
+- a tool's parameters given as a plain mapping of name -> description (or -> schema), with no
+  "type" or "properties", are read as those properties.
 
 Names. The API accepts `^[a-zA-Z0-9_-]{1,64}$`. `ToolNames.of(names, preferred)` gives each name
 one API name: the name itself when it fits; otherwise accents are dropped (é -> e), every run of
@@ -38,6 +40,12 @@ order sent, named back with the benchmark's name; an unknown name or unreadable 
 reported on the call (`problem`), never raised. `NativeCalls.answer()` is the suite-neutral
 answer the text parsers produce: `[{"name", "arguments"}, ...]` (toolcall.ToolCall.as_dict).
 
+Leaked calls. A model whose chat template the server does not parse writes its calls into the
+text instead (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`, `[TOOL_CALLS][...]`, a
+bare JSON object, `name(key=value)`). `leaked_calls(text, names)` finds those that name a
+declared tool (by its API name or its own), so a native answer can be flagged when its calls
+are only in the text; the suite's own text rules decide how such an answer scores.
+
 Pure Python, no Django.
 """
 
@@ -51,6 +59,9 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from benchmarks.suites.predictions import json_values
+from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
 
 if TYPE_CHECKING:
     from benchmarks.suites.protocol import ToolSpec
@@ -152,7 +163,7 @@ def clean_schema(value: Any, depth: int = 0) -> dict[str, Any]:
     elif isinstance(value.get("type"), str) and value["type"].strip().lower() in _FORMATS:
         schema["format"] = _FORMATS[value["type"].strip().lower()]
     pattern = value.get("pattern")
-    if isinstance(pattern, str) and pattern:
+    if isinstance(pattern, str) and pattern and _compiles(pattern):
         schema["pattern"] = pattern
     for key in _NUMBER_KEYS:
         if _finite(value.get(key)) and not (key == "multipleOf" and value[key] <= 0):
@@ -180,6 +191,15 @@ def clean_schema(value: Any, depth: int = 0) -> dict[str, Any]:
     return schema
 
 
+def _compiles(pattern: str) -> bool:
+    # A published format hint may not be a regex at all; the meta-schema wants one.
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
 def _required(value: Mapping[str, Any], properties: Any) -> list[str]:
     listed = value.get("required")
     names = [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
@@ -197,6 +217,14 @@ def object_schema(value: Any) -> dict[str, Any]:
     """The parameters of a function: `clean_schema` of the document as an object with
     `properties` (a document with no properties declares none); keywords that only fit other
     types are left out."""
+    if _flat_parameters(value):
+        # {"city": "the city", "day": {"type": "string"}}: the parameters themselves.
+        value = {
+            "properties": {
+                name: doc if isinstance(doc, Mapping) else {"description": doc}
+                for name, doc in value.items()
+            }
+        }
     schema = clean_schema(value)
     result: dict[str, Any] = {"type": "object"}
     for key in ("description", "title", "properties", "required", "additionalProperties"):
@@ -204,6 +232,17 @@ def object_schema(value: Any) -> dict[str, Any]:
             result[key] = schema[key]
     result.setdefault("properties", {})
     return result
+
+
+def _flat_parameters(value: Any) -> bool:
+    """A plain mapping of parameter name -> description or schema, not a schema itself."""
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and "type" not in value
+        and "properties" not in value
+        and all(isinstance(doc, str | Mapping) for doc in value.values())
+    )
 
 
 # --- names --------------------------------------------------------------------------------------
@@ -292,6 +331,16 @@ class ToolNames:
     def as_dict(self) -> dict[str, str]:
         """benchmark name -> API name (to store beside a prediction)."""
         return dict(self._to_api)
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, str]) -> ToolNames:
+        """The names as `as_dict` stored them (a stored prediction's calls read again later);
+        ValueError when two tools share an API name or one does not fit the API's pattern."""
+        to_api = {str(name): str(api) for name, api in stored.items()}
+        from_api = {api: name for name, api in to_api.items()}
+        if len(from_api) != len(to_api) or not all(map(API_NAME.match, from_api)):
+            raise ValueError("stored tool names are not one valid API name per tool")
+        return cls(to_api, from_api)
 
 
 # --- declarations -------------------------------------------------------------------------------
@@ -451,9 +500,72 @@ def read_tool_call(call: Any, names: ToolNames) -> NativeCall:
     )
 
 
+# Entries of a list that are not calls: a Responses API output's message and reasoning items.
+_CALL_TYPES = (None, "function", "function_call")
+
+
 def read_tool_calls(tool_calls: Any, names: ToolNames) -> NativeCalls:
-    """Every call of a message's `tool_calls` (or a response's function_call items), in the
-    order sent; None or [] is no call. Never raises on what a model sent."""
+    """Every call of a message's `tool_calls` (or of a Responses API `output`: its
+    function_call items; messages and other items are not calls), in the order sent; None or
+    [] is no call. Never raises on what a model sent."""
     if not isinstance(tool_calls, list | tuple):
         return NativeCalls()
-    return NativeCalls(tuple(read_tool_call(call, names) for call in tool_calls))
+    return NativeCalls(tuple(read_tool_call(c, names) for c in tool_calls if _is_call_entry(c)))
+
+
+def _is_call_entry(entry: Any) -> bool:
+    if isinstance(entry, Mapping) or hasattr(entry, "model_dump"):
+        return _field(entry, "type") in _CALL_TYPES
+    return True  # junk is read, and reported as not a call
+
+
+# --- calls leaked into the text -----------------------------------------------------------------
+
+
+def _declared(names: ToolNames, name: Any) -> str | None:
+    if not isinstance(name, str):
+        return None
+    return names.from_api(name) or (name if name in names else None)
+
+
+def _json_calls(value: Any, names: ToolNames, depth: int = 0) -> list[dict[str, Any]]:
+    """Calls in a JSON value: {"name", "arguments" | "parameters"}, OpenAI's {"function": {...}},
+    lists of them and {"tool_calls": [...]}."""
+    if depth > 3:
+        return []
+    if isinstance(value, list):
+        return [call for item in value for call in _json_calls(item, names, depth + 1)]
+    if not isinstance(value, Mapping):
+        return []
+    if isinstance(value.get("tool_calls"), list):
+        return _json_calls(value["tool_calls"], names, depth + 1)
+    function = value.get("function")
+    source: Mapping[str, Any] = function if isinstance(function, Mapping) else value
+    name = _declared(names, source.get("name"))
+    if name is None:
+        return []
+    raw = source.get("arguments", source.get("parameters"))
+    arguments, _, _ = _arguments(raw)
+    return [{"name": name, "arguments": arguments if arguments is not None else {}}]
+
+
+def leaked_calls(text: Any, names: ToolNames) -> list[dict[str, Any]]:
+    """The calls of declared tools written into `text` (see the module docstring), as
+    [{"name", "arguments"}] in order; [] when there are none. Never evaluates the text."""
+    if not isinstance(text, str) or not text.strip():
+        return []
+    found = [call for value in json_values(text) for call in _json_calls(value, names)]
+    if found:
+        return found
+    for line in text.splitlines():
+        candidate = line.strip().strip("`").strip()
+        if _declared(names, looks_like_call(candidate)) is None:
+            continue
+        try:
+            call = parse_tool_call(candidate)
+        except ToolCallError:
+            continue
+        name = _declared(names, call.name)
+        if name is not None:
+            found.append({"name": name, "arguments": call.arguments})
+    return found

@@ -53,9 +53,10 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from benchmarks.suites.native import ToolDeclarations, declare
+if TYPE_CHECKING:
+    from benchmarks.suites.native import ToolDeclarations
 
 # "responses": the OpenAI Responses API, asked with the chat form of a prompt (the platform
 # turns it into instructions and input); suites treat it as chat.
@@ -414,6 +415,9 @@ def default_cluster(item: Item, ctx: Context) -> str:
 def default_declare_tools(tools: Sequence[ToolSpec]) -> ToolDeclarations:
     """The tools as function tools, each described by its description and its parameters as
     the importers store them (JSON Schema), cleaned to a valid draft 2020-12 object schema."""
+    # Imported here: native.py reads model text with modules that import this one.
+    from benchmarks.suites.native import declare
+
     return declare(tools)
 
 

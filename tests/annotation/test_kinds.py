@@ -12,8 +12,8 @@ from django.apps import apps
 
 from annotation import services
 from annotation.assign import AnnotationError, item_next, label_submit
-from annotation.kinds import BUILT_IN, kind_named, kinds
-from annotation.models import Campaign, Label, Question
+from annotation.kinds import BUILT_IN, CampaignKind, kind_named, kinds
+from annotation.models import Campaign, Item, Label, Question
 from benchmarks.suites.wtueval.evaluate import ERROR_TYPES
 from benchmarks.suites.wtueval.questions import ERROR_TYPE_CHOICES
 from tests.annotation.test_kinds_api import build_error_types
@@ -122,3 +122,47 @@ def test_the_admin_offers_the_registered_kinds(client: Any) -> None:
     listed = services.campaign_create(name="listed", kind="motivation")
     assert "Tool motivation" in client.get("/admin/annotation/campaign/").content.decode()
     assert listed.kind_label == "Tool motivation"
+
+
+def test_a_benchmarks_question_set_comes_from_the_suite_that_declares_it() -> None:
+    from benchmarks.suites.registry import all_suites
+
+    declared = {kind: suite.name for suite in all_suites() for kind in suite.questions}
+    assert {"motivation", "error_types", "turing"} <= set(declared)
+    assert kind_named("error_types").questions()[0]["choices"] == ERROR_TYPE_CHOICES
+
+    class Orphan(CampaignKind):
+        name = "orphan"
+        label = "A kind nobody asks questions for"
+
+    # no set of its own and none from a suite: the researcher writes its questions
+    assert Orphan().questions() == []
+
+
+@pytest.mark.django_db
+def test_an_item_shows_the_context_its_suite_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    from annotation.selectors import item_view
+    from benchmarks.suites.registry import SUITE_MODULES
+    from tests.factories import make_benchmark, make_sample, make_tool
+
+    monkeypatch.setitem(SUITE_MODULES, "context_toy", "tests.annotation.context_suite")
+    benchmark = make_benchmark(suite="context_toy")
+    make_tool(benchmark=benchmark, name="forecast")
+    make_sample(
+        benchmark=benchmark,
+        input={"asked": "Rain tomorrow?"},
+        metadata={"city": "Ghent"},
+        reference="yes",
+    )
+    shown = services.campaign_create(name="shown", kind="refinement", benchmark=benchmark)
+    hidden = services.campaign_create(name="hidden", kind="baseline", benchmark=benchmark)
+    services.items_from_split(campaign=shown, split="test")
+    view = item_view(shown.items.get(), None)
+    assert view["query"] == "Rain tomorrow? (asked in Ghent)"
+    assert [tool.name for tool in view["tools"]] == ["forecast"]
+    assert view["gold"] == {"gold": "yes"}
+    # a kind whose annotators answer the benchmark's question is not shown its gold
+    hidden_item = Item.objects.create(
+        campaign=hidden, position=0, sample=shown.items.get().sample, payload={"choices": []}
+    )
+    assert item_view(hidden_item, None)["gold"] is None

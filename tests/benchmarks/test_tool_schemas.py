@@ -5,6 +5,7 @@ as the calls the suites score. Pure: no database."""
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from jsonschema import Draft202012Validator
 from openai.types.chat import ChatCompletionMessageToolCall
 from openai.types.responses import ResponseFunctionToolCall
 
+from benchmarks.suites import stabletoolbench
 from benchmarks.suites.base import ToolRecord
 from benchmarks.suites.native import (
     ToolDeclarations,
@@ -23,6 +25,7 @@ from benchmarks.suites.native import (
     clean_schema,
     declare,
     json_type,
+    leaked_calls,
     object_schema,
     read_tool_calls,
     sanitize_name,
@@ -152,6 +155,22 @@ def test_stabletoolbench_types_it_cannot_map_have_no_type() -> None:
     assert parameters["required"] == ["when", "day"]
 
 
+def test_stabletoolbench_declares_finish_beside_the_apis(seeddata: Path) -> None:
+    folder = seeddata / "stabletoolbench" / "solvable_queries" / "test_instruction"
+    bundle = get_suite("stabletoolbench").import_files([folder / "G1_category.first50.json"])
+    specs = {spec.name: spec for spec in specs_of(bundle.tools)}
+    sample = bundle.samples[0]
+    offered = [specs[name] for name in sample.candidate_tools] + [stabletoolbench.finish_tool()]
+    declarations = declared("stabletoolbench", offered)
+    assert_valid(declarations, offered)
+    finish = declarations.tools[-1]["function"]
+    assert finish["name"] == "Finish" == declarations.names.from_api("Finish")
+    assert finish["parameters"]["properties"]["return_type"]["enum"] == [
+        "give_answer",
+        "give_up_and_restart",
+    ]
+
+
 def test_stabletoolbench_one_name_in_two_categories_gets_its_category() -> None:
     offered = [ToolSpec("Data/search_for_x"), ToolSpec("Movies/search_for_x")]
     names = declared("stabletoolbench", offered).names
@@ -201,10 +220,9 @@ def test_generic_tools_validate_and_round_trip() -> None:
 
 
 def test_wtueval_tools_validate_and_round_trip() -> None:
-    task = get_suite("wtueval").tasks
-    spec_task = next(iter(task.values()))
+    # The tools a run offers: the local calculator and the served search tools.
+    ctx = Context(task=next(iter(get_suite("wtueval").tasks.values())))
     toolbox = {name: api.spec for name, api in served_apis({}).items()}
-    ctx = Context(task=spec_task)
     calculator = tool_pool(ctx)["Calculator"].spec
     described_only = ToolSpec("WikiSearch", "")  # a toolbox tool with no documents of its own
     plain_mapping = ToolSpec("Lookup", "Looks a word up.", {"word": "the word"})
@@ -301,6 +319,17 @@ def test_preferred_names_and_unknowns() -> None:
         names.to_api("never declared")
 
 
+def test_names_are_stored_and_read_back() -> None:
+    names = ToolNames.of(["maps.search", "get_weather", "天气"])
+    again = ToolNames.from_dict(json.loads(json.dumps(names.as_dict())))
+    assert again.as_dict() == names.as_dict()
+    assert again.from_api("maps_search") == "maps.search"
+    with pytest.raises(ValueError):
+        ToolNames.from_dict({"a": "x", "b": "x"})
+    with pytest.raises(ValueError):
+        ToolNames.from_dict({"a": "not valid"})
+
+
 def test_a_repeated_tool_is_declared_once() -> None:
     declarations = declare([ToolSpec("t", "first"), ToolSpec("t", "second")])
     assert [tool["function"]["description"] for tool in declarations.tools] == ["first"]
@@ -362,9 +391,52 @@ def test_clean_schema_keeps_what_is_valid_and_drops_the_rest() -> None:
     assert schema["required"] == ["city", "level"]
 
 
+KEYWORDS = (
+    "type", "description", "title", "default", "enum", "const", "examples", "example",
+    "format", "pattern", "minimum", "maximum", "multipleOf", "minLength", "maxItems",
+    "items", "properties", "required", "additionalProperties", "options", "name",
+)  # fmt: skip
+
+
+def junk(rng: random.Random, depth: int = 0) -> Any:
+    """A random schema-like document: keywords with values of any shape."""
+    roll = rng.random()
+    if depth > 4 or roll < 0.3:
+        return rng.choice(
+            ["string", "int", "List[str]", "", "^(", "^[a-z]+$", 3, -1, 0.5, True, None, [], {}]
+        )
+    if roll < 0.45:
+        return [junk(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {
+        rng.choice(KEYWORDS) if rng.random() < 0.8 else f"p{rng.randint(0, 9)}": junk(
+            rng, depth + 1
+        )
+        for _ in range(rng.randint(0, 6))
+    }
+
+
+def test_any_document_gives_a_valid_schema() -> None:
+    rng = random.Random(16)
+    for _ in range(2000):
+        document = junk(rng)
+        Draft202012Validator.check_schema(clean_schema(document))
+        parameters = object_schema(document)
+        Draft202012Validator.check_schema(parameters)
+        assert parameters["type"] == "object" and isinstance(parameters["properties"], dict)
+
+
 def test_the_parameters_are_always_an_object() -> None:
     assert object_schema(None) == {"type": "object", "properties": {}}
     assert object_schema({"type": "string", "enum": ["a"]}) == {"type": "object", "properties": {}}
+    assert object_schema({"city": "the city", "day": {"type": "str"}}) == {
+        "type": "object",
+        "properties": {"city": {"description": "the city"}, "day": {"type": "string"}},
+    }
+    assert object_schema({"required": ["q"]}) == {
+        "type": "object",
+        "properties": {},
+        "required": ["q"],
+    }
     assert object_schema({"properties": {"q": {}}, "required": ["q"]}) == {
         "type": "object",
         "properties": {"q": {}},
@@ -478,6 +550,24 @@ def test_the_openai_clients_objects_and_responses_items_are_read() -> None:
     ]
 
 
+def test_a_responses_output_is_read_for_its_function_calls() -> None:
+    output = [
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{}"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]},
+    ]
+    calls = read_tool_calls(output, NAMES)
+    assert [c.id for c in calls] == ["c1"]
+    assert calls.problems == []
+
+
+def test_a_format_hint_that_is_no_regex_is_not_kept_as_a_pattern() -> None:
+    schema = clean_schema({"type": "string", "pattern": "^([0-9]{2}:[0-9]{2}$"})
+    assert schema == {"type": "string"}
+    Draft202012Validator.check_schema(schema)
+    assert clean_schema({"pattern": "^[0-9]{2}:[0-9]{2}$"}) == {"pattern": "^[0-9]{2}:[0-9]{2}$"}
+
+
 def test_declarations_for_the_responses_api() -> None:
     declarations = declare([ToolSpec("maps.search", "Search a map.")])
     assert declarations.for_responses() == [
@@ -487,4 +577,43 @@ def test_declarations_for_the_responses_api() -> None:
             "description": "Search a map.",
             "parameters": {"type": "object", "properties": {}},
         }
+    ]
+
+
+# --- calls leaked into the text -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>\n{"name": "maps_search", "arguments": {"q": "bakery"}}\n</tool_call>',
+        '[TOOL_CALLS][{"name": "maps_search", "arguments": {"q": "bakery"}}]',
+        '<|python_tag|>{"name": "maps.search", "parameters": {"q": "bakery"}}',
+        'Sure. {"type": "function", "function": {"name": "maps_search", '
+        '"arguments": "{\\"q\\": \\"bakery\\"}"}}',
+        '{"tool_calls": [{"name": "maps_search", "arguments": {"q": "bakery"}}]}',
+        "I will call it:\n```\nmaps_search(q='bakery')\n```",
+    ],
+)
+def test_calls_leaked_into_the_text_are_found(text: str) -> None:
+    assert leaked_calls(text, NAMES) == [{"name": "maps.search", "arguments": {"q": "bakery"}}]
+
+
+def test_text_without_a_declared_call_leaks_nothing() -> None:
+    for text in (
+        "",
+        "The weather is fine.",
+        '{"name": "unknown_tool", "arguments": {}}',
+        '{"answer": 42}',
+        "print(open('x'))",
+        "get_weather(city=open('x'))",  # refused by the strict reader, never run
+    ):
+        assert leaked_calls(text, NAMES) == []
+    several = (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Ghent"}}</tool_call>'
+        '<tool_call>{"name": "get_weather", "arguments": "not json"}</tool_call>'
+    )
+    assert leaked_calls(several, NAMES) == [
+        {"name": "get_weather", "arguments": {"city": "Ghent"}},
+        {"name": "get_weather", "arguments": {}},
     ]

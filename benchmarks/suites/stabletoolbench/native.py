@@ -12,6 +12,9 @@ A tool without a published entry falls back on its stored parameters.
 Names: the tool keys are `<category>/<api>_for_<tool>`; the model sees ToolBench's function
 name `<api>_for_<tool>` (qualified with the category where two offered tools share it, as the
 text agent's `shown_names` does), then cut to the API's pattern and length.
+
+`finish_tool()` is ToolBench's `Finish` as a function for a native agent loop: return_type
+"give_answer" with final_answer, or "give_up_and_restart", the arguments the text agent reads.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from typing import Any
 
 from benchmarks.suites.native import ToolDeclarations, declare
 from benchmarks.suites.protocol import ToolSpec
+from benchmarks.suites.stabletoolbench.agent import GIVE_ANSWER
+from benchmarks.suites.stabletoolbench.evaluate import FINISH, GIVE_UP
 from benchmarks.suites.stabletoolbench.importer import change_name, shown_names, standardize
 
-__all__ = ["declare_tools", "rapidapi_parameters"]
+__all__ = ["declare_tools", "finish_tool", "rapidapi_parameters"]
 
 RAPIDAPI_TYPES: dict[str, dict[str, str]] = {
     "STRING": {"type": "string"},
@@ -82,3 +87,31 @@ def _document(spec: ToolSpec) -> tuple[str, Any]:
 def declare_tools(tools: Sequence[ToolSpec]) -> ToolDeclarations:
     """The query's APIs as function tools under ToolBench's function names."""
     return declare(tools, _document, preferred=shown_names([tool.name for tool in tools]))
+
+
+def finish_tool() -> ToolSpec:
+    """Finish as a tool to declare beside the query's APIs (see the module docstring)."""
+    return ToolSpec(
+        name=FINISH,
+        description=(
+            "Call this last: give the final answer to the user's request, or give up when the "
+            "tools cannot provide what is needed. Only the final answer is shown to the user, "
+            "so it must be complete."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "return_type": {
+                    "type": "string",
+                    "enum": [GIVE_ANSWER, GIVE_UP],
+                    "description": f"{GIVE_ANSWER} to answer, {GIVE_UP} to give up.",
+                },
+                "final_answer": {
+                    "type": "string",
+                    "description": f"The complete answer for the user (with {GIVE_ANSWER}).",
+                },
+            },
+            "required": ["return_type"],
+        },
+        category="local",
+    )

@@ -1,0 +1,20 @@
+"""A suite, only in the test tree, whose items need more context than a sample's own fields (a
+suite's item_context capability): the annotation studio shows what it says."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.suites import generic
+from benchmarks.suites.registry import ItemContext, Suite
+
+
+def _context(item: Any, show_gold: bool) -> ItemContext:
+    return ItemContext(
+        query=f"{item.input['asked']} (asked in {item.metadata['city']})",
+        candidates=("forecast",),
+        gold={"gold": item.reference} if show_gold else None,
+    )
+
+
+SUITE = Suite(generic, item_context=_context)
