@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from evaluation.models import Endpoint, Prediction, Run
-from evaluation.selectors import run_metric_rows, runs_with_progress, task_spec
+from evaluation.selectors import run_metric_rows, run_spending, runs_with_progress, task_spec
 from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create
 
 
@@ -39,6 +39,14 @@ class RunSerializer(serializers.ModelSerializer):
     )
     intervals = serializers.SerializerMethodField(
         help_text="Metric name -> [low, high], the bootstrap 95% interval (none for counts)."
+    )
+    tokens = serializers.SerializerMethodField(
+        help_text="The tokens the server reported, summed over the run's calls: "
+        "{prompt, completion, cached} (cached: prompt tokens served by the provider's cache)."
+    )
+    cost = serializers.SerializerMethodField(
+        help_text="The cost of those tokens at the endpoint's prices per million tokens, as a "
+        "decimal string; null when the endpoint has no prices."
     )
     metric_specs = serializers.SerializerMethodField(
         help_text="Metric name -> {kind: score|count|flag, direction: higher|lower|null, "
@@ -65,6 +73,8 @@ class RunSerializer(serializers.ModelSerializer):
             "options",
             "seed",
             "budget",
+            "tokens",
+            "cost",
             "status",
             "error",
             "items",
@@ -90,6 +100,14 @@ class RunSerializer(serializers.ModelSerializer):
 
     def get_intervals(self, run: Run) -> dict[str, Any]:
         return {row["name"]: row["interval"] for row in self._rows(run) if row["interval"]}
+
+    def get_tokens(self, run: Run) -> dict[str, int]:
+        tokens = run_spending(run)["tokens"]
+        return {"prompt": tokens.prompt, "completion": tokens.completion, "cached": tokens.cached}
+
+    def get_cost(self, run: Run) -> str | None:
+        cost = run_spending(run)["cost"]
+        return None if cost is None else str(cost)
 
     def get_metric_specs(self, run: Run) -> dict[str, Any]:
         spec = task_spec(run)

@@ -206,12 +206,21 @@ def run_list(*, benchmark: Benchmark | None = None, task: str | None = None) -> 
     return runs
 
 
+# A run's tokens, summed over its predictions (read by `run_spending`).
+TOKEN_SUMS = {
+    f"sum_{name}": Sum(f"predictions__{name}")
+    for name in ("prompt_tokens", "completion_tokens", "cached_tokens")
+}
+
+
 def runs_with_progress(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """Runs annotated with their prediction counts per status, in one query."""
+    """Runs annotated with their prediction counts per status and the tokens they spent (for
+    `run_spending`), in one query."""
     return runs.annotate(
         n_total=Count("predictions"),
         n_done=Count("predictions", filter=Q(predictions__status=Prediction.Status.DONE)),
         n_failed=Count("predictions", filter=Q(predictions__status=Prediction.Status.FAILED)),
+        **TOKEN_SUMS,
     )
 
 
@@ -354,11 +363,7 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
     runs: list[Run] = list(
         Run.objects.filter(benchmark=benchmark, task=task, status=Run.Status.DONE)
         .select_related("endpoint")
-        .annotate(
-            sum_prompt_tokens=Sum("predictions__prompt_tokens"),
-            sum_completion_tokens=Sum("predictions__completion_tokens"),
-            sum_cached_tokens=Sum("predictions__cached_tokens"),
-        )
+        .annotate(**TOKEN_SUMS)
     )
     names = list(spec.metrics)
     for run in runs:
@@ -379,7 +384,8 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
 
 
 def run_spending(run: Run) -> dict[str, Any]:
-    """A leaderboard run's spending (see `spending`), from the sums `leaderboard` annotated."""
+    """A run's spending (see `spending`), from the sums `leaderboard` and
+    `runs_with_progress` annotated (TOKEN_SUMS)."""
     progress = {
         name: getattr(run, f"sum_{name}", None) or 0
         for name in ("prompt_tokens", "completion_tokens", "cached_tokens")

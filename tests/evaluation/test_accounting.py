@@ -223,6 +223,9 @@ def test_work_shows_the_tokens_the_server_reported_and_their_cost(
         ]
         assert sum(int(row[at]) for row in rows) == prompt
         assert sum(Decimal(row[at + 3]) for row in rows) == cost
+        api = client.get(f"/api/runs/{parent.pk}/").json()
+        assert api["tokens"] == {"prompt": prompt, "completion": completion, "cached": cached}
+        assert Decimal(api["cost"]) == cost
 
 
 def test_cost_counts_cached_tokens_at_the_input_price_unless_told() -> None:
