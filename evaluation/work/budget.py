@@ -88,19 +88,18 @@ def budget_unit(prices: Prices | None) -> str:
 @dataclass
 class Spending:
     """What one execution knows of its parent's spending: what was spent before it started (and
-    by how many items that made calls), plus what its own items spent since, and how many of
-    its items are being answered."""
+    by how many settled items), plus what its own items spent since, and how many of its items
+    are being answered."""
 
     limit: Decimal
     prices: Prices | None
     tokens: Tokens = Tokens()
-    paid_items: int = 0
+    answered: int = 0
     in_flight: int = 0
 
     def add(self, tokens: Tokens) -> None:
         self.tokens = self.tokens + tokens
-        if tokens.total:
-            self.paid_items += 1
+        self.answered += 1
 
     @property
     def spent(self) -> Decimal:
@@ -108,15 +107,16 @@ class Spending:
 
     def admits(self) -> bool | None:
         """Whether one more item may start: True; False when it would pass the budget (what an
-        item costs is guessed as the mean of the items paid for so far, counting those being
-        answered); None when that cannot be told until an item being answered is done."""
+        item costs is guessed as the mean of the items answered so far, answers from the
+        response cache included, and counted for each item being answered); None when that
+        cannot be told until an item being answered is done."""
         spent_now = self.spent
         if spent_now >= self.limit:
             return False
-        if not self.paid_items:
-            # Nothing to guess from: one item at a time until one has been paid for.
+        if not self.answered:
+            # Nothing to guess from: one item at a time until one has been answered.
             return True if not self.in_flight else None
-        mean = spent_now / self.paid_items
+        mean = spent_now / self.answered
         if spent_now + (self.in_flight + 1) * mean <= self.limit:
             return True
         return None if self.in_flight else False

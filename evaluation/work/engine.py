@@ -148,19 +148,19 @@ def write(
 
 
 def spent_so_far(table: WorkTable, parent_id: int) -> tuple[Tokens, int]:
-    """The tokens a parent's items have spent, and how many of them spent any."""
+    """The tokens a parent's items have spent, and how many of them are settled."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
                    coalesce(sum(cached_tokens), 0),
-                   count(*) FILTER (WHERE prompt_tokens + completion_tokens > 0)
+                   count(*) FILTER (WHERE status NOT IN ('pending', 'running'))
             FROM {table.table} WHERE {table.parent} = %s
             """,  # noqa: S608 - the table and column names are ours
             [parent_id],
         )
-        prompt, completion, cached, paid = cursor.fetchone()
-    return Tokens(int(prompt), int(completion), int(cached)), int(paid)
+        prompt, completion, cached, settled = cursor.fetchone()
+    return Tokens(int(prompt), int(completion), int(cached)), int(settled)
 
 
 def cached_replies(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -494,6 +494,8 @@ class Execution:
             return True
         async with self.spending_changed:
             while True:
+                if self.chunk.cancelled or self.finished:
+                    return False
                 verdict = spending.admits()
                 if verdict is True:
                     spending.in_flight += 1
@@ -563,8 +565,8 @@ class Execution:
         initial, chunk.claimed = list(chunk.claimed), deque()
         await self.take(initial, chunk.exhausted)
         if chunk.spending is not None:
-            tokens, paid = await self.db.run(spent_so_far, chunk.table, chunk.parent_id)
-            chunk.spending.tokens, chunk.spending.paid_items = tokens, paid
+            tokens, settled = await self.db.run(spent_so_far, chunk.table, chunk.parent_id)
+            chunk.spending.tokens, chunk.spending.answered = tokens, settled
 
         shares = Shares(redis_client, config.id, ttl_seconds=SHARE_TTL_SECONDS)
         share_token = chunk.token.hex

@@ -23,7 +23,7 @@ from benchmarks.suites.protocol import Prompt
 from evaluation import lifecycle
 from evaluation.lifecycle import WorkKind
 from evaluation.models import Endpoint, ResponseCache, Run
-from evaluation.work.budget import Prices, Tokens, spent
+from evaluation.work.budget import Prices, Spending, Tokens, spent
 from evaluation.work.caller import (
     Caller,
     EndpointConfig,
@@ -550,3 +550,32 @@ def test_the_page_resumes_with_a_larger_budget(name: str, work: Work, client: Cl
     client.post(f"/{prefix}/{parent.pk}/resume/", {"budget": ""})
     parent.refresh_from_db()
     assert (parent.status, parent.budget) == ("running", 25)
+
+
+def test_an_item_starts_only_while_its_expected_cost_fits_the_budget() -> None:
+    spending = Spending(limit=Decimal(100), prices=None)
+    # nothing answered yet: one item at a time
+    assert spending.admits() is True
+    spending.in_flight = 1
+    assert spending.admits() is None
+    # one answered for 30 tokens: two more fit (30 + 2 * 30 <= 100), a third does not yet
+    spending.in_flight = 0
+    spending.add(Tokens(prompt=20, completion=10))
+    assert spending.admits() is True
+    spending.in_flight = 2
+    assert spending.admits() is None  # wait: the two being answered may cost less
+    spending.in_flight = 0
+    spending.add(Tokens(prompt=20, completion=10))
+    spending.add(Tokens(prompt=20, completion=10))
+    assert spending.spent == 90
+    assert spending.admits() is False  # 90 + 30 > 100, and nothing is being answered
+    # answers from the response cache cost nothing and lower the guess
+    paid = Spending(limit=Decimal(50), prices=None)
+    paid.add(Tokens(prompt=20, completion=10))
+    assert paid.admits() is False  # 30 + 30 > 50
+    paid.add(Tokens())
+    assert paid.admits() is True  # 30 + 15 <= 50
+    spent_at_prices = Spending(limit=Decimal("0.01"), prices=Prices(Decimal(10), Decimal(10)))
+    spent_at_prices.add(Tokens(prompt=1000))
+    assert spent_at_prices.spent == Decimal("0.01")
+    assert spent_at_prices.admits() is False
