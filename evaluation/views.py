@@ -53,7 +53,8 @@ def run_index(request: HttpRequest) -> HttpResponse:
     tasks = sorted(
         Run.objects.order_by().values_list("benchmark_id", "benchmark__name", "task").distinct()
     )
-    context = {"page": page, "boards": tasks}
+    rows = [(run, run_spending(run)) for run in page.object_list]
+    context = {"page": page, "rows": rows, "boards": tasks}
     template = "evaluation/run_list.html#runs" if request.htmx else "evaluation/run_list.html"
     return render(request, template, context)
 

@@ -223,6 +223,8 @@ def test_work_shows_the_tokens_the_server_reported_and_their_cost(
         ]
         assert sum(int(row[at]) for row in rows) == prompt
         assert sum(Decimal(row[at + 3]) for row in rows) == cost
+        listed = client.get("/runs/").content.decode()
+        assert f"{prompt} / {completion}" in listed and f"{cost:.4f}" in listed
         api = client.get(f"/api/runs/{parent.pk}/").json()
         assert api["tokens"] == {"prompt": prompt, "completion": completion, "cached": cached}
         assert Decimal(api["cost"]) == cost
