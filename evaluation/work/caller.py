@@ -97,9 +97,14 @@ def responses_fields(chat: Mapping[str, Any]) -> dict[str, Any]:
     instructions = [
         str(m.get("content") or "") for m in messages if m.get("role") in ("system", "developer")
     ]
+    # Input messages are user or assistant; a text prompt's other turns (an observation
+    # written as a tool message) are what the model is told, so they go as user turns.
     fields: dict[str, Any] = {
         "input": [
-            {"role": m.get("role"), "content": m.get("content")}
+            {
+                "role": m.get("role") if m.get("role") == "assistant" else "user",
+                "content": m.get("content"),
+            }
             for m in messages
             if m.get("role") not in ("system", "developer")
         ]

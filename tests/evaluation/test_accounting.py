@@ -312,6 +312,7 @@ def test_a_chat_prompt_becomes_instructions_and_input_for_the_responses_api() ->
             {"role": "user", "content": "What is 1+1?"},
             {"role": "assistant", "content": "Answer: 2"},
             {"role": "user", "content": "And 2+2?"},
+            {"role": "tool", "content": "Observation: 4"},
         ],
         stop=("\nObservation:",),
         max_tokens=64,
@@ -325,6 +326,7 @@ def test_a_chat_prompt_becomes_instructions_and_input_for_the_responses_api() ->
             {"role": "user", "content": "What is 1+1?"},
             {"role": "assistant", "content": "Answer: 2"},
             {"role": "user", "content": "And 2+2?"},
+            {"role": "user", "content": "Observation: 4"},
         ],
         "max_output_tokens": 64,  # the prompt's own limit wins over the run's max_tokens
         "stop": ["\nObservation:"],  # kept for the cache key and applied to the answer
