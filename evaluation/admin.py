@@ -38,7 +38,7 @@ from evaluation.models import (
     VirtualApi,
 )
 from evaluation.selectors import ordered_metrics
-from evaluation.services import RUNS, RunError, run_launch
+from evaluation.services import ENDPOINT_FIELDS, RUNS, RunError, endpoint_save, run_launch
 from evaluation.work.caller import failure_summary
 
 
@@ -73,8 +73,24 @@ class EndpointAdmin(admin.ModelAdmin):
                 )
             },
         ),
+        (
+            "Prices per million tokens",
+            {
+                "fields": ("price_in", "price_out", "price_cached"),
+                "description": "Optional: with an input and an output price, runs and judge "
+                "jobs show their cost, and a budget is a cost (else it counts tokens).",
+            },
+        ),
         ("State", {"fields": ("is_local", "status", "status_detail", "status_changed_at")}),
     )
+
+    def save_model(self, request: HttpRequest, obj: Endpoint, form: Any, change: bool) -> None:
+        # The one path for endpoint writes (the API and add_endpoint take it too).
+        fields = {n: form.cleaned_data[n] for n in ENDPOINT_FIELDS if n in form.cleaned_data}
+        try:
+            endpoint_save(endpoint=obj, **fields)
+        except RunError as exc:
+            raise ValidationError(str(exc)) from None
 
     @admin.display(description="style", ordering="style")
     def style_code(self, obj: Endpoint) -> str:
@@ -186,6 +202,9 @@ class LaunchRunForm(forms.Form):
         "tool_choice and parallel_tool_calls go in the generation parameters.",
     )
     seed = forms.IntegerField(initial=0)
+    budget = forms.DecimalField(
+        required=False, min_value=0, help_text=Run._meta.get_field("budget").help_text
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -395,6 +414,7 @@ class RunAdmin(WorkAdminMixin, admin.ModelAdmin):
                 seed=data["seed"],
                 name=data["name"],
                 user=request.user,
+                budget=data["budget"],
             )
 
         return launch_view(
@@ -492,6 +512,9 @@ class LaunchJudgeJobForm(forms.Form):
         help_text="Pairwise judges: the run compared with (B).",
     )
     repeats = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    budget = forms.DecimalField(
+        required=False, min_value=0, help_text=JudgeJob._meta.get_field("budget").help_text
+    )
 
 
 @admin.register(JudgeJob)
@@ -566,6 +589,7 @@ class JudgeJobAdmin(WorkAdminMixin, admin.ModelAdmin):
                 against=data["against"],
                 repeats=data["repeats"],
                 user=request.user,
+                budget=data["budget"],
             )
 
         return launch_view(

@@ -3,6 +3,7 @@ their predictions with per-item scores. Authentication is required globally."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import QuerySet
@@ -15,7 +16,7 @@ from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from evaluation.models import Endpoint, Prediction, Run
-from evaluation.selectors import run_metric_rows, runs_with_progress, task_spec
+from evaluation.selectors import run_metric_rows, run_spending, runs_with_progress, task_spec
 from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create
 
 
@@ -48,6 +49,14 @@ class RunSerializer(serializers.ModelSerializer):
     intervals = serializers.SerializerMethodField(
         help_text="Metric name -> [low, high], the bootstrap 95% interval (none for counts)."
     )
+    tokens = serializers.SerializerMethodField(
+        help_text="The tokens the server reported, summed over the run's calls: "
+        "{prompt, completion, cached} (cached: prompt tokens served by the provider's cache)."
+    )
+    cost = serializers.SerializerMethodField(
+        help_text="The cost of those tokens at the endpoint's prices per million tokens, as a "
+        "decimal string; null when the endpoint has no prices."
+    )
     metric_specs = serializers.SerializerMethodField(
         help_text="Metric name -> {kind: score|count|flag, direction: higher|lower|null, "
         "description}, as the run's task declares it (a name it does not declare is absent)."
@@ -74,6 +83,9 @@ class RunSerializer(serializers.ModelSerializer):
             "params",
             "options",
             "seed",
+            "budget",
+            "tokens",
+            "cost",
             "status",
             "error",
             "items",
@@ -105,6 +117,14 @@ class RunSerializer(serializers.ModelSerializer):
 
     def get_intervals(self, run: Run) -> dict[str, Any]:
         return {row["name"]: row["interval"] for row in self._rows(run) if row["interval"]}
+
+    def get_tokens(self, run: Run) -> dict[str, int]:
+        tokens = run_spending(run)["tokens"]
+        return {"prompt": tokens.prompt, "completion": tokens.completion, "cached": tokens.cached}
+
+    def get_cost(self, run: Run) -> str | None:
+        cost = run_spending(run)["cost"]
+        return None if cost is None else str(cost)
 
     def get_metric_specs(self, run: Run) -> dict[str, Any]:
         spec = task_spec(run)
@@ -167,6 +187,30 @@ class EndpointInputSerializer(serializers.Serializer):
         max_value=100,
         required=False,
         help_text="How many times a worker may take an item before it is failed (lost workers).",
+    )
+    price_in = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        min_value=Decimal(0),
+        required=False,
+        allow_null=True,
+        help_text="Price per million input tokens (with price_out: runs show their cost).",
+    )
+    price_out = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        min_value=Decimal(0),
+        required=False,
+        allow_null=True,
+        help_text="Price per million output tokens.",
+    )
+    price_cached = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        min_value=Decimal(0),
+        required=False,
+        allow_null=True,
+        help_text="Price per million cached input tokens; empty: the input price.",
     )
 
 

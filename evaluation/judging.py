@@ -15,8 +15,9 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from django.db import transaction
 from django.utils import timezone
@@ -362,6 +363,7 @@ def judge_launch(
     against: Run | None = None,
     repeats: int = 3,
     user: Any = None,
+    budget: Decimal | None = None,
 ) -> JudgeJob:
     """One judgment per prediction (pairwise: per sample both runs answered, in both orders),
     `repeats` times, and queue them on the judging queue.
@@ -376,6 +378,8 @@ def judge_launch(
         raise JudgeError(f"the judge's endpoint {judge.endpoint.name!r} is not ready")
     if repeats < 1:
         raise JudgeError("repeat at least once")
+    if problem := lifecycle.budget_error(budget):
+        raise JudgeError(problem)
     _check_run(template, run)
     if template.kind == "pairwise":
         if against is None:
@@ -396,6 +400,7 @@ def judge_launch(
             run=run,
             against=against,
             repeats=repeats,
+            budget=budget,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
         Judgment.objects.bulk_create(
@@ -466,10 +471,16 @@ def job_cancel(*, job: JudgeJob) -> bool:
     return lifecycle.cancel(JUDGE_JOBS, job)
 
 
-def job_resume(*, job: JudgeJob, retry_failed: bool = False) -> int:
+def job_resume(
+    *,
+    job: JudgeJob,
+    retry_failed: bool = False,
+    budget: Decimal | Literal["keep"] | None = lifecycle.KEEP,
+) -> int:
     """Queue the chunks that still have pending judgments (with retry_failed, failed and
-    unparsed ones are asked again). Raises JudgeError for imported judgments."""
-    return lifecycle.resume(JUDGE_JOBS, job, retry_failed=retry_failed)
+    unparsed ones are asked again), with a new budget if one is given (None: no limit).
+    Raises JudgeError for imported judgments or a negative budget."""
+    return lifecycle.resume(JUDGE_JOBS, job, retry_failed=retry_failed, budget=budget)
 
 
 def job_records(job: JudgeJob) -> list[JudgmentRecord]:

@@ -10,7 +10,11 @@ answered (the handler), and how a finished parent is summed up (its metrics).
     launch     queue the chunks of new items once their transaction commits
     execute    answer a chunk (the task); the chunk that settles the last item finalizes
     cancel     stop taking items; the rest stay pending, to be resumed
-    resume     queue the chunks that still have pending items (optionally failed ones again)
+    resume     queue the chunks that still have pending items (optionally failed ones again),
+               optionally with a new budget
+    budget     a parent with a budget (`budget`, see evaluation.work.budget) starts no item
+               that would pass it: the execution that sees this stops the parent (cancelled,
+               with the reason); its other items stay pending, resumable with a larger budget
     fail       stop, with the reason (e.g. the endpoint's key variable is unset on the worker)
     finalize   when every item is settled: the kind's summary, then done
     recover    take back the items of lost workers and queue their chunks again
@@ -24,7 +28,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from decimal import Decimal
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import models, transaction
@@ -33,6 +38,7 @@ from django.utils import timezone
 from config.celery import app as celery_app
 from config.errors import ApplicationError
 from evaluation.models import Endpoint
+from evaluation.work.budget import Prices, Spending
 from evaluation.work.caller import EndpointConfig
 from evaluation.work.engine import ConfigurationError, Handler, execute
 from evaluation.work.locks import WorkTable, take_back_lost
@@ -124,14 +130,33 @@ def cancel(kind: WorkKind, parent: Any) -> bool:
     return bool(changed)
 
 
-def resume(kind: WorkKind, parent: Any, *, retry_failed: bool = False) -> int:
+KEEP: Literal["keep"] = "keep"
+
+
+def budget_error(budget: Decimal | None) -> str:
+    """Why a budget cannot be used ("" if it can): see evaluation.work.budget."""
+    if budget is not None and (not Decimal(budget).is_finite() or Decimal(budget) < 0):
+        return "a budget must be a number, 0 or more"
+    return ""
+
+
+def resume(
+    kind: WorkKind,
+    parent: Any,
+    *,
+    retry_failed: bool = False,
+    budget: Decimal | Literal["keep"] | None = KEEP,
+) -> int:
     """Continue a cancelled, failed or finished parent: queue the chunks that still have
     pending items (with retry_failed, the kind's failed items become pending again, their
-    claims reset). Returns the number of items queued; raises the kind's error when the parent
-    cannot be resumed (imported work)."""
+    claims reset), with a new budget unless `budget` is KEEP (None: no limit). Returns the
+    number of items queued; raises the kind's error when the parent cannot be resumed
+    (imported work) or the budget is negative."""
     refusal = kind.resume_refusal(parent)
     if refusal:
         raise kind.error(refusal)
+    if budget != KEEP and (problem := budget_error(budget)):
+        raise kind.error(problem)
     size = chunk_size()
     with transaction.atomic():
         locked: Any = kind.parent._default_manager.select_for_update().get(pk=parent.pk)
@@ -146,7 +171,11 @@ def resume(kind: WorkKind, parent: Any, *, retry_failed: bool = False) -> int:
         locked.status = RUNNING
         locked.error = ""
         locked.finished_at = None
-        locked.save(update_fields=["status", "error", "finished_at", "updated_at"])
+        fields = ["status", "error", "finished_at", "updated_at"]
+        if budget != KEEP:
+            locked.budget = budget
+            fields.append("budget")
+        locked.save(update_fields=fields)
         if starts:
             transaction.on_commit(lambda: queue_chunks(kind, parent.pk, starts, size))
         else:
@@ -202,7 +231,9 @@ def execute_chunk(kind: WorkKind, parent_id: int, first: int, last: int) -> dict
     except ConfigurationError as exc:
         fail(kind, parent_id, str(exc))
         return {f"failed_{kind.words.noun}": 1}
-    return execute(
+    prices = Prices.of(endpoint)
+    spending = None if parent.budget is None else Spending(Decimal(parent.budget), prices)
+    report = execute(
         table=kind.table,
         parent_id=parent_id,
         first=first,
@@ -210,6 +241,25 @@ def execute_chunk(kind: WorkKind, parent_id: int, first: int, last: int) -> dict
         config=config,
         max_claims=endpoint.max_claims,
         make_handler=lambda: kind.handler(parent),
+        spending=spending,
+    )
+    # (An execution that stopped as the last items were being answered leaves nothing.)
+    if report.get("over_budget") and spending is not None and unsettled(kind, parent_id):
+        stop_at_budget(kind, parent_id, spending)
+    return report
+
+
+def stop_at_budget(kind: WorkKind, parent_id: int, spending: Spending) -> None:
+    """A running parent whose next item would pass its budget: cancelled, with the reason."""
+    if spending.prices is None:
+        figures = f"{spending.spent:.0f} of {spending.limit:.0f} tokens (in + out)"
+    else:
+        figures = f"{spending.spent:.4f} of {spending.limit:.4f}"
+    kind.parent._default_manager.filter(pk=parent_id, status=RUNNING).update(
+        status=CANCELLED,
+        error=f"stopped at its budget: spent {figures}; the rest is pending, resume with a "
+        "larger budget",
+        updated_at=timezone.now(),
     )
 
 

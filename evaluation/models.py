@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import URLValidator
+from django.core.validators import MinValueValidator, URLValidator
 from django.db import models
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Coalesce
 
 from benchmarks.models import Benchmark, Sample
 from evaluation.credentials import validate_key_variable
@@ -22,6 +24,16 @@ base_url_validator = URLValidator(
 LOCAL_ENDPOINT = "local-gemma-3-270m"
 
 
+def usage_tokens(name: str) -> models.GeneratedField:
+    """A count of `usage` (see evaluation.work.caller.token_counts) as a column: 0 when the
+    usage does not have it (imported work, failed items)."""
+    return models.GeneratedField(
+        expression=Coalesce(Cast(KT(f"usage__{name}"), models.BigIntegerField()), 0),
+        output_field=models.BigIntegerField(),
+        db_persist=True,
+    )
+
+
 class Endpoint(models.Model):
     """An OpenAI-compatible API. The key is never stored: only the name of the environment
     variable that holds it on the workers."""
@@ -29,6 +41,7 @@ class Endpoint(models.Model):
     class Style(models.TextChoices):
         CHAT = "chat", "Chat (messages)"
         COMPLETION = "completion", "Completion (text prompt; base models)"
+        RESPONSES = "responses", "Responses API (OpenAI /v1/responses)"
 
     class Status(models.TextChoices):
         READY = "ready", "Ready"
@@ -72,6 +85,34 @@ class Endpoint(models.Model):
         default=4,
         help_text="Attempts per request (retries of 429, 5xx, timeouts... with backoff) before "
         "the item is failed with the last reason.",
+    )
+    # Prices per million tokens, in whatever currency the provider bills (one per endpoint;
+    # the pages show amounts without a unit). Cached input tokens cost the input price unless
+    # a cached price is set. Empty: the endpoint's work shows tokens and no cost.
+    price_in = models.DecimalField(
+        "price per million input tokens",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    price_out = models.DecimalField(
+        "price per million output tokens",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    price_cached = models.DecimalField(
+        "price per million cached input tokens",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Empty: cached input tokens cost the input price.",
     )
     max_claims = models.PositiveSmallIntegerField(
         "claims per item",
@@ -142,6 +183,17 @@ class Run(models.Model):
     params = models.JSONField(default=dict, blank=True, help_text="Generation parameters.")
     options = models.JSONField(default=dict, blank=True, help_text="Task options.")
     seed = models.IntegerField(default=0)
+    # What the work may spend: a cost in the endpoint's currency when the endpoint has
+    # prices, else tokens (input + output). Empty: no limit. See evaluation.work.budget.
+    budget = models.DecimalField(
+        max_digits=18,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="A cost when the endpoint has prices, else tokens (input + output); "
+        "empty for no limit. Reached: the rest stays pending, resumable with a larger one.",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
     error = models.TextField(blank=True)
     metrics = models.JSONField(default=dict, blank=True)
@@ -218,6 +270,11 @@ class Prediction(models.Model):
     # and whether a call was written into the text instead of tool_calls (a leaked call).
     tool_calls = models.JSONField(null=True, blank=True)
     leaked = models.BooleanField(default=False, db_default=False)
+    # The server's token counts summed over the item's calls, read from `usage` by the
+    # database itself, so that sums per run and per job are plain SUMs.
+    prompt_tokens = usage_tokens("prompt_tokens")
+    completion_tokens = usage_tokens("completion_tokens")
+    cached_tokens = usage_tokens("cached_tokens")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -305,6 +362,17 @@ class JudgeJob(models.Model):
         help_text="Pairwise: the run compared with (B in the canonical order A, B).",
     )
     repeats = models.PositiveSmallIntegerField(default=3)
+    # What the work may spend: a cost in the endpoint's currency when the endpoint has
+    # prices, else tokens (input + output). Empty: no limit. See evaluation.work.budget.
+    budget = models.DecimalField(
+        max_digits=18,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="A cost when the endpoint has prices, else tokens (input + output); "
+        "empty for no limit. Reached: the rest stays pending, resumable with a larger one.",
+    )
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.LAUNCHED)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
     error = models.TextField(blank=True)
@@ -377,6 +445,11 @@ class Judgment(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     cached = models.BooleanField(default=False)
     usage = models.JSONField(default=dict, blank=True)
+    # The server's token counts summed over the item's calls, read from `usage` by the
+    # database itself, so that sums per run and per job are plain SUMs.
+    prompt_tokens = usage_tokens("prompt_tokens")
+    completion_tokens = usage_tokens("completion_tokens")
+    cached_tokens = usage_tokens("cached_tokens")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

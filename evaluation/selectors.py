@@ -5,9 +5,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, Sample, Tool
@@ -23,6 +24,7 @@ from benchmarks.suites.protocol import (
 from benchmarks.suites.registry import get_suite
 from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
 from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
+from evaluation.work.budget import Prices, Tokens, budget_unit, spent
 
 SAMPLE_FIELDS = (
     "id",
@@ -138,15 +140,53 @@ def run_context(run: Run, evaluator: Evaluator | None = None) -> tuple[Evaluator
 
 
 def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, int]:
-    """Items per status, with "total", "settled" (neither pending nor running) and "to_go"."""
-    counts = dict(
-        items.order_by().values_list("status").annotate(n=Count("id")).values_list("status", "n")
+    """Items per status, with "total", "settled" (neither pending nor running) and "to_go",
+    and the tokens they spent ("prompt_tokens", "completion_tokens", "cached_tokens"), in one
+    query."""
+    rows = (
+        items.order_by()
+        .values_list("status")
+        .annotate(
+            n=Count("id"),
+            prompt=Sum("prompt_tokens"),
+            completion=Sum("completion_tokens"),
+            cached=Sum("cached_tokens"),
+        )
+        .values_list("status", "n", "prompt", "completion", "cached")
     )
+    counts: dict[str, int] = {}
+    tokens = Tokens()
+    for status, n, prompt, completion, cached in rows:
+        counts[status] = n
+        tokens = tokens + Tokens(prompt or 0, completion or 0, cached or 0)
     progress = {status: counts.get(status, 0) for status in statuses}
     progress["total"] = sum(progress.values())
     progress["to_go"] = progress.get("pending", 0) + progress.get("running", 0)
     progress["settled"] = progress["total"] - progress["to_go"]
+    progress["prompt_tokens"] = tokens.prompt
+    progress["completion_tokens"] = tokens.completion
+    progress["cached_tokens"] = tokens.cached
     return progress
+
+
+def spending(
+    progress: dict[str, Any], endpoint: Endpoint | None, budget: Decimal | None
+) -> dict[str, Any]:
+    """What a run or judge job spent (from its progress): tokens in, out and cached, the cost
+    at its endpoint's prices (None without prices), and its budget in the budget's unit."""
+    tokens = Tokens(
+        progress.get("prompt_tokens", 0),
+        progress.get("completion_tokens", 0),
+        progress.get("cached_tokens", 0),
+    )
+    prices = Prices.of(endpoint)
+    return {
+        "tokens": tokens,
+        "cost": prices.cost(tokens) if prices is not None else None,
+        "budget": budget,
+        "budget_unit": budget_unit(prices),
+        "spent": spent(tokens, prices),
+    }
 
 
 def run_progress(run: Run) -> dict[str, int]:
@@ -166,13 +206,22 @@ def run_list(*, benchmark: Benchmark | None = None, task: str | None = None) -> 
     return runs
 
 
+# A run's tokens, summed over its predictions (read by `run_spending`).
+TOKEN_SUMS = {
+    f"sum_{name}": Sum(f"predictions__{name}")
+    for name in ("prompt_tokens", "completion_tokens", "cached_tokens")
+}
+
+
 def runs_with_progress(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """Runs annotated with their prediction counts per status, in one query."""
+    """Runs annotated with their prediction counts per status and the tokens they spent (for
+    `run_spending`), in one query."""
     return runs.annotate(
         n_total=Count("predictions"),
         n_done=Count("predictions", filter=Q(predictions__status=Prediction.Status.DONE)),
         n_failed=Count("predictions", filter=Q(predictions__status=Prediction.Status.FAILED)),
         n_leaked=Count("predictions", filter=Q(predictions__leaked=True)),
+        **TOKEN_SUMS,
     )
 
 
@@ -231,6 +280,7 @@ def progress_panel(
     metrics: list[dict[str, Any]],
     metrics_caption: str,
     metrics_template: str,
+    endpoint: Endpoint | None = None,
 ) -> dict[str, Any]:
     """What the progress partial (templates/evaluation/_progress.html) shows, decided here:
     whether it polls, the counts in order, the pace (None unless running), the metrics."""
@@ -251,6 +301,7 @@ def progress_panel(
         "metrics": metrics,
         "metrics_caption": metrics_caption,
         "metrics_template": metrics_template,
+        "spending": spending(progress, endpoint, getattr(parent, "budget", None)),
     }
 
 
@@ -271,6 +322,7 @@ def run_panel(run: Run, spec: TaskSpec | None = None) -> dict[str, Any]:
         metrics=run_metric_rows(run, spec),
         metrics_caption=f"{caption}; ↑ higher is better, ↓ lower",
         metrics_template="evaluation/_run_metrics.html",
+        endpoint=run.endpoint,
     )
 
 
@@ -300,6 +352,7 @@ def job_panel(job: JudgeJob) -> dict[str, Any]:
         metrics=job_metric_rows(job),
         metrics_caption=f"Metrics: mean ± standard deviation over the {repeats}",
         metrics_template="evaluation/_job_metrics.html",
+        endpoint=job.judge.endpoint,
     )
 
 
@@ -312,6 +365,7 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
         Run.objects.filter(benchmark=benchmark, task=task, status=Run.Status.DONE)
         .select_related("endpoint")
         .annotate(n_leaked=Count("predictions", filter=Q(predictions__leaked=True)))
+        .annotate(**TOKEN_SUMS)
     )
     names = list(spec.metrics)
     for run in runs:
@@ -329,6 +383,16 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
 
     runs.sort(key=rank)
     return names, runs
+
+
+def run_spending(run: Run) -> dict[str, Any]:
+    """A run's spending (see `spending`), from the sums `leaderboard` and
+    `runs_with_progress` annotated (TOKEN_SUMS)."""
+    progress = {
+        name: getattr(run, f"sum_{name}", None) or 0
+        for name in ("prompt_tokens", "completion_tokens", "cached_tokens")
+    }
+    return spending(progress, run.endpoint, run.budget)
 
 
 def task_spec(run: Run) -> TaskSpec | None:

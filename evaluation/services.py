@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -97,6 +98,7 @@ def run_launch(
     seed: int = 0,
     name: str = "",
     user: Any = None,
+    budget: Decimal | None = None,
 ) -> Run:
     """Create the run and one pending prediction per selected sample, and queue the chunks.
 
@@ -115,6 +117,8 @@ def run_launch(
         )
     if item_limit is not None and item_limit < 1:
         raise RunError("the item limit must be at least 1")
+    if problem := lifecycle.budget_error(budget):
+        raise RunError(problem)
     rows, _ = _task_items(benchmark, evaluator, task, split)
     merged_params = {**endpoint.default_params, **(params or {})}
     _check_tool_mode(spec, benchmark, endpoint, options or {}, merged_params, shots)
@@ -147,6 +151,7 @@ def run_launch(
             params=merged_params,
             options=options or {},
             seed=seed,
+            budget=budget,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
         _copy_pending(run.pk, chosen, contexts)
@@ -250,11 +255,17 @@ def run_cancel(*, run: Run) -> bool:
     return lifecycle.cancel(RUNS, run)
 
 
-def run_resume(*, run: Run, retry_failed: bool = False) -> int:
+def run_resume(
+    *,
+    run: Run,
+    retry_failed: bool = False,
+    budget: Decimal | Literal["keep"] | None = lifecycle.KEEP,
+) -> int:
     """Continue a cancelled, failed or finished run: queue the chunks that still have pending
-    items (with retry_failed, failed items become pending again, their attempts reset).
-    Returns the number of items queued; raises RunError for an imported run."""
-    return lifecycle.resume(RUNS, run, retry_failed=retry_failed)
+    items (with retry_failed, failed items become pending again, their attempts reset), with
+    a new budget if one is given (None: no limit). Returns the number of items queued; raises
+    RunError for an imported run or a negative budget."""
+    return lifecycle.resume(RUNS, run, retry_failed=retry_failed, budget=budget)
 
 
 def chunk_execute(run_id: int, first: int, last: int) -> dict[str, int]:
@@ -701,17 +712,29 @@ ENDPOINT_FIELDS = (
     "timeout_seconds",
     "max_attempts",
     "max_claims",
+    "price_in",
+    "price_out",
+    "price_cached",
 )
 
 
 def endpoint_create(**fields: Any) -> Endpoint:
-    """A new endpoint from ENDPOINT_FIELDS, checked by the model's rules (the key variable's
-    name above all: evaluation.credentials). The admin's form, the API and `add_endpoint` all
-    come here or through the same model validation. Raises RunError naming each bad field."""
+    """A new endpoint from ENDPOINT_FIELDS (see endpoint_save)."""
+    return endpoint_save(**fields)
+
+
+def endpoint_save(*, endpoint: Endpoint | None = None, **fields: Any) -> Endpoint:
+    """Set ENDPOINT_FIELDS on an endpoint (a new one unless given) and save it, checked by the
+    model's rules (the key variable's name above all: evaluation.credentials; prices not
+    negative). The admin's form, the API and `add_endpoint` (which creates or updates) all come
+    here. Raises RunError naming each bad field."""
     unknown = sorted(set(fields) - set(ENDPOINT_FIELDS))
     if unknown:
         raise RunError(f"unknown endpoint field(s): {', '.join(unknown)}")
-    endpoint = Endpoint(**fields)
+    if endpoint is None:
+        endpoint = Endpoint()
+    for name, value in fields.items():
+        setattr(endpoint, name, value)
     try:
         endpoint.full_clean()
     except ValidationError as exc:

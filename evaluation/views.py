@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -32,10 +33,12 @@ from evaluation.selectors import (
     metric_row,
     run_list,
     run_panel,
+    run_spending,
     runs_with_progress,
     task_spec,
 )
 from evaluation.services import RUNS
+from evaluation.work.budget import Prices, Tokens
 
 PAGE_SIZE = 50
 
@@ -50,7 +53,8 @@ def run_index(request: HttpRequest) -> HttpResponse:
     tasks = sorted(
         Run.objects.order_by().values_list("benchmark_id", "benchmark__name", "task").distinct()
     )
-    context = {"page": page, "boards": tasks}
+    rows = [(run, run_spending(run)) for run in page.object_list]
+    context = {"page": page, "rows": rows, "boards": tasks}
     template = "evaluation/run_list.html#runs" if request.htmx else "evaluation/run_list.html"
     return render(request, template, context)
 
@@ -61,7 +65,12 @@ def _controls(
     """The page's buttons (lifecycle.controls), with where each posts."""
     can_change = allows(request.user, control, method="POST")
     return [
-        {"label": c.label, "url": reverse(control, args=[parent.pk, c.action])}
+        {
+            "label": c.label,
+            "url": reverse(control, args=[parent.pk, c.action]),
+            "budget": parent.budget if c.action == "resume" else None,
+            "asks_budget": c.action == "resume",
+        }
         for c in lifecycle.controls(kind, parent, progress, can_change=can_change)
     ]
 
@@ -79,13 +88,26 @@ def _control(
                 f"{noun.capitalize()} cancelled." if changed else f"The {noun} was not running.",
             )
         elif action in ("resume", "retry"):
-            count = lifecycle.resume(kind, parent, retry_failed=action == "retry")
+            count = lifecycle.resume(
+                kind, parent, retry_failed=action == "retry", budget=_posted_budget(request)
+            )
             messages.success(request, f"{noun.capitalize()} resumed: {count} {item}(s) queued.")
         else:
             raise Http404("unknown action")
     except ApplicationError as exc:
         messages.error(request, str(exc))
     return redirect(detail, pk=parent.pk)
+
+
+def _posted_budget(request: HttpRequest) -> Decimal | Literal["keep"]:
+    """The budget typed beside Resume; an empty box keeps the budget as it is."""
+    text = request.POST.get("budget", "").strip()
+    if not text:
+        return lifecycle.KEEP
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        raise ApplicationError(f"the budget {text!r} is not a number") from None
 
 
 @require_GET
@@ -189,6 +211,7 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
     rows = [
         {
             "run": run,
+            "spend": run_spending(run),
             "cells": [
                 metric_row(
                     name,
@@ -248,14 +271,19 @@ CSV_COLUMNS = [
     "attempts",
     "latency_ms",
     "cached",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cost",
 ]
 
 
 @require_GET
 def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """One row per prediction with its per-item scores (one column per metric name)."""
-    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk)
+    run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
     spec = task_spec(run)
+    prices = Prices.of(run.endpoint)
     predictions = run.predictions.order_by("position")
     score_names: list[str] = []
     for scores in predictions.values_list("scores", flat=True).iterator(chunk_size=2000):
@@ -288,11 +316,23 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
             "attempts",
             "latency_ms",
             "cached",
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_tokens",
             "scores",
         )
         for values in predictions.values_list(*fields).iterator(chunk_size=2000):
-            *head, scores = values
-            yield [run.pk, *head, *(cell(scores, name) for name in score_names)]
+            *head, prompt, completion, cached, scores = values
+            cost = str(prices.cost(Tokens(prompt, completion, cached))) if prices else ""
+            yield [
+                run.pk,
+                *head,
+                prompt,
+                completion,
+                cached,
+                cost,
+                *(cell(scores, name) for name in score_names),
+            ]
 
     header = CSV_COLUMNS + [f"score:{name}" for name in score_names]
     return csv_response(f"run-{run.pk}-predictions.csv", header, rows())

@@ -108,7 +108,7 @@ import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY  # noqa: E402
 from django.contrib.auth.hashers import make_password  # noqa: E402
-from django.contrib.auth.models import User  # noqa: E402
+from django.contrib.auth.models import Permission, User  # noqa: E402
 from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections  # noqa: E402
@@ -139,6 +139,14 @@ def fixture_build(*, items: int, annotators: int) -> Fixture:
             User(username=f"{USER_PREFIX}{i:03d}", password=make_password(None))
             for i in range(annotators)
         ]
+    )
+    # The baseline page (an endpoint's detail in the API) needs evaluation.view_endpoint since
+    # roles became a table (config/access.py); without it every baseline request is a 403.
+    view_endpoint = Permission.objects.get(
+        content_type__app_label="evaluation", codename="view_endpoint"
+    )
+    User.user_permissions.through.objects.bulk_create(
+        [User.user_permissions.through(user=user, permission=view_endpoint) for user in users]
     )
     campaign = campaign_create(name=CAMPAIGN, kind=Campaign.Kind.TURING, labels_per_item=3)
     started = time.perf_counter()

@@ -74,7 +74,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
 
-Style = Literal["chat", "completion"]
+# "responses": the OpenAI Responses API, asked with the chat form of a prompt (the platform
+# turns it into instructions and input); suites treat it as chat.
+Style = Literal["chat", "completion", "responses"]
 Scores = dict[str, float | None]
 
 

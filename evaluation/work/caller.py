@@ -15,10 +15,11 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import hashlib
+import inspect
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, Protocol
@@ -73,8 +74,71 @@ def request_body(prompt: Prompt, style: Style, model: str, params: Mapping[str, 
     """The exact body sent: the prompt's fields, then the parameters (the prompt's own
     stop/max_tokens win over the run's, since the suite knows its answer format)."""
     body = {"model": model, **params}
-    body.update(prompt.request(style))
+    body.update(prompt_fields(prompt, style))
+    if style == "responses":
+        # The run's max_tokens, in the Responses API's word (the prompt's own wins).
+        for name in ("max_tokens", "max_completion_tokens"):
+            if name in body:
+                body.setdefault("max_output_tokens", body.pop(name))
     return body
+
+
+def prompt_fields(prompt: Prompt, style: Style) -> dict[str, Any]:
+    """The body fields a prompt gives in this style (see `responses_fields`)."""
+    if style != "responses":
+        return prompt.request(style)
+    return responses_fields(prompt.request("chat"))
+
+
+def responses_fields(chat: Mapping[str, Any]) -> dict[str, Any]:
+    """A chat request's fields for the Responses API: system (and developer) messages become
+    the instructions, the others the input (as role/content messages), max_tokens
+    max_output_tokens. The Responses API has no stop sequences: `stop` stays in the body we
+    keep (and in the cache key) but is not sent; the answer is cut at the first one instead."""
+    messages = list(chat.get("messages") or [])
+    instructions = [
+        str(m.get("content") or "") for m in messages if m.get("role") in ("system", "developer")
+    ]
+    # Input messages are user or assistant; a text prompt's other turns (an observation
+    # written as a tool message) are what the model is told, so they go as user turns.
+    fields: dict[str, Any] = {
+        "input": [
+            {
+                "role": m.get("role") if m.get("role") == "assistant" else "user",
+                "content": m.get("content"),
+            }
+            for m in messages
+            if m.get("role") not in ("system", "developer")
+        ]
+    }
+    if instructions:
+        fields["instructions"] = "\n\n".join(instructions)
+    if chat.get("max_tokens") is not None:
+        fields["max_output_tokens"] = chat["max_tokens"]
+    if chat.get("stop"):
+        fields["stop"] = list(chat["stop"])
+    return fields
+
+
+def cut_at_stop(text: str, stop: Sequence[str] | None) -> tuple[str, bool]:
+    """The text up to the first stop sequence, and whether one was found."""
+    ends = [text.find(s) for s in stop or () if s and s in text]
+    return (text[: min(ends)], True) if ends else (text, False)
+
+
+_RESPONSES_ARGUMENTS: frozenset[str] | None = None
+
+
+def responses_arguments() -> frozenset[str]:
+    """The parameters the openai client's responses.create takes by name; the others a run
+    sets (e.g. seed) go in extra_body, for the server to accept or refuse."""
+    global _RESPONSES_ARGUMENTS
+    if _RESPONSES_ARGUMENTS is None:
+        from openai.resources.responses import AsyncResponses
+
+        names = inspect.signature(AsyncResponses.create).parameters
+        _RESPONSES_ARGUMENTS = frozenset(n for n in names if n != "self")
+    return _RESPONSES_ARGUMENTS
 
 
 def cache_key(style: Style, body: Mapping[str, Any], salt: str = "") -> str:
@@ -168,6 +232,33 @@ def _error_text(exc: openai.APIStatusError) -> str:
     return ""
 
 
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+
+
+def token_counts(usage: Mapping[str, Any] | None) -> dict[str, int]:
+    """The tokens of one call as the server reported them, in one shape whatever the API:
+    prompt, completion and cached (prompt tokens served from the provider's prompt cache, a
+    part of the prompt tokens). Chat and completions say prompt_tokens, completion_tokens and
+    prompt_tokens_details.cached_tokens; the Responses API input_tokens, output_tokens and
+    input_tokens_details.cached_tokens. {} when the server reported nothing."""
+    if not usage:
+        return {}
+
+    def count(*path: str) -> int:
+        value: Any = usage
+        for name in path:
+            value = value.get(name) if isinstance(value, Mapping) else None
+        return value if isinstance(value, int) and value > 0 else 0
+
+    if "input_tokens" in usage or "output_tokens" in usage:
+        prompt, completion = count("input_tokens"), count("output_tokens")
+        cached = count("input_tokens_details", "cached_tokens")
+    else:
+        prompt, completion = count("prompt_tokens"), count("completion_tokens")
+        cached = count("prompt_tokens_details", "cached_tokens")
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
+
+
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -253,6 +344,8 @@ class Caller:
         self.http_calls += 1
         fields = dict(body)
         tool_calls: list[dict[str, Any]] = []
+        if self.config.style == "responses":
+            return await self._send_responses(fields)
         if self.config.style == "completion":
             response = await self.client.completions.create(**fields)
             if not response.choices:
@@ -270,12 +363,31 @@ class Caller:
             tool_calls = [
                 call.model_dump(exclude_none=True) for call in choice.message.tool_calls or []
             ]
-        usage = {}
-        if response.usage is not None:
-            usage = {
-                "prompt_tokens": response.usage.prompt_tokens or 0,
-                "completion_tokens": response.usage.completion_tokens or 0,
-            }
+        usage = token_counts(response.usage.model_dump() if response.usage is not None else None)
         return Reply(
             text=text, usage=usage, finish_reason=choice.finish_reason, tool_calls=tool_calls
         )
+
+    async def _send_responses(self, fields: dict[str, Any]) -> Reply:
+        """One call of the Responses API: the text of its `message` output items."""
+        stop = fields.pop("stop", None)
+        known = responses_arguments()
+        extra = {name: fields.pop(name) for name in list(fields) if name not in known}
+        response = await self.client.responses.create(**fields, extra_body=extra or None)
+        texts = [
+            part.text
+            for item in response.output or []
+            if item.type == "message"
+            for part in item.content
+            if part.type == "output_text"
+        ]
+        if not texts and response.status == "failed":
+            raise Unusable("the response failed")
+        text, stopped = cut_at_stop("".join(texts), stop)
+        details = response.incomplete_details
+        finish = "stop"
+        if response.status == "incomplete" and not stopped:
+            reason = details.reason if details is not None else None
+            finish = "length" if reason == "max_output_tokens" else str(reason or "incomplete")
+        usage = token_counts(response.usage.model_dump() if response.usage is not None else None)
+        return Reply(text=text, usage=usage, finish_reason=finish)

@@ -55,7 +55,16 @@ from django.db import connection, connections, transaction
 from benchmarks.suites.protocol import Prompt
 from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.models import Endpoint
-from evaluation.work.caller import Caller, EndpointConfig, Reply, cache_key, request_body
+from evaluation.work.budget import Spending, Tokens
+from evaluation.work.caller import (
+    TOKEN_FIELDS,
+    Caller,
+    EndpointConfig,
+    Reply,
+    cache_key,
+    prompt_fields,
+    request_body,
+)
 from evaluation.work.limits import Lane, RateLimit, Shares, Slots, fair_share
 from evaluation.work.locks import (
     Claimed,
@@ -119,6 +128,7 @@ VALUES (%s, %s, %s::jsonb, %s::jsonb, now()) ON CONFLICT (key) DO NOTHING
 class Row(Protocol):
     id: int
     status: str
+    usage: dict[str, Any]
 
     def row(self, token: uuid.UUID) -> tuple[Any, ...]: ...
 
@@ -135,6 +145,22 @@ def write(
             cursor.executemany(table.write_sql, [r.row(token) for r in results])
             written = cursor.rowcount
     return written
+
+
+def spent_so_far(table: WorkTable, parent_id: int) -> tuple[Tokens, int]:
+    """The tokens a parent's items have spent, and how many of them are settled."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
+                   coalesce(sum(cached_tokens), 0),
+                   count(*) FILTER (WHERE status NOT IN ('pending', 'running'))
+            FROM {table.table} WHERE {table.parent} = %s
+            """,  # noqa: S608 - the table and column names are ours
+            [parent_id],
+        )
+        prompt, completion, cached, settled = cursor.fetchone()
+    return Tokens(int(prompt), int(completion), int(cached)), int(settled)
 
 
 def cached_replies(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -332,17 +358,24 @@ class ItemCalls:
     async def reply(self, prompt: Prompt) -> Reply:
         """The whole answer (native runs read its tool_calls)."""
         if self.prompt is None:
-            self.prompt = prompt.request(self.caller.config.style)
+            self.prompt = prompt_fields(prompt, self.caller.config.style)
         reply = await self.caller.call(prompt, self.lane, self.salt)
         self.replies.append(reply)
         return reply
 
     def usage(self) -> dict[str, int]:
-        usage = {"calls": len(self.replies), "http_attempts": 0}
+        """Calls, HTTP attempts and the tokens the server reported, summed over the item's
+        calls. A call answered from the response cache cost nothing now: it is counted in
+        cached_calls, and its tokens are not."""
+        usage = {"calls": len(self.replies), "http_attempts": 0, "cached_calls": 0}
+        usage.update(dict.fromkeys(TOKEN_FIELDS, 0))
         for reply in self.replies:
             usage["http_attempts"] += reply.attempts
-            for name, value in reply.usage.items():
-                usage[name] = usage.get(name, 0) + int(value)
+            if reply.cached:
+                usage["cached_calls"] += 1
+                continue
+            for name in TOKEN_FIELDS:
+                usage[name] += int(reply.usage.get(name, 0))
         return usage
 
 
@@ -400,6 +433,9 @@ class Chunk:
     # Items taken beyond the first claim (refills), for the report.
     refilled: int = 0
     cancelled: bool = False
+    # The parent's budget, and whether this execution stopped at it.
+    spending: Spending | None = None
+    over_budget: bool = False
 
 
 def request_key(prompt: Prompt, config: EndpointConfig, salt: str = "") -> str:
@@ -428,6 +464,7 @@ class Execution:
         self.allowed = 1
         self.finished = False
         self.share_changed = asyncio.Condition()
+        self.spending_changed = asyncio.Condition()
         self.refill_until = time.monotonic() + execution_seconds()
 
     async def take(self, claimed: Sequence[Claimed], exhausted: Sequence[Claimed]) -> None:
@@ -451,6 +488,36 @@ class Execution:
         async with self.share_changed:
             self.finished = True
             self.share_changed.notify_all()
+
+    async def admit(self) -> bool:
+        """Under a budget, whether a lane may start one more item (counted in flight until
+        `settle`): it waits while the answer depends on items being answered; False when the
+        next item would pass the budget (the execution then stops there)."""
+        spending = self.chunk.spending
+        if spending is None:
+            return True
+        async with self.spending_changed:
+            while True:
+                if self.chunk.cancelled or self.finished:
+                    return False
+                verdict = spending.admits()
+                if verdict is True:
+                    spending.in_flight += 1
+                    return True
+                if verdict is False:
+                    self.chunk.over_budget = True
+                    return False
+                await self.spending_changed.wait()
+
+    async def settle(self, result: Row | None) -> None:
+        spending = self.chunk.spending
+        if spending is None:
+            return
+        async with self.spending_changed:
+            spending.in_flight -= 1
+            if result is not None:
+                spending.add(Tokens.of_usage(result.usage))
+            self.spending_changed.notify_all()
 
     async def refill(self) -> bool:
         """More of the parent's pending rows when this execution runs dry, within its budget."""
@@ -501,6 +568,9 @@ class Execution:
         )
         initial, chunk.claimed = list(chunk.claimed), deque()
         await self.take(initial, chunk.exhausted)
+        if chunk.spending is not None:
+            tokens, settled = await self.db.run(spent_so_far, chunk.table, chunk.parent_id)
+            chunk.spending.tokens, chunk.spending.answered = tokens, settled
 
         shares = Shares(redis_client, config.id, ttl_seconds=SHARE_TTL_SECONDS)
         share_token = chunk.token.hex
@@ -520,8 +590,20 @@ class Execution:
                     if not chunk.claimed and not await self.refill():
                         await self.finish()
                         return
-                    claimed = chunk.claimed.popleft()
-                    self.writer.add(await chunk.handler.answer(claimed, caller, lane))
+                    if not await self.admit():
+                        await self.finish()
+                        return
+                    result = None
+                    try:
+                        # Another lane may have taken the last item while this one waited.
+                        if not chunk.claimed and not await self.refill():
+                            await self.finish()
+                            return
+                        claimed = chunk.claimed.popleft()
+                        result = await chunk.handler.answer(claimed, caller, lane)
+                        self.writer.add(result)
+                    finally:
+                        await self.settle(result)
             finally:
                 await lane.release()
 
@@ -551,7 +633,7 @@ class Execution:
                 task.cancel()
             await asyncio.shield(shares.leave(share_token))
             await self.writer.close()
-        if chunk.cancelled and chunk.claimed:
+        if (chunk.cancelled or chunk.over_budget) and chunk.claimed:
             await self.db.run(release, chunk.token, [c.id for c in chunk.claimed], chunk.table)
 
 
@@ -564,9 +646,12 @@ def execute(
     config: EndpointConfig,
     max_claims: int,
     make_handler: Callable[[], Handler],
+    spending: Spending | None = None,
 ) -> dict[str, int]:
     """Claim positions first..last of a parent's rows and answer them (then, within the
-    budget, more of the parent's pending rows). Returns counts for the log."""
+    execution's budget of items, more of the parent's pending rows). With `spending` (the
+    parent's budget), no item is started that would pass it: the report then says
+    "over_budget" and the unstarted items are pending again. Returns counts for the log."""
     token = uuid.uuid4()
     claimed, exhausted = claim(table, parent_id, first, last, token, max_claims)
     if not claimed and not exhausted:
@@ -582,10 +667,14 @@ def execute(
         config=config,
         max_claims=max_claims,
         budget=budget,
+        spending=spending,
     )
     PROCESS_LOOP.run(_execute(chunk))
     taken = len(claimed) + len(exhausted) + chunk.refilled
-    return {"claimed": taken, **chunk.handler.report}
+    report = {"claimed": taken, **chunk.handler.report}
+    if chunk.over_budget:
+        report["over_budget"] = 1
+    return report
 
 
 async def _execute(chunk: Chunk) -> None:

@@ -126,12 +126,13 @@ def test_the_migration_gives_each_endpoint_its_attempts_as_claims() -> None:
     old.objects.create(name="seven", base_url="http://x.example/v1", model="m", max_attempts=7)
     old.objects.create(name="one", base_url="http://x.example/v1", model="m", max_attempts=1)
     executor = MigrationExecutor(connection)
-    try:
-        executor.migrate(after)
-        executor.loader.build_graph()
-        assert dict(Endpoint.objects.values_list("name", "max_claims")) == {"seven": 7, "one": 1}
-        assert dict(Endpoint.objects.values_list("name", "max_attempts")) == {"seven": 7, "one": 1}
-    finally:
-        # Back to the latest schema: the tests that follow use the later migrations' columns.
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
+    executor.migrate(after)
+    executor.loader.build_graph()
+    old = executor.loader.project_state(after).apps.get_model("evaluation", "Endpoint")
+    assert dict(old.objects.values_list("name", "max_claims")) == {"seven": 7, "one": 1}
+    assert dict(old.objects.values_list("name", "max_attempts")) == {"seven": 7, "one": 1}
+    # Back to the latest schema: later migrations add columns the next tests use.
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    executor.loader.build_graph()
+    assert Endpoint.objects.count() == 2

@@ -299,6 +299,10 @@ def test_the_csv_has_a_row_per_prediction_and_a_column_per_score(
         "attempts",
         "latency_ms",
         "cached",
+        "prompt_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "cost",
         "score:accuracy",
         "score:extra",
     ]

@@ -4,12 +4,13 @@ OpenAI-compatible server that injects faults; a worker killed mid-run."""
 from __future__ import annotations
 
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from evaluation import services
-from evaluation.models import Prediction, Run
+from evaluation.models import Prediction, ResponseCache, Run
 from tests.evaluation.conftest import counting_answer, make_counting_benchmark, make_endpoint
 from tests.fake_openai import FakeOpenAI
 from tests.workers import celery_worker
@@ -98,3 +99,44 @@ def test_a_worker_killed_mid_run_is_replaced_and_each_sample_answered_once(
     assert run.metrics["accuracy"] == 50.0
     # the lost items were asked again, no more than once each
     assert 120 <= requests <= 120 + in_flight
+
+
+def test_a_budget_stops_a_run_half_way_and_a_larger_one_finishes_the_rest(
+    tmp_path: Path,
+) -> None:
+    # given what answering 40 items costs in tokens (then forgotten by the response cache)
+    benchmark = make_counting_benchmark(tmp_path, 40)
+    with FakeOpenAI(responder=counting_answer) as server:
+        endpoint = make_endpoint(server.base_url, max_concurrency=4)
+        with celery_worker(tmp_path, concurrency=2):
+            measured = services.run_launch(
+                benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
+            )
+            wait_for(measured, Run.Status.DONE, timeout=120)
+            whole = sum(p.prompt_tokens + p.completion_tokens for p in measured.predictions.all())
+            ResponseCache.objects.all().delete()
+            # when a run may spend half that
+            run = services.run_launch(
+                benchmark=benchmark,
+                task="answer",
+                endpoint=endpoint,
+                split="default",
+                budget=Decimal(whole // 2),
+            )
+            wait_for(run, Run.Status.CANCELLED, timeout=120)
+            # then it stops about half way, within its budget, the rest pending
+            done = run.predictions.filter(status=Prediction.Status.DONE)
+            spent = sum(p.prompt_tokens + p.completion_tokens for p in done)
+            assert 15 <= done.count() <= 20, done.count()
+            assert spent <= whole // 2
+            assert run.predictions.exclude(status=Prediction.Status.DONE).count() == (
+                run.predictions.filter(status=Prediction.Status.PENDING).count()
+            )
+            assert "stopped at its budget" in run.error
+            # when it is resumed with the whole budget, exactly the rest is asked
+            services.run_resume(run=run, budget=Decimal(whole))
+            wait_for(run, Run.Status.DONE, timeout=120)
+        for i in range(40):
+            assert server.count_for(f"What number comes after {i}?") == 2, i
+    assert run.predictions.filter(status=Prediction.Status.DONE).count() == 40
+    assert sum(p.prompt_tokens + p.completion_tokens for p in run.predictions.all()) == whole

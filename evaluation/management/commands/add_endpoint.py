@@ -1,70 +1,114 @@
-"""python manage.py add_endpoint NAME --base-url URL --model MODEL [--key-variable VAR] [...]
+"""python manage.py add_endpoint NAME --base-url URL --model MODEL [--key-env VAR]
+[--style chat|completion|responses] [--concurrency N] [--price-in X --price-out Y] [...]
 
-Registers an OpenAI-compatible endpoint, with the same checks as the admin's form and the API
-(evaluation.services.endpoint_create): the key variable must be named like one (ending in
+Registers an OpenAI-compatible endpoint, or updates the one of that name (only the options
+given change), with the same checks as the admin's form and the API
+(evaluation.services.endpoint_save): the key variable must be named like one (ending in
 _API_KEY or _TOKEN, or listed in ENDPOINT_KEY_VARIABLES) and never be one of the platform's own
-settings, and the base URL must be http(s).
+settings, the base URL must be http(s), prices (per million tokens) not negative.
 """
 
 from __future__ import annotations
 
 import json
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.management.commands._common import key_values
 from evaluation.models import Endpoint
-from evaluation.services import RunError, endpoint_create
+from evaluation.services import RunError, endpoint_save
+
+
+def price(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(text) from None
+    if not value.is_finite():
+        raise ValueError(text)
+    return value
 
 
 class Command(BaseCommand):
-    help = "Register an OpenAI-compatible endpoint (the key stays in an environment variable)."
+    help = (
+        "Register an OpenAI-compatible endpoint, or update the one of that name (the key stays "
+        "in an environment variable)."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("name")
         parser.add_argument("--base-url", required=True, help="e.g. https://api.openai.com/v1")
         parser.add_argument("--model", required=True, help="The model name sent with requests.")
         parser.add_argument(
+            "--key-env",
             "--key-variable",
-            default="",
+            dest="key_variable",
+            default=None,
             help="Name of the environment variable holding the key on the workers "
             "(e.g. OPENAI_API_KEY); empty for servers without a key.",
         )
-        parser.add_argument("--style", choices=Endpoint.Style.values, default="chat")
-        parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="Default.")
-        parser.add_argument("--concurrency", type=int, default=8)
-        parser.add_argument("--rpm", type=int, default=None, help="Requests per minute.")
-        parser.add_argument("--timeout", type=float, default=60.0, help="Seconds.")
         parser.add_argument(
-            "--attempts", type=int, default=4, help="HTTP attempts per call (with backoff)."
+            "--style",
+            choices=Endpoint.Style.values,
+            default=None,
+            help="chat (the default), completion (base models) or responses (the OpenAI "
+            "Responses API).",
+        )
+        parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="Default.")
+        parser.add_argument("--concurrency", type=int, default=None, help="Default 8.")
+        parser.add_argument("--rpm", type=int, default=None, help="Requests per minute.")
+        parser.add_argument("--timeout", type=float, default=None, help="Seconds (default 60).")
+        parser.add_argument(
+            "--attempts", type=int, default=None, help="HTTP attempts per call (default 4)."
         )
         parser.add_argument(
             "--claims",
             type=int,
-            default=4,
-            help="How many times a worker may take an item before it is failed (lost workers).",
+            default=None,
+            help="How many times a worker may take an item before it is failed (default 4).",
+        )
+        parser.add_argument(
+            "--price-in", type=price, default=None, help="Price per million input tokens."
+        )
+        parser.add_argument(
+            "--price-out", type=price, default=None, help="Price per million output tokens."
+        )
+        parser.add_argument(
+            "--price-cached",
+            type=price,
+            default=None,
+            help="Price per million cached input tokens (default: the input price).",
         )
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        given = {
+            "base_url": options["base_url"],
+            "model": options["model"],
+            "api_key_env": options["key_variable"],
+            "style": options["style"],
+            "default_params": key_values(options["param"], "--param") if options["param"] else None,
+            "max_concurrency": options["concurrency"],
+            "requests_per_minute": options["rpm"],
+            "timeout_seconds": options["timeout"],
+            "max_attempts": options["attempts"],
+            "max_claims": options["claims"],
+            "price_in": options["price_in"],
+            "price_out": options["price_out"],
+            "price_cached": options["price_cached"],
+        }
+        fields = {name: value for name, value in given.items() if value is not None}
+        existing = Endpoint.objects.filter(name=options["name"]).first()
         try:
-            endpoint = endpoint_create(
-                name=options["name"],
-                base_url=options["base_url"],
-                model=options["model"],
-                api_key_env=options["key_variable"],
-                style=options["style"],
-                default_params=key_values(options["param"], "--param"),
-                max_concurrency=options["concurrency"],
-                requests_per_minute=options["rpm"],
-                timeout_seconds=options["timeout"],
-                max_attempts=options["attempts"],
-                max_claims=options["claims"],
-            )
+            endpoint = endpoint_save(endpoint=existing, name=options["name"], **fields)
         except RunError as exc:
             raise CommandError(str(exc)) from None
+        verb = "updated" if existing is not None else "added"
         if options["json"]:
-            self.stdout.write(json.dumps({"endpoint": endpoint.pk, "name": endpoint.name}))
+            self.stdout.write(
+                json.dumps({"endpoint": endpoint.pk, "name": endpoint.name, verb: True})
+            )
         else:
-            self.stdout.write(f"endpoint {endpoint.name!r} added (id {endpoint.pk})")
+            self.stdout.write(f"endpoint {endpoint.name!r} {verb} (id {endpoint.pk})")

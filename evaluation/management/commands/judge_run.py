@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -42,6 +43,13 @@ class Command(BaseCommand):
         parser.add_argument("--run", type=int, required=True)
         parser.add_argument("--against", type=int, default=None, help="Pairwise: the other run.")
         parser.add_argument("--repeat", type=int, default=3, help="Times each item is judged.")
+        parser.add_argument(
+            "--budget",
+            type=Decimal,
+            default=None,
+            help="What the job may spend: a cost when the judge's endpoint has prices, else "
+            "tokens (in + out).",
+        )
         parser.add_argument("--wait", action="store_true")
         parser.add_argument("--json", action="store_true")
 
@@ -53,7 +61,13 @@ class Command(BaseCommand):
         run = self.find_run(options["run"])
         against = self.find_run(options["against"]) if options["against"] else None
         try:
-            job = judge_launch(judge=judge, run=run, against=against, repeats=options["repeat"])
+            job = judge_launch(
+                judge=judge,
+                run=run,
+                against=against,
+                repeats=options["repeat"],
+                budget=options["budget"],
+            )
         except JudgeError as exc:
             raise CommandError(str(exc)) from None
         quiet = options["json"] or options["verbosity"] == 0

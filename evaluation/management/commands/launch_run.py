@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -38,6 +39,13 @@ class Command(BaseCommand):
         parser.add_argument("--option", action="append", metavar="KEY=VALUE", help="Task.")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--name", default="")
+        parser.add_argument(
+            "--budget",
+            type=Decimal,
+            default=None,
+            help="What the run may spend: a cost when the endpoint has prices, else tokens "
+            "(in + out). Reached: the rest stays pending (resume with a larger budget).",
+        )
         parser.add_argument("--wait", action="store_true", help="Wait until the run ends.")
         parser.add_argument("--json", action="store_true")
 
@@ -59,6 +67,7 @@ class Command(BaseCommand):
                 options=key_values(options["option"], "--option"),
                 seed=options["seed"],
                 name=options["name"],
+                budget=options["budget"],
             )
         except RunError as exc:
             raise CommandError(str(exc)) from None
