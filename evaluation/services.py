@@ -172,8 +172,8 @@ def _check_tool_mode(
     shots: int,
 ) -> None:
     """The run's tool_mode option: "text" (the default) or "native", which needs a task with a
-    native form and a chat endpoint, and is zero-shot (the benchmarks' examples are text
-    answers); tool_choice and parallel_tool_calls need native."""
+    native form and a chat or responses endpoint, and is zero-shot (the benchmarks' examples
+    are text answers); tool_choice and parallel_tool_calls need native."""
     mode = options.get("tool_mode", "text")
     if mode not in TOOL_MODES:
         raise RunError(f"tool_mode must be one of {', '.join(TOOL_MODES)}; got {mode!r}")
@@ -183,10 +183,10 @@ def _check_tool_mode(
                 f"task {spec.name!r} of {benchmark.name} has no native tool mode; "
                 "run it with tool_mode=text"
             )
-        if endpoint.style != Endpoint.Style.CHAT:
+        if endpoint.style == Endpoint.Style.COMPLETION:
             raise RunError(
-                f"tool_mode=native declares tools in chat requests; endpoint {endpoint.name!r} "
-                f"is {endpoint.style}-style"
+                "tool_mode=native declares tools in chat or Responses API requests; endpoint "
+                f"{endpoint.name!r} is completion-style"
             )
         if shots:
             raise RunError(

@@ -28,6 +28,7 @@ import openai
 
 from benchmarks.suites.protocol import CallFailed, Prompt, Style
 from evaluation.work.limits import Lane, RateLimit, Slots
+from evaluation.work.native_responses import chat_tool_calls, responses_native_fields
 
 BACKOFF_BASE = 0.5
 BACKOFF_CAP = 30.0
@@ -87,6 +88,9 @@ def prompt_fields(prompt: Prompt, style: Style) -> dict[str, Any]:
     """The body fields a prompt gives in this style (see `responses_fields`)."""
     if style != "responses":
         return prompt.request(style)
+    if prompt.tools:
+        # A native request: its calls, results and tools in the Responses API's words.
+        return responses_native_fields(prompt.request("chat"))
     return responses_fields(prompt.request("chat"))
 
 
@@ -369,7 +373,8 @@ class Caller:
         )
 
     async def _send_responses(self, fields: dict[str, Any]) -> Reply:
-        """One call of the Responses API: the text of its `message` output items."""
+        """One call of the Responses API: the text of its `message` output items, and its
+        `function_call` items as chat tool_calls (native runs)."""
         stop = fields.pop("stop", None)
         known = responses_arguments()
         extra = {name: fields.pop(name) for name in list(fields) if name not in known}
@@ -381,7 +386,8 @@ class Caller:
             for part in item.content
             if part.type == "output_text"
         ]
-        if not texts and response.status == "failed":
+        tool_calls = chat_tool_calls(response.output)
+        if not texts and not tool_calls and response.status == "failed":
             raise Unusable("the response failed")
         text, stopped = cut_at_stop("".join(texts), stop)
         details = response.incomplete_details
@@ -390,4 +396,4 @@ class Caller:
             reason = details.reason if details is not None else None
             finish = "length" if reason == "max_output_tokens" else str(reason or "incomplete")
         usage = token_counts(response.usage.model_dump() if response.usage is not None else None)
-        return Reply(text=text, usage=usage, finish_reason=finish)
+        return Reply(text=text, usage=usage, finish_reason=finish, tool_calls=tool_calls)

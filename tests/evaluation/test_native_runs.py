@@ -20,6 +20,7 @@ from evaluation import services
 from evaluation.models import Endpoint, Prediction, Run
 from evaluation.selectors import items_by_sample_id, run_context
 from evaluation.services import RunError
+from evaluation.work.native_responses import responses_native_fields
 from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
 from tests.factories import make_superuser
 from tests.fake_openai import FakeCall, FakeOpenAI, ToolRequest, leaked_call, oracle, tool_reply
@@ -61,19 +62,31 @@ class GoldOracle:
                 api = native.names.to_api(name) if name in native.names else name
                 calls.append(FakeCall(api, call["arguments"]))
             self.gold[_key(native.prompt.messages)] = calls
+            fields = responses_native_fields(native.prompt.request("chat"))
+            self.gold[_key([fields.get("instructions"), fields["input"]])] = calls
 
     def __call__(self, request: ToolRequest) -> Any:
         self.requests.append(request)
-        calls = self.gold.get(_key(request.body["messages"]))
+        body = request.body
+        if request.api == "responses":
+            calls = self.gold.get(_key([body.get("instructions"), body["input"]]))
+        else:
+            calls = self.gold.get(_key(body["messages"]))
         if calls is None:
             return "I do not know this request."
         return tool_reply(*calls) if calls else "No tool is needed."
 
 
 def native_run(
-    benchmark: Benchmark, task: str, server: FakeOpenAI, item_limit: int | None = None
+    benchmark: Benchmark,
+    task: str,
+    server: FakeOpenAI,
+    item_limit: int | None = None,
+    style: str = Endpoint.Style.CHAT,
 ) -> tuple[Run, Callable[[], None]]:
-    endpoint = Endpoint.objects.filter(name="fake").first() or make_endpoint(server.base_url)
+    endpoint = Endpoint.objects.filter(name="fake").first() or make_endpoint(
+        server.base_url, style=style
+    )
     run = services.run_launch(
         benchmark=benchmark,
         task=task,
@@ -131,6 +144,36 @@ def test_an_oracle_of_the_gold_calls_scores_100_on_mtubench_in_native_mode(
     assert called.tool_calls[0]["type"] == "function"
     assert called.answer["calls"][0]["name"] == called.tool_calls[0]["function"]["name"]
     assert not run.predictions.filter(leaked=True).exists()
+
+
+@pytest.mark.parametrize(
+    ("split", "metrics"),
+    [
+        ("S-S", {"TS": 100.0, "PS": 100.0, "Avg": 100.0}),
+        ("S-M", {"TN": 100.0, "TO": 100.0, "Avg": 100.0}),
+        ("M-S", {"TS": 100.0, "PS": 100.0, "SR": 100.0, "Avg": 100.0}),
+    ],
+)
+def test_the_oracle_scores_100_through_the_responses_api(
+    seeddata: Path, broker: None, split: str, metrics: dict[str, float]
+) -> None:
+    benchmark = mtubench(seeddata, split)
+    gold = GoldOracle()
+    with FakeOpenAI(responder=oracle(gold)) as server:
+        run, execute = native_run(benchmark, split, server, style=Endpoint.Style.RESPONSES)
+        gold.learn(run)
+        execute()
+        stats = server.stats()
+    assert run.status == Run.Status.DONE, run.error
+    for name, value in metrics.items():
+        assert run.metrics[name] == value, (name, run.metrics)
+    assert {r.api for r in gold.requests} == {"responses"}
+    toolless = 1 if split == "S-S" else 0  # S-S_17 has no API to declare
+    assert stats["with_tools"] == stats["total"] - toolless
+    # The function calls are kept in the chat shape, whichever API answered.
+    called = run.predictions.exclude(tool_calls=[]).exclude(tool_calls=None).first()
+    assert called is not None and called.tool_calls[0]["type"] == "function"
+    assert called.answer["calls"][0]["name"] == called.tool_calls[0]["function"]["name"]
 
 
 def test_multi_turn_history_becomes_tool_calls_and_tool_results(seeddata: Path) -> None:
