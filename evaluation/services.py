@@ -122,6 +122,7 @@ def run_launch(
     rows, _ = _task_items(benchmark, evaluator, task, split)
     merged_params = {**endpoint.default_params, **(params or {})}
     _check_tool_mode(spec, benchmark, endpoint, options or {}, merged_params, shots)
+    options = _check_trials(options or {})
     ctx = context_for(
         benchmark=benchmark,
         evaluator=evaluator,
@@ -154,9 +155,29 @@ def run_launch(
             budget=budget,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
-        _copy_pending(run.pk, chosen, contexts)
-        lifecycle.launch(RUNS, run.pk, len(chosen))
+        _copy_pending(run.pk, chosen, contexts, run.trials)
+        lifecycle.launch(RUNS, run.pk, len(chosen) * run.trials)
     return run
+
+
+MAX_TRIALS = 100
+
+
+def _check_trials(options: dict[str, Any]) -> dict[str, Any]:
+    """The run option trials (launch_run --repeat): how many times each item is answered, a
+    whole number from 1 to MAX_TRIALS; stored as a number, left out when it is 1."""
+    if "trials" not in options:
+        return options
+    raw = options["trials"]
+    if isinstance(raw, str) and raw.strip().isdigit():
+        raw = int(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= MAX_TRIALS:
+        raise RunError(
+            f"trials (--repeat) must be a whole number from 1 to {MAX_TRIALS}, not {raw!r}",
+            field="options",
+        )
+    rest = {key: value for key, value in options.items() if key != "trials"}
+    return rest if raw == 1 else {**rest, "trials": raw}
 
 
 # Generation parameters that only mean something when tools are declared.
@@ -201,23 +222,29 @@ def _check_tool_mode(
         )
 
 
-def _copy_pending(run_id: int, sample_ids: Sequence[int], contexts: Sequence[dict]) -> None:
-    """One pending prediction per sample, by COPY (bulk_create spent most of a launch building
-    2,000 INSERT parameter lists)."""
+def _copy_pending(
+    run_id: int, sample_ids: Sequence[int], contexts: Sequence[dict], trials: int = 1
+) -> None:
+    """One pending prediction per sample and trial, by COPY (bulk_create spent most of a
+    launch building 2,000 INSERT parameter lists). Trial-major: every item's trial 0 comes
+    first, so a run stopped half way (a budget, a cancel) holds whole trials."""
     columns = (
-        "run_id, sample_id, position, status, attempts, context, output, trace, note, scores, "
-        "error, cached, usage, updated_at"
+        "run_id, sample_id, repeat, position, status, attempts, context, output, trace, note, "
+        "scores, error, cached, usage, updated_at"
     )
     now = timezone.now()
     with (
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY evaluation_prediction ({columns}) FROM STDIN") as copy,
     ):
-        for position, (sample_id, context) in enumerate(zip(sample_ids, contexts, strict=True)):
+        items = list(zip(sample_ids, contexts, strict=True))
+        trial_items = ((trial, item) for trial in range(trials) for item in items)
+        for position, (trial, (sample_id, context)) in enumerate(trial_items):
             copy.write_row(
                 (
                     run_id,
                     sample_id,
+                    trial,
                     position,
                     Prediction.Status.PENDING,
                     0,

@@ -1,0 +1,118 @@
+"""Repeated trials (issue 16): a run may answer each item k times (run option `trials`,
+`launch_run --repeat k`). Each trial is its own prediction (repeat 0..k-1) asked with its own
+seed (the run's seed + the trial), so two trials never share a response-cache entry and a rerun
+of a trial finds its own. Real PostgreSQL, the fake OpenAI server at the edge."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from evaluation import services
+from evaluation.models import Prediction, ResponseCache, Run
+from evaluation.services import RunError
+from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
+from tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUESTION = re.compile(r"What number comes after (\d+)\?")
+
+
+def seeded_answer(request: dict[str, Any]) -> str:
+    """Right when the number plus the request's seed is even: which items a trial gets right
+    depends on its seed, so a trial answered from another trial's cache entry would show."""
+    n = int(QUESTION.findall(json.dumps(request["messages"]))[-1])
+    seed = int(request.get("seed", 0))
+    return f"Answer: {n + 1 if (n + seed) % 2 == 0 else n + 7}"
+
+
+def launch(benchmark: Any, endpoint: Any, *args: str) -> Run:
+    out = io.StringIO()
+    call_command(
+        "launch_run",
+        "--benchmark",
+        benchmark.name,
+        "--task",
+        "answer",
+        "--split",
+        "default",
+        "--endpoint",
+        endpoint.name,
+        "--json",
+        *args,
+        stdout=out,
+    )
+    return Run.objects.get(pk=json.loads(out.getvalue())["run"])
+
+
+def outputs(run: Run) -> dict[tuple[int, int], str]:
+    return {(p.sample_id, p.repeat): p.output for p in run.predictions.all()}
+
+
+def test_each_trial_is_its_own_prediction_with_its_own_seed_and_cache_entry(
+    tmp_path: Path, broker: None
+) -> None:
+    benchmark = make_counting_benchmark(tmp_path, 4)
+    with FakeOpenAI(responder=seeded_answer, keep_bodies=True) as server:
+        endpoint = make_endpoint(server.base_url)
+        run = launch(benchmark, endpoint, "--repeat", "3", "--seed", "10")
+        assert run.options["trials"] == 3
+        predictions = list(run.predictions.order_by("position"))
+        # 4 items x 3 trials, trial-major: trial 0 of every item first, so a run stopped half
+        # way (a budget) has whole trials.
+        assert [p.repeat for p in predictions] == [0] * 4 + [1] * 4 + [2] * 4
+        assert [p.sample_id for p in predictions[4:8]] == [p.sample_id for p in predictions[:4]]
+        execute_run(run)
+        assert run.status == Run.Status.DONE, run.error
+        sent = [record.body for record in server.requests_for("What number")]
+        # one request per item and trial, each with the run's seed + its trial
+        assert len(sent) == 12
+        seeds = sorted(body["seed"] for body in sent if body is not None)
+        assert seeds == [10] * 4 + [11] * 4 + [12] * 4
+        # two trials of an item never share an entry: 12 entries, and the answers differ as
+        # the seeds say (trial 0 and 2 alike, trial 1 the other way)
+        assert ResponseCache.objects.count() == 12
+        first = outputs(run)
+        for sample_id in {key[0] for key in first}:
+            assert first[(sample_id, 0)] == first[(sample_id, 2)] != first[(sample_id, 1)]
+
+        # when: the same trials are asked again (another run, same seed)
+        again = launch(benchmark, endpoint, "--repeat", "3", "--seed", "10")
+        execute_run(again)
+        # then: each trial is answered from its own entry, and nothing is sent
+        assert len(server.requests_for("What number")) == 12
+        assert again.predictions.filter(cached=True).count() == 12
+        assert outputs(again) == first
+
+
+def test_one_trial_sends_no_seed_of_its_own(tmp_path: Path, broker: None) -> None:
+    """A run without trials asks as before (its cache entries stay valid)."""
+    benchmark = make_counting_benchmark(tmp_path, 2)
+    with FakeOpenAI(responder=seeded_answer, keep_bodies=True) as server:
+        run = launch(benchmark, make_endpoint(server.base_url), "--seed", "10")
+        execute_run(run)
+        sent = [record.body for record in server.requests_for("What number")]
+    assert len(sent) == 2 and all(body is not None and "seed" not in body for body in sent)
+    assert set(run.predictions.values_list("repeat", flat=True)) == {0}
+
+
+@pytest.mark.parametrize("trials", [0, -1, "two", 1.5, 101, True])
+def test_a_bad_number_of_trials_is_refused(tmp_path: Path, trials: Any) -> None:
+    benchmark = make_counting_benchmark(tmp_path, 2)
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    with pytest.raises(RunError, match="trials"):
+        services.run_launch(
+            benchmark=benchmark,
+            task="answer",
+            split="default",
+            endpoint=endpoint,
+            options={"trials": trials},
+        )
+    assert not Prediction.objects.exists()
