@@ -32,6 +32,7 @@ from benchmarks.suites.protocol import (
     Scored,
     TaskSpec,
 )
+from benchmarks.suites.trials import over_trials
 from config.celery import app as celery_app
 from config.errors import ApplicationError
 from evaluation import lifecycle
@@ -356,9 +357,27 @@ def run_finalize(*, run_id: int) -> bool:
 
 def _run_summary(run: Run) -> list[str]:
     evaluator, ctx = run_context(run)
-    run.metrics = evaluator.aggregate(scored_items(run, evaluator, ctx), ctx)
+    run.metrics = run_aggregate(run, evaluator, ctx)(scored_items(run, evaluator, ctx))
     run.intervals = {}
     return ["metrics", "intervals"]
+
+
+def run_aggregate(
+    run: Run, evaluator: Evaluator, ctx: Context
+) -> Callable[[Sequence[Scored]], Any]:
+    """How a run's scored items become its metrics: the suite's aggregate, or with several
+    trials the mean and sd of each trial's aggregate and pass@k / pass^k of the task's
+    higher-is-better item scores (benchmarks.suites.trials)."""
+    if run.trials == 1:
+        return lambda scored: evaluator.aggregate(scored, ctx)
+    successes = {
+        name
+        for name, spec in ctx.task.item_metrics.items()
+        if spec.kind == "score" and spec.direction == "higher"
+    }
+    return lambda scored: over_trials(
+        scored, lambda trial: evaluator.aggregate(trial, ctx), successes
+    )
 
 
 def _queue_intervals(run_id: int) -> None:
@@ -375,7 +394,7 @@ def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[
     scored = scored_items(run, evaluator, ctx)
     intervals = bootstrap_intervals(
         scored,
-        lambda sample: evaluator.aggregate(sample, ctx),
+        run_aggregate(run, evaluator, ctx),
         resamples=resamples or int(getattr(settings, "EVALUATION_BOOTSTRAP_RESAMPLES", 1000)),
         seed=run.seed,
     )

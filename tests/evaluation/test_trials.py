@@ -80,6 +80,24 @@ def test_each_trial_is_its_own_prediction_with_its_own_seed_and_cache_entry(
         # the seeds say (trial 0 and 2 alike, trial 1 the other way)
         assert ResponseCache.objects.count() == 12
         first = outputs(run)
+        # Metrics over the trials. Items 0..3; seeds 10, 11, 12: trial 0 and 2 right on the
+        # even items, trial 1 on the odd ones, so every trial's accuracy is 50 (sd 0). Per
+        # item n = 3 trials, c = 2 (even items) or 1 (odd): pass^1 = (2/3 + 1/3 + 2/3 + 1/3)/4
+        # = 1/2; pass^2 = C(c,2)/C(3,2) = (1/3 + 0 + 1/3 + 0)/4 = 1/6; pass@2 = 1 - C(3-c,2)/3
+        # = (1 + 2/3 + 1 + 2/3)/4 = 5/6; pass@3 = 1 (every item right once), pass^3 = 0.
+        assert run.metrics["accuracy"] == 50.0
+        assert run.metrics["accuracy_std"] == 0.0
+        assert run.metrics["trials"] == 3
+        assert run.metrics["accuracy pass^1"] == pytest.approx(50.0)
+        assert run.metrics["accuracy pass^2"] == pytest.approx(100 / 6)
+        assert run.metrics["accuracy pass@2"] == pytest.approx(500 / 6)
+        assert run.metrics["accuracy pass@3"] == pytest.approx(100.0)
+        assert run.metrics["accuracy pass^3"] == 0.0
+        # The bootstrap draws items with all their trials: with e even and o odd items drawn
+        # the mean over trials is (2e + o) / 12, from 1/3 (all odd) to 2/3 (all even).
+        intervals = services.run_compute_intervals(run_id=run.pk, resamples=200)
+        low, high = intervals["accuracy"]
+        assert 0 <= low < 50 < high <= 100
         for sample_id in {key[0] for key in first}:
             assert first[(sample_id, 0)] == first[(sample_id, 2)] != first[(sample_id, 1)]
 
