@@ -18,6 +18,8 @@ from evaluation import services
 from evaluation.models import Prediction, ResponseCache, Run
 from evaluation.services import RunError
 from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
+from tests.evaluation.test_views import csv_rows
+from tests.factories import make_superuser
 from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -134,3 +136,47 @@ def test_a_bad_number_of_trials_is_refused(tmp_path: Path, trials: Any) -> None:
             options={"trials": trials},
         )
     assert not Prediction.objects.exists()
+
+
+def test_the_page_the_api_the_csv_and_the_leaderboard_show_the_trials(
+    tmp_path: Path, broker: None, client: Any
+) -> None:
+    benchmark = make_counting_benchmark(tmp_path, 2)
+    with FakeOpenAI(responder=seeded_answer) as server:
+        run = launch(benchmark, make_endpoint(server.base_url), "--repeat", "2")
+        execute_run(run)
+    # Items 0 and 1; seed 0 gets item 0 right, seed 1 item 1: accuracy 50 in both trials.
+    # Each item right once in two: pass@1 = pass^1 = 1/2, pass@2 = 1, pass^2 = 0.
+    assert run.metrics["accuracy"] == 50.0
+    client.force_login(make_superuser())
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "means ± sd over 2 trials" in page
+    assert "± 0</td>" in page
+    assert "pass^k" in page and "pass@k" in page
+    pass_rows = re.findall(
+        r"<tr><th scope=\"row\"><code>accuracy</code></th><td class=\"num\">(\d)</td>\s*"
+        r"<td class=\"num\">([\d.]+)</td><td class=\"num\">([\d.]+)</td></tr>",
+        page,
+    )
+    assert pass_rows == [("1", "50", "50"), ("2", "100", "0")]
+    # the sds and pass figures are not metric rows of their own
+    assert "accuracy_std" not in page and "accuracy pass" not in page
+
+    api = client.get(f"/api/runs/{run.pk}/").json()
+    assert api["metrics"]["accuracy"] == 50.0
+    assert "accuracy_std" not in api["metrics"]
+    assert api["trials"] == {
+        "trials": 2,
+        "std": {"accuracy": 0.0, "unparsed": 0.0},
+        "pass": [
+            {"metric": "accuracy", "k": 1, "pass_at": 50.0, "pass_hat": 50.0},
+            {"metric": "accuracy", "k": 2, "pass_at": 100.0, "pass_hat": 0.0},
+        ],
+    }
+
+    header, *rows = csv_rows(client, run)
+    at = header.index("trial")
+    assert sorted(row[at] for row in rows) == ["0", "0", "1", "1"]
+
+    board = client.get(f"/leaderboard/{benchmark.pk}/answer/").content.decode()
+    assert "fake-model" in board and ">50<" in board
