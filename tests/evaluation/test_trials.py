@@ -18,7 +18,7 @@ from evaluation import services
 from evaluation.models import Prediction, ResponseCache, Run
 from evaluation.services import RunError
 from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
-from tests.evaluation.test_views import csv_rows
+from tests.evaluation.test_views import csv_rows, launch_form
 from tests.factories import make_superuser
 from tests.fake_openai import FakeOpenAI
 
@@ -180,3 +180,25 @@ def test_the_page_the_api_the_csv_and_the_leaderboard_show_the_trials(
 
     board = client.get(f"/leaderboard/{benchmark.pk}/answer/").content.decode()
     assert "fake-model" in board and ">50<" in board
+
+
+def test_the_admin_launch_form_takes_trials_through_the_same_service(
+    tmp_path: Path, client: Any
+) -> None:
+    benchmark = make_counting_benchmark(tmp_path, 3)
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    client.force_login(make_superuser())
+    refused = client.post(
+        "/admin/evaluation/run/add/", launch_form(benchmark, endpoint, options='{"trials": 0}')
+    )
+    assert refused.status_code == 200
+    assert "trials (--repeat) must be a whole number from 1 to 100, not 0" in (
+        refused.content.decode()
+    )
+    assert not Run.objects.exists()
+    client.post(
+        "/admin/evaluation/run/add/", launch_form(benchmark, endpoint, options='{"trials": 2}')
+    )
+    run = Run.objects.get()
+    assert run.options == {"trials": 2}
+    assert sorted(run.predictions.values_list("repeat", flat=True)) == [0, 0, 0, 1, 1, 1]
