@@ -375,7 +375,13 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
     )
     names = list(spec.metrics)
     for run in runs:
-        names.extend(name for name in run.metrics if name not in names)
+        # a run of several trials is ranked on its means; its sds and pass@k are on its page
+        trials = run.trials > 1
+        names.extend(
+            name
+            for name in run.metrics
+            if name not in names and not (trials and _trial_figure(name))
+        )
     headline = names[0] if names else None
     declared = spec.run_metric(headline) if headline else None
     # An undeclared headline (a task without metrics, a run's own name) keeps higher-is-better.

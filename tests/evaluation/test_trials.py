@@ -179,7 +179,11 @@ def test_the_page_the_api_the_csv_and_the_leaderboard_show_the_trials(
     assert sorted(row[at] for row in rows) == ["0", "0", "1", "1"]
 
     board = client.get(f"/leaderboard/{benchmark.pk}/answer/").content.decode()
-    assert "fake-model" in board and ">50<" in board
+    assert "fake-model" in board and ">50<" in board and "mean of 2 trials" in board
+    assert "accuracy_std" not in board and "accuracy pass" not in board
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "2 trials (trial t sends seed 0 + t)" in page
+    assert page.count('<span class="badge">trial 1</span>') == 2
 
 
 def test_the_admin_launch_form_takes_trials_through_the_same_service(
