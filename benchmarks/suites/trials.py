@@ -103,7 +103,7 @@ def pass_at_k(
         items = item_trials(scored, name)
         scale = success_scale([value for values in items for value in values])
         complete = [values for values in items if None not in values]
-        if scale is None or not complete or len(complete[0]) < 2:
+        if scale is None or not complete or min(map(len, complete)) < 2:
             continue
         counts = [(len(values), sum(value == scale for value in values)) for values in complete]
         for k in range(1, min(n for n, _ in counts) + 1):
