@@ -18,11 +18,16 @@ from evaluation.selectors import items_by_sample_id
 from tests.evaluation.conftest import execute_run, make_simulator
 from tests.evaluation.test_agent_runs import SIMULATOR_MARK, import_stabletoolbench, launch_g1
 from tests.factories import make_superuser
-from tests.fake_openai import FakeCall, FakeOpenAI, ToolRequest, oracle, tool_reply
+from tests.fake_openai import FakeCall, FakeOpenAI, ToolRequest, leaked_call, oracle, tool_reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ANSWER = {"return_type": "give_answer", "final_answer": "There are 42 things."}
+
+
+def query_of(request: ToolRequest) -> str:
+    """The query: the first user message (later ones may be the agent's reminders)."""
+    return next(m["content"] for m in request.body["messages"] if m["role"] == "user")
 
 
 class Agent:
@@ -38,7 +43,7 @@ class Agent:
         if SIMULATOR_MARK in request.text:
             return json.dumps({"error": "", "response": {"result": "42 things found"}})
         self.requests.append(request)
-        part = self.parts[request.last_user]
+        part = self.parts[query_of(request)]
         tool = request.tools[0]
         if not request.calls_made:
             if part == "malformed":
@@ -115,3 +120,53 @@ def test_a_native_agent_run_calls_the_virtual_api_server_and_finishes_with_a_fun
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "source-simulated" in page and "42 things found" in page
     assert call["action"] in page and "native" in page
+
+
+class Stubborn(Agent):
+    """Breaks the text agent's rules, one per query: "unknown" calls a function nobody declared
+    (twice), "repeat" asks the same call again and again, "silent" never calls a function."""
+
+    def __call__(self, request: ToolRequest) -> Any:
+        if SIMULATOR_MARK in request.text:
+            return json.dumps({"error": "", "response": {"result": "42 things found"}})
+        self.requests.append(request)
+        part = self.parts[query_of(request)]
+        if part == "unknown":
+            return tool_reply(("search_everything", {"q": "x"}))
+        if part == "repeat":
+            return tool_reply((request.tools[0], {}))
+        if len(request.body["messages"]) > 2:  # after the reminder: the call in the text
+            return leaked_call(request.tools[0], {"q": "x"})
+        return "I would rather not call anything."
+
+
+def test_a_native_agent_keeps_the_text_agents_limits(seeddata: Path, settings: Any) -> None:
+    benchmark = import_stabletoolbench(seeddata)
+    agent = Stubborn()
+    with FakeOpenAI(responder=oracle(agent)) as server:
+        endpoint = make_simulator(settings, server.base_url, name="agent-and-simulator")
+        run = launch_g1(benchmark, endpoint, item_limit=3, options={"tool_mode": "native"})
+        rows = list(run.predictions.order_by("position"))
+        items = items_by_sample_id(p.sample_id for p in rows)
+        for prediction, part in zip(rows, ("unknown", "repeat", "silent"), strict=True):
+            agent.parts[str(items[prediction.sample_id].input["query"]).strip()] = part
+        execute_run(run)
+    assert run.status == Run.Status.DONE, run.error
+    unknown, repeat, silent = run.predictions.order_by("position")
+    # a second unknown name in a row ends the attempt; the first is answered with the tools
+    first, second = unknown.trace
+    assert "is not one of the tools" in first["observation"] and "Finish" in first["observation"]
+    assert second["stop"] == "invalid_action" and unknown.answer is None
+    # max_same_call (2): the third identical call is not run and ends the attempt
+    assert [s.get("source") for s in repeat.trace] == ["simulated", "cache", ""]
+    assert repeat.trace[-1]["stop"] == "repeated_call"
+    assert "already made 2 times" in repeat.trace[-1]["observation"]
+    # a reply without a call: one reminder, then the attempt ends
+    assert silent.status == Prediction.Status.DONE, silent.error
+    assert len(silent.trace) == 2 and silent.trace[-1]["stop"] == "no_action"
+    assert silent.trace[0]["observation"].startswith("No function was called")
+    # the written call is not run, and the prediction is flagged as leaked
+    assert silent.trace[1]["error"] == "leaked_call" and silent.leaked
+    assert not silent.trace[1]["source"] and silent.tool_calls == []
+    assert ServedCall.objects.filter(run=run).count() == 2  # the repeat query's two
+    assert {p.scores["has_final_answer"] for p in (unknown, repeat, silent)} == {0.0}
