@@ -6,8 +6,8 @@ user message, then every earlier step: the assistant message as the server sent 
 `tool_calls`) and one `tool` message per call with its observation. The tools are the text
 agent's (agent.offered_tools), declared under ToolBench's function names (native.declare_tools),
 with native.finish_tool() last. The model's calls go to the virtual API server exactly as the text
-agent's actions do (agent._run_tool: the server's "source" kept for the trace, not shown), and the
-text agent's rules hold: at most max_steps model calls, observations cut at
+agent's actions do, under the text agent's own rules (agent.Rules, which its loop uses too: the
+server's "source" kept for the trace, not shown): at most max_steps model calls, observations cut at
 max_observation_chars, an identical call asked more than max_same_call times ends the attempt
 (repeated_call), a second unknown function name in a row ends it (invalid_action), a reply
 without tool_calls gets one reminder on the first step and ends the attempt later (no_action).
@@ -28,30 +28,20 @@ NATIVE_METHOD), so the run page, the answer record and the pass-rate judges read
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from typing import Any
 
 from benchmarks.suites.native import NativeCall, ToolDeclarations, leaked_calls, read_tool_calls
 from benchmarks.suites.protocol import AskNative, Context, Item, Outcome, Prompt
 from benchmarks.suites.stabletoolbench.agent import (
-    MAX_INVALID_IN_A_ROW,
-    STOP_FINAL,
-    STOP_GIVE_UP,
-    STOP_INVALID,
-    STOP_LIMIT,
     STOP_NO_ACTION,
-    STOP_REPEAT,
-    _cut,
+    Rules,
     _fill,
     _option,
-    _read_finish,
-    _run_tool,
     _spec,
     _templates,
     offered_tools,
 )
-from benchmarks.suites.stabletoolbench.evaluate import FINISH, answer_record_for
+from benchmarks.suites.stabletoolbench.evaluate import FINISH
 from benchmarks.suites.stabletoolbench.native import declare_tools, finish_tool
 
 __all__ = ["NATIVE_METHOD", "native_solve"]
@@ -81,74 +71,22 @@ def _step(text: str, first: bool, tools: list[str]) -> dict[str, Any]:
     return step
 
 
-class _Attempt:
-    """One query's loop state: the text agent's counters and the trace."""
-
-    def __init__(self, ctx: Context, tools: list[str]) -> None:
-        self.ctx = ctx
-        self.tools = tools
-        self.max_same = max(1, _option(ctx, "max_same_call"))
-        self.limit = _option(ctx, "max_observation_chars")
-        self.trace: list[dict[str, Any]] = []
-        self.calls: Counter[tuple[str, str]] = Counter()
-        self.invalid = 0
-        self.stop = STOP_LIMIT
-        self.answer: str | None = None
-        self.why = ""
-
-    def end(self, stop: str, why: str = "", answer: str | None = None) -> bool:
-        self.stop, self.why, self.answer = stop, why, answer
-        return True
-
-    async def run(self, call: NativeCall, step: dict[str, Any]) -> tuple[str, bool]:
-        """(the observation for the tool message, whether the attempt ends) of one call."""
-        words = _templates()["observation"]
-        if call.name is None:
-            self.invalid += 1
-            step["action"] = call.api_name
-            step["observation"] = _fill(
-                words["unknown_tool"], action=call.api_name, tool_names=", ".join(self.tools)
-            )
-            if self.invalid >= MAX_INVALID_IN_A_ROW:
-                return step["observation"], self.end(
-                    STOP_INVALID, f"unknown tool {call.api_name!r} after a reminder"
-                )
-            return step["observation"], False
-        self.invalid = 0
-        step["action"] = call.api_name
-        if call.name == FINISH:
-            kind, final, arguments = _read_finish(call.raw_arguments)
-            step["arguments"] = arguments
-            if kind == "answer":
-                step["ok"] = True
-                return "", self.end(STOP_FINAL, answer=final)
-            if kind == "give_up":
-                step["ok"] = True
-                return "", self.end(STOP_GIVE_UP, "Finish with give_up_and_restart")
-            step["observation"] = words["finish_incomplete"]
-            return step["observation"], False
-        step["tool"] = call.name
-        if call.arguments is None:
-            step["observation"] = _fill(
-                _templates()["native"]["bad_arguments"], action=call.api_name, problem=call.problem
-            )
-            return step["observation"], False
-        step["arguments"] = call.arguments
-        key = (call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False))
-        self.calls[key] += 1
-        if self.calls[key] > self.max_same:
-            step["observation"] = _fill(
-                words["repeated"], count=self.calls[key] - 1, limit=self.max_same
-            )
-            return step["observation"], self.end(
-                STOP_REPEAT, f"the same call to {call.api_name} asked again"
-            )
-        observation, source, ok = await _run_tool(
-            self.ctx, call.name, call.api_name, call.arguments
+async def _run_call(rules: Rules, call: NativeCall, step: dict[str, Any]) -> bool:
+    """One call of a reply by the text agent's rules; True when the attempt ends."""
+    step["action"] = call.api_name
+    if call.name is None:
+        return rules.unknown(step, call.api_name)
+    if call.name == FINISH:
+        return rules.finish(step, call.raw_arguments)
+    step["tool"] = call.name
+    if call.arguments is None:
+        rules.invalid = 0
+        words = _templates()["native"]
+        step["observation"] = _fill(
+            words["bad_arguments"], action=call.api_name, problem=call.problem
         )
-        observation = _cut(observation, self.limit)
-        step.update(observation=observation, source=source, ok=ok)
-        return observation, False
+        return False
+    return await rules.call(step, call.name, call.api_name, call.arguments)
 
 
 async def native_solve(
@@ -157,27 +95,25 @@ async def native_solve(
     """Answer one query with the native loop (see the module docstring)."""
     declared = declarations(item, ctx, context)
     tools = [declared.names.to_api(name) for name in declared.names if name != FINISH]
-    max_steps = max(1, _option(ctx, "max_steps"))
+    rules = Rules(ctx, ", ".join(tools) or "none")
     max_tokens = _option(ctx, "max_tokens") or None
     query = str(item.input.get("query", "")).strip()
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": _templates()["native"]["system"]},
         {"role": "user", "content": query},
     ]
-    attempt = _Attempt(ctx, tools)
-    attempt.why = f"no Finish within {max_steps} model calls"
+    trace: list[dict[str, Any]] = []
     sent: list[dict[str, Any]] = []
     leaked = False
-    for index in range(max_steps):
-        turn = await ask(
-            Prompt(messages=list(messages), tools=declared.tools, max_tokens=max_tokens)
-        )
+    for index in range(rules.max_steps):
+        prompt = Prompt(messages=list(messages), tools=declared.tools, max_tokens=max_tokens)
+        turn = await ask(prompt)
         sent.extend(turn.tool_calls)
         text = turn.text or ""
         calls = read_tool_calls(turn.tool_calls, declared.names)
         if not len(calls):
             step = _step(text, index == 0, tools)
-            attempt.trace.append(step)
+            trace.append(step)
             written = leaked_calls(text, declared.names)
             if written:
                 leaked = True
@@ -189,7 +125,7 @@ async def native_solve(
                 messages.append({"role": "assistant", "content": text})
                 messages.append({"role": "user", "content": step["observation"]})
                 continue
-            attempt.end(STOP_NO_ACTION, "a reply without a function call")
+            rules.end(STOP_NO_ACTION, "a reply without a function call")
             break
         messages.append(
             {"role": "assistant", "content": text or None, "tool_calls": turn.tool_calls}
@@ -199,26 +135,16 @@ async def native_solve(
             step = _step(text if number == 0 else "", index == 0 and number == 0, tools)
             if number:
                 step["output"] = ""
-            attempt.trace.append(step)
-            observation, ended = await attempt.run(call, step)
+            trace.append(step)
+            ended = await _run_call(rules, call, step)
             if ended:
                 break
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": step["observation"]}
+            )
         if ended:
             break
-    attempt.trace[-1]["stop"] = attempt.stop
-    note = f"stopped: {attempt.stop}" + (f" ({attempt.why})" if attempt.why else "")
+    outcome = rules.outcome(trace, NATIVE_METHOD, tool_calls=sent, leaked=leaked)
     if leaked:
-        note += "; a call written in the text, not in tool_calls"
-    outcome = Outcome(
-        output="",
-        answer=attempt.answer,
-        trace=attempt.trace,
-        note=note,
-        tool_calls=sent,
-        leaked=leaked,
-    )
-    # As the text agent's: the system and user nodes empty (the judges read published answers so).
-    record = answer_record_for(outcome, method=NATIVE_METHOD, system="", user="")
-    outcome.output = json.dumps(record, ensure_ascii=False)
+        outcome.note += "; a call written in the text, not in tool_calls"
     return outcome
