@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 
 from benchmarks.models import Sample
+from benchmarks.suites import stabletoolbench
 from evaluation.models import Prediction, Run, ServedCall
 from evaluation.selectors import items_by_sample_id
 from tests.evaluation.conftest import execute_run, make_simulator
@@ -103,6 +104,9 @@ def test_a_native_agent_run_calls_the_virtual_api_server_and_finishes_with_a_fun
     assert [t["name"] for t in tools] == [call["action"], "Finish"]
     assert "42 things found" in tools[0]["response"]
 
+    # the pass-rate judges' check before asking: answered, and a give-up is Unsolved
+    assert stabletoolbench.no_answer_reason(record) is None
+    assert stabletoolbench.no_answer_reason(json.loads(gave_up.output))
     assert gave_up.trace[-1]["stop"] == "give_up" and gave_up.answer is None
     assert gave_up.scores == {"has_final_answer": 0.0}
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
@@ -21,6 +22,7 @@ from evaluation.models import Endpoint, Run
 from evaluation.selectors import items_by_sample_id, run_context
 from evaluation.services import RunError
 from tests.evaluation.conftest import execute_run, make_endpoint
+from tests.factories import make_superuser
 from tests.fake_openai import FakeCall, FakeOpenAI, ToolRequest, leaked_call, oracle, tool_reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -103,7 +105,9 @@ def text_oracle_metrics(task: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_an_oracle_of_the_gold_scores_100_natively_where_the_text_oracle_does(task: str) -> None:
+def test_an_oracle_of_the_gold_scores_100_natively_where_the_text_oracle_does(
+    task: str, client: Client
+) -> None:
     expected = text_oracle_metrics(task)
     gold = StepOracle()
     with FakeOpenAI(responder=oracle(gold)) as server:
@@ -120,6 +124,11 @@ def test_an_oracle_of_the_gold_scores_100_natively_where_the_text_oracle_does(ta
     assert steps == len(gold.requests) == len(gold.steps)
     sent = [c for p in run.predictions.all() for c in p.tool_calls]
     assert sent and all(c["type"] == "function" for c in sent)
+    # the run page shows each step's call
+    client.force_login(make_superuser())
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    first_call = next(r for p in run.predictions.all() for r in p.trace if r["action"])
+    assert f'<code class="call-name">{first_call["action"]}</code>' in page
 
 
 def wrong_first_step(task: str, step: dict[str, Any], tools: tuple[str, ...]) -> Any:

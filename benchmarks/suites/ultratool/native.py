@@ -19,7 +19,9 @@ A step answered without a call gives no entry for selection and usage (a wrong s
 written in the text instead of tool_calls (native.leaked_calls) is a leaked call: the outcome is
 flagged and the written call answers the step (so awareness never credits it as no tool).
 variant=reference reads UltraTool's text answers as its evaluation code does; it has no native
-form. The trace has one record per step: {"step", "prompt", "output", "calls"}.
+form. The trace has one record per step in the shape the run page shows: {"step", "thought"
+("Step <n>"), "action" and "arguments" (the first call), "output" (the reply's text), "calls"
+(every call read), "error": "leaked_call" for a call written in the text}.
 """
 
 from __future__ import annotations
@@ -122,14 +124,18 @@ async def native_solve(
         entry = _entry(task, step, calls)
         if entry is not None:
             answer.append(entry)
-        trace.append(
-            {
-                "step": step["step"],
-                "prompt": prompt.messages[-1]["content"],
-                "output": text,
-                "calls": calls,
-            }
-        )
+        # As the run page shows an agent's steps: the step, its (first) call, the reply.
+        record: dict[str, Any] = {
+            "step": step["step"],
+            "thought": f"Step {step['step']}",
+            "action": calls[0]["name"] if calls else "",
+            "arguments": calls[0]["arguments"] if calls else {},
+            "output": text,
+            "calls": calls,
+        }
+        if calls and not len(read):
+            record["error"] = "leaked_call"
+        trace.append(record)
     return Outcome(
         output=json.dumps(answer, ensure_ascii=False),
         answer=answer,
