@@ -329,7 +329,11 @@ class Judge(models.Model):
         SOLVABILITY = "solvability", "Solvability vote"
 
     name = models.CharField(max_length=100, unique=True)
-    template = models.CharField(max_length=100, help_text='e.g. "ultratool.planning".')
+    template = models.CharField(
+        max_length=100,
+        help_text="The judge template a suite registers for its evaluator prompt (the admin "
+        "form offers every registered one).",
+    )
     kind = models.CharField(max_length=20, choices=Kind.choices, editable=False)
     endpoint = models.ForeignKey(
         Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="judges"
