@@ -3,10 +3,11 @@
 Each tool is one RapidAPI endpoint, published with `required_parameters` and
 `optional_parameters` lists of {name, type, description, default} (the Tool's raw). The
 declaration reads those: parameter names standardized as ToolBench does (the names its server
-and the text agent use), RapidAPI types mapped to JSON Schema (STRING, NUMBER, INTEGER, BOOLEAN,
-OBJECT, ARRAY; DATE and BINARY as strings with a format); a type it cannot map (ENUM without its
-values, TIME, anything else) gives no type constraint, where the importer's text schema assumes
-a string. A published default becomes an example, as it is one, not what the API assumes.
+and the text agent use), RapidAPI types mapped to JSON Schema by the importer's own table
+(importer.PARAM_TYPES: STRING, NUMBER, INTEGER, BOOLEAN, OBJECT, ARRAY, ENUM as a string; DATE
+and BINARY as strings with a format); a type it does not list (TIME, anything else) gives no type
+constraint, where the importer's text schema assumes a string. A published default becomes an
+example, as it is one, not what the API assumes.
 A tool without a published entry falls back on its stored parameters.
 
 Names: the tool keys are `<category>/<api>_for_<tool>`; the model sees ToolBench's function
@@ -26,20 +27,14 @@ from benchmarks.suites.native import ToolDeclarations, declare
 from benchmarks.suites.protocol import ToolSpec
 from benchmarks.suites.stabletoolbench.agent import GIVE_ANSWER
 from benchmarks.suites.stabletoolbench.evaluate import FINISH, GIVE_UP
-from benchmarks.suites.stabletoolbench.importer import change_name, shown_names, standardize
+from benchmarks.suites.stabletoolbench.importer import (
+    PARAM_TYPES,
+    change_name,
+    shown_names,
+    standardize,
+)
 
 __all__ = ["declare_tools", "finish_tool", "rapidapi_parameters"]
-
-RAPIDAPI_TYPES: dict[str, dict[str, str]] = {
-    "STRING": {"type": "string"},
-    "NUMBER": {"type": "number"},
-    "INTEGER": {"type": "integer"},
-    "BOOLEAN": {"type": "boolean"},
-    "OBJECT": {"type": "object"},
-    "ARRAY": {"type": "array"},
-    "DATE (YYYY-MM-DD)": {"type": "string", "format": "date"},
-    "BINARY": {"type": "string", "format": "binary"},
-}
 
 
 def rapidapi_parameters(api: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -62,7 +57,7 @@ def rapidapi_parameters(api: Mapping[str, Any]) -> dict[str, Any] | None:
                 continue
             kind = param.get("type")
             schema: dict[str, Any] = dict(
-                RAPIDAPI_TYPES.get(kind.strip().upper(), {}) if isinstance(kind, str) else {}
+                PARAM_TYPES.get(kind.strip().upper(), {}) if isinstance(kind, str) else {}
             )
             description = param.get("description")
             if isinstance(description, str) and description.strip():
