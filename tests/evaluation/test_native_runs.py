@@ -146,6 +146,63 @@ def test_an_oracle_of_the_gold_calls_scores_100_on_mtubench_in_native_mode(
     assert not run.predictions.filter(leaked=True).exists()
 
 
+class TextGoldOracle:
+    """Answers each text-mode request of a run with its item's gold calls written in MTU-Bench's
+    own answer format (Thought, then Action / Action Input per call), found by the messages."""
+
+    def __init__(self) -> None:
+        self.gold: dict[str, str] = {}
+        self.requests: list[dict[str, Any]] = []
+
+    def learn(self, run: Run) -> None:
+        evaluator, ctx = run_context(run)
+        rows = list(run.predictions.values_list("sample_id", "context"))
+        items = items_by_sample_id(sample_id for sample_id, _ in rows)
+        for sample_id, context in rows:
+            item = items[sample_id]
+            lines = ["Thought: I will do what the user asked."]
+            for call in item.reference["calls"]:
+                lines.append(f"Action: {call['name']}")
+                arguments = call["arguments"]
+                text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+                lines.append(f"Action Input: {text}")
+            if not item.reference["calls"]:
+                lines = ["Thought: The user's request needs no API call."]
+            prompt = evaluator.build_prompt(item, ctx, context)
+            self.gold[_key(prompt.request("chat")["messages"])] = "\n".join(lines)
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        self.requests.append(body)
+        return self.gold.get(_key(body["messages"]), "I do not know this request.")
+
+
+@pytest.mark.parametrize(
+    ("split", "metrics"),
+    [
+        ("S-S", {"TS": 100.0, "PS": 100.0, "Avg": 100.0}),
+        ("S-M", {"TN": 100.0, "TO": 100.0, "Avg": 100.0}),
+    ],
+)
+def test_the_same_oracle_in_text_mode_also_scores_100_and_declares_no_tools(
+    seeddata: Path, broker: None, split: str, metrics: dict[str, float]
+) -> None:
+    # The issue's baseline for native mode: the text prompt, answered with the gold in the
+    # benchmark's own format, scores what the native oracle scores, and sends no tools.
+    benchmark = mtubench(seeddata, split)
+    gold = TextGoldOracle()
+    with FakeOpenAI(responder=gold) as server:
+        endpoint = make_endpoint(server.base_url)
+        run = services.run_launch(benchmark=benchmark, task=split, endpoint=endpoint)
+        gold.learn(run)
+        execute_run(run)
+        stats = server.stats()
+    assert run.status == Run.Status.DONE, run.error
+    for name, value in metrics.items():
+        assert run.metrics[name] == value, (name, run.metrics)
+    assert gold.requests and all("tools" not in body for body in gold.requests)
+    assert stats["with_tools"] == 0
+
+
 @pytest.mark.parametrize(
     ("split", "metrics"),
     [
