@@ -189,7 +189,7 @@ async def bare(base_url: str, bodies: list[dict], concurrency: int) -> float:
             if body.get("tools"):
                 # Read the calls as the platform does: name and parsed arguments.
                 calls = [
-                    (call.function.name, json.loads(call.function.arguments))  # type: ignore[union-attr]
+                    (call.function.name, json.loads(call.function.arguments))
                     for call in message.tool_calls or []
                 ]
                 return json.dumps(calls) if calls else ""

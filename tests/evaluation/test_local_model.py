@@ -389,3 +389,54 @@ def test_no_variable_passed_to_the_server_is_one_of_its_settings(installed: None
     fields = {name.upper() for name in [*ServerSettings.model_fields, *ModelSettings.model_fields]}
     assert not (set(localmodel.SERVER_ENV_PASSED) & fields)
     assert not any(name.startswith(p) for name in fields for p in localmodel.SERVER_ENV_PREFIXES)
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "the city"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+def test_a_native_request_to_the_local_model_is_answered_without_an_error(
+    llama_server: str,
+) -> None:
+    # given the served base model and a chat request that declares a tool (tool_mode=native's
+    # request shape)
+    import json
+
+    import openai
+
+    client = openai.OpenAI(base_url=llama_server, api_key="unused", max_retries=0, timeout=120)
+    messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+    # when the model may choose (tool_choice auto, the default)
+    free = client.chat.completions.create(
+        model=localmodel.MODEL_ALIAS,
+        messages=messages,
+        tools=[WEATHER_TOOL],
+        max_tokens=32,
+        temperature=0,
+    )
+    # then the server accepts the tools and answers, with or without a call
+    assert len(free.choices) == 1
+    assert free.choices[0].finish_reason in ("stop", "length", "tool_calls")
+    # when the request names the tool, llama-cpp-python constrains the output to its arguments'
+    # schema, so the answer is a call of that tool with a JSON object of arguments
+    named = client.chat.completions.create(
+        model=localmodel.MODEL_ALIAS,
+        messages=messages,
+        tools=[WEATHER_TOOL],
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+        max_tokens=32,
+        temperature=0,
+    )
+    calls = named.choices[0].message.tool_calls or []
+    assert [call.function.name for call in calls] == ["get_weather"]
+    assert isinstance(json.loads(calls[0].function.arguments), dict)
