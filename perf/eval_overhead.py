@@ -2,6 +2,7 @@
 
     python perf/eval_overhead.py [--items 2000] [--concurrency 32] [--latency-ms 50]
                                  [--workers 2] [--repeat 3] [--tool-mode text|native|both]
+                                 [--bare-processes N]
 
 A local OpenAI-compatible server (tests/fake_openai.py, out of process) answers every request
 after a fixed latency. Against it, in turn:
@@ -21,6 +22,11 @@ platform's run launched with tool_mode=native, the bare loop sending the same bo
 that answers each item with its gold call, so both sides get tool_calls back and the run scores
 100.
 
+The platform's calls are spread over --workers processes; in native mode the bare loop is too
+(--bare-processes, default --workers: that many forked processes, each an asyncio loop over its
+share of the items and of the concurrency), so both sides have the same processes and the same
+concurrency. Text mode keeps one bare process unless --bare-processes says otherwise.
+
 Prints both times and the ratio platform / bare (target: at most 1.15), and the machine's load
 (1-minute load average over its cores) after each pair. Machines are noisy: the median of
 --repeat pairs is shown. Uses DATABASE_URL (or the embedded stack) and its own Redis
@@ -32,13 +38,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +187,9 @@ def oracle_file(bodies: list[dict], folder: Path) -> Path:
     return path
 
 
-async def bare(base_url: str, bodies: list[dict], concurrency: int) -> float:
+async def bare(
+    base_url: str, bodies: list[dict], concurrency: int, ready: Callable[[], object] = lambda: None
+) -> float:
     client = openai.AsyncOpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=30)
     gate = asyncio.Semaphore(concurrency)
 
@@ -195,11 +206,56 @@ async def bare(base_url: str, bodies: list[dict], concurrency: int) -> float:
                 return json.dumps(calls) if calls else ""
             return message.content or ""
 
+    ready()
     start = time.perf_counter()
     answers = await asyncio.gather(*(one(body) for body in bodies))
     elapsed = time.perf_counter() - start
     await client.close()
     assert len(answers) == len(bodies) and all(answers)
+    return elapsed
+
+
+def _bare_shard(
+    base_url: str, bodies: list[dict], concurrency: int, barrier: Any, results: Any
+) -> None:
+    try:
+        asyncio.run(bare(base_url, bodies, concurrency, ready=barrier.wait))
+        results.put("")
+    except BaseException as exc:  # reported to the parent, which raises
+        results.put(repr(exc))
+
+
+def bare_loops(base_url: str, bodies: list[dict], concurrency: int, processes: int) -> float:
+    """The bare baseline over `processes` processes (forked before the clock starts, as the
+    platform's workers are), each an asyncio loop over its share of the items under its share of
+    the concurrency (the shares add up to `concurrency`); timed from when all are ready until
+    the last answer."""
+    if processes <= 1:
+        return asyncio.run(bare(base_url, bodies, concurrency))
+    ctx = multiprocessing.get_context("fork")
+    barrier, results = ctx.Barrier(processes + 1), ctx.Queue()
+    children = [
+        ctx.Process(
+            target=_bare_shard,
+            args=(
+                base_url,
+                bodies[index::processes],
+                concurrency // processes + (index < concurrency % processes),
+                barrier,
+                results,
+            ),
+        )
+        for index in range(processes)
+    ]
+    for child in children:
+        child.start()
+    barrier.wait()
+    start = time.perf_counter()
+    problems = [results.get(timeout=600) for _ in children]
+    elapsed = time.perf_counter() - start
+    for child in children:
+        child.join(timeout=20)
+    assert not any(problems), problems
     return elapsed
 
 
@@ -294,18 +350,22 @@ def measure(mode: Mode, args: argparse.Namespace, tmp: Path, workers: int) -> No
             max_concurrency=args.concurrency,
             timeout_seconds=30,
         )
+        # Native: the bare loop in as many processes as the platform has workers (the issue's
+        # comparison); text: one process, as this script has always measured, unless told.
+        processes = args.bare_processes or (workers if mode.name == "native" else 1)
         try:
             bare_times, platform_times, loads = [], [], []
             print(
                 f"\n{mode.name} mode: {args.items} items, concurrency {args.concurrency}, "
-                f"{args.latency_ms} ms latency, {workers} worker process(es)"
+                f"{args.latency_ms} ms latency, {workers} worker process(es), bare loop in "
+                f"{processes} process(es)"
             )
             print(f"{'pair':>4} {'bare s':>8} {'platform s':>11} {'ratio':>6} {'load':>8}")
             for attempt in range(args.repeat):
                 # A cold cache for every pair: the platform must really call the endpoint.
                 ResponseCache.objects.filter(model="perf").delete()
                 server.reset()
-                bare_times.append(asyncio.run(bare(server.base_url, bodies, args.concurrency)))
+                bare_times.append(bare_loops(server.base_url, bodies, args.concurrency, processes))
                 bare_stats = server.stats()
                 server.reset()
                 seconds, run = platform(benchmark, endpoint, mode)
@@ -353,6 +413,13 @@ def main() -> None:
         default="text",
         help="text: the benchmark's text prompts (the default); native: tools declared, "
         "tool_calls read (tool_mode=native); both: text, then native",
+    )
+    parser.add_argument(
+        "--bare-processes",
+        type=int,
+        default=0,
+        help="processes of the bare loop (default: as many as --workers in native mode, one "
+        "in text mode)",
     )
     args = parser.parse_args()
     modes = TOOL_MODES if args.tool_mode == "both" else (args.tool_mode,)
