@@ -135,6 +135,52 @@ def test_a_metatool_run_on_the_local_model_goes_from_launch_to_metrics(
     assert 0 <= run.metrics["accuracy"] <= 100
 
 
+def test_a_native_metatool_run_on_the_local_model_goes_from_launch_to_metrics(
+    tmp_path: Path, llama_server: str, seeddata: Path
+) -> None:
+    # given the published awareness sample and the real base model behind a chat endpoint
+    metatool = seeddata / "metatool"
+    benchmark_import(
+        suite="metatool",
+        paths=[metatool / "Task1_awareness_sample200.json", metatool / "plugin_des.json"],
+    )
+    endpoint = Endpoint.objects.create(
+        name="local-test-chat",
+        base_url=llama_server,
+        model=localmodel.MODEL_ALIAS,
+        style=Endpoint.Style.CHAT,
+        default_params={"temperature": 0, "max_tokens": 32},
+        max_concurrency=1,
+        timeout_seconds=120,
+    )
+    with celery_worker(tmp_path, concurrency=1):
+        # when the run declares the candidate tools (tool_mode=native)
+        run = services.run_launch(
+            benchmark=Benchmark.objects.get(name="MetaTool"),
+            task="awareness",
+            endpoint=endpoint,
+            item_limit=5,
+            seed=1,
+            options={"tool_mode": "native"},
+        )
+        wait_until(
+            lambda: Run.objects.get(pk=run.pk).status != Run.Status.RUNNING,
+            300,
+            "the run did not finish",
+        )
+    # then the server took every native request (no item failed) and the run has its metrics,
+    # whatever the model answered
+    run.refresh_from_db()
+    assert run.status == Run.Status.DONE, run.error
+    predictions = list(run.predictions.all())
+    assert len(predictions) == 5
+    assert {p.status for p in predictions} == {Prediction.Status.DONE}, [
+        p.error for p in predictions
+    ]
+    assert "accuracy" in run.metrics
+    assert all(p.tool_calls is not None for p in predictions), "native answers keep tool_calls"
+
+
 def test_serve_local_model_registers_the_endpoint_and_reports_its_state(
     installed: None, tmp_path: Path
 ) -> None:
