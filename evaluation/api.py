@@ -16,7 +16,13 @@ from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from evaluation.models import Endpoint, Prediction, Run
-from evaluation.selectors import run_metric_rows, run_spending, runs_with_progress, task_spec
+from evaluation.selectors import (
+    run_metric_rows,
+    run_spending,
+    runs_with_progress,
+    task_spec,
+    trial_summary,
+)
 from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create
 
 
@@ -57,6 +63,11 @@ class RunSerializer(serializers.ModelSerializer):
         help_text="The cost of those tokens at the endpoint's prices per million tokens, as a "
         "decimal string; null when the endpoint has no prices."
     )
+    trials = serializers.SerializerMethodField(
+        help_text="A run of several trials (option trials): {trials: k, std: {metric: sd over "
+        "the trials}, pass: [{metric, k, pass_at, pass_hat}]}; metrics hold the means. Null "
+        "for one trial."
+    )
     metric_specs = serializers.SerializerMethodField(
         help_text="Metric name -> {kind: score|count|flag, direction: higher|lower|null, "
         "description}, as the run's task declares it (a name it does not declare is absent)."
@@ -93,6 +104,7 @@ class RunSerializer(serializers.ModelSerializer):
             "failed",
             "metrics",
             "intervals",
+            "trials",
             "metric_specs",
             "created_at",
             "finished_at",
@@ -117,6 +129,9 @@ class RunSerializer(serializers.ModelSerializer):
 
     def get_intervals(self, run: Run) -> dict[str, Any]:
         return {row["name"]: row["interval"] for row in self._rows(run) if row["interval"]}
+
+    def get_trials(self, run: Run) -> dict[str, Any] | None:
+        return trial_summary(run)
 
     def get_tokens(self, run: Run) -> dict[str, int]:
         tokens = run_spending(run)["tokens"]

@@ -93,7 +93,7 @@ PREDICTIONS = WorkTable(
     table="evaluation_prediction",
     parent="run_id",
     parent_table="evaluation_run",
-    columns=("sample_id", "context"),
+    columns=("sample_id", "repeat", "context"),
     write_sql=WRITE_SQL,
     json_columns=frozenset({"context"}),
 )
@@ -124,6 +124,10 @@ class PredictionHandler:
             return self.evaluator.native_prompt(item, self.ctx, context).prompt
         return self.evaluator.build_prompt(item, self.ctx, context)
 
+    def seed(self, row: Claimed) -> int | None:
+        """The seed the row's trial sends (Run.trial_seed)."""
+        return self.run.trial_seed(int(row.data.get("repeat") or 0))
+
     async def load(self, rows: Sequence[Claimed], db: DatabaseThread) -> None:
         missing = [row.sample_id for row in rows if row.sample_id not in self.items]
         if missing:
@@ -138,12 +142,12 @@ class PredictionHandler:
                 prompt = self.request(self.items[row.sample_id], row.context)
             except Exception:  # noqa: S112 - solve() meets the same error and records it
                 continue
-            keys.append(request_key(prompt, config))
+            keys.append(request_key(prompt, config, seed=self.seed(row)))
         return keys
 
     async def answer(self, row: Claimed, caller: Caller, lane: Lane | None) -> Row:
         item = self.items[row.sample_id]
-        calls = ItemCalls(caller, lane)
+        calls = ItemCalls(caller, lane, seed=self.seed(row))
         started = time.monotonic()
         evaluator, ctx = self.evaluator, self.ctx
         if self.toolbox is not None:

@@ -222,6 +222,17 @@ class Run(models.Model):
         the run option tool_mode, "text" when unset."""
         return str((self.options or {}).get("tool_mode") or "text")
 
+    @property
+    def trials(self) -> int:
+        """How many times each item is answered: the run option trials, 1 when unset. Trial t
+        is the predictions with repeat t (an imported run's repeats are lines, not trials)."""
+        return int((self.options or {}).get("trials") or 1)
+
+    def trial_seed(self, trial: int) -> int | None:
+        """The seed trial `trial` sends: the run's seed + the trial when the run has several
+        trials; None (the endpoint's parameters, as before trials existed) otherwise."""
+        return self.seed + trial if self.trials > 1 else None
+
 
 class Prediction(models.Model):
     """A run's answer for one sample, with its per-item scores. Unique on (run, sample, repeat):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
@@ -22,6 +23,7 @@ from benchmarks.suites.protocol import (
     ToolSpec,
 )
 from benchmarks.suites.registry import get_suite
+from benchmarks.suites.trials import TRIALS
 from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
 from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
 from evaluation.work.budget import Prices, Tokens, budget_unit, spent
@@ -313,7 +315,9 @@ def run_panel(run: Run, spec: TaskSpec | None = None) -> dict[str, Any]:
         caption = "Metrics (intervals being computed)"
     else:
         caption = "Metrics"
-    return progress_panel(
+    if run.trials > 1:
+        caption += f", means ± sd over {run.trials} trials"
+    panel = progress_panel(
         run,
         status,
         counts=[(status["done"], "done"), (status["failed"], "failed")],
@@ -324,6 +328,8 @@ def run_panel(run: Run, spec: TaskSpec | None = None) -> dict[str, Any]:
         metrics_template="evaluation/_run_metrics.html",
         endpoint=run.endpoint,
     )
+    panel["trials"] = trial_summary(run)
+    return panel
 
 
 def job_metric_rows(job: JudgeJob) -> list[dict[str, Any]]:
@@ -369,7 +375,13 @@ def leaderboard(benchmark: Benchmark, task: str) -> tuple[list[str], list[Run]]:
     )
     names = list(spec.metrics)
     for run in runs:
-        names.extend(name for name in run.metrics if name not in names)
+        # a run of several trials is ranked on its means; its sds and pass@k are on its page
+        trials = run.trials > 1
+        names.extend(
+            name
+            for name in run.metrics
+            if name not in names and not (trials and _trial_figure(name))
+        )
     headline = names[0] if names else None
     declared = spec.run_metric(headline) if headline else None
     # An undeclared headline (a task without metrics, a run's own name) keeps higher-is-better.
@@ -449,18 +461,55 @@ def metric_row(
 
 
 def run_metric_rows(run: Run, spec: TaskSpec | None = None) -> list[dict[str, Any]]:
-    """The run's metrics in order (ordered_metrics), each as metric_row."""
+    """The run's metrics in order (ordered_metrics), each as metric_row. A run of several
+    trials shows each metric's mean over the trials with its sd ("std"); the sds, the number of
+    trials and pass@k / pass^k are in trial_summary, not rows of their own."""
     spec = spec if spec is not None else task_spec(run)
-    return [
-        metric_row(
+    trials = run.trials > 1
+    rows = []
+    for name, value in ordered_metrics(run, spec):
+        if trials and _trial_figure(name):
+            continue
+        row = metric_row(
             name,
             value,
             (run.intervals or {}).get(name),
             spec,
             spec.run_metric(name) if spec else None,
         )
-        for name, value in ordered_metrics(run, spec)
-    ]
+        if trials:
+            row["std"] = (run.metrics or {}).get(f"{name}_std")
+        rows.append(row)
+    return rows
+
+
+PASS_K = re.compile(r"^(?P<metric>.+) pass(?P<kind>[@^])(?P<k>\d+)$")
+
+
+def _trial_figure(name: str) -> bool:
+    """A figure over trials that is not a metric's mean (benchmarks.suites.trials)."""
+    return name == TRIALS or name.endswith("_std") or PASS_K.match(name) is not None
+
+
+def trial_summary(run: Run) -> dict[str, Any] | None:
+    """A run of several trials: {"trials": k, "std": {metric: sd over the trials}, "pass":
+    [{"metric", "k", "pass_at", "pass_hat"}] in metric then k order}; None for one trial."""
+    if run.trials == 1:
+        return None
+    metrics = run.metrics or {}
+    table: dict[tuple[str, int], dict[str, Any]] = {}
+    for name, value in metrics.items():
+        if found := PASS_K.match(name):
+            key = (found["metric"], int(found["k"]))
+            row = table.setdefault(key, {"metric": key[0], "k": key[1]})
+            row["pass_at" if found["kind"] == "@" else "pass_hat"] = value
+    return {
+        "trials": run.trials,
+        "std": {
+            name[: -len("_std")]: value for name, value in metrics.items() if name.endswith("_std")
+        },
+        "pass": [table[key] for key in sorted(table)],
+    }
 
 
 def item_scores(scores: dict[str, Any] | None, spec: TaskSpec | None) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from benchmarks.suites.protocol import (
     Scored,
     TaskSpec,
 )
+from benchmarks.suites.trials import over_trials
 from config.celery import app as celery_app
 from config.errors import ApplicationError
 from evaluation import lifecycle
@@ -122,6 +123,7 @@ def run_launch(
     rows, _ = _task_items(benchmark, evaluator, task, split)
     merged_params = {**endpoint.default_params, **(params or {})}
     _check_tool_mode(spec, benchmark, endpoint, options or {}, merged_params, shots)
+    options = _check_trials(options or {})
     ctx = context_for(
         benchmark=benchmark,
         evaluator=evaluator,
@@ -154,9 +156,29 @@ def run_launch(
             budget=budget,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
-        _copy_pending(run.pk, chosen, contexts)
-        lifecycle.launch(RUNS, run.pk, len(chosen))
+        _copy_pending(run.pk, chosen, contexts, run.trials)
+        lifecycle.launch(RUNS, run.pk, len(chosen) * run.trials)
     return run
+
+
+MAX_TRIALS = 100
+
+
+def _check_trials(options: dict[str, Any]) -> dict[str, Any]:
+    """The run option trials (launch_run --repeat): how many times each item is answered, a
+    whole number from 1 to MAX_TRIALS; stored as a number, left out when it is 1."""
+    if "trials" not in options:
+        return options
+    raw = options["trials"]
+    if isinstance(raw, str) and raw.strip().isdigit():
+        raw = int(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= MAX_TRIALS:
+        raise RunError(
+            f"trials (--repeat) must be a whole number from 1 to {MAX_TRIALS}, not {raw!r}",
+            field="options",
+        )
+    rest = {key: value for key, value in options.items() if key != "trials"}
+    return rest if raw == 1 else {**rest, "trials": raw}
 
 
 # Generation parameters that only mean something when tools are declared.
@@ -201,23 +223,29 @@ def _check_tool_mode(
         )
 
 
-def _copy_pending(run_id: int, sample_ids: Sequence[int], contexts: Sequence[dict]) -> None:
-    """One pending prediction per sample, by COPY (bulk_create spent most of a launch building
-    2,000 INSERT parameter lists)."""
+def _copy_pending(
+    run_id: int, sample_ids: Sequence[int], contexts: Sequence[dict], trials: int = 1
+) -> None:
+    """One pending prediction per sample and trial, by COPY (bulk_create spent most of a
+    launch building 2,000 INSERT parameter lists). Trial-major: every item's trial 0 comes
+    first, so a run stopped half way (a budget, a cancel) holds whole trials."""
     columns = (
-        "run_id, sample_id, position, status, attempts, context, output, trace, note, scores, "
-        "error, cached, usage, updated_at"
+        "run_id, sample_id, repeat, position, status, attempts, context, output, trace, note, "
+        "scores, error, cached, usage, updated_at"
     )
     now = timezone.now()
     with (
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY evaluation_prediction ({columns}) FROM STDIN") as copy,
     ):
-        for position, (sample_id, context) in enumerate(zip(sample_ids, contexts, strict=True)):
+        items = list(zip(sample_ids, contexts, strict=True))
+        trial_items = ((trial, item) for trial in range(trials) for item in items)
+        for position, (trial, (sample_id, context)) in enumerate(trial_items):
             copy.write_row(
                 (
                     run_id,
                     sample_id,
+                    trial,
                     position,
                     Prediction.Status.PENDING,
                     0,
@@ -329,9 +357,27 @@ def run_finalize(*, run_id: int) -> bool:
 
 def _run_summary(run: Run) -> list[str]:
     evaluator, ctx = run_context(run)
-    run.metrics = evaluator.aggregate(scored_items(run, evaluator, ctx), ctx)
+    run.metrics = run_aggregate(run, evaluator, ctx)(scored_items(run, evaluator, ctx))
     run.intervals = {}
     return ["metrics", "intervals"]
+
+
+def run_aggregate(
+    run: Run, evaluator: Evaluator, ctx: Context
+) -> Callable[[Sequence[Scored]], Any]:
+    """How a run's scored items become its metrics: the suite's aggregate, or with several
+    trials the mean and sd of each trial's aggregate and pass@k / pass^k of the task's
+    higher-is-better item scores (benchmarks.suites.trials)."""
+    if run.trials == 1:
+        return lambda scored: evaluator.aggregate(scored, ctx)
+    successes = {
+        name
+        for name, spec in ctx.task.item_metrics.items()
+        if spec.kind == "score" and spec.direction == "higher"
+    }
+    return lambda scored: over_trials(
+        scored, lambda trial: evaluator.aggregate(trial, ctx), successes
+    )
 
 
 def _queue_intervals(run_id: int) -> None:
@@ -348,7 +394,7 @@ def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[
     scored = scored_items(run, evaluator, ctx)
     intervals = bootstrap_intervals(
         scored,
-        lambda sample: evaluator.aggregate(sample, ctx),
+        run_aggregate(run, evaluator, ctx),
         resamples=resamples or int(getattr(settings, "EVALUATION_BOOTSTRAP_RESAMPLES", 1000)),
         seed=run.seed,
     )

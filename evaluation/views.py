@@ -262,6 +262,7 @@ CSV_COLUMNS = [
     "split",
     "sample_id",
     "repeat",
+    "trial",
     "status",
     "output",
     "answer",
@@ -301,6 +302,8 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
         value = (scores or {}).get(name)
         return as_count(value) if name in whole else value
 
+    trials = run.trials > 1
+
     def rows() -> Iterator[list[Any]]:
         fields = (
             "position",
@@ -322,10 +325,16 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
             "scores",
         )
         for values in predictions.values_list(*fields).iterator(chunk_size=2000):
-            *head, prompt, completion, cached, scores = values
+            position, split, sample_id, repeat, *head, prompt, completion, cached, scores = values
             cost = str(prices.cost(Tokens(prompt, completion, cached))) if prices else ""
             yield [
                 run.pk,
+                position,
+                split,
+                sample_id,
+                repeat,
+                # a trials run's repeat is the trial; an imported run's further lines are not
+                repeat if trials else 0,
                 *head,
                 prompt,
                 completion,

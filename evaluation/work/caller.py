@@ -145,6 +145,11 @@ def responses_arguments() -> frozenset[str]:
     return _RESPONSES_ARGUMENTS
 
 
+def with_seed(params: Mapping[str, Any], seed: int | None) -> Mapping[str, Any]:
+    """The generation parameters with `seed` in place of theirs (unchanged for None)."""
+    return params if seed is None else {**params, "seed": seed}
+
+
 def cache_key(style: Style, body: Mapping[str, Any], salt: str = "") -> str:
     """sha256 of the style and the whole body (model, messages or prompt, parameters), and a
     salt that tells apart requests meant to be asked again (a judge's repeats)."""
@@ -289,9 +294,14 @@ class Caller:
         self.sleep = sleep
         self.http_calls = 0
 
-    async def call(self, prompt: Prompt, lane: Lane | None = None, salt: str = "") -> Reply:
+    async def call(
+        self, prompt: Prompt, lane: Lane | None = None, salt: str = "", seed: int | None = None
+    ) -> Reply:
+        """The endpoint's answer to `prompt`, from the cache when this exact request was answered
+        before. `seed` (a run's trial) is sent as the request's seed, so it is in the cache key
+        too: trials of one item are distinct entries, and a trial asked again finds its own."""
         config = self.config
-        body = request_body(prompt, config.style, config.model, config.params)
+        body = request_body(prompt, config.style, config.model, with_seed(config.params, seed))
         key = cache_key(config.style, body, salt)
         hit = await self.cache.get(key)
         if hit is not None:

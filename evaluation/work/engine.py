@@ -64,6 +64,7 @@ from evaluation.work.caller import (
     cache_key,
     prompt_fields,
     request_body,
+    with_seed,
 )
 from evaluation.work.limits import Lane, RateLimit, Shares, Slots, fair_share
 from evaluation.work.locks import (
@@ -345,10 +346,13 @@ class ItemCalls:
     """The `complete` a suite's solve() gets for one item: it records the first request, the
     usage, whether every answer came from the cache, and how many HTTP attempts were made."""
 
-    def __init__(self, caller: Caller, lane: Lane | None, salt: str = "") -> None:
+    def __init__(
+        self, caller: Caller, lane: Lane | None, salt: str = "", seed: int | None = None
+    ) -> None:
         self.caller = caller
         self.lane = lane
         self.salt = salt
+        self.seed = seed  # a run's trial: sent as the request's seed (Caller.call)
         self.prompt: Any = None
         self.replies: list[Reply] = []
 
@@ -359,7 +363,7 @@ class ItemCalls:
         """The whole answer (native runs read its tool_calls)."""
         if self.prompt is None:
             self.prompt = prompt_fields(prompt, self.caller.config.style)
-        reply = await self.caller.call(prompt, self.lane, self.salt)
+        reply = await self.caller.call(prompt, self.lane, self.salt, self.seed)
         self.replies.append(reply)
         return reply
 
@@ -438,8 +442,10 @@ class Chunk:
     over_budget: bool = False
 
 
-def request_key(prompt: Prompt, config: EndpointConfig, salt: str = "") -> str:
-    body = request_body(prompt, config.style, config.model, config.params)
+def request_key(
+    prompt: Prompt, config: EndpointConfig, salt: str = "", seed: int | None = None
+) -> str:
+    body = request_body(prompt, config.style, config.model, with_seed(config.params, seed))
     return cache_key(config.style, body, salt)
 
 

@@ -487,8 +487,10 @@ def test_the_run_page_and_the_csv_show_the_repeats(client: Client, s_m_file: Pat
     response = client.get(f"/runs/{run.pk}/predictions.csv")
     text = b"".join(response.streaming_content).decode()
     header, *rows = list(csv.reader(io.StringIO(text, newline="")))
-    assert header[:6] == ["run", "position", "split", "sample_id", "repeat", "status"]
+    assert header[:7] == ["run", "position", "split", "sample_id", "repeat", "trial", "status"]
     assert [(row[3], row[4]) for row in rows] == [("S-M_0", "0"), ("S-M_1", "0"), ("S-M_0", "1")]
+    # a published file's further line is not a trial
+    assert [row[5] for row in rows] == ["0", "0", "0"]
 
 
 # --- MTU-Bench's published S-M GPT-4 responses ---------------------------------------------------

@@ -290,6 +290,7 @@ def test_the_csv_has_a_row_per_prediction_and_a_column_per_score(
         "split",
         "sample_id",
         "repeat",
+        "trial",
         "status",
         "output",
         "answer",

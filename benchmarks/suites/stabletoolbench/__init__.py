@@ -16,6 +16,7 @@ from benchmarks.suites.stabletoolbench.agent import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.evaluate import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.importer import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.native import *  # noqa: F403
+from benchmarks.suites.stabletoolbench.native_agent import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.questions import TURING_QUESTIONS as _TURING
 from benchmarks.suites.stabletoolbench.served import SERVED_TOOLS as _SERVED_TOOLS
 

@@ -466,6 +466,89 @@ def _input_text(reply: Reply, arguments: dict[str, Any] | None) -> str:
     return (reply.action_input or "").strip()
 
 
+# --- the rules of a step (the text loop's and native_agent.py's) ----------------------------------
+
+
+class Rules:
+    """One attempt's limits and outcome, shared by the text loop and the native one: the step
+    limit, unknown names in a row, identical calls, the observation cut, and why it stopped."""
+
+    def __init__(self, ctx: Context, tool_names: str) -> None:
+        self.ctx = ctx
+        self.tool_names = tool_names
+        self.max_steps = max(1, _option(ctx, "max_steps"))
+        self.max_same = max(1, _option(ctx, "max_same_call"))
+        self.limit = _option(ctx, "max_observation_chars")
+        self.calls: Counter[tuple[str, str]] = Counter()
+        self.invalid = 0
+        self.stop = STOP_LIMIT
+        self.answer: str | None = None
+        self.why = f"no Finish within {self.max_steps} model calls"
+
+    def end(self, stop: str, why: str = "", answer: str | None = None) -> bool:
+        self.stop, self.why, self.answer = stop, why, answer
+        return True
+
+    def unknown(self, step: dict[str, Any], action: str) -> bool:
+        """An unknown tool name: the reminder as the observation; True when the attempt ends
+        (the second in a row)."""
+        self.invalid += 1
+        words = _templates()["observation"]
+        step["observation"] = _fill(
+            words["unknown_tool"], action=action, tool_names=self.tool_names
+        )
+        if self.invalid >= MAX_INVALID_IN_A_ROW:
+            return self.end(STOP_INVALID, f"unknown tool {action!r} after a reminder")
+        return False
+
+    def finish(self, step: dict[str, Any], action_input: str | None) -> bool:
+        """A Finish call: True when it answers or gives up (the attempt ends), else the
+        reminder of Finish's arguments as the observation."""
+        self.invalid = 0
+        kind, final, arguments = _read_finish(action_input)
+        step["arguments"] = arguments
+        if kind == "answer":
+            step["ok"] = True
+            return self.end(STOP_FINAL, answer=final)
+        if kind == "give_up":
+            step["ok"] = True
+            return self.end(STOP_GIVE_UP, "Finish with give_up_and_restart")
+        step["observation"] = _templates()["observation"]["finish_incomplete"]
+        return False
+
+    async def call(
+        self, step: dict[str, Any], key: str, name: str, arguments: dict[str, Any]
+    ) -> bool:
+        """A call of the tool `key` (shown as `name`) on the virtual API server, its observation
+        cut; True when it is an identical call asked once too often (not run; the attempt
+        ends)."""
+        self.invalid = 0
+        step["arguments"] = arguments
+        call = (key, json.dumps(arguments, sort_keys=True, ensure_ascii=False))
+        self.calls[call] += 1
+        if self.calls[call] > self.max_same:
+            words = _templates()["observation"]
+            count = self.calls[call] - 1
+            step["observation"] = _fill(words["repeated"], count=count, limit=self.max_same)
+            return self.end(STOP_REPEAT, f"the same call to {name} asked again")
+        observation, source, ok = await _run_tool(self.ctx, key, name, arguments)
+        step.update(observation=_cut(observation, self.limit), source=source, ok=ok)
+        return False
+
+    def outcome(self, trace: list[dict[str, Any]], method: str, **extra: Any) -> Outcome:
+        """The attempt's Outcome: the stop on the last step, the note, and ToolBench's answer
+        object as the output."""
+        trace[-1]["stop"] = self.stop
+        note = f"stopped: {self.stop}" + (f" ({self.why})" if self.why else "")
+        outcome = Outcome(output="", answer=self.answer, trace=trace, note=note, **extra)
+        # The system and user nodes stay empty, as in StableToolBench's converted answers: the
+        # judges then read our answers exactly as they read published ones (and a small judge
+        # model's context is not spent on the tool list).
+        record = answer_record_for(outcome, method=method, system="", user="")
+        outcome.output = json.dumps(record, ensure_ascii=False)
+        return outcome
+
+
 # --- the loop ------------------------------------------------------------------------------------
 
 
@@ -476,20 +559,13 @@ async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Com
     shown = shown_names(keys)
     names = [shown[key] for key in keys]
     key_of = {name: key for key, name in shown.items()}
-    max_steps = max(1, _option(ctx, "max_steps"))
-    max_same = max(1, _option(ctx, "max_same_call"))
-    limit = _option(ctx, "max_observation_chars")
     completion = ctx.style == "completion"
-    tool_names = ", ".join(names) or "none"
+    rules = Rules(ctx, ", ".join(names) or "none")
 
     trace: list[dict[str, Any]] = []
     turns: list[Turn] = []
-    calls: Counter[tuple[str, str]] = Counter()
-    invalid = 0
-    stop, answer = STOP_LIMIT, None
-    why = f"no Finish within {max_steps} model calls"
 
-    for index in range(max_steps):
+    for index in range(rules.max_steps):
         output = await complete(step_prompt(item, ctx, keys, turns))
         output = "" if output is None else str(output)
         # A completion prompt ends with "Thought:", so the reply starts inside the thought.
@@ -512,72 +588,38 @@ async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Com
                 step["observation"] = words["no_action"]
                 turns.append(Turn(f"Thought: {reply.thought}".rstrip(), words["no_action"]))
                 continue
-            stop, why = STOP_NO_ACTION, "a reply without an Action"
+            rules.end(STOP_NO_ACTION, "a reply without an Action")
             break
 
         name = _match(reply.action, [*names, FINISH])
         if name is None:
-            invalid += 1
-            observation = _fill(words["unknown_tool"], action=reply.action, tool_names=tool_names)
-            step["observation"] = observation
-            if invalid >= MAX_INVALID_IN_A_ROW:
-                stop, why = STOP_INVALID, f"unknown tool {reply.action!r} after a reminder"
+            if rules.unknown(step, reply.action):
                 break
             text = _input_text(reply, parse_arguments(reply.action_input))
-            turns.append(Turn(_reply_text(reply, reply.action, text), observation))
+            turns.append(Turn(_reply_text(reply, reply.action, text), step["observation"]))
             continue
-        invalid = 0
         step["action"] = name
         key = key_of.get(name, name)
-        if name != FINISH:
-            step["tool"] = key
 
         if name == FINISH:
-            kind, final, arguments = _read_finish(reply.action_input)
-            step["arguments"] = arguments
-            if kind == "answer":
-                step["ok"] = True
-                stop, answer, why = STOP_FINAL, final, ""
+            if rules.finish(step, reply.action_input):
                 break
-            if kind == "give_up":
-                step["ok"] = True
-                stop, why = STOP_GIVE_UP, "Finish with give_up_and_restart"
-                break
-            step["observation"] = words["finish_incomplete"]
             text = _input_text(reply, parse_arguments(reply.action_input))
-            turns.append(Turn(_reply_text(reply, FINISH, text), words["finish_incomplete"]))
+            turns.append(Turn(_reply_text(reply, FINISH, text), step["observation"]))
             continue
 
+        step["tool"] = key
         parsed = parse_arguments(reply.action_input)
         if parsed is None:
+            rules.invalid = 0
             observation = _fill(words["bad_arguments"], action=name)
             step["observation"] = observation
             turns.append(Turn(_reply_text(reply, name, _input_text(reply, None)), observation))
             continue
-        arguments = parsed
-        step["arguments"] = arguments
-        call = (key, json.dumps(arguments, sort_keys=True, ensure_ascii=False))
-        calls[call] += 1
-        if calls[call] > max_same:
-            step["observation"] = _fill(words["repeated"], count=calls[call] - 1, limit=max_same)
-            stop, why = STOP_REPEAT, f"the same call to {name} asked again"
+        if await rules.call(step, key, name, parsed):
             break
-        observation, source, ok = await _run_tool(ctx, key, name, arguments)
-        observation = _cut(observation, limit)
-        step.update(observation=observation, source=source, ok=ok)
-        turns.append(Turn(_reply_text(reply, name, _input_text(reply, arguments)), observation))
+        turns.append(
+            Turn(_reply_text(reply, name, _input_text(reply, parsed)), step["observation"])
+        )
 
-    trace[-1]["stop"] = stop
-    note = f"stopped: {stop}" + (f" ({why})" if why else "")
-    outcome = Outcome(output="", answer=answer, trace=trace, note=note)
-    # The system and user nodes stay empty, as in StableToolBench's converted answers: the
-    # judges then read our answers exactly as they read published ones (and a small judge
-    # model's context is not spent on the tool list).
-    record = answer_record_for(
-        outcome,
-        method=METHOD,
-        system="",
-        user="",
-    )
-    outcome.output = json.dumps(record, ensure_ascii=False)
-    return outcome
+    return rules.outcome(trace, METHOD)

@@ -165,6 +165,7 @@ TASKS: dict[str, TaskSpec] = {
             **AGENT_OPTIONS,
         },
         agent=True,
+        native=True,
         description="SoPR comes from the judge `stabletoolbench.pass` (Solved 1, Unsure 0.5, "
         "Unsolved 0; mean over the solvable queries, per evaluation round; mean and std over "
         "the rounds). " + _DESCRIPTION_COMMON,
@@ -184,6 +185,7 @@ TASKS: dict[str, TaskSpec] = {
             **AGENT_OPTIONS,
         },
         agent=True,
+        native=True,
         description="SoWR comes from the judges: an answer Solved where the reference's is "
         "not wins; otherwise `stabletoolbench.preference` decides, asked in both orders (a "
         "win only when both agree). " + _DESCRIPTION_COMMON,

@@ -13,6 +13,7 @@ from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403
 from benchmarks.suites.ultratool.gold import GOLD as _GOLD
 from benchmarks.suites.ultratool.importer import *  # noqa: F403
+from benchmarks.suites.ultratool.native import *  # noqa: F403
 
 
 def _planning_judgments(path: _Path, answers: _Path | None, task: str) -> _PublishedJudgments:

@@ -180,6 +180,7 @@ from benchmarks.suites.protocol import (
     ToolSpec,
     mean,
     metric_specs,
+    tool_mode,
 )
 from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
 from benchmarks.suites.ultratool import reading, reference
@@ -247,7 +248,12 @@ UNPARSED_RUN = MetricSpec.score("unparsed", "lower", "% of outputs that could no
 
 
 def _spec(
-    name: str, title: str, metrics: tuple[str, ...], description: str, **extra: Any
+    name: str,
+    title: str,
+    metrics: tuple[str, ...],
+    description: str,
+    native: bool = False,
+    **extra: Any,
 ) -> TaskSpec:
     scores = [
         MetricSpec.score(metric, description=METRIC_TEXT[metric])
@@ -261,6 +267,7 @@ def _spec(
         metrics=metrics,
         percent=frozenset(metrics),
         options={**OPTIONS, **extra},
+        native=native,
         description=description,
         item_metrics=metric_specs(*scores, UNPARSED_ITEM),
         run_metrics=metric_specs(*scores, UNPARSED_RUN),
@@ -297,6 +304,7 @@ TASKS: dict[str, TaskSpec] = {
         "Tool usage awareness",
         ACCURACY_METRICS,
         "Per child step of the plan: does it need a tool?",
+        native=True,
         **VARIANT_OPTIONS,
     ),
     "tool_selection": _spec(
@@ -304,6 +312,7 @@ TASKS: dict[str, TaskSpec] = {
         "Tool selection",
         ACCURACY_METRICS,
         "Per tool step: the right tool from a toolset with interference tools.",
+        native=True,
     ),
     "tool_usage": _spec(
         "tool_usage",
@@ -311,6 +320,7 @@ TASKS: dict[str, TaskSpec] = {
         USAGE_METRICS,
         "Per tool step, given its tool: the call's arguments (key-value Levenshtein, accuracy).",
         no_argument_step="answered",
+        native=True,
         **VARIANT_OPTIONS,
     ),
 }
@@ -394,6 +404,8 @@ def _check_options(ctx: Context) -> None:
     task = _task(ctx)
     if _variant(ctx) == "reference":
         _option(ctx, "reference_outputs", reference.OUTPUTS)
+        if tool_mode(ctx) == "native":
+            raise ValueError("variant=reference reads text answers: it needs tool_mode=text")
     _option(ctx, "unparsed", ("wrong", "exclude"))
     if task not in JUDGED:
         _option(ctx, "local_average", ("steps", "samples"))

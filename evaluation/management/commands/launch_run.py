@@ -38,6 +38,13 @@ class Command(BaseCommand):
         parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="Generation.")
         parser.add_argument("--option", action="append", metavar="KEY=VALUE", help="Task.")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--repeat",
+            type=int,
+            default=None,
+            metavar="K",
+            help="Answer each item K times (the run option trials): trial t sends seed + t.",
+        )
         parser.add_argument("--name", default="")
         parser.add_argument(
             "--budget",
@@ -64,7 +71,7 @@ class Command(BaseCommand):
                 shots=options["shots"],
                 item_limit=options["limit"],
                 params=key_values(options["param"], "--param"),
-                options=key_values(options["option"], "--option"),
+                options=with_trials(key_values(options["option"], "--option"), options["repeat"]),
                 seed=options["seed"],
                 name=options["name"],
                 budget=options["budget"],
@@ -94,3 +101,8 @@ class Command(BaseCommand):
             stderr=self.stderr,
             quiet=quiet,
         )
+
+
+def with_trials(task_options: dict[str, Any], repeat: int | None) -> dict[str, Any]:
+    """--repeat K is the option trials=K (run_launch checks it, whichever way it came)."""
+    return task_options if repeat is None else {**task_options, "trials": repeat}
