@@ -135,6 +135,52 @@ def test_a_metatool_run_on_the_local_model_goes_from_launch_to_metrics(
     assert 0 <= run.metrics["accuracy"] <= 100
 
 
+def test_a_native_metatool_run_on_the_local_model_goes_from_launch_to_metrics(
+    tmp_path: Path, llama_server: str, seeddata: Path
+) -> None:
+    # given the published awareness sample and the real base model behind a chat endpoint
+    metatool = seeddata / "metatool"
+    benchmark_import(
+        suite="metatool",
+        paths=[metatool / "Task1_awareness_sample200.json", metatool / "plugin_des.json"],
+    )
+    endpoint = Endpoint.objects.create(
+        name="local-test-chat",
+        base_url=llama_server,
+        model=localmodel.MODEL_ALIAS,
+        style=Endpoint.Style.CHAT,
+        default_params={"temperature": 0, "max_tokens": 32},
+        max_concurrency=1,
+        timeout_seconds=120,
+    )
+    with celery_worker(tmp_path, concurrency=1):
+        # when the run declares the candidate tools (tool_mode=native)
+        run = services.run_launch(
+            benchmark=Benchmark.objects.get(name="MetaTool"),
+            task="awareness",
+            endpoint=endpoint,
+            item_limit=5,
+            seed=1,
+            options={"tool_mode": "native"},
+        )
+        wait_until(
+            lambda: Run.objects.get(pk=run.pk).status != Run.Status.RUNNING,
+            300,
+            "the run did not finish",
+        )
+    # then the server took every native request (no item failed) and the run has its metrics,
+    # whatever the model answered
+    run.refresh_from_db()
+    assert run.status == Run.Status.DONE, run.error
+    predictions = list(run.predictions.all())
+    assert len(predictions) == 5
+    assert {p.status for p in predictions} == {Prediction.Status.DONE}, [
+        p.error for p in predictions
+    ]
+    assert "accuracy" in run.metrics
+    assert all(p.tool_calls is not None for p in predictions), "native answers keep tool_calls"
+
+
 def test_serve_local_model_registers_the_endpoint_and_reports_its_state(
     installed: None, tmp_path: Path
 ) -> None:
@@ -389,3 +435,54 @@ def test_no_variable_passed_to_the_server_is_one_of_its_settings(installed: None
     fields = {name.upper() for name in [*ServerSettings.model_fields, *ModelSettings.model_fields]}
     assert not (set(localmodel.SERVER_ENV_PASSED) & fields)
     assert not any(name.startswith(p) for name in fields for p in localmodel.SERVER_ENV_PREFIXES)
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "the city"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+def test_a_native_request_to_the_local_model_is_answered_without_an_error(
+    llama_server: str,
+) -> None:
+    # given the served base model and a chat request that declares a tool (tool_mode=native's
+    # request shape)
+    import json
+
+    import openai
+
+    client = openai.OpenAI(base_url=llama_server, api_key="unused", max_retries=0, timeout=120)
+    messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+    # when the model may choose (tool_choice auto, the default)
+    free = client.chat.completions.create(
+        model=localmodel.MODEL_ALIAS,
+        messages=messages,
+        tools=[WEATHER_TOOL],
+        max_tokens=32,
+        temperature=0,
+    )
+    # then the server accepts the tools and answers, with or without a call
+    assert len(free.choices) == 1
+    assert free.choices[0].finish_reason in ("stop", "length", "tool_calls")
+    # when the request names the tool, llama-cpp-python constrains the output to its arguments'
+    # schema, so the answer is a call of that tool with a JSON object of arguments
+    named = client.chat.completions.create(
+        model=localmodel.MODEL_ALIAS,
+        messages=messages,
+        tools=[WEATHER_TOOL],
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+        max_tokens=32,
+        temperature=0,
+    )
+    calls = named.choices[0].message.tool_calls or []
+    assert [call.function.name for call in calls] == ["get_weather"]
+    assert isinstance(json.loads(calls[0].function.arguments), dict)
