@@ -643,6 +643,31 @@ def test_an_oracle_choosing_the_gold_tools_scores_100_on_metatool_in_native_mode
         assert all(p.answer is True for p in needing)
 
 
+@pytest.mark.parametrize("scenario", ["Students", "TopTool_top5"])
+def test_the_oracle_scores_100_on_a_metatool_scenario_in_native_mode(
+    seeddata: Path, broker: None, scenario: str
+) -> None:
+    # The scenario's fixed list is the tools each request declares.
+    benchmark = metatool(seeddata)
+    gold = ChoiceOracle()
+    with FakeOpenAI(responder=oracle(gold)) as server:
+        run = services.run_launch(
+            benchmark=benchmark,
+            task="scenario",
+            endpoint=make_endpoint(server.base_url),
+            item_limit=20,
+            options={"tool_mode": "native", "scenario": scenario},
+        )
+        gold.learn(run)
+        execute_run(run)
+        stats = server.stats()
+    assert run.status == Run.Status.DONE, run.error
+    assert run.metrics["CSR"] == 100.0, run.metrics
+    assert stats["with_tools"] == stats["total"] == len(gold.requests) > 0
+    offered = {tuple(sorted(r.tools)) for r in gold.requests}
+    assert len(offered) == 1  # one fixed list for every query of the scenario
+
+
 def test_native_metatool_is_zero_shot(seeddata: Path) -> None:
     benchmark = metatool(seeddata)
     endpoint = make_endpoint("http://127.0.0.1:9/v1")
