@@ -92,4 +92,4 @@ stack-status: $(STAMP)
 
 perf: $(DEV_STAMP)
 	DEBUG=$${DEBUG:-1} $(PY) perf/import_speed.py --repeat 3
-	DEBUG=$${DEBUG:-1} $(PY) perf/eval_overhead.py --repeat 5
+	DEBUG=$${DEBUG:-1} $(PY) perf/eval_overhead.py --repeat 5 --tool-mode both --bare-processes 2
