@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
@@ -139,7 +139,7 @@ class JudgmentResult:
         )
 
 
-def _outcome(row: dict[str, Any]) -> Outcome:
+def _outcome(row: Mapping[str, Any]) -> Outcome:
     return Outcome(
         output=row["output"],
         answer=row["answer"],
@@ -693,7 +693,7 @@ def judgments_import(
         )
         predictions = dict(run.predictions.values_list("sample__external_id", "id"))
         samples = dict(run.predictions.values_list("sample__external_id", "sample_id"))
-        judgments = []
+        judgments: list[Judgment] = []
         for number in rounds:
             for item in items:
                 verdict = item.verdicts[number]
