@@ -30,19 +30,28 @@ def campaign_create(
     name: str,
     kind: str,
     benchmark: Benchmark | None = None,
-    labels_per_item: int = 1,
+    labels_per_item: int | None = None,
     guidelines: str = "",
     user: Any = None,
     **fields: Any,
 ) -> Campaign:
-    """A draft campaign with its kind's default questions (a researcher may change them).
-    Raises AnnotationError for a kind the registry (annotation.kinds) does not know."""
-    kind_named(kind)
+    """A draft campaign with its kind's default questions and, unless given, its kind's
+    number of labels per item (three per Turing and pairwise item, two per motivation item:
+    CampaignKind.labels_per_item); a researcher may change both. Raises AnnotationError for a
+    kind the registry (annotation.kinds) does not know."""
+    kind_of_campaign = kind_named(kind)
+    name = name.strip()
+    if not name:
+        raise AnnotationError("give the campaign a name", field="name")
+    if Campaign.objects.filter(name=name).exists():
+        raise AnnotationError(f"a campaign named {name!r} exists already", field="name")
+    if labels_per_item is not None and labels_per_item < 1:
+        raise AnnotationError("each item needs at least one label", field="labels_per_item")
     campaign = Campaign(
         name=name,
         kind=kind,
         benchmark=benchmark,
-        labels_per_item=labels_per_item,
+        labels_per_item=labels_per_item or kind_of_campaign.labels_per_item,
         guidelines=guidelines,
         created_by=user if getattr(user, "is_authenticated", False) else None,
         **fields,
@@ -51,7 +60,7 @@ def campaign_create(
         campaign.clean()
     except ValidationError as exc:
         problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-        raise AnnotationError(problems) from None
+        raise AnnotationError(problems, field=next(iter(exc.message_dict))) from None
     with transaction.atomic():
         campaign.save()
         questions_ensure(campaign)
@@ -75,10 +84,12 @@ def members_add(*, campaign: Campaign, users: Sequence[Any], role: str) -> int:
 
 
 def campaign_activate(*, campaign: Campaign) -> None:
+    """Opens a campaign to its annotators (the setup page's last step and the admin's bulk
+    action). Refuses one without items or annotators."""
     if not campaign.items.exists():
-        raise AnnotationError("build the campaign's items before opening it")
+        raise AnnotationError("build the campaign's items before opening it", field="items")
     if not campaign.members.filter(role=Member.Role.ANNOTATOR).exists():
-        raise AnnotationError("add annotators before opening the campaign")
+        raise AnnotationError("add annotators before opening the campaign", field="members")
     campaign.status = Campaign.Status.ACTIVE
     campaign.save(update_fields=["status", "updated_at"])
 

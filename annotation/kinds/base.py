@@ -67,6 +67,9 @@ class CampaignKind:
     wide: bool = False
     # The sample's gold answer is shown (not to someone answering the same question).
     shows_reference: bool = True
+    # Distinct annotators each item needs by default (the create service's default, for the
+    # setup page and the admin alike; a researcher may change it).
+    labels_per_item: int = 1
     builders: frozenset[str] = frozenset({"split"})
     build_help: str = "One item per sample of a split of the campaign's benchmark."
     # Each annotator's answers can be scored as a run of the campaign's task.

@@ -16,6 +16,8 @@ class Turing(CampaignKind):
     label = "Turing test of API responses"
     sided = True
     side_labels = ("Left is better", "Tie", "Right is better")
+    # StableToolBench's Turing test: three annotators per pair of responses.
+    labels_per_item = 3
     builders = frozenset({"api_pairs"})
     build_help = (
         'A JSON file: a list of {"documentation", "arguments", "real", "simulated", "api"?}.'
