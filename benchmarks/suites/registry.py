@@ -9,6 +9,7 @@ optional capabilities the other apps ask for, never by the suite's name:
     gold              what its gold looks like to an expert and how an edit applies (GoldEditing)
     questions         the question sets of its human studies, by campaign kind
     item_context      what a human needs to judge one of its outputs (candidates, tools, gold)
+    exporter          writes a benchmark back in its published format, as its importer reads it
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
@@ -27,7 +28,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from benchmarks.suites.base import ImportBundle, ImportFormatError, Progress
+from benchmarks.suites.base import (
+    ImportBundle,
+    ImportFormatError,
+    Progress,
+    SampleRecord,
+    ToolRecord,
+)
 from benchmarks.suites.judging import Verdict
 from benchmarks.suites.protocol import Evaluator, Item, PublishedOutput, TaskSpec, ToolSpec
 
@@ -181,6 +188,28 @@ def default_item_context(item: Item, show_gold: bool) -> ItemContext:
     )
 
 
+@dataclass(frozen=True)
+class Exporter:
+    """Writes a benchmark in the suite's published format, the one its importer reads.
+
+    write(samples, tools) -> {relative path: bytes}: the samples in stored order as the records
+    the importer made (a refined sample holds its current revision), every tool of the
+    benchmark; raises export.ExportError naming the sample and field it cannot write.
+    import_paths(folder): what to give the importer to read the written folder back (default:
+    every entry of the folder but provenance.json).
+    cannot_carry: what the platform stores that the format has no place for (said in the
+    provenance file, the README and the round-trip tests)."""
+
+    write: Callable[[Sequence[SampleRecord], Sequence[ToolRecord]], dict[str, bytes]]
+    import_paths: Callable[[Path], list[Path]] | None = None
+    cannot_carry: str = ""
+
+    def paths_to_import(self, folder: Path) -> list[Path]:
+        if self.import_paths is not None:
+            return self.import_paths(folder)
+        return sorted(p for p in folder.iterdir() if p.name != "provenance.json")
+
+
 # --- the suite ----------------------------------------------------------------------------------
 
 
@@ -197,6 +226,8 @@ class Suite:
     # (item, show_gold) -> what a human needs beside the output, where the default (a
     # sample's query or turns, candidate tools and reference) does not fit
     item_context: Callable[[Item, bool], ItemContext] | None = None
+    # writes the benchmark back in its published format (None: only the platform's JSONL)
+    exporter: Exporter | None = None
 
     @property
     def name(self) -> str:

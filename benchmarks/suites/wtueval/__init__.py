@@ -8,6 +8,7 @@ import sys as _sys
 
 from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403
+from benchmarks.suites.wtueval.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.wtueval.importer import *  # noqa: F403
 from benchmarks.suites.wtueval.native import *  # noqa: F403
 from benchmarks.suites.wtueval.native_messages import *  # noqa: F403
@@ -19,4 +20,5 @@ SUITE = _Suite(
     _sys.modules[__name__],
     served_tools=_SERVED_TOOLS,
     questions={"error_types": _ERROR_TYPES},
+    exporter=_EXPORTER,
 )
