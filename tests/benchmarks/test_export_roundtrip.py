@@ -77,3 +77,46 @@ def test_provenance_lists_no_change_for_an_unrefined_benchmark(tmp_path: Path) -
     assert provenance["benchmark"] == "wtueval original" and provenance["format"] == "published"
     assert provenance["changed"] == [] and provenance["dropped"] == []
     assert provenance["samples"] == Benchmark.objects.get(name="wtueval original").samples.count()
+
+
+def test_mtubench_round_trip(tmp_path: Path, seeddata: Path) -> None:
+    # Every published record: its prompt verbatim, its answer object as published (it tells
+    # {"": {}} from {}), the copies of a repeated id in their order.
+    out = round_trip("mtubench", [seeddata / "mtubench"], tmp_path / "out")
+    assert_identical("mtubench", "metadata")
+    assert sorted(p.name for p in out.iterdir()) == [
+        "M-M_eval.jsonl",
+        "M-S_eval.jsonl",
+        "OOD_eval.jsonl",
+        "S-M_eval.jsonl",
+        "S-S_eval.jsonl",
+        "provenance.json",
+    ]
+    published = (seeddata / "mtubench" / "S-S_eval.jsonl").read_text().splitlines()
+    written = (out / "S-S_eval.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in written] == [json.loads(line) for line in published]
+
+
+def test_metatool_round_trip(tmp_path: Path, seeddata: Path) -> None:
+    # Every seed file: the queries CSV, the golden pairs, the three test sets with the keys
+    # they were published with, the scenario lists and the three tool files. The tool files
+    # merge on import (the first description of a name wins), so the export writes each tool
+    # once, into the file it was read from: the merged tools are identical, and the store
+    # entries a plugin_des.json description shadowed are not written again.
+    metatool = seeddata / "metatool"
+    paths = [
+        metatool / "all_clean_data_sample200.csv",
+        metatool / "multi_tool_query_golden.json",
+        metatool / "plugin_des.json",
+        metatool / "big_tool_des.json",
+        metatool / "plugin_info.json",
+        metatool / "Task1_awareness_sample200.json",
+        metatool / "Task2-Subtask3_reliability_sample100.json",
+        metatool / "Task2-Subtask4_multi_tool_sample100.json",
+        metatool / "scenario",
+    ]
+    out = round_trip("metatool", paths, tmp_path / "out")
+    assert_identical("metatool", "metadata")
+    assert (out / "Task1.json").exists() and (out / "scenario" / "Students.json").exists()
+    header = (out / "all_clean_data.csv").read_text().splitlines()[0]
+    assert header == "row_index,Query,Tool"
