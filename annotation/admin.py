@@ -77,6 +77,7 @@ class CampaignForm(forms.ModelForm):
             "guidelines",
             "labels_per_item",
             "randomize_sides",
+            "show_gold",
             "review_stage",
             "adjudication_stage",
             "lease_seconds",
@@ -100,6 +101,7 @@ class CampaignAdmin(admin.ModelAdmin):
                 "fields": (
                     "labels_per_item",
                     "randomize_sides",
+                    "show_gold",
                     "review_stage",
                     "adjudication_stage",
                     "lease_seconds",
