@@ -9,6 +9,7 @@ optional capabilities the other apps ask for, never by the suite's name:
     gold              what its gold looks like to an expert and how an edit applies (GoldEditing)
     questions         the question sets of its human studies, by campaign kind
     item_context      what a human needs to judge one of its outputs (candidates, tools, gold)
+    analyses          the breakdowns its paper draws from a run, by task (analyses.Analysis)
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
@@ -27,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from benchmarks.suites.analyses import Analysis
 from benchmarks.suites.base import ImportBundle, ImportFormatError, Progress
 from benchmarks.suites.judging import Verdict
 from benchmarks.suites.protocol import Evaluator, Item, PublishedOutput, TaskSpec, ToolSpec
@@ -197,6 +199,18 @@ class Suite:
     # (item, show_gold) -> what a human needs beside the output, where the default (a
     # sample's query or turns, candidate tools and reference) does not fit
     item_context: Callable[[Item, bool], ItemContext] | None = None
+    # task -> the analyses its paper draws from a run of it (benchmarks/suites/analyses.py)
+    analyses: Mapping[str, tuple[Analysis, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for task, declared in self.analyses.items():
+            names = [analysis.name for analysis in declared]
+            if len(set(names)) != len(names):
+                raise ValueError(f"task {task!r} declares an analysis name twice")
+
+    def analyses_for(self, task: str) -> tuple[Analysis, ...]:
+        """The analyses declared for a task, in the order the page shows them (() if none)."""
+        return tuple(self.analyses.get(task, ()))
 
     @property
     def name(self) -> str:
