@@ -11,6 +11,7 @@ optional capabilities the other apps ask for, never by the suite's name:
     item_context      what a human needs to judge its outputs (question, tools, gold, each
                       output's pick or calls; benchmarks/suites/context.py)
     exporter          writes a benchmark back in its published format, as its importer reads it
+    analyses          the breakdowns its paper draws from a run, by task (analyses.Analysis)
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
@@ -29,6 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from benchmarks.suites.analyses import Analysis
 from benchmarks.suites.base import (
     ImportBundle,
     ImportFormatError,
@@ -212,6 +214,18 @@ class Suite:
     item_context: ItemContextHook | None = None
     # writes the benchmark back in its published format (None: only the platform's JSONL)
     exporter: Exporter | None = None
+    # task -> the analyses its paper draws from a run of it (benchmarks/suites/analyses.py)
+    analyses: Mapping[str, tuple[Analysis, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for task, declared in self.analyses.items():
+            names = [analysis.name for analysis in declared]
+            if len(set(names)) != len(names):
+                raise ValueError(f"task {task!r} declares an analysis name twice")
+
+    def analyses_for(self, task: str) -> tuple[Analysis, ...]:
+        """The analyses declared for a task, in the order the page shows them (() if none)."""
+        return tuple(self.analyses.get(task, ()))
 
     @property
     def name(self) -> str:
