@@ -94,6 +94,7 @@ class CampaignForm(forms.ModelForm):
             "guidelines",
             "labels_per_item",
             "randomize_sides",
+            "show_gold",
             "review_stage",
             "adjudication_stage",
             "lease_seconds",
@@ -117,6 +118,7 @@ class CampaignAdmin(admin.ModelAdmin):
                 "fields": (
                     "labels_per_item",
                     "randomize_sides",
+                    "show_gold",
                     "review_stage",
                     "adjudication_stage",
                     "lease_seconds",

@@ -79,6 +79,7 @@ def campaign_details_update(
     guidelines: str,
     labels_per_item: int,
     randomize_sides: bool = True,
+    show_gold: bool = False,
     review_stage: bool = False,
     adjudication_stage: bool = False,
 ) -> Campaign:
@@ -102,6 +103,7 @@ def campaign_details_update(
     campaign.guidelines = guidelines
     campaign.labels_per_item = labels_per_item
     campaign.randomize_sides = randomize_sides
+    campaign.show_gold = show_gold
     campaign.review_stage = review_stage
     campaign.adjudication_stage = adjudication_stage
     try:

@@ -268,6 +268,7 @@ def setup_details(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "guidelines": campaign.guidelines,
             "labels_per_item": str(campaign.labels_per_item),
             "randomize_sides": campaign.randomize_sides,
+            "show_gold": campaign.show_gold,
             "review_stage": campaign.review_stage,
             "adjudication_stage": campaign.adjudication_stage,
         }
@@ -281,6 +282,7 @@ def setup_details(request: HttpRequest, campaign_id: int) -> HttpResponse:
         guidelines=data.get("guidelines", ""),
         labels_per_item=labels if labels is not None else 0,
         randomize_sides=bool(data.get("randomize_sides")),
+        show_gold=bool(data.get("show_gold")),
         review_stage=bool(data.get("review_stage")),
         adjudication_stage=bool(data.get("adjudication_stage")),
     )
