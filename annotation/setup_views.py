@@ -89,7 +89,11 @@ def campaign_overview(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotation/setup/overview.html",
-        {"rows": rows, "can_create": allows(request.user, "annotation:setup-new")},
+        {
+            "rows": rows,
+            "can_create": allows(request.user, "annotation:setup-new"),
+            "nav_campaigns": True,
+        },
     )
 
 
@@ -133,6 +137,7 @@ def _step_page(
         "readiness": readiness,
         "editable": campaign is None or campaign.status == Campaign.Status.DRAFT,
         "error_field": getattr(error, "field", ""),
+        "nav_campaigns": True,
         **context,
     }
     name = template or f"annotation/setup/{step}.html"
