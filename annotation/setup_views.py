@@ -601,7 +601,9 @@ def setup_preview(request: HttpRequest, campaign_id: int) -> HttpResponse:
         shown = ""
         if kind.sided:
             shown = random.choice(("AB", "BA")) if campaign.randomize_sides else "AB"
-        unsaved = Assignment(campaign=campaign, item=item, shown_order=shown)
+        # Never saved: id 0 only names it in the item template's links, which the preview
+        # makes inert where an item edits (the refinement editor).
+        unsaved = Assignment(id=0, campaign=campaign, item=item, shown_order=shown)
         view = item_view(item, unsaved)
         context.update(
             {
@@ -611,6 +613,8 @@ def setup_preview(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 "questions": question_views(list(campaign.questions.all()), view, kind),
                 "wide_item": kind.wide,
                 "drafts": kind.drafts,
+                "assignment": unsaved,
+                **kind.preview_context(unsaved),
                 "posted": {},
                 "previous": position - 1 if position > 0 else None,
                 "next": position + 1 if position + 1 < count else None,

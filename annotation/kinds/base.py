@@ -119,6 +119,11 @@ class CampaignKind:
         """More for the annotation workspace around the item (the refinement editor)."""
         return {}
 
+    def preview_context(self, assignment: Any) -> dict[str, Any]:
+        """What workspace_context gives, for the setup's preview of an item: the assignment is
+        never saved, and nothing may be stored."""
+        return {}
+
     def on_submit(self, *, campaign: Any, assignment: Any, answers: dict[str, Any]) -> Submission:
         """The label to store for checked answers (AnnotationError refuses the submit)."""
         return Submission(answers=answers)

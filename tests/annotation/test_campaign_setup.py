@@ -16,7 +16,15 @@ from django.test import Client
 from annotation import services
 from annotation.errors import AnnotationError
 from annotation.kinds import kinds
-from annotation.models import Assignment, Campaign, Item, Label, Member, Question
+from annotation.models import (
+    Assignment,
+    Campaign,
+    Item,
+    Label,
+    Member,
+    Question,
+    RefinementDraft,
+)
 from annotation.setup import (
     campaign_details_update,
     campaign_readiness,
@@ -508,3 +516,35 @@ def test_a_researchers_list_shows_drafts_with_a_link_to_continue(client: Client)
     assert 'href="/campaigns/new/"' in html
     # the annotator's list stays the annotator's: a draft is not in it
     assert "my draft" not in client.get("/annotate/").content.decode()
+
+
+@pytest.mark.parametrize("kind", sorted(kinds()))
+def test_every_step_answers_for_every_kind_and_the_preview_stores_nothing(
+    kind: str, client: Client, tmp_path: Path
+) -> None:
+    from tests.annotation.test_build_limit import _request
+
+    researcher(client)
+    benchmark = make_benchmark()
+    samples = [
+        make_sample(benchmark=benchmark, candidate_tools=["tool_a", "tool_b"]) for _ in range(3)
+    ]
+    for name in ("tool_a", "tool_b"):
+        make_tool(benchmark=benchmark, name=name)
+    campaign = services.campaign_create(name=f"every {kind}", kind=kind, benchmark=benchmark)
+    builder = sorted(kinds()[kind].builders)[0]
+    services.items_build(campaign=campaign, request=_request(builder, benchmark, samples, tmp_path))
+    for step in ("", "questions/", "items/", "members/", "preview/", "open/"):
+        response = client.get(f"/campaigns/{campaign.pk}/setup/{step}")
+        assert response.status_code == 200, (step, response.content.decode()[:500])
+    html = client.get(f"/campaigns/{campaign.pk}/setup/preview/").content.decode()
+    assert 'class="item-view"' in html
+    for question in campaign.questions.all():
+        if question.scale != "item_choices":
+            assert f'name="{question.key}"' in html
+    if kinds()[kind].drafts:
+        # the editor as it opens, inert: a preview edits nothing
+        assert "<div inert>" in html and 'id="editor"' in html
+    assert not Assignment.objects.filter(campaign=campaign).exists()
+    assert not Label.objects.filter(campaign=campaign).exists()
+    assert not RefinementDraft.objects.exists()
