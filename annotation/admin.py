@@ -297,6 +297,7 @@ class BuildItemsForm(forms.Form):
                 for chunk in upload.chunks():
                     handle.write(chunk)
             request.pairs = target
+            request.pairs_name = Path(upload.name or "pairs.json").name
             return services.items_build(campaign=self.campaign, request=request)
 
 

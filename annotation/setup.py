@@ -28,7 +28,7 @@ from annotation.errors import AnnotationError
 from annotation.kinds import BuildRequest, kind_named, kind_of
 from annotation.models import Campaign, Member, Question
 from annotation.selectors import campaign_totals_forget
-from annotation.services import items_build
+from annotation.services import campaign_name_check, items_build, labels_per_item_check
 from benchmarks.models import Benchmark
 from evaluation.models import Run
 
@@ -86,13 +86,10 @@ def campaign_details_update(
     """A draft's name, benchmark, guidelines and labelling settings (its kind stays: another
     kind is another campaign). The benchmark cannot change under items built from it."""
     setup_editable(campaign)
-    name = name.strip()
-    if not name:
-        raise AnnotationError("give the campaign a name", field="name")
+    name = campaign_name_check(name)
     if Campaign.objects.filter(name=name).exclude(pk=campaign.pk).exists():
         raise AnnotationError(f"a campaign named {name!r} exists already", field="name")
-    if labels_per_item < 1:
-        raise AnnotationError("each item needs at least one label", field="labels_per_item")
+    labels_per_item_check(labels_per_item)
     if benchmark != campaign.benchmark and campaign.items.exists():
         raise AnnotationError(
             "the items were built from the other benchmark: build them again after changing it",

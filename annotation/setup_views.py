@@ -513,6 +513,7 @@ def setup_items(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 for chunk in upload.chunks():
                     handle.write(chunk)
             build.pairs = target
+            build.pairs_name = Path(upload.name or "pairs.json").name
         added = items_rebuild(campaign=campaign, request=build)
     messages.success(request, f"{added} item{'s' if added != 1 else ''} built.")
     return HttpResponseRedirect(reverse("annotation:setup-members", args=[campaign.pk]))

@@ -44,6 +44,8 @@ class BuildRequest:
     run: Any = None
     run_b: Any = None
     pairs: Path | None = None
+    # The pairs file's name as the researcher knows it (an upload's), for messages.
+    pairs_name: str = ""
 
 
 class CampaignKind:

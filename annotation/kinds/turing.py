@@ -27,7 +27,9 @@ class Turing(CampaignKind):
     def build(self, campaign: Any, request: BuildRequest) -> int:
         if request.pairs is None:
             raise AnnotationError("upload the pairs file", field="pairs")
-        return items_from_pairs_file(campaign=campaign, path=request.pairs, limit=request.limit)
+        return items_from_pairs_file(
+            campaign=campaign, path=request.pairs, limit=request.limit, name=request.pairs_name
+        )
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         payload = item.payload

@@ -434,6 +434,10 @@ def test_the_questions_page_adds_and_removes_choice_rows_without_saving(client: 
     removed = client.post(url, {**form, "action": "remove-choice:0:0"}).content.decode()
     assert 'name="q-0-choice-1-value"' not in removed and 'value="B"' in removed
     # nothing was saved by either
+    # a button naming a row or question that is not there redraws the form as it was
+    for action in ("remove-choice:7:9", "add-choice:x", "remove-question:5", "dance"):
+        same = client.post(url, {**form, "action": action}).content.decode()
+        assert same.count('name="q-0-choice-') == 6, action
     assert campaign.questions.get().choices[0]["value"] == "A"
     assert len(campaign.questions.get().choices) == 4
     # a refused save names the row
@@ -473,10 +477,16 @@ def test_the_items_step_fits_the_kind_and_names_a_wrong_field(
     turing = services.campaign_create(name="turing", kind="turing")
     html = client.get(f"/campaigns/{turing.pk}/setup/items/").content.decode()
     assert 'type="file" id="pairs" name="pairs"' in html and 'name="run"' not in html
-    broken = SimpleUploadedFile("pairs.json", json.dumps([{"real": 1}]).encode())
+    broken = SimpleUploadedFile("broken.json", json.dumps([{"real": 1}]).encode())
     response = client.post(f"/campaigns/{turing.pk}/setup/items/", {"pairs": broken})
+    html = response.content.decode()
     assert response.status_code == 400
-    assert "record 0: missing documentation, arguments, simulated" in response.content.decode()
+    # the file as the researcher named it, the record and what it lacks
+    assert "broken.json, record 0: missing documentation, arguments, simulated" in html
+    assert re.search(r'id="pairs"[^>]*aria-invalid="true"', html)
+    not_json = SimpleUploadedFile("notes.json", b'[{"real": 1,\n  oops}]')
+    html = client.post(f"/campaigns/{turing.pk}/setup/items/", {"pairs": not_json}).content
+    assert b"notes.json" in html and b"/tmp" not in html
     record = {"documentation": "d", "arguments": {}, "real": 1, "simulated": 2}
     good = SimpleUploadedFile("pairs.json", json.dumps([record] * 3).encode())
     client.post(f"/campaigns/{turing.pk}/setup/items/", {"pairs": good, "limit": "2"})
@@ -548,3 +558,42 @@ def test_every_step_answers_for_every_kind_and_the_preview_stores_nothing(
     assert not Assignment.objects.filter(campaign=campaign).exists()
     assert not Label.objects.filter(campaign=campaign).exists()
     assert not RefinementDraft.objects.exists()
+
+
+HOSTILE = [
+    ("new/", {"kind": "motivation", "name": "x" * 201}),
+    ("new/", {"kind": "motivation", "name": "x", "labels_per_item": "40000"}),
+    ("new/", {"kind": "../../etc", "name": "x"}),
+    ("new/", {"kind": "motivation", "name": "x", "benchmark": "999999"}),
+    ("new/", {"kind": "pairwise", "name": "x", "runs": "1,2,3"}),
+    ("{id}/setup/", {"name": "", "labels_per_item": "1"}),
+    ("{id}/setup/", {"name": "y", "labels_per_item": "0"}),
+    ("{id}/setup/", {"name": "y", "labels_per_item": "-3"}),
+    ("{id}/setup/", {"name": "y", "labels_per_item": "99999999999999999999"}),
+    ("{id}/setup/questions/", {"questions": "abc", "action": "save"}),
+    ("{id}/setup/questions/", {"questions": "999999999", "action": "save"}),
+    ("{id}/setup/questions/", {"questions": "1", "q-0-choices": "-1", "action": "save"}),
+    ("{id}/setup/questions/", {"questions": "0", "action": "save"}),
+    ("{id}/setup/items/", {"limit": "ten"}),
+    ("{id}/setup/items/", {"limit": "99999999999999999999999"}),
+    ("{id}/setup/items/", {"split": "no-such-split"}),
+    ("{id}/setup/members/", {"annotator": ["abc", "-1", "999999999"]}),
+    ("{id}/setup/members/", {"reviewer": ["1"]}),
+    ("{id}/setup/open/", {}),
+]
+
+
+@pytest.mark.parametrize(("path", "data"), HOSTILE)
+def test_bad_input_is_refused_with_a_message_never_a_500(
+    path: str, data: dict[str, Any], client: Client
+) -> None:
+    researcher(client)
+    benchmark = make_benchmark()
+    make_sample(benchmark=benchmark)
+    campaign = services.campaign_create(name="target", kind="refinement", benchmark=benchmark)
+    response = client.post(f"/campaigns/{path.format(id=campaign.pk)}", data)
+    assert response.status_code == 400, response.content.decode()[:800]
+    assert 'role="alert"' in response.content.decode()
+    assert Campaign.objects.count() == 1
+    campaign.refresh_from_db()
+    assert (campaign.name, campaign.labels_per_item) == ("target", 1)
