@@ -32,25 +32,59 @@ from annotation.models import (
     Question,
     Review,
 )
+from annotation.setup import campaign_readiness, question_check
 from benchmarks.admin import pretty_json
 from evaluation.models import Run, TuringPair
+
+QUESTION_FIELDS = ("key", "text", "scale", "min_choices", "max_choices")
+
+
+class QuestionForm(forms.ModelForm):
+    """A question checked by the same rules as the setup page's (annotation.setup.
+    question_check), and stored as it stores them (ordinal values as numbers, a pairwise
+    question's fixed answers)."""
+
+    class Meta:
+        model = Question
+        fields = (
+            "order",
+            "key",
+            "text",
+            "scale",
+            "choices",
+            "multiple",
+            "min_choices",
+            "max_choices",
+            "required",
+            "allow_note",
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors or not data or data.get("DELETE"):
+            return data
+        choices = data.get("choices")
+        index = (self.prefix or "").rsplit("-", 1)[-1]
+        try:
+            checked = question_check(
+                {**data, "choices": choices if isinstance(choices, list) else []},
+                int(index) if index.isdigit() else 0,
+            )
+        except AnnotationError as exc:
+            name = exc.field.rsplit("-", 1)[-1] if exc.field else ""
+            field = name if name in QUESTION_FIELDS else "choices"
+            raise forms.ValidationError({field: str(exc)}) from None
+        for name in ("key", "text", "choices", "multiple", "min_choices", "max_choices"):
+            data[name] = checked[name]
+            setattr(self.instance, name, checked[name])
+        return data
 
 
 class QuestionInline(admin.TabularInline):
     model = Question
+    form = QuestionForm
     extra = 0
-    fields = (
-        "order",
-        "key",
-        "text",
-        "scale",
-        "choices",
-        "multiple",
-        "min_choices",
-        "max_choices",
-        "required",
-        "allow_note",
-    )
+    fields = QuestionForm.Meta.fields
 
 
 class MemberInline(admin.TabularInline):
@@ -147,17 +181,38 @@ class CampaignAdmin(admin.ModelAdmin):
         obj.refresh_from_db()
         obj._state.adding = False
 
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        # The setup page's warnings (fewer annotators than labels per item...), here too.
+        campaign = self.get_object(request, object_id)
+        if campaign is not None and request.method == "GET":
+            for warning in campaign_readiness(campaign).warnings:
+                self.message_user(request, warning, messages.WARNING)
+        return super().change_view(request, object_id, form_url, extra_context)
+
     @admin.display(description="items and progress")
     def links(self, obj: Campaign) -> SafeString:
         if obj.pk is None:
             return format_html("{}", "save the campaign first")
+        setup = ""
+        if obj.status == Campaign.Status.DRAFT:
+            setup = format_html(
+                ' · <a href="{}">Set up step by step</a>',
+                reverse("annotation:setup-details", args=[obj.pk]),
+            )
         return format_html(
             '{} items · <a href="{}">Build items</a> · <a href="{}">Progress</a> · '
-            '<a href="{}">Agreement</a>',
+            '<a href="{}">Agreement</a>{}',
             obj.items.count(),
             reverse("admin:annotation_campaign_build", args=[obj.pk]),
             reverse("annotation:progress", args=[obj.pk]),
             reverse("annotation:agreement", args=[obj.pk]),
+            setup,
         )
 
     @admin.action(

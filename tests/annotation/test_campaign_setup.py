@@ -109,6 +109,63 @@ def test_the_admin_creates_through_the_same_service(client: Client) -> None:
     assert list(campaign.questions.values_list("key", flat=True)) == ["better"]
 
 
+def admin_change_form(campaign: Campaign, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    form: dict[str, Any] = {
+        "name": campaign.name,
+        "kind": campaign.kind,
+        "status": campaign.status,
+        "guidelines": "",
+        "labels_per_item": str(campaign.labels_per_item),
+        "lease_seconds": "1800",
+        "questions-TOTAL_FORMS": str(len(questions)),
+        "questions-INITIAL_FORMS": "0",
+        "members-TOTAL_FORMS": "0",
+        "members-INITIAL_FORMS": "0",
+    }
+    campaign.questions.all().delete()
+    for i, question in enumerate(questions):
+        for name, value in question.items():
+            form[f"questions-{i}-{name}"] = value
+    return form
+
+
+def test_the_admin_checks_questions_by_the_setup_pages_rules(client: Client) -> None:
+    from tests.factories import make_superuser
+
+    client.force_login(make_superuser())
+    campaign = services.campaign_create(name="admin questions", kind="motivation")
+    url = f"/admin/annotation/campaign/{campaign.pk}/change/"
+    choices = [{"value": "a", "label": "A"}, {"value": "a", "label": "again"}]
+    bad = {"order": "0", "key": "why", "text": "Why?", "scale": "categories", "min_choices": "0"}
+    response = client.post(
+        url, admin_change_form(campaign, [{**bad, "choices": json.dumps(choices)}])
+    )
+    assert response.status_code == 200
+    assert (
+        "question 1, choice 2: the value &#x27;a&#x27; is there twice" in response.content.decode()
+    )
+    assert not campaign.questions.exists()
+    ordinal = {"order": "0", "key": "how", "text": "How?", "scale": "ordinal", "min_choices": "0"}
+    scale = [{"value": "1", "label": "bad"}, {"value": "2", "label": "good"}]
+    response = client.post(
+        url, admin_change_form(campaign, [{**ordinal, "choices": json.dumps(scale)}])
+    )
+    assert response.status_code == 302
+    # stored as the setup page stores it: numbers on an ordinal scale
+    assert [c["value"] for c in campaign.questions.get(key="how").choices] == [1, 2]
+
+
+def test_the_admin_shows_the_members_warning_and_links_the_setup(client: Client) -> None:
+    from tests.factories import make_superuser
+
+    client.force_login(make_superuser())
+    campaign = services.campaign_create(name="admin warning", kind="turing")
+    services.members_add(campaign=campaign, users=[make_user()], role="annotator")
+    html = client.get(f"/admin/annotation/campaign/{campaign.pk}/change/").content.decode()
+    assert "1 annotator for 3 labels per item" in html
+    assert f'href="/campaigns/{campaign.pk}/setup/"' in html
+
+
 def test_fewer_annotators_than_labels_per_item_is_a_visible_warning() -> None:
     campaign = services.campaign_create(name="few", kind="pairwise")
     services.members_add(campaign=campaign, users=[make_user(), make_user()], role="annotator")
