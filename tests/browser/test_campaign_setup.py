@@ -134,3 +134,53 @@ def test_a_researcher_sets_up_a_pairwise_campaign_from_two_runs_and_opens_it(
     expect(annotator.locator('input[name="better"]')).to_have_count(3)
     assert Assignment.objects.filter(campaign=campaign, annotator__username="annotator1").exists()
     screenshot(annotator, "campaign-setup-annotator")
+
+
+def test_a_researcher_edits_choices_as_rows_with_the_keyboard(
+    studio: Studio, login: Any, live_server: Any, screenshot: Any
+) -> None:
+    from annotation import services
+    from benchmarks.models import Benchmark
+    from tests.browser.conftest import focused
+
+    researcher = studio.users["researcher"]
+    campaign = services.campaign_create(
+        name="Why tools, again",
+        kind="motivation",
+        benchmark=Benchmark.objects.get(name="MetaTool (demo)"),
+        user=researcher,
+    )
+    page = login(researcher)
+    page.set_viewport_size(WIDE)
+    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/setup/questions/")
+    rows = page.locator("table.choice-rows tbody tr")
+    expect(rows).to_have_count(4)
+
+    # add a row: the form comes back with it, the keyboard on its value
+    with page.expect_response(lambda r: "/setup/questions/" in r.url):
+        press(page, "#q-0-add-choice")
+    expect(rows).to_have_count(5)
+    expect(focused(page)).to_have_attribute("name", "q-0-choice-4-value")
+    page.keyboard.type("E")
+    page.keyboard.press("Tab")
+    page.keyboard.type("Other <reasons>")
+    # remove the first row (what was typed in the others stays)
+    with page.expect_response(lambda r: "/setup/questions/" in r.url):
+        press(page, 'button[value="remove-choice:0:0"]')
+    expect(rows).to_have_count(4)
+    expect(page.locator('input[name="q-0-choice-3-label"]')).to_have_value("Other <reasons>")
+    # a label left empty: refused, the row's field marked
+    page.locator('input[name="q-0-choice-1-label"]').fill("")
+    press(page, 'button[value="save"]:not(.visually-hidden)')
+    expect(page.locator("#form-error")).to_contain_text("question 1, choice 2: give its label")
+    expect(page.locator('input[name="q-0-choice-1-label"]')).to_have_attribute(
+        "aria-invalid", "true"
+    )
+    fits(page)
+    screenshot(page, "campaign-setup-questions-rows")
+    page.locator('input[name="q-0-choice-1-label"]').fill("Special inputs or outputs")
+    press(page, 'button[value="save"]:not(.visually-hidden)')
+    expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Items")
+    question = campaign.questions.get()
+    assert [c["value"] for c in question.choices] == ["B", "C", "D", "E"]
+    assert question.choices[3]["label"] == "Other <reasons>"
