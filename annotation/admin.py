@@ -264,14 +264,14 @@ class BuildItemsForm(forms.Form):
         )
         upload = data["pairs"]
         if upload is None:
-            return kind_of(self.campaign).build(self.campaign, request)
+            return services.items_build(campaign=self.campaign, request=request)
         with tempfile.TemporaryDirectory() as folder:
             target = Path(folder) / "pairs.json"
             with target.open("wb") as handle:
                 for chunk in upload.chunks():
                     handle.write(chunk)
             request.pairs = target
-            return kind_of(self.campaign).build(self.campaign, request)
+            return services.items_build(campaign=self.campaign, request=request)
 
 
 @admin.register(Item)

@@ -21,7 +21,7 @@ class ErrorTypes(CampaignKind):
     def build(self, campaign: Any, request: BuildRequest) -> int:
         if not request.run:
             raise AnnotationError("choose the run whose failures are labelled", field="run")
-        return items_from_failures(campaign=campaign, run=request.run)
+        return items_from_failures(campaign=campaign, run=request.run, limit=request.limit)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         view["failed"] = view["judged"][0]

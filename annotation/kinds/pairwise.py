@@ -41,7 +41,9 @@ class Pairwise(CampaignKind):
     def build(self, campaign: Any, request: BuildRequest) -> int:
         if not (request.run and request.run_b):
             raise AnnotationError("choose run A and run B", field="run")
-        return items_from_runs(campaign=campaign, run_a=request.run, run_b=request.run_b)
+        return items_from_runs(
+            campaign=campaign, run_a=request.run, run_b=request.run_b, limit=request.limit
+        )
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         sides = list(view["judged"])

@@ -10,6 +10,8 @@ optional capabilities the other apps ask for, never by the suite's name:
     questions         the question sets of its human studies, by campaign kind
     item_context      what a human needs to judge its outputs (question, tools, gold, each
                       output's pick or calls; benchmarks/suites/context.py)
+    exporter          writes a benchmark back in its published format, as its importer reads it
+    analyses          the breakdowns its paper draws from a run, by task (analyses.Analysis)
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
@@ -28,7 +30,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from benchmarks.suites.base import ImportBundle, ImportFormatError, Progress
+from benchmarks.suites.analyses import Analysis
+from benchmarks.suites.base import (
+    ImportBundle,
+    ImportFormatError,
+    Progress,
+    SampleRecord,
+    ToolRecord,
+)
 from benchmarks.suites.context import (
     ItemContext,
     ItemContextHook,
@@ -164,6 +173,28 @@ class GoldEditing:
     output_reference: Callable[[str, Collection[str] | None], bool] | None = None
 
 
+@dataclass(frozen=True)
+class Exporter:
+    """Writes a benchmark in the suite's published format, the one its importer reads.
+
+    write(samples, tools) -> {relative path: bytes}: the samples in stored order as the records
+    the importer made (a refined sample holds its current revision), every tool of the
+    benchmark; raises export.ExportError naming the sample and field it cannot write.
+    import_paths(folder): what to give the importer to read the written folder back (default:
+    every entry of the folder but provenance.json).
+    cannot_carry: what the platform stores that the format has no place for (said in the
+    provenance file, the README and the round-trip tests)."""
+
+    write: Callable[[Sequence[SampleRecord], Sequence[ToolRecord]], dict[str, bytes]]
+    import_paths: Callable[[Path], list[Path]] | None = None
+    cannot_carry: str = ""
+
+    def paths_to_import(self, folder: Path) -> list[Path]:
+        if self.import_paths is not None:
+            return self.import_paths(folder)
+        return sorted(p for p in folder.iterdir() if p.name != "provenance.json")
+
+
 # --- the suite ----------------------------------------------------------------------------------
 
 
@@ -181,6 +212,20 @@ class Suite:
     # default (a sample's query or turns, candidate tools and reference, the answers' calls)
     # does not fit (benchmarks/suites/context.py)
     item_context: ItemContextHook | None = None
+    # writes the benchmark back in its published format (None: only the platform's JSONL)
+    exporter: Exporter | None = None
+    # task -> the analyses its paper draws from a run of it (benchmarks/suites/analyses.py)
+    analyses: Mapping[str, tuple[Analysis, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for task, declared in self.analyses.items():
+            names = [analysis.name for analysis in declared]
+            if len(set(names)) != len(names):
+                raise ValueError(f"task {task!r} declares an analysis name twice")
+
+    def analyses_for(self, task: str) -> tuple[Analysis, ...]:
+        """The analyses declared for a task, in the order the page shows them (() if none)."""
+        return tuple(self.analyses.get(task, ()))
 
     @property
     def name(self) -> str:

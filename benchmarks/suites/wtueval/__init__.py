@@ -9,6 +9,7 @@ import sys as _sys
 from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.wtueval.context import item_context as _item_context
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403
+from benchmarks.suites.wtueval.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.wtueval.importer import *  # noqa: F403
 from benchmarks.suites.wtueval.native import *  # noqa: F403
 from benchmarks.suites.wtueval.native_messages import *  # noqa: F403
@@ -21,4 +22,5 @@ SUITE = _Suite(
     item_context=_item_context,
     served_tools=_SERVED_TOOLS,
     questions={"error_types": _ERROR_TYPES},
+    exporter=_EXPORTER,
 )
