@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from benchmarks.models import Benchmark
+from benchmarks.suites.context import answer_calls, text_of
 from config.access import allows
 from config.charts import bar_chart
 from config.csvexport import csv_response
@@ -128,10 +129,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     page = Paginator(predictions, PAGE_SIZE).get_page(request.GET.get("page"))
     for prediction in page.object_list:
         prediction.shown_scores = item_scores(prediction.scores, spec)
-        if prediction.tool_calls:
-            prediction.tool_calls_json = json.dumps(
-                prediction.tool_calls, ensure_ascii=False, indent=1
-            )
+        # Calls are shown as calls (templates/partials/call.html), other answers as JSON text:
+        # never a Python repr.
+        prediction.answer_calls = answer_calls(prediction.answer)
+        prediction.answer_text = text_of(prediction.answer)
+        prediction.sent_calls = (
+            answer_calls(prediction.tool_calls) if prediction.tool_calls else None
+        )
     context.update(
         {
             "page": page,
