@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from annotation import services
 from annotation.models import Campaign, Member
 from evaluation.models import Endpoint, Prediction, Run
-from tests.annotation.judge_items import metatool_pair, mtubench_pair
+from tests.annotation.judge_items import HOSTILE, metatool_pair, mtubench_pair, pair_campaign
 from tests.factories import make_benchmark, make_sample, make_user
 
 pytestmark = pytest.mark.django_db
@@ -144,3 +144,148 @@ def test_a_pairwise_item_reads_as_many_queries_with_3_tools_as_with_80(client: C
     assert queries_of_next(client, few, few_annotator) == queries_of_next(
         client, many, many_annotator
     )
+
+
+# The other suites' pairs, each with markup in what a model wrote: (suite, task, sample, tools,
+# the two sides, what the page must show, the gold's text shown only with show_gold).
+OTHER_SUITES: dict[
+    str, tuple[str, dict[str, Any], dict[str, str], list[dict[str, Any]], list[str], str]
+] = {
+    "stabletoolbench": (
+        "pass_rate",
+        {
+            "split": "G1_instruction",
+            "input": {"query": "Find a ferry to Bilbao"},
+            "reference": {
+                "relevant_apis": [["Ferries", "departures"]],
+                "relevant_tools": ["ferries_departures"],
+            },
+            "candidate_tools": ["ferries_departures", "weather_now"],
+        },
+        {"ferries_departures": "Ferry departures from a port.", "weather_now": "The weather now."},
+        [
+            {
+                "output": "{}",
+                "answer": f"The 10:00 ferry {HOSTILE}",
+                "parsed": True,
+                "trace": [
+                    {
+                        "thought": "look",
+                        "action": "ferries_departures",
+                        "arguments": {"to": "Bilbao"},
+                        "observation": '{"error": "", "response": "10:00"}',
+                    },
+                ],
+            },
+            {"output": f"not json {HOSTILE}", "parsed": False},
+        ],
+        [
+            "Ferry departures from a port.",
+            "<dt>Trace</dt><dd>1 call to ferries_departures</dd>",
+            "ferries_departures(to=&quot;Bilbao&quot;)",
+            "not an answer object (its text below)",
+        ],
+        "<dt>Relevant APIs</dt><dd>ferries_departures</dd>",
+    ),
+    "wtueval": (
+        "R2",
+        {
+            "split": "gsm8k",
+            "input": {"query": "What is 12 * 7?"},
+            "reference": {"answer": 84, "kind": "tool"},
+        },
+        {},
+        [
+            {
+                "output": "...",
+                "answer": "84",
+                "parsed": True,
+                "context": {"tools": ["Calculator"]},
+                "trace": [
+                    {
+                        "thought": HOSTILE,
+                        "action": "Calculator",
+                        "arguments": {"expression": "12*7"},
+                        "tools": ["Calculator"],
+                    },
+                    {"action": "Finish", "arguments": {"answer": "84"}, "stop": "final_answer"},
+                ],
+            },
+            {
+                "output": "...",
+                "answer": HOSTILE,
+                "parsed": True,
+                "context": {"tools": ["Calculator"]},
+                "trace": [
+                    {
+                        "action": "Finish",
+                        "arguments": {"answer": "x"},
+                        "tools": ["Calculator"],
+                        "stop": "final_answer",
+                    }
+                ],
+            },
+        ],
+        [
+            "<code>Calculator</code>",  # the tool offered, by its name (the platform serves it)
+            "<dt>Decision</dt><dd>calls a tool first (Calculator)</dd>",
+            "Calculator(expression=&quot;12*7&quot;)",
+            "<dt>Decision</dt><dd>answers directly, no tool call</dd>",
+        ],
+        "<dt>Gold answer</dt><dd>84</dd>",
+    ),
+    "ultratool": (
+        "tool_usage",
+        {
+            "input": {"query": "Save a note for Ann"},
+            "reference": {
+                "steps": [
+                    {
+                        "step": "1",
+                        "text": "Write it",
+                        "tool": "file_write",
+                        "arguments": {"path": "gold.txt"},
+                    }
+                ],
+                "tool_usage": [
+                    {"step": "1", "tool": "file_write", "arguments": {"path": "gold.txt"}}
+                ],
+            },
+            "candidate_tools": ["file_write"],
+            "kind": "plan",
+        },
+        {"file_write": "Write text to a file."},
+        [
+            {
+                "output": "...",
+                "answer": [{"step": "1", "tool": "file_write", "arguments": {"path": HOSTILE}}],
+                "parsed": True,
+            },
+            {"output": f"[oops {HOSTILE}", "parsed": False},
+        ],
+        [
+            "Write text to a file.",
+            "file_write(path=&quot;&lt;script&gt;alert(\\&quot;judge\\&quot;)&lt;/script&gt;&quot;)",
+            "not read from the text (below)",
+        ],
+        "file_write(path=&quot;gold.txt&quot;)",
+    ),
+}
+
+
+@pytest.mark.parametrize("suite", sorted(OTHER_SUITES))
+def test_every_suite_gives_a_pair_its_context(client: Client, suite: str) -> None:
+
+    task, sample, tools, sides, shown, gold = OTHER_SUITES[suite]
+    pages = {}
+    for show in (False, True):
+        campaign, annotator = pair_campaign(
+            suite=suite, task=task, sample=sample, tools=tools, sides=sides, show_gold=show
+        )
+        pages[show] = page_of(client, campaign, annotator)
+    for text in shown:
+        assert text in pages[False], text
+    assert "<script>alert" not in pages[False] + pages[True]
+    assert "&lt;script&gt;alert(" in pages[False]
+    assert gold not in pages[False] and "Gold answer" not in pages[False]
+    assert gold in pages[True]
