@@ -1,7 +1,7 @@
 """A judge sees what they judge: pairwise (and error-type) items show the context their suite
 gives (the question, the tools offered with their descriptions, each side's parsed answer as
-calls or picks), the gold only when the campaign says so, every model text escaped, and the
-page reads the same few queries however many tools are offered."""
+calls or picks), the gold only when the campaign says so, every model text escaped. (That it
+reads the same few queries however many tools are offered: test_hot_paths.py.)"""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 
 from annotation import services
 from annotation.models import Campaign, Member
@@ -126,24 +124,6 @@ def test_an_error_type_item_hides_the_expected_answer_unless_asked(client: Clien
     assert "forty-two" not in html[False] and "forty-two" in html[True]
     # the trace's call is written as a call
     assert "Calculator(expression=&quot;6*7-1&quot;)" in html[False]
-
-
-def queries_of_next(client: Client, campaign: Campaign, annotator: Any) -> int:
-    client.force_login(annotator)
-    client.get("/annotate/")  # the session is read into the cache
-    with CaptureQueriesContext(connection) as captured:
-        response = client.post(f"/api/campaigns/{campaign.pk}/next/")
-    assert response.status_code == 200
-    return len(captured.captured_queries)
-
-
-def test_a_pairwise_item_reads_as_many_queries_with_3_tools_as_with_80(client: Client) -> None:
-    few, few_annotator = metatool_pair()
-    many, many_annotator = metatool_pair(extra_tools=77)
-    assert len(many.items.get().prediction.context["candidates"]) == 80
-    assert queries_of_next(client, few, few_annotator) == queries_of_next(
-        client, many, many_annotator
-    )
 
 
 # The other suites' pairs, each with markup in what a model wrote: (suite, task, sample, tools,
