@@ -138,3 +138,28 @@ def test_stabletoolbench_round_trip(tmp_path: Path, seeddata: Path) -> None:
         assert "api_doc_differs" not in after[key]["metadata"] or differs
     first = json.loads((out / "solvable_queries/test_instruction/G1_instruction.json").read_text())
     assert isinstance(first[0]["query_id"], int) and "relevant APIs" in first[0]
+
+
+@pytest.mark.parametrize(
+    "folder", [DEMO / "ultratool", ROOT / "tests/benchmarks/fixtures/ultratool"]
+)
+def test_ultratool_round_trip(tmp_path: Path, folder: Path) -> None:
+    # UltraTool's data carries no licence, so the files are the project's own, in its format:
+    # the plan of each sample (published call strings kept as written, the ones the strict
+    # reader repairs and the ones no reader accepts among them) and the task files.
+    paths = [folder / "test.json", *sorted((folder / "test_set").glob("*.json"))]
+    out = round_trip("ultratool", paths, tmp_path / "out")
+    assert_identical("ultratool", "metadata")
+    assert (out / "test.json").exists() and (out / "test_set").is_dir()
+
+
+def test_ultratool_writes_a_refined_call_as_the_call_reader_reads_it() -> None:
+    from benchmarks.suites.toolcall import parse_tool_call
+    from benchmarks.suites.ultratool.exporter import call_text
+
+    arguments = {"time": "06:30", "n": 2, "x": [1.5, None], "o": {"it's": True}}
+    text = call_text("set_alarm", arguments)
+    assert text == "set_alarm(time='06:30', n=2, x=[1.5, None], o={\"it's\": True})"
+    assert parse_tool_call(text).arguments == arguments
+    with pytest.raises(ValueError, match="keyword argument"):
+        call_text("set_alarm", {"start-time": "06:30"})

@@ -11,6 +11,7 @@ from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
 from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
 from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403
+from benchmarks.suites.ultratool.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.ultratool.gold import GOLD as _GOLD
 from benchmarks.suites.ultratool.importer import *  # noqa: F403
 from benchmarks.suites.ultratool.native import *  # noqa: F403
@@ -26,6 +27,7 @@ def _planning_judgments(path: _Path, answers: _Path | None, task: str) -> _Publi
 SUITE = _Suite(
     _sys.modules[__name__],
     gold=_GOLD,
+    exporter=_EXPORTER,
     judgment_readers={
         "ultratool-planning": _JudgmentReader(
             read=_planning_judgments,
