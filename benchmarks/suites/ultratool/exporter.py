@@ -80,8 +80,8 @@ def _plan(sample: SampleRecord) -> list[dict[str, Any]]:
     written = []
     for index, step in enumerate(steps):
         number = str(step.get("step", ""))
-        following = steps[index + 1] if index + 1 < len(steps) else None
-        has_children = bool(following) and str(following.get("step", "")).startswith(number + ".")
+        following = steps[index + 1] if index + 1 < len(steps) else {}
+        has_children = str(following.get("step", "")).startswith(number + ".")
         label = f"{number}." if "." not in number else number
         text = step.get("text") or ""
         written.append(
