@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from benchmarks.exports import benchmark_export
-from benchmarks.models import Benchmark
-from benchmarks.services import benchmark_import
+from benchmarks.models import Benchmark, Sample
+from benchmarks.services import benchmark_import, sample_revise
+from benchmarks.suites.mtubench.gold import write_answer
 from benchmarks.suites.registry import get_suite
 
 pytestmark = pytest.mark.django_db
@@ -163,3 +164,141 @@ def test_ultratool_writes_a_refined_call_as_the_call_reader_reads_it() -> None:
     assert parse_tool_call(text).arguments == arguments
     with pytest.raises(ValueError, match="keyword argument"):
         call_text("set_alarm", {"start-time": "06:30"})
+
+
+# --- refined samples: the published format carries the refinement -----------------------------
+
+
+def export_and_reimport(suite: str, out: Path) -> None:
+    export = benchmark_export(benchmark=Benchmark.objects.get(name=f"{suite} original"))
+    export.write_to(out)
+    exporter = get_suite(suite).exporter
+    assert exporter is not None
+    benchmark_import(
+        suite=suite, paths=exporter.paths_to_import(out), benchmark_name=f"{suite} again"
+    )
+
+
+def revise(sample: Sample, *, input: dict[str, Any], reference: Any) -> None:
+    sample_revise(
+        sample_id=sample.pk, base_revision=sample.revision, input=input, reference=reference
+    )
+    sample.refresh_from_db()
+
+
+def again(sample: Sample) -> Sample:
+    return Sample.objects.get(
+        benchmark__name=sample.benchmark.name.replace("original", "again"),
+        split=sample.split,
+        external_id=sample.external_id,
+    )
+
+
+def test_a_refined_mtubench_turn_is_exported_as_its_new_answer_and_query(
+    tmp_path: Path, seeddata: Path
+) -> None:
+    benchmark_import(
+        suite="mtubench",
+        paths=[seeddata / "mtubench" / "S-M_eval.jsonl"],
+        benchmark_name="mtubench original",
+    )
+    sample = next(
+        s
+        for s in Sample.objects.filter(benchmark__name="mtubench original").order_by("id")
+        if len(s.reference["calls"]) >= 2
+    )
+    old = sample.reference
+    calls = [*old["calls"][1:], {**old["calls"][0], "arguments": {"note": "edited"}}]
+    reference = {**old, "calls": calls}
+    write_answer(calls, old, reference, sample.split)
+    revise(sample, input={**sample.input, "query": "A refined question?"}, reference=reference)
+
+    export_and_reimport("mtubench", tmp_path / "out")
+    read = again(sample)
+    assert read.reference == sample.reference
+    assert read.input["query"] == "A refined question?"
+    # the prompt's current user turn is the refined one; the rest of the prompt is as published
+    assert read.input["prompt"].endswith(
+        sample.input["prompt"][sample.input["prompt"].rindex(old_query(sample)) :].replace(
+            old_query(sample), "A refined question?"
+        )
+    )
+
+
+def old_query(sample: Sample) -> str:
+    return next(t["content"] for t in reversed(sample.input["turns"]) if t["role"] == "user")
+
+
+def test_a_refined_ultratool_call_is_exported_as_a_call_the_importer_reads(
+    tmp_path: Path,
+) -> None:
+    folder = DEMO / "ultratool"
+    benchmark_import(
+        suite="ultratool",
+        paths=[folder / "test.json", *sorted((folder / "test_set").glob("*.json"))],
+        benchmark_name="ultratool original",
+    )
+    sample = Sample.objects.get(benchmark__name="ultratool original", external_id="1")
+    reference = json.loads(json.dumps(sample.reference))
+    step = next(s for s in reference["steps"] if s["arguments"])
+    # as the refinement editor writes a changed call: new arguments, the published text gone
+    step["arguments"] = {**step["arguments"], "city": "Utrecht", "days": 2}
+    step.pop("call", None)
+    for node in walk(reference["plan"]):
+        if node["step"] == step["step"]:
+            node.update(arguments=step["arguments"])
+            node.pop("call", None)
+    revise(sample, input=sample.input, reference=reference)
+
+    export_and_reimport("ultratool", tmp_path / "out")
+    read = again(sample)
+    written = next(s for s in read.reference["steps"] if s["step"] == step["step"])
+    assert written["arguments"] == step["arguments"]
+    assert written["call"].startswith(f"{step['tool']}(") and "city='Utrecht'" in written["call"]
+    # every other step, and every task gold, as refined
+    strip = [{k: v for k, v in s.items() if k != "call"} for s in read.reference["steps"]]
+    assert strip == [{k: v for k, v in s.items() if k != "call"} for s in reference["steps"]]
+    assert {k: v for k, v in read.reference.items() if k not in ("steps", "plan")} == {
+        k: v for k, v in reference.items() if k not in ("steps", "plan")
+    }
+
+
+def walk(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [n for node in nodes for n in (node, *walk(node.get("children") or []))]
+
+
+def test_refined_metatool_and_generic_golds_round_trip_exactly(
+    tmp_path: Path, seeddata: Path
+) -> None:
+    metatool = seeddata / "metatool"
+    benchmark_import(
+        suite="metatool",
+        paths=[metatool / "all_clean_data_sample200.csv", metatool / "plugin_des.json"],
+        benchmark_name="metatool original",
+    )
+    query = Sample.objects.filter(benchmark__name="metatool original").order_by("id").first()
+    other = next(
+        t
+        for t in Benchmark.objects.get(name="metatool original").tools.values_list(
+            "name", flat=True
+        )
+        if t != query.reference["tool"]
+    )
+    revise(query, input={"query": "A clearer, refined query"}, reference={"tool": other})
+    export_and_reimport("metatool", tmp_path / "metatool")
+    read = again(query)
+    assert (read.input, read.reference) == (query.input, query.reference)
+
+    benchmark_import(
+        suite="generic",
+        paths=[DEMO / "generic" / "questions.jsonl"],
+        benchmark_name="generic original",
+    )
+    question = Sample.objects.get(benchmark__name="generic original", external_id="demo-1")
+    reference = {
+        **question.reference,
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Gent"}}],
+    }
+    revise(question, input=question.input, reference=reference)
+    export_and_reimport("generic", tmp_path / "generic")
+    assert again(question).reference == reference
