@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from benchmarks.exports import benchmark_export
+from benchmarks.exports import ExportRefused, benchmark_export
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import, sample_revise
 from benchmarks.suites.mtubench.gold import write_answer
-from benchmarks.suites.registry import get_suite
+from benchmarks.suites.registry import SUITE_MODULES, all_suites, get_suite
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -302,3 +302,27 @@ def test_refined_metatool_and_generic_golds_round_trip_exactly(
     revise(question, input=question.input, reference=reference)
     export_and_reimport("generic", tmp_path / "generic")
     assert again(question).reference == reference
+
+
+# --- every suite, and one without a published format ----------------------------------------
+
+
+def test_every_registered_suite_declares_its_exporter() -> None:
+    assert [s.name for s in all_suites() if s.exporter is None] == []
+
+
+def test_a_suite_without_an_exporter_exports_as_jsonl_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(SUITE_MODULES, "toy", "tests.benchmarks.toy_suite")
+    path = tmp_path / "parity.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "n": i}) + "\n" for i in range(3)))
+    benchmark_import(suite="toy", paths=[path])
+    benchmark = Benchmark.objects.get(suite="toy")
+    with pytest.raises(ExportRefused, match="no published format") as refused:
+        benchmark_export(benchmark=benchmark)
+    assert refused.value.field == "format"
+    export = benchmark_export(benchmark=benchmark, fmt="jsonl")
+    lines = [json.loads(line) for line in export.files["samples.jsonl"].decode().splitlines()]
+    stored = list(benchmark.samples.order_by("id").values(*SAMPLE_FIELDS, "metadata"))
+    assert lines == stored
