@@ -230,6 +230,8 @@ ACCESS: dict[str, Rule] = {
     "admin:*": ADMIN,
     # pages
     "benchmarks:home": SIGNED_IN,
+    # export (issue 17): every sample's gold and its revisions' authors; a GET, reads only
+    "benchmarks:benchmark-export": Perm("benchmarks.view_sample", "benchmarks.view_samplerevision"),
     "annotation:campaign-list": SIGNED_IN,
     "annotation:annotate": ANNOTATOR,
     "annotation:submit": ANNOTATOR,

@@ -45,6 +45,8 @@ EXPECTED: dict[str, frozenset[str]] = {
     "password_change": SIGNED,
     "password_change_done": SIGNED,
     "benchmarks:home": SIGNED,
+    # export (issue 17): researchers (view_sample and view_samplerevision)
+    "benchmarks:benchmark-export": RESEARCH,
     "annotation:campaign-list": SIGNED,
     # the studio: members in the page's role, nobody else (not even the superuser)
     "annotation:annotate": frozenset({"annotator"}),
@@ -121,6 +123,7 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "password_change": Call("GET", reverse("password_change")),
         "password_change_done": Call("GET", reverse("password_change_done")),
         "benchmarks:home": Call("GET", "/"),
+        "benchmarks:benchmark-export": Call("GET", f"/benchmarks/{w.benchmark.pk}/export/"),
         "annotation:campaign-list": Call("GET", "/annotate/"),
         "annotation:annotate": Call("GET", f"/annotate/{m}/"),
         "annotation:submit": Call("POST", f"/annotate/{m}/submit/{w.assignment.pk}/", {}),
