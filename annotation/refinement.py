@@ -215,6 +215,13 @@ def editor_context(assignment: Assignment) -> dict[str, Any]:
     }
 
 
+def editor_preview(assignment: Assignment) -> dict[str, Any]:
+    """The editor as it opens on the assignment's item, for the setup's preview: from a draft
+    that is never saved (the assignment is not saved either), so nothing is stored."""
+    draft = RefinementDraft(assignment=assignment, data=_initial(assignment.item.sample))
+    return {"editor": draft_state(assignment, draft), "draft_saved": None, "returned": None}
+
+
 def draft_state(assignment: Assignment, draft: RefinementDraft) -> dict[str, Any]:
     """Rows with their numbers, tool choices, argument fields and errors; the diff against
     the version the draft was loaded from; whether anything changed."""
