@@ -188,13 +188,13 @@ def natural_key(value: Any) -> tuple[Any, ...]:
 
 
 def rate(values: Sequence[float | None], *, percent: bool = True) -> float | None:
-    """The mean of the present values, as a percentage rounded to 2 decimals when `percent`;
-    None when none is present."""
+    """The mean of the present values, as a percentage when `percent` (fractions x 100),
+    rounded to 2 decimals as runs report; None when none is present."""
     present = [float(v) for v in values if v is not None]
     if not present:
         return None
     value = math.fsum(present) / len(present)
-    return round(100.0 * value, 2) if percent else value
+    return round(100.0 * value if percent else value, 2)
 
 
 PerItem = Callable[[Scored], float | None]
