@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from benchmarks.suites.analyses import Analysis, AnalysisMetric, natural_key
+from benchmarks.suites.analyses import Analysis, AnalysisMetric
 from config.charts import series_chart
 from config.csvexport import csv_response
 from config.errors import shows_errors
@@ -145,29 +145,12 @@ def run_analysis_csv(request: HttpRequest, pk: int, name: str) -> StreamingHttpR
     )
 
 
-def merged_groups(orders: Sequence[Sequence[Any]]) -> list[Any]:
-    """The groups of several series in one order that keeps each series' own (the analysis's
-    natural order): sorted naturally when every series is, else a group first seen in a later
-    series goes right after the group it follows there (an analysis's own order, such as the
-    paper's order of error types)."""
-    if all(list(order) == sorted(order, key=natural_key) for order in orders):
-        return sorted({group for order in orders for group in order}, key=natural_key)
-    merged: list[Any] = []
-    for order in orders:
-        previous = None
-        for group in order:
-            if group not in merged:
-                merged.insert(
-                    merged.index(previous) + 1 if previous in merged else len(merged), group
-                )
-            previous = group
-    return merged
-
-
 def _compare_section(
     runs: Sequence[Run], analysis: Analysis, series: list[Series], query: str
 ) -> dict[str, Any]:
-    groups = merged_groups([[row["group"] for row in entry.rows] for entry in series])
+    # Every series' rows are in the analysis's order (natural, or its group_order): so is
+    # their union.
+    groups = sorted({row["group"] for entry in series for row in entry.rows}, key=analysis.sort_key)
     by_group = [{row["group"]: row for row in entry.rows} for entry in series]
     labels = [entry.label for entry in series]
     charts = [
