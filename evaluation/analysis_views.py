@@ -60,13 +60,16 @@ def _single_section(run: Run, analysis: Analysis, found: dict[str, Any]) -> dict
     groups = [row["group"] for row in rows]
     # One run: a series per metric that shares the first one's scale.
     drawn = [m for m in analysis.metrics if m.percent == analysis.metrics[0].percent]
-    chart = _chart(
-        analysis,
-        groups,
+    chart = series_chart(
+        [_text(group) for group in groups],
         [m.label for m in drawn],
         [[row.get(m.name) for row in rows] for m in drawn],
-        analysis.metrics[0],
-        f"{analysis.title} · run #{run.pk}",
+        title=f"{analysis.title} · run #{run.pk}",
+        kind=analysis.chart,
+        x_title=analysis.axis,
+        # several metrics share the axis: it says their unit, the legend which is which
+        y_title=drawn[0].label if len(drawn) == 1 else ("%" if drawn[0].percent else ""),
+        maximum=100.0 if drawn[0].percent else None,
     )
     return {
         "analysis": analysis,
