@@ -414,7 +414,12 @@ def _lcs_pairs(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:
     return pairs
 
 
-def align(old_keys: Sequence[str], new_keys: Sequence[str]) -> list[int | None]:
+def align(
+    old_keys: Sequence[str],
+    new_keys: Sequence[str],
+    old_names: Sequence[str] | None = None,
+    new_names: Sequence[str] | None = None,
+) -> list[int | None]:
     """For each new item, the index of the old item it is a version of (None: a new item).
 
     Items equal in content (`keys`) in the same order are the same item (a longest common
@@ -448,9 +453,17 @@ def align(old_keys: Sequence[str], new_keys: Sequence[str]) -> list[int | None]:
         before = max((m for m in match[:start] if m is not None), default=-1)
         after = min((m for m in match[j:] if m is not None), default=len(old_keys))
         gap = [i for i in range(before + 1, after) if i not in used]
-        for offset, i in enumerate(gap[: j - start]):
-            match[start + offset] = i
-            used.add(i)
+        unpaired = list(range(start, j))
+        if old_names is not None and new_names is not None:
+            for k in list(unpaired):
+                same = [i for i in gap if old_names[i] == new_names[k]]
+                if same:
+                    match[k] = same[0]
+                    gap.remove(same[0])
+                    unpaired.remove(k)
+        for k, i in zip(unpaired, gap, strict=False):
+            match[k] = i
+        used.update(m for m in match[start:j] if m is not None)
     return match
 
 
@@ -493,14 +506,20 @@ def revision_diff(
         old_steps = plan_from_reference(old_reference)
         new_steps = plan_from_reference(new_reference)
         match = align(
-            [_key(_step_dict(s)) for s in old_steps], [_key(_step_dict(s)) for s in new_steps]
+            [_key(_step_dict(s)) for s in old_steps],
+            [_key(_step_dict(s)) for s in new_steps],
+            [s.tool or s.text for s in old_steps],
+            [s.tool or s.text for s in new_steps],
         )
         changes.extend(plan_diff(old_steps, _relabel(new_steps, old_steps, match)))
     elif shape == "calls":
         old_calls = calls_from_reference(old_reference)
         new_calls = calls_from_reference(new_reference)
         match = align(
-            [_key(_call_dict(c)) for c in old_calls], [_key(_call_dict(c)) for c in new_calls]
+            [_key(_call_dict(c)) for c in old_calls],
+            [_key(_call_dict(c)) for c in new_calls],
+            [c.name for c in old_calls],
+            [c.name for c in new_calls],
         )
         changes.extend(calls_diff(old_calls, _relabel(new_calls, old_calls, match)))
     elif old_reference != new_reference:

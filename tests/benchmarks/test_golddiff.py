@@ -87,3 +87,15 @@ def test_the_query_and_a_gold_of_another_shape() -> None:
         Change("argument_changed", "gold", key="gold", old="None", new="weather")
     ]
     assert revision_diff({"a": 1}, {"a": 1}, old_query="q", new_query="q") == []
+
+
+def test_in_a_gap_a_call_pairs_with_the_old_call_of_its_tool_before_position() -> None:
+    # weather(Oban) -> clock, weather(Oban, days 2): the weather call gained an argument and a
+    # clock call came in front; by position alone weather would read as renamed to clock
+    assert align(["w1"], ["c", "w2"], ["weather"], ["clock", "weather"]) == [None, 0]
+    old = calls(("weather", {"city": "Oban"}))
+    new = calls(("clock", {}), ("weather", {"city": "Oban", "days": 2}))
+    assert revision_diff(old, new) == [
+        Change("inserted", "n1", None, "1", new={"name": "clock", "arguments": {}}),
+        Change("argument_added", "c1", "1", "2", key="days", new=2),
+    ]

@@ -45,6 +45,13 @@ EXPECTED: dict[str, frozenset[str]] = {
     "password_change": SIGNED,
     "password_change_done": SIGNED,
     "benchmarks:home": SIGNED,
+    # --- benchmarks pages (issue 17) ---
+    "benchmarks:detail": RESEARCH,
+    "benchmarks:sample": RESEARCH,
+    "benchmarks:import": RESEARCH,
+    "benchmarks:import POST": RESEARCH,
+    "benchmarks:import-job": RESEARCH,
+    # --- end of benchmarks pages ---
     "annotation:campaign-list": SIGNED,
     # the studio: members in the page's role, nobody else (not even the superuser)
     "annotation:annotate": frozenset({"annotator"}),
@@ -120,7 +127,10 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "password_reset_complete": Call("GET", reverse("password_reset_complete")),
         "password_change": Call("GET", reverse("password_change")),
         "password_change_done": Call("GET", reverse("password_change_done")),
-        "benchmarks:home": Call("GET", "/"),
+        "benchmarks:home": Call("GET", "/benchmarks/"),
+        "benchmarks:detail": Call("GET", f"/benchmarks/{w.benchmark.pk}/"),
+        "benchmarks:sample": Call("GET", f"/benchmarks/{w.benchmark.pk}/samples/{w.sample.pk}/"),
+        "benchmarks:import-job": Call("GET", f"/benchmarks/import/{w.import_job.pk}/"),
         "annotation:campaign-list": Call("GET", "/annotate/"),
         "annotation:annotate": Call("GET", f"/annotate/{m}/"),
         "annotation:submit": Call("POST", f"/annotate/{m}/submit/{w.assignment.pk}/", {}),
@@ -174,6 +184,12 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         return [
             ("endpoint-list", Call("GET", "/api/endpoints/")),
             ("endpoint-list POST", Call("POST", "/api/endpoints/", new, json=True)),
+        ]
+    if name == "benchmarks:import":
+        # A POST without files: refused by the service (400, allowed through), nothing queued.
+        return [
+            ("benchmarks:import", Call("GET", "/benchmarks/import/")),
+            ("benchmarks:import POST", Call("POST", "/benchmarks/import/", {"suite": "generic"})),
         ]
     if name in pages:
         return [(name, pages[name])]
