@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
         ("contenttypes", "0002_remove_content_type_name"),
         # Every model the researchers hold a permission on exists before the grant (a fresh
         # database runs this once; the models added since are listed here).
-        ("benchmarks", "0004_import_job"),
+        ("benchmarks", "0005_import_job"),
         ("evaluation", "0004_virtualapi_call_permission"),
     ]
 
