@@ -236,7 +236,9 @@ def sample_history(*, sample: Sample) -> list[dict[str, Any]]:
     """The sample's revisions, newest first, each with who made it, when, its note and the diff
     from the revision before it (revision 0, as imported, has none)."""
     revisions = list(
-        SampleRevision.objects.filter(sample=sample).select_related("author").order_by("number")
+        SampleRevision.objects.filter(sample=sample)
+        .select_related("author", "reviewer")
+        .order_by("number")
     )
     history = []
     for before, revision in zip([None, *revisions], revisions, strict=False):

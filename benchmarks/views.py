@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from benchmarks import import_jobs, selectors
 from benchmarks.selectors import benchmark_list_with_counts, sample_counts_by_split_for
+from benchmarks.suites.base import UNSTORABLE
 from benchmarks.suites.registry import get_suite, suite_names
 from config.access import allows
 from config.errors import ApplicationError, shows_errors
@@ -37,7 +38,8 @@ def benchmark_detail(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     split = request.GET.get("split", "")
     if split not in {row["split"] for row in splits}:
         split = ""
-    text = request.GET.get("q", "").strip()[:200]
+    # What PostgreSQL cannot compare (NUL, lone surrogates) cannot be in a sample either.
+    text = UNSTORABLE.sub("", request.GET.get("q", "")).strip()[:200]
     revised_only = request.GET.get("revised") == "1"
     page = selectors.sample_page(
         benchmark=benchmark,

@@ -117,3 +117,24 @@ def test_the_sample_page_shows_turns_gold_tools_and_the_diff_of_each_revision(
     other = make_sample(benchmark=make_benchmark(name="Other"))
     assert researcher.get(f"/benchmarks/{bench.pk}/samples/{other.pk}/").status_code == 404
     assert researcher.get(f"/benchmarks/{bench.pk + 999}/").status_code == 404
+
+
+def test_hostile_filters_are_no_server_error(researcher: Client) -> None:
+    bench = make_benchmark(name="Hostile")
+    make_sample(benchmark=bench, external_id="a\u00e9", input={"query": "caf\u00e9"})
+    url = f"/benchmarks/{bench.pk}/"
+    for params in (
+        {"q": "caf\x00\u00e9"},
+        {"q": "%_\\"},
+        {"split": "\x00"},
+        {"page": "-1"},
+        {"page": "x" * 50},
+        {"revised": "yes"},
+        {"q": "y" * 5000},
+    ):
+        # 400 for what the HTTP boundary refuses (NUL, lone surrogates), never a 5xx
+        assert researcher.get(url, params).status_code in (200, 400), params
+    assert researcher.get(url + "?q=%ED%A0%80&split=%FF").status_code in (200, 400)
+    assert "0 samples matching" in researcher.get(url, {"q": "%_"}).content.decode()
+    assert "1 sample matching" in researcher.get(url, {"q": "CAF\u00c9"}).content.decode()
+    assert researcher.get(f"/benchmarks/{10**30}/").status_code == 404

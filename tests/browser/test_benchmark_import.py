@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from benchmarks.models import Benchmark, ImportJob, Sample
+from benchmarks.services import sample_revise
 from tests.factories import make_researcher
 from tests.workers import celery_worker, flush_test_broker
 
@@ -50,7 +51,8 @@ def submit(page: Page, name: str) -> None:
 def test_upload_by_the_file_input_and_by_a_drop_then_the_benchmark(
     worker: Path, login: Any, live_server: Any, screenshot: Any
 ) -> None:
-    page = login(make_researcher(username="researcher"))
+    researcher = make_researcher(username="researcher")
+    page = login(researcher)
 
     # the file input, with the keyboard
     open_import(page, live_server.url)
@@ -90,24 +92,53 @@ def test_upload_by_the_file_input_and_by_a_drop_then_the_benchmark(
     expect(page.locator("#history-h")).to_be_visible()
     screenshot(page, "benchmark-sample")
 
-    # a drop on the drop zone
+    # a drop of two files on the drop zone: single- and multi-turn dialogues together
     open_import(page, live_server.url)
+    ms = SEED / "mtubench" / "M-S_eval.jsonl"
     dropped = page.evaluate_handle(
-        """([name, text]) => {
-            const files = new DataTransfer();
-            files.items.add(new File([text], name, {type: "application/jsonl"}));
-            return files;
+        """(files) => {
+            const data = new DataTransfer();
+            for (const [name, text] of files) {
+                data.items.add(new File([text], name, {type: "application/jsonl"}));
+            }
+            return data;
         }""",
-        ["S-S_eval.jsonl", SS.read_text(encoding="utf-8")],
+        [[path.name, path.read_text(encoding="utf-8")] for path in (SS, ms)],
     )
     page.dispatch_event("#drop-zone", "dragover", {"dataTransfer": dropped})
     page.dispatch_event("#drop-zone", "drop", {"dataTransfer": dropped})
-    expect(page.locator("#chosen-files li")).to_have_count(1)
-    assert page.eval_on_selector("#id_files", "input => input.files.length") == 1
+    expect(page.locator("#chosen-files li")).to_have_count(2)
+    assert page.eval_on_selector("#id_files", "input => input.files.length") == 2
     submit(page, "MTU by drop")
     expect(page.locator("#import-status")).to_have_text("Done", timeout=DONE_MS)
-    assert Sample.objects.filter(benchmark__name="MTU by drop").count() == SS_LINES
+    dropped_benchmark = Benchmark.objects.get(name="MTU by drop")
+    splits = set(dropped_benchmark.samples.values_list("split", flat=True))
+    assert splits == {"S-S", "M-S"}
+    assert dropped_benchmark.samples.filter(split="S-S").count() == SS_LINES
     assert ImportJob.objects.filter(status="done").count() == 2
+
+    # a dialogue refined once (through the service the studio's review calls): its page shows
+    # the turns and the history with the diff
+    dialogue = next(
+        s
+        for s in dropped_benchmark.samples.filter(split="M-S").order_by("id")
+        if (s.reference or {}).get("calls") and len(s.input.get("turns") or []) > 2
+    )
+    calls = [dict(call) for call in dialogue.reference["calls"]]
+    first = dict(calls[0], arguments={**calls[0]["arguments"], "note": "refined"})
+    refined = {**dialogue.reference, "calls": [first, *calls[1:]]}
+    sample_revise(
+        sample_id=dialogue.pk,
+        base_revision=0,
+        input=dialogue.input,
+        reference=refined,
+        author=researcher,
+        note="a note argument",
+    )
+    page.goto(f"{live_server.url}/benchmarks/{dropped_benchmark.pk}/samples/{dialogue.pk}/")
+    expect(page.locator(".dialogue .turn")).to_have_count(len(dialogue.input["turns"]))
+    expect(page.locator(".revisions .change-argument_added")).to_contain_text("note")
+    screenshot(page, "benchmark-sample-revised")
 
 
 def test_a_broken_file_shows_the_located_error(
