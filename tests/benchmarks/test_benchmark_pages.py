@@ -72,7 +72,7 @@ def test_the_benchmark_page_shows_splits_tools_and_filters_samples(
 
 
 def test_the_sample_page_shows_turns_gold_tools_and_the_diff_of_each_revision(
-    researcher: Client,
+    researcher: Client, django_assert_max_num_queries: Any
 ) -> None:
     bench = make_benchmark(name="Dialogues")
     make_tool(benchmark=bench, name="clock", description="Tells the time.")
@@ -101,7 +101,10 @@ def test_the_sample_page_shows_turns_gold_tools_and_the_diff_of_each_revision(
     make_revision(sample=sample, number=0, reference=gold_1, note="as imported")
     make_revision(sample=sample, number=1, reference=gold_2, note="a clock first")
 
-    response = researcher.get(f"/benchmarks/{bench.pk}/samples/{sample.pk}/")
+    # session, user, permissions (own and groups'), benchmark with counts, sample, its tools,
+    # its revisions with authors and reviewers
+    with django_assert_max_num_queries(8):
+        response = researcher.get(f"/benchmarks/{bench.pk}/samples/{sample.pk}/")
     assert response.status_code == 200
     html = response.content.decode()
     assert 'class="turn turn-user"' in html and "Weather in &lt;Oban&gt;?" in html
