@@ -234,6 +234,25 @@ ACCESS: dict[str, Rule] = {
     "benchmarks:home": SIGNED_IN,
     # export (issue 17): every sample's gold and its revisions' authors; a GET, reads only
     "benchmarks:benchmark-export": Perm("benchmarks.view_sample", "benchmarks.view_samplerevision"),
+    # --- benchmarks pages (issue 17): researchers; the gold is on the sample page only ---
+    "benchmarks:detail": Perm(
+        "benchmarks.view_benchmark", "benchmarks.view_tool", "benchmarks.view_sample"
+    ),
+    "benchmarks:sample": Perm(
+        "benchmarks.view_benchmark", "benchmarks.view_tool", "benchmarks.view_sample"
+    ),
+    "benchmarks:import": ByMethod(
+        read=Perm("benchmarks.view_importjob"),
+        write=Perm(
+            "benchmarks.add_importjob",
+            "benchmarks.add_benchmark",
+            "benchmarks.add_tool",
+            "benchmarks.add_sample",
+            "benchmarks.change_sample",
+        ),
+    ),
+    "benchmarks:import-job": Perm("benchmarks.view_importjob"),
+    # --- end of benchmarks pages ---
     "annotation:campaign-list": SIGNED_IN,
     "annotation:annotate": ANNOTATOR,
     "annotation:submit": ANNOTATOR,

@@ -47,6 +47,12 @@ EXPECTED: dict[str, frozenset[str]] = {
     "benchmarks:home": SIGNED,
     # export (issue 17): researchers (view_sample and view_samplerevision)
     "benchmarks:benchmark-export": RESEARCH,
+    "benchmarks:detail": RESEARCH,
+    "benchmarks:sample": RESEARCH,
+    "benchmarks:import": RESEARCH,
+    "benchmarks:import POST": RESEARCH,
+    "benchmarks:import-job": RESEARCH,
+    # --- end of benchmarks pages ---
     "annotation:campaign-list": SIGNED,
     # the studio: members in the page's role, nobody else (not even the superuser)
     "annotation:annotate": frozenset({"annotator"}),
@@ -145,8 +151,11 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "password_reset_complete": Call("GET", reverse("password_reset_complete")),
         "password_change": Call("GET", reverse("password_change")),
         "password_change_done": Call("GET", reverse("password_change_done")),
-        "benchmarks:home": Call("GET", "/"),
         "benchmarks:benchmark-export": Call("GET", f"/benchmarks/{w.benchmark.pk}/export/"),
+        "benchmarks:home": Call("GET", "/benchmarks/"),
+        "benchmarks:detail": Call("GET", f"/benchmarks/{w.benchmark.pk}/"),
+        "benchmarks:sample": Call("GET", f"/benchmarks/{w.benchmark.pk}/samples/{w.sample.pk}/"),
+        "benchmarks:import-job": Call("GET", f"/benchmarks/import/{w.import_job.pk}/"),
         "annotation:campaign-list": Call("GET", "/annotate/"),
         "annotation:annotate": Call("GET", f"/annotate/{m}/"),
         "annotation:submit": Call("POST", f"/annotate/{m}/submit/{w.assignment.pk}/", {}),
@@ -232,6 +241,12 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         return [
             ("endpoint-list", Call("GET", "/api/endpoints/")),
             ("endpoint-list POST", Call("POST", "/api/endpoints/", new, json=True)),
+        ]
+    if name == "benchmarks:import":
+        # A POST without files: refused by the service (400, allowed through), nothing queued.
+        return [
+            ("benchmarks:import", Call("GET", "/benchmarks/import/")),
+            ("benchmarks:import POST", Call("POST", "/benchmarks/import/", {"suite": "generic"})),
         ]
     if name in pages:
         return [(name, pages[name])]
