@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -525,3 +526,77 @@ def item_scores(scores: dict[str, Any] | None, spec: TaskSpec | None) -> dict[st
         whole = metric is not None and metric.kind in ("count", "flag")
         shown[name] = as_count(scores[name]) if whole else scores[name]
     return shown
+
+
+# --- two runs of one task, item by item -------------------------------------------------------
+
+COMPARED_FIELDS = ("id", "sample_id", "repeat", "position", "status", "answer", "scores")
+
+
+def differs(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two runs' predictions of one item disagree: another parsed answer (no answer,
+    a failed item's, included) or another per-item score."""
+    return a.get("answer") != b.get("answer") or (a.get("scores") or {}) != (b.get("scores") or {})
+
+
+def runs_compared(a: Run, b: Run) -> dict[str, Any]:
+    """The items two runs share (same sample, same trial), in A's order, each with whether
+    they disagree (`differs`), and the counts: agree, disagree, and items only one run has."""
+    rows_a = list(a.predictions.order_by("position").values(*COMPARED_FIELDS))
+    rows_b = {
+        (row["sample_id"], row["repeat"]): row
+        for row in b.predictions.order_by("-position").values(*COMPARED_FIELDS)
+    }
+    pairs = []
+    seen = set()
+    for row in rows_a:
+        key = (row["sample_id"], row["repeat"])
+        other = rows_b.get(key)
+        if other is None or key in seen:
+            continue
+        seen.add(key)
+        pairs.append({"a": row["id"], "b": other["id"], "differs": differs(row, other)})
+    disagree = sum(pair["differs"] for pair in pairs)
+    return {
+        "pairs": pairs,
+        "shared": len(pairs),
+        "agree": len(pairs) - disagree,
+        "disagree": disagree,
+        "only_a": len({(r["sample_id"], r["repeat"]) for r in rows_a} - seen),
+        "only_b": len(set(rows_b) - seen),
+    }
+
+
+def input_summary(value: Any, limit: int = 300) -> str:
+    """A sample's input in a line or two: its question when it names one, else its first text
+    (a dialogue: its last turn), else its JSON; cut at `limit` characters."""
+    text = _first_text(value)
+    if text is None:
+        text = json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+QUESTION_KEYS = ("query", "question", "instruction", "prompt", "content", "text")
+
+
+def _first_text(value: Any, depth: int = 0) -> str | None:
+    if depth > 4:
+        return None
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, dict):
+        for key in QUESTION_KEYS:
+            found = _first_text(value.get(key), depth + 1) if key in value else None
+            if found:
+                return found
+        for inner in value.values():
+            found = _first_text(inner, depth + 1)
+            if found:
+                return found
+    if isinstance(value, list):
+        for inner in reversed(value):
+            found = _first_text(inner, depth + 1)
+            if found:
+                return found
+    return None
