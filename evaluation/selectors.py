@@ -14,6 +14,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, Sample, Tool
+from benchmarks.suites.judging import metric_unit
 from benchmarks.suites.protocol import (
     Context,
     Evaluator,
@@ -294,7 +295,7 @@ def progress_panel(
         "status_label": parent.get_status_display(),
         "total": total,
         "settled": progress["settled"],
-        "percent": round(100 * progress["settled"] / total, 1) if total else 0.0,
+        "percent": 100 * progress["settled"] / total if total else 0.0,
         "counts": [*counts, (progress["to_go"], "to go")],
         "counts_by_status": progress,
         "item": item,
@@ -335,12 +336,23 @@ def run_panel(run: Run, spec: TaskSpec | None = None) -> dict[str, Any]:
 
 def job_metric_rows(job: JudgeJob) -> list[dict[str, Any]]:
     """Each metric's mean over the repeats, with its standard deviation (stored as
-    <name>_std)."""
-    return [
-        {"name": name, "value": value, "std": job.metrics.get(f"{name}_std")}
-        for name, value in job.metrics.items()
-        if not name.endswith("_std")
-    ]
+    <name>_std), and its unit (benchmarks.suites.judging.metric_unit)."""
+    rows = []
+    for name, value in job.metrics.items():
+        if name.endswith("_std"):
+            continue
+        unit = metric_unit(job.judge.kind, name)
+        rows.append(
+            {
+                "name": name,
+                "value": value,
+                # a count is the same in every repeat: no spread to show
+                "std": None if unit == "count" else job.metrics.get(f"{name}_std"),
+                "count": unit == "count",
+                "percent": unit == "percent",
+            }
+        )
+    return rows
 
 
 def job_panel(job: JudgeJob) -> dict[str, Any]:

@@ -15,7 +15,12 @@ from benchmarks.models import Benchmark
 from evaluation import judging, services
 from evaluation.models import Endpoint, JudgeJob, Prediction, Run
 from evaluation.selectors import differs, input_summary
-from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
+from tests.evaluation.conftest import (
+    execute_job,
+    execute_run,
+    make_counting_benchmark,
+    make_endpoint,
+)
 from tests.factories import make_benchmark, make_researcher, make_sample
 from tests.fake_openai import FakeOpenAI
 
@@ -165,25 +170,47 @@ def two_runs(benchmark: Benchmark, fake_server: FakeOpenAI) -> tuple[Run, Run]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_judge_job_launched_from_the_page(
-    researcher: Client, two_runs: tuple[Run, Run], fake_server: FakeOpenAI
-) -> None:
+def test_a_judge_job_launched_from_the_page(researcher: Client, two_runs: tuple[Run, Run]) -> None:
     run_a, run_b = two_runs
-    endpoint = make_endpoint(fake_server.base_url, name="judge", model="judge-model")
-    judge = judging.judge_create(name="j", template="generic.pairwise", endpoint=endpoint)
-    page = researcher.get("/judging/new/", {"run": run_a.pk}).content.decode()
-    assert f'<option value="{run_a.pk}" selected>' in page
-    # the service refuses a pairwise judge without a second run
-    response = researcher.post("/judging/new/", {"judge": judge.pk, "run": run_a.pk, "repeats": 1})
-    assert response.status_code == 400
-    assert "compares two runs" in response.content.decode()
-    response = researcher.post(
-        "/judging/new/", {"judge": judge.pk, "run": run_a.pk, "against": run_b.pk, "repeats": 2}
+    # a judge that always prefers the answer shown first: every item a tie
+    with FakeOpenAI(responder=lambda request: '{"better": "1", "reason": "first"}') as server:
+        endpoint = make_endpoint(server.base_url, name="judge", model="judge-model")
+        judge = judging.judge_create(name="j", template="generic.pairwise", endpoint=endpoint)
+        page = researcher.get("/judging/new/", {"run": run_a.pk}).content.decode()
+        assert f'<option value="{run_a.pk}" selected>' in page
+        # the service refuses a pairwise judge without a second run
+        response = researcher.post(
+            "/judging/new/", {"judge": judge.pk, "run": run_a.pk, "repeats": 1}
+        )
+        assert response.status_code == 400
+        assert "compares two runs" in response.content.decode()
+        response = researcher.post(
+            "/judging/new/",
+            {"judge": judge.pk, "run": run_a.pk, "against": run_b.pk, "repeats": 2},
+        )
+        job = JudgeJob.objects.get()
+        assert response["Location"] == f"/judging/{job.pk}/"
+        assert (job.run_id, job.against_id, job.repeats) == (run_a.pk, run_b.pk, 2)
+        assert job.judgments.count() == 6 * 2 * 2
+        execute_job(job)
+
+    # its page: counts as whole numbers without a spread, shares with two decimals
+    html = researcher.get(f"/judging/{job.pk}/").content.decode()
+    assert metric_cells(html, "items") == ["6", ""]
+    assert metric_cells(html, "repeats") == ["2", ""]
+    assert metric_cells(html, "tie") == ["100.00", "0.00"]
+    assert metric_cells(html, "win") == ["0.00", "0.00"]
+
+
+def metric_cells(html: str, name: str) -> list[str]:
+    row = re.search(
+        rf"<tr><th scope=\"row\"[^>]*><code>{re.escape(name)}</code>(.*?)</tr>", html, re.S
     )
-    job = JudgeJob.objects.get()
-    assert response["Location"] == f"/judging/{job.pk}/"
-    assert (job.run_id, job.against_id, job.repeats) == (run_a.pk, run_b.pk, 2)
-    assert job.judgments.count() == 6 * 2 * 2
+    assert row, f"no row for {name}"
+    return [
+        re.sub(r"<[^>]+>", "", cell).strip()
+        for cell in re.findall(r"<td[^>]*>(.*?)</td>", row[1], re.S)
+    ]
 
 
 # --- rows that settle while the page is open ----------------------------------------------------
@@ -366,3 +393,21 @@ def test_compare_refuses_two_runs_of_different_tasks(
     response = researcher.get("/runs/compare/", {"a": run_a.pk, "b": run_a.pk})
     assert response.status_code == 400
     assert "with another run" in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_leaderboard_and_a_run_page_lead_to_the_comparison(
+    researcher: Client, two_runs: tuple[Run, Run]
+) -> None:
+    run_a, run_b = two_runs
+    board = researcher.get(f"/leaderboard/{run_a.benchmark_id}/answer/").content.decode()
+    form = re.search(r'<form method="get" action="/runs/compare/"[^>]*>(.*?)</form>', board, re.S)
+    assert form, "no way to pick two runs on the leaderboard"
+    assert re.findall(r'<select name="(\w)">', form[1]) == ["a", "b"]
+    # the best run is A, the next B
+    assert re.search(rf'name="a"><option value="{run_a.pk}" selected>', form[1])
+    assert re.search(rf'<option value="{run_b.pk}" selected>', form[1].split('name="b"')[1])
+    page = researcher.get(f"/runs/{run_a.pk}/").content.decode()
+    assert f'<input type="hidden" name="a" value="{run_a.pk}">' in page
+    assert f'<option value="{run_b.pk}">#{run_b.pk}' in page
+    assert f'href="/judging/new/?run={run_a.pk}"' in page
