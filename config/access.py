@@ -303,6 +303,11 @@ ACCESS: dict[str, Rule] = {
     "evaluation:job-detail": Perm("evaluation.view_judgejob", "evaluation.view_judgment"),
     "evaluation:job-control": Perm("evaluation.change_judgejob"),
     "evaluation:virtual": KEY,
+    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    "evaluation:run-new": Perm("evaluation.add_run"),
+    "evaluation:run-compare": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:job-new": Perm("evaluation.add_judgejob"),
+    # --- end runs ---
     # the API
     "api-root": SIGNED_IN,
     "api-schema": SIGNED_IN,

@@ -24,6 +24,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from config import access
+from evaluation.models import Run
 from tests.roles import ROLES, VIRTUAL_CALL, World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -103,6 +104,13 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:runs-analyses": RESEARCH,
     "evaluation:runs-analysis-csv": RESEARCH,
     # end of run analyses
+    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    "evaluation:run-new": RESEARCH,
+    "evaluation:run-new POST": RESEARCH,
+    "evaluation:run-compare": RESEARCH,
+    "evaluation:job-new": RESEARCH,
+    "evaluation:job-new POST": RESEARCH,
+    # --- end runs ---
     # the API
     "api-root": SIGNED,
     "api-schema": SIGNED,
@@ -236,6 +244,16 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
             (name, Call("GET", "/campaigns/new/")),
             (f"{name} POST", Call("POST", "/campaigns/new/", taken)),
         ]
+    # --- runs (issue 17): the launch pages read and write with the add permission ---
+    if name in ("evaluation:run-new", "evaluation:job-new"):
+        path = "/runs/new/" if name == "evaluation:run-new" else "/judging/new/"
+        return [(name, Call("GET", path)), (f"{name} POST", Call("POST", path, {}))]
+    if name == "evaluation:run-compare":
+        other, _ = Run.objects.get_or_create(
+            benchmark=w.benchmark, task=w.run.task, name="compared with", status="done"
+        )
+        return [(name, Call("GET", f"/runs/compare/?a={run}&b={other.pk}"))]
+    # --- end runs ---
     if name == "endpoint-list":
         new = {"name": "added", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
         return [
