@@ -25,7 +25,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.errors import AnnotationError
-from annotation.kinds import BuildRequest, kind_named, kind_of
+from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
 from annotation.models import Campaign, Member, Question
 from annotation.selectors import campaign_totals_forget
 from annotation.services import campaign_name_check, items_build, labels_per_item_check
@@ -412,13 +412,21 @@ class Prefill:
 
 
 def prefill_read(params: dict[str, str]) -> Prefill:
-    """The prefill a link asks for; an unknown kind or run is refused with its field."""
+    """The prefill a link asks for; an unknown kind or run, or runs a kind does not compare,
+    are refused with their field. Runs without a kind choose the first kind that compares
+    two runs (the `runs` builder)."""
     kind = params.get("kind", "").strip()
     if kind:
         kind_named(kind)
     raw = [part.strip() for part in params.get("runs", "").split(",") if part.strip()]
     if not raw:
         return Prefill(kind=kind)
+    comparing = [name for name, k in kinds().items() if "runs" in k.builders]
+    if kind and kind not in comparing:
+        raise AnnotationError(
+            f"runs: a {kind_named(kind).label.lower()} campaign is not built from two runs",
+            field="runs",
+        )
     if len(raw) != 2 or not all(part.isdigit() for part in raw):
         raise AnnotationError("runs: give two run ids, A,B", field="runs")
     by_id = Run.objects.select_related("benchmark").in_bulk([int(part) for part in raw])
@@ -428,7 +436,14 @@ def prefill_read(params: dict[str, str]) -> Prefill:
         if run is None:
             raise AnnotationError(f"runs: no run {part}", field="runs")
         runs.append(run)
-    return Prefill(kind=kind or "pairwise", runs=tuple(runs))
+    a, b = runs
+    if a.pk == b.pk:
+        raise AnnotationError("runs: compare two different runs", field="runs")
+    if (a.benchmark_id, a.task) != (b.benchmark_id, b.task):
+        raise AnnotationError(
+            "runs: the two runs must be of the same benchmark and task", field="runs"
+        )
+    return Prefill(kind=kind or comparing[0], runs=(a, b))
 
 
 def runs_for_items(campaign: Campaign) -> list[Run]:

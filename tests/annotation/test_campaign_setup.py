@@ -341,6 +341,17 @@ def test_the_prefill_reads_a_pairwise_kind_and_two_runs() -> None:
     with pytest.raises(AnnotationError) as refused:
         prefill_read({"kind": "nope"})
     assert refused.value.field == "kind"
+    # runs without a kind: the kind that compares two runs
+    assert prefill_read({"runs": f"{run_a.pk},{run_b.pk}"}).kind == "pairwise"
+    other, _ = two_runs()
+    for params in (
+        {"kind": "motivation", "runs": f"{run_a.pk},{run_b.pk}"},
+        {"kind": "pairwise", "runs": f"{run_a.pk},{run_a.pk}"},
+        {"kind": "pairwise", "runs": f"{run_a.pk},{other.pk}"},
+    ):
+        with pytest.raises(AnnotationError) as refused:
+            prefill_read(params)
+        assert refused.value.field == "runs", params
 
 
 # --- the pages ----------------------------------------------------------------------------------
@@ -510,6 +521,30 @@ def test_the_questions_page_adds_and_removes_choice_rows_without_saving(client: 
         {"value": "A", "label": "Data", "key": ""},
         {"value": "B", "label": "Files", "key": ""},
     ]
+
+
+def test_changing_a_questions_scale_redraws_its_form(client: Client) -> None:
+    researcher(client)
+    campaign = services.campaign_create(name="scales", kind="motivation")
+    url = f"/campaigns/{campaign.pk}/setup/questions/"
+    form = {"questions": "1", "q-0-key": "q", "q-0-text": "Q?", "q-0-choices": "0"}
+
+    def redraw(scale: str) -> str:
+        data = {**form, "q-0-scale": scale, "action": "redraw"}
+        return client.post(url, data, HTTP_HX_REQUEST="true").content.decode()
+
+    ordinal = redraw("ordinal")
+    assert "values are numbers, in order" in ordinal and "Add a choice" in ordinal
+    assert 'name="q-0-multiple"' not in ordinal
+    pairwise = redraw("pairwise")
+    assert "Add a choice" not in pairwise and "Left is better" not in pairwise
+    assert "stored as A better, tie or B better" in pairwise
+    items = redraw("item_choices")
+    assert "each item's own" in items and 'name="q-0-multiple"' in items
+    # an htmx redraw is the form alone, not the page
+    assert "<html" not in items
+    # nothing saved
+    assert list(campaign.questions.values_list("key", flat=True)) == ["reason"]
 
 
 def test_the_items_step_fits_the_kind_and_names_a_wrong_field(
