@@ -336,14 +336,22 @@ class BuildItemsForm(forms.Form):
     def __init__(self, campaign: Campaign, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.campaign = campaign
+        # Only what the kind builds its items from (it was every field, whatever the kind).
+        wanted = kind_of(campaign).build_fields()
+        for name in list(self.fields):
+            if name not in wanted:
+                del self.fields[name]
 
     def build(self) -> int:
         """The items the campaign's kind builds from what the form was given."""
         data = self.cleaned_data
         request = BuildRequest(
-            split=data["split"] or "", limit=data["limit"], run=data["run"], run_b=data["run_b"]
+            split=data.get("split") or "",
+            limit=data.get("limit"),
+            run=data.get("run"),
+            run_b=data.get("run_b"),
         )
-        upload = data["pairs"]
+        upload = data.get("pairs")
         if upload is None:
             return services.items_build(campaign=self.campaign, request=request)
         with tempfile.TemporaryDirectory() as folder:

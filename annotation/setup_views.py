@@ -432,21 +432,12 @@ def setup_questions(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 # --- step 3: items ------------------------------------------------------------------------------
 
-BUILDER_FIELDS = {
-    "split": ("split",),
-    "run": ("run",),
-    "failures": ("run",),
-    "runs": ("run", "run_b"),
-    "api_pairs": ("pairs",),
-    "tools": (),
-}
-
 
 def _items_page(
     request: HttpRequest, campaign: Campaign, posted: dict[str, Any], error: Any = None
 ) -> HttpResponse:
     kind = kind_of(campaign)
-    fields = {name for builder in kind.builders for name in BUILDER_FIELDS.get(builder, ())}
+    fields = kind.build_fields()
     splits = []
     if "split" in fields and campaign.benchmark_id:
         splits = list(

@@ -23,6 +23,16 @@ from benchmarks.suites.registry import study_questions
 # benchmark's tools), "runs" (two runs' predictions of the same samples), "failures" (a run's
 # failed predictions), "api_pairs" (the virtual API server's real and simulated responses).
 BUILDERS = ("split", "run", "tools", "runs", "failures", "api_pairs")
+# What the researcher gives for each (BuildRequest's fields): the setup page's items step and
+# the admin's build form show a kind only its builders' fields, and the limit.
+BUILDER_FIELDS: dict[str, tuple[str, ...]] = {
+    "split": ("split",),
+    "run": ("run",),
+    "tools": (),
+    "runs": ("run", "run_b"),
+    "failures": ("run",),
+    "api_pairs": ("pairs",),
+}
 
 
 @dataclass
@@ -99,6 +109,12 @@ class CampaignKind:
     def questions(self) -> list[dict[str, Any]]:
         """The default questions, a fresh copy (a campaign may change its own)."""
         return copy.deepcopy(self.question_set or study_questions(self.name))
+
+    def build_fields(self) -> tuple[str, ...]:
+        """The items form's fields for this kind: its builders' (BUILDER_FIELDS), then the
+        limit, which every source honours."""
+        fields = [f for b in BUILDERS if b in self.builders for f in BUILDER_FIELDS.get(b, ())]
+        return (*dict.fromkeys(fields), "limit")
 
     def sample_item(self, sample: Any, split: str) -> dict[str, Any]:
         """An item's fields for one sample of a split."""

@@ -689,3 +689,30 @@ def test_bad_input_is_refused_with_a_message_never_a_500(
     assert Campaign.objects.count() == 1
     campaign.refresh_from_db()
     assert (campaign.name, campaign.labels_per_item) == ("target", 1)
+
+
+def test_the_admins_build_form_shows_only_what_the_kind_builds_from(client: Client) -> None:
+    from tests.factories import make_superuser
+
+    client.force_login(make_superuser())
+    shown = {}
+    for kind in ("motivation", "pairwise", "turing", "baseline"):
+        campaign = services.campaign_create(name=f"build {kind}", kind=kind)
+        html = client.get(f"/admin/annotation/campaign/{campaign.pk}/build/").content.decode()
+        shown[kind] = [
+            n for n in ("split", "run", "run_b", "pairs", "limit") if f'name="{n}"' in html
+        ]
+    assert shown == {
+        "motivation": ["limit"],
+        "pairwise": ["run", "run_b", "limit"],
+        "turing": ["pairs", "limit"],
+        "baseline": ["split", "run", "limit"],
+    }
+    # and builds, limit honoured
+    benchmark = make_benchmark()
+    for i in range(5):
+        make_tool(benchmark=benchmark, name=f"t{i}")
+    campaign = services.campaign_create(name="admin built", kind="motivation", benchmark=benchmark)
+    response = client.post(f"/admin/annotation/campaign/{campaign.pk}/build/", {"limit": "3"})
+    assert response.status_code == 302
+    assert campaign.items.count() == 3
