@@ -184,3 +184,14 @@ def test_a_researcher_edits_choices_as_rows_with_the_keyboard(
     question = campaign.questions.get()
     assert [c["value"] for c in question.choices] == ["B", "C", "D", "E"]
     assert question.choices[3]["label"] == "Other <reasons>"
+
+    # the researcher's list: the draft first, with a link that continues at its next step
+    page.goto(f"{live_server.url}/campaigns/")
+    first = page.locator("tbody tr").first
+    expect(first).to_contain_text("Why tools, again")
+    expect(first).to_contain_text("Draft")
+    press(page, "tbody tr:first-child a.button")
+    expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Items")
+    page.goto(f"{live_server.url}/campaigns/")
+    fits(page)
+    screenshot(page, "campaign-setup-list-draft")
