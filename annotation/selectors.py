@@ -11,7 +11,7 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from annotation.kinds import kind_of
-from annotation.models import Assignment, Campaign, Item, Label, Member
+from annotation.models import Assignment, Campaign, Item, Label, Member, Question
 from benchmarks.models import Sample, Tool
 from benchmarks.suites.context import JudgedOutput, OutputSummary
 from benchmarks.suites.protocol import Item as SuiteItem
@@ -66,6 +66,22 @@ def campaigns_of(user: Any) -> QuerySet[Campaign]:
             n_items=_count(Item.objects.filter(campaign=OuterRef("pk"))),
             mine=_count(
                 Label.objects.filter(campaign=OuterRef("pk"), annotator=user, is_current=True)
+            ),
+        )
+        .order_by("-created_at")
+    )
+
+
+def campaigns_overview() -> QuerySet[Campaign]:
+    """Every campaign, newest first, with its items, questions and annotators counted (in
+    subqueries, as above), for the researcher's list and where each draft's setup stands."""
+    return (
+        Campaign.objects.select_related("benchmark", "created_by")
+        .annotate(
+            n_items=_count(Item.objects.filter(campaign=OuterRef("pk"))),
+            n_questions=_count(Question.objects.filter(campaign=OuterRef("pk"))),
+            n_annotators=_count(
+                Member.objects.filter(campaign=OuterRef("pk"), role=Member.Role.ANNOTATOR)
             ),
         )
         .order_by("-created_at")

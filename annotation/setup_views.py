@@ -25,7 +25,7 @@ from annotation.errors import AnnotationError
 from annotation.kinds import BuildRequest, kind_of, kinds
 from annotation.markdown import render as render_markdown
 from annotation.models import Assignment, Campaign, Item, Member, Question
-from annotation.selectors import item_view
+from annotation.selectors import campaigns_overview, item_view
 from annotation.setup import (
     MAY_BE_MULTIPLE,
     SCALES_WITH_CHOICES,
@@ -51,24 +51,23 @@ from evaluation.models import Run
 # --- the list -----------------------------------------------------------------------------------
 
 
-def next_step(campaign: Campaign) -> str:
-    """The first step of a draft's setup that is not done yet (its last one otherwise)."""
-    done = campaign_readiness(campaign).done
-    for slug, _ in STEPS[1:]:
-        if not done.get(slug):
-            return slug
-    return "open"
+def next_step(campaign: Any) -> str:
+    """Where a draft's setup continues (a campaign of selectors.campaigns_overview): the
+    first of questions, items and members it lacks, else the preview."""
+    if not campaign.n_questions:
+        return "questions"
+    if not campaign.n_items:
+        return "items"
+    if not campaign.n_annotators:
+        return "members"
+    return "preview"
 
 
 @require_GET
 def campaign_overview(request: HttpRequest) -> HttpResponse:
     """Every campaign for whoever reads campaigns: drafts first, each with a link to continue
     its setup; open and closed ones with their progress."""
-    campaigns = list(
-        Campaign.objects.select_related("benchmark", "created_by")
-        .annotate(n_items=Count("items", distinct=True))
-        .order_by("-created_at")
-    )
+    campaigns = list(campaigns_overview())
     # Drafts first (the list is otherwise newest first).
     campaigns.sort(key=lambda campaign: campaign.status != Campaign.Status.DRAFT)
     can_setup = allows(request.user, "annotation:setup-details", campaign_id=0)

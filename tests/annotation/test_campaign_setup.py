@@ -716,3 +716,27 @@ def test_the_admins_build_form_shows_only_what_the_kind_builds_from(client: Clie
     response = client.post(f"/admin/annotation/campaign/{campaign.pk}/build/", {"limit": "3"})
     assert response.status_code == 302
     assert campaign.items.count() == 3
+
+
+def test_the_campaign_list_reads_the_same_queries_however_many_campaigns(client: Client) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    user = researcher(client)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/campaigns/").status_code == 200
+        return len(captured)
+
+    services.campaign_create(name="one", kind="motivation", user=user)
+    few = queries()
+    benchmark = make_benchmark()
+    make_tool(benchmark=benchmark)
+    for i in range(6):
+        campaign = services.campaign_create(
+            name=f"more {i}", kind="motivation", benchmark=benchmark
+        )
+        services.items_from_tools(campaign=campaign)
+        services.members_add(campaign=campaign, users=[make_user()], role="annotator")
+    assert queries() == few
