@@ -450,7 +450,8 @@ def test_the_create_page_refuses_naming_the_field_and_keeps_what_was_typed(clien
     html = response.content.decode()
     assert response.status_code == 400
     assert "a campaign named &#x27;taken&#x27; exists already" in html
-    assert re.search(r'id="name"[^>]*aria-invalid="true"', html)
+    # the field is marked and takes the focus
+    assert re.search(r'id="name"[^>]*aria-invalid="true"[^>]*autofocus', html)
     assert "kept &lt;i&gt;" in html
     response = client.post("/campaigns/new/", {"name": "no kind"})
     assert response.status_code == 400
