@@ -195,3 +195,42 @@ def test_a_researcher_edits_choices_as_rows_with_the_keyboard(
     page.goto(f"{live_server.url}/campaigns/")
     fits(page)
     screenshot(page, "campaign-setup-list-draft")
+
+
+def test_a_turing_campaigns_items_come_from_an_uploaded_pairs_file(
+    studio: Studio, login: Any, live_server: Any, screenshot: Any, tmp_path: Any
+) -> None:
+    import json
+
+    from annotation import services
+
+    researcher = studio.users["researcher"]
+    campaign = services.campaign_create(name="Real or simulated, again", kind="turing")
+    assert campaign.labels_per_item == 3
+    page = login(researcher)
+    page.set_viewport_size(WIDE)
+    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/setup/items/")
+    # only what a Turing campaign is built from: a pairs file and a limit
+    expect(page.locator("#run")).to_have_count(0)
+    expect(page.locator("#split")).to_have_count(0)
+    broken = tmp_path / "my pairs.json"
+    broken.write_text(json.dumps([{"documentation": "d", "real": 1}]), encoding="utf-8")
+    page.locator("#pairs").set_input_files(str(broken))
+    press(page, "form.setup-form button[type=submit]")
+    expect(page.locator("#form-error")).to_contain_text(
+        "my pairs.json, record 0: missing arguments, simulated"
+    )
+    expect(page.locator("#pairs")).to_have_attribute("aria-invalid", "true")
+    fits(page)
+    screenshot(page, "campaign-setup-items-pairs-error")
+    record = {"documentation": "Weather today", "arguments": {"city": "Oban"}}
+    good = tmp_path / "pairs.json"
+    good.write_text(
+        json.dumps([{**record, "real": {"t": i}, "simulated": {"t": -i}} for i in range(4)]),
+        encoding="utf-8",
+    )
+    page.locator("#pairs").set_input_files(str(good))
+    page.locator("#limit").fill("3")
+    press(page, "form.setup-form button[type=submit]")
+    expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Members")
+    assert campaign.items.count() == 3
