@@ -77,7 +77,7 @@ def campaign_overview(request: HttpRequest) -> HttpResponse:
         rows.append(
             {
                 "campaign": campaign,
-                "kind_label": kind_of(campaign).label,
+                "kind_label": campaign.kind_label,
                 "continue_url": reverse(
                     f"annotation:setup-{next_step(campaign)}", args=[campaign.pk]
                 )
@@ -149,6 +149,9 @@ def _int(raw: str, field: str, what: str) -> int | None:
         return None
     if not raw.isdigit():
         raise AnnotationError(f"{what}: a whole number, not {raw!r}", field=field)
+    if len(raw) > 9:
+        # (a database integer overflows long before; no count here comes near)
+        raise AnnotationError(f"{what}: {raw} is too large", field=field)
     return int(raw)
 
 

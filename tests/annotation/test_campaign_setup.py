@@ -676,6 +676,22 @@ HOSTILE = [
 ]
 
 
+def test_a_huge_limit_or_id_is_refused_not_sent_to_the_database(client: Client) -> None:
+    researcher(client)
+    benchmark = make_benchmark()
+    make_tool(benchmark=benchmark)
+    campaign = services.campaign_create(name="huge", kind="motivation", benchmark=benchmark)
+    url = f"/campaigns/{campaign.pk}/setup/items/"
+    for data in ({"limit": "9" * 25}, {"limit": "9" * 12}):
+        response = client.post(url, data)
+        assert response.status_code == 400
+        assert "too large" in response.content.decode()
+    pairwise = services.campaign_create(name="huge runs", kind="pairwise")
+    response = client.post(f"/campaigns/{pairwise.pk}/setup/items/", {"run": "9" * 30})
+    assert response.status_code == 400
+    assert not campaign.items.exists()
+
+
 @pytest.mark.parametrize(("path", "data"), HOSTILE)
 def test_bad_input_is_refused_with_a_message_never_a_500(
     path: str, data: dict[str, Any], client: Client
