@@ -169,9 +169,13 @@ def items_from_split(*, campaign: Campaign, split: str, limit: int | None = None
         return _add_items(campaign, rows)
 
 
+MAX_LIMIT = 1_000_000_000
+
+
 def _check_limit(limit: int | None) -> None:
-    if limit is not None and limit < 1:
-        raise AnnotationError("the limit must be a positive number", field="limit")
+    # (the upper bound keeps a mistyped limit from reaching the database as an overflow)
+    if limit is not None and not 1 <= limit <= MAX_LIMIT:
+        raise AnnotationError(f"the limit is a number from 1 to {MAX_LIMIT:,}", field="limit")
 
 
 def _limited(rows: QuerySet[Any], limit: int | None) -> QuerySet[Any]:

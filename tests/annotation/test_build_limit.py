@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from annotation import services
+from annotation.errors import AnnotationError
 from annotation.kinds import BuildRequest, kinds
 from evaluation.models import Endpoint, Prediction, Run
 from tests.factories import make_benchmark, make_sample, make_tool
@@ -102,3 +103,14 @@ def test_a_limit_is_honoured_by_every_item_source(kind: str, builder: str, tmp_p
 def test_every_builder_a_kind_declares_is_covered() -> None:
     declared = {builder for kind in kinds().values() for builder in kind.builders}
     assert declared <= {builder for _, builder in SOURCES}
+
+
+@pytest.mark.parametrize("limit", [0, -1, 10**12])
+def test_a_limit_out_of_range_is_refused_on_its_field(limit: int) -> None:
+    benchmark = make_benchmark()
+    make_tool(benchmark=benchmark)
+    campaign = services.campaign_create(name="out of range", kind="motivation", benchmark=benchmark)
+    with pytest.raises(AnnotationError) as refused:
+        services.items_build(campaign=campaign, request=BuildRequest(limit=limit))
+    assert refused.value.field == "limit"
+    assert not campaign.items.exists()
