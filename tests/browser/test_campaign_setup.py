@@ -1,9 +1,9 @@
 """The demo researcher (never the superuser) sets up a pairwise campaign from two runs through
-to opening it, keyboard only, starting from the run comparison's link
-(`/campaigns/new/?kind=pairwise&runs=A,B`): create with a live guidelines preview, questions,
-items, members, the preview of an item exactly as an annotator sees it (nothing stored), open;
-then an annotator finds it in their list and annotates its first item. Screenshots at
-1366 x 768."""
+to opening it, keyboard only, starting from the run comparison's "Make a pairwise campaign from
+these" (its link: `/campaigns/new/?kind=pairwise&runs=A,B`): create with a live guidelines
+preview, questions, items, members, the preview of an item exactly as an annotator sees it
+(nothing stored), open; then an annotator finds it in their list and annotates its first item.
+Also: choices edited as rows, and a Turing campaign's pairs file. Screenshots at 1366 x 768."""
 
 from __future__ import annotations
 
@@ -42,8 +42,10 @@ def test_a_researcher_sets_up_a_pairwise_campaign_from_two_runs_and_opens_it(
     page = login(researcher)
     page.set_viewport_size(WIDE)
 
-    # the comparison's link: kind pairwise, runs A and B
-    page.goto(f"{live_server.url}/campaigns/new/?kind=pairwise&runs={run_a.pk},{run_b.pk}")
+    # from the comparison of the two runs, "Make a pairwise campaign from these"
+    page.goto(f"{live_server.url}/runs/compare/?a={run_a.pk}&b={run_b.pk}")
+    press(page, "#make-campaign")
+    page.wait_for_url(f"**/campaigns/new/?kind=pairwise&runs={run_a.pk},{run_b.pk}")
     expect(page.locator('input[name="kind"][value="pairwise"]')).to_be_checked()
     expect(page.locator(".prefilled")).to_contain_text(run_a.name)
     expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Create")
@@ -171,7 +173,10 @@ def test_a_researcher_edits_choices_as_rows_with_the_keyboard(
     expect(page.locator('input[name="q-0-choice-3-label"]')).to_have_value("Other <reasons>")
     # a label left empty: refused, the row's field marked
     page.locator('input[name="q-0-choice-1-label"]').fill("")
-    press(page, 'button[value="save"]:not(.visually-hidden)')
+    expect(page.locator('input[name="q-0-choice-1-label"]')).to_have_value("")
+    with page.expect_response(lambda r: "/setup/questions/" in r.url) as refused:
+        press(page, 'button[value="save"]:not(.visually-hidden)')
+    assert refused.value.status == 400
     expect(page.locator("#form-error")).to_contain_text("question 1, choice 2: give its label")
     expect(page.locator('input[name="q-0-choice-1-label"]')).to_have_attribute(
         "aria-invalid", "true"
