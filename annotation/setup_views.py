@@ -33,6 +33,7 @@ from annotation.setup import (
     Prefill,
     campaign_details_update,
     campaign_readiness,
+    gold_is_a_choice,
     items_rebuild,
     member_roles,
     members_set,
@@ -252,6 +253,7 @@ def _details_page(
     kind = kind_of(campaign)
     context = {
         "kind": kind,
+        "gold_choice": gold_is_a_choice(kind),
         "benchmarks": Benchmark.objects.order_by("name"),
         "posted": posted,
         "error": error,

@@ -757,3 +757,12 @@ def test_the_campaign_list_reads_the_same_queries_however_many_campaigns(client:
         services.items_from_tools(campaign=campaign)
         services.members_add(campaign=campaign, users=[make_user()], role="annotator")
     assert queries() == few
+
+
+def test_the_gold_is_a_choice_only_where_items_are_samples_with_a_hidden_gold() -> None:
+    from annotation.setup import gold_is_a_choice
+
+    chosen = {name for name, kind in kinds().items() if gold_is_a_choice(kind)}
+    # refinement always shows it (it edits it), a baseline never (it is the question),
+    # motivation and Turing items are tools and API responses
+    assert chosen == {"pairwise", "error_types"}

@@ -201,6 +201,15 @@ def test_a_researcher_edits_choices_as_rows_with_the_keyboard(
     fits(page)
     screenshot(page, "campaign-setup-list-draft")
 
+    # its first step again: the details of a draft, the stages its kind has
+    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/setup/")
+    expect(page.locator('input[name="adjudication_stage"]')).to_have_count(1)
+    expect(page.locator('input[name="review_stage"]')).to_have_count(0)
+    expect(page.locator('input[name="show_gold"]')).to_have_count(0)  # tools have no gold
+    expect(page.locator("#labels_per_item")).to_have_value("2")
+    fits(page)
+    screenshot(page, "campaign-setup-details")
+
 
 def test_a_turing_campaigns_items_come_from_an_uploaded_pairs_file(
     studio: Studio, login: Any, live_server: Any, screenshot: Any, tmp_path: Any
