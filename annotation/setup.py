@@ -26,6 +26,7 @@ from django.db import transaction
 
 from annotation.errors import AnnotationError
 from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
+from annotation.kinds.pairwise import PAIRWISE_CHOICES
 from annotation.models import Campaign, Member, Question
 from annotation.selectors import campaign_totals_forget
 from annotation.services import campaign_name_check, items_build, labels_per_item_check
@@ -42,13 +43,6 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("open", "Open"),
 )
 
-# A pairwise question's answers are fixed: 1 (A better), 0 (tie), -1 (B better) against the
-# canonical order; the studio shows them as the kind's side labels.
-PAIRWISE_CHOICES = [
-    {"value": 1, "label": "A is better", "key": "1"},
-    {"value": 0, "label": "Tie", "key": "2"},
-    {"value": -1, "label": "B is better", "key": "3"},
-]
 SCALES_WITH_CHOICES = (Question.Scale.CATEGORIES, Question.Scale.ORDINAL)
 MAY_BE_MULTIPLE = (Question.Scale.CATEGORIES, Question.Scale.ITEM_CHOICES)
 KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -156,6 +150,8 @@ def question_check(spec: dict[str, Any], index: int) -> dict[str, Any]:
     multiple = bool(spec.get("multiple")) and scale in MAY_BE_MULTIPLE
     choices: list[dict[str, Any]] = []
     if scale == Question.Scale.PAIRWISE:
+        # Fixed: 1 (A better), 0 (tie), -1 (B better) against the canonical order; the
+        # studio shows them as the kind's side labels.
         choices = copy.deepcopy(PAIRWISE_CHOICES)
     elif scale in SCALES_WITH_CHOICES:
         choices = _choices_check(spec.get("choices") or [], index, scale)
