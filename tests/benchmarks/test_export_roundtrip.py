@@ -326,3 +326,22 @@ def test_a_suite_without_an_exporter_exports_as_jsonl_only(
     lines = [json.loads(line) for line in export.files["samples.jsonl"].decode().splitlines()]
     stored = list(benchmark.samples.order_by("id").values(*SAMPLE_FIELDS, "metadata"))
     assert lines == stored
+
+
+def test_an_export_that_would_not_import_back_is_refused_naming_file_line_and_field() -> None:
+    # given a WTU-Eval gold refined as free JSON into an answer the format cannot hold
+    benchmark_import(
+        suite="wtueval",
+        paths=[DEMO / "wtueval" / "questions.jsonl"],
+        benchmark_name="wtueval original",
+    )
+    sample = Sample.objects.filter(benchmark__name="wtueval original").order_by("id")[1]
+    revise(sample, input=sample.input, reference={**sample.reference, "answer": []})
+    # when it is exported, then the importer's own error says where
+    with pytest.raises(ExportRefused) as refused:
+        benchmark_export(benchmark=Benchmark.objects.get(name="wtueval original"))
+    message = str(refused.value)
+    assert "would not import back: questions.jsonl, line 2, field 'answer'" in message
+    assert refused.value.field == "answer"
+    # the platform's JSON Lines still has it as stored
+    assert benchmark_export(benchmark=Benchmark.objects.get(name="wtueval original"), fmt="jsonl")
