@@ -17,11 +17,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from benchmarks.models import Benchmark
+from benchmarks.suites.context import answer_calls, text_of
 from config.access import allows
 from config.charts import bar_chart
 from config.csvexport import csv_response
 from config.errors import ApplicationError
 from evaluation import lifecycle
+from evaluation.analyses import declared as declared_analyses
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
@@ -128,10 +130,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     page = Paginator(predictions, PAGE_SIZE).get_page(request.GET.get("page"))
     for prediction in page.object_list:
         prediction.shown_scores = item_scores(prediction.scores, spec)
-        if prediction.tool_calls:
-            prediction.tool_calls_json = json.dumps(
-                prediction.tool_calls, ensure_ascii=False, indent=1
-            )
+        # Calls are shown as calls (templates/partials/call.html), other answers as JSON text:
+        # never a Python repr.
+        prediction.answer_calls = answer_calls(prediction.answer)
+        prediction.answer_text = text_of(prediction.answer)
+        prediction.sent_calls = (
+            answer_calls(prediction.tool_calls) if prediction.tool_calls else None
+        )
     context.update(
         {
             "page": page,
@@ -153,6 +158,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             if run.tool_mode == "native"
             else 0,
             "import_lines": _import_lines(run.import_report),
+            "analyses_url": reverse("evaluation:run-analyses", args=[run.pk])
+            if declared_analyses(run) and allows(request.user, "evaluation:run-analyses")
+            else "",
         }
     )
     if request.htmx and request.GET.get("part") == "predictions":
@@ -241,7 +249,11 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
             maximum=100.0 if headline in spec.percent else None,
         )
     headline = spec.run_metric(names[0]) if names else None
+    compare = bool(
+        runs and declared_analyses(runs[0]) and allows(request.user, "evaluation:runs-analyses")
+    )
     context = {
+        "compare_url": reverse("evaluation:runs-analyses") if compare else "",
         "benchmark": benchmark,
         "task": spec,
         "names": names,

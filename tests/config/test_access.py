@@ -65,6 +65,23 @@ EXPECTED: dict[str, frozenset[str]] = {
     "annotation:agreement": CAMPAIGN_READERS,
     "annotation:agreement-summary-csv": CAMPAIGN_READERS,
     "annotation:agreement-labels-csv": CAMPAIGN_READERS,
+    # --- campaign setup: the researchers' campaign list and setup flow ---
+    "annotation:campaign-overview": CAMPAIGN_READERS,
+    "annotation:setup-new": RESEARCH,
+    "annotation:setup-new POST": RESEARCH,
+    "annotation:setup-guidelines-preview": RESEARCH,
+    "annotation:setup-details": RESEARCH,
+    "annotation:setup-details POST": RESEARCH,
+    "annotation:setup-questions": RESEARCH,
+    "annotation:setup-questions POST": RESEARCH,
+    "annotation:setup-items": RESEARCH,
+    "annotation:setup-items POST": RESEARCH,
+    "annotation:setup-members": RESEARCH,
+    "annotation:setup-members POST": RESEARCH,
+    "annotation:setup-preview": RESEARCH,
+    "annotation:setup-open": RESEARCH,
+    "annotation:setup-open POST": RESEARCH,
+    # --- end of campaign setup ---
     "evaluation:run-list": RESEARCH,
     "evaluation:run-detail": RESEARCH,
     "evaluation:run-csv": RESEARCH,
@@ -74,6 +91,12 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:job-detail": RESEARCH,
     "evaluation:job-control": RESEARCH,
     "evaluation:virtual": RESEARCH,
+    # run analyses (view_run and view_prediction)
+    "evaluation:run-analyses": RESEARCH,
+    "evaluation:run-analysis-csv": RESEARCH,
+    "evaluation:runs-analyses": RESEARCH,
+    "evaluation:runs-analysis-csv": RESEARCH,
+    # end of run analyses
     # the API
     "api-root": SIGNED,
     "api-schema": SIGNED,
@@ -152,6 +175,12 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "evaluation:job-detail": Call("GET", f"/judging/{job}/"),
         "evaluation:job-control": Call("POST", f"/judging/{job}/cancel/", {}),
         "evaluation:virtual": Call("POST", "/virtual/", VIRTUAL_CALL, json=True),
+        # run analyses: the world's run is of the generic suite, whose one analysis is by_split
+        "evaluation:run-analyses": Call("GET", f"/runs/{run}/analyses/"),
+        "evaluation:run-analysis-csv": Call("GET", f"/runs/{run}/analyses/by_split.csv"),
+        "evaluation:runs-analyses": Call("GET", f"/runs/analyses/?run={run}"),
+        "evaluation:runs-analysis-csv": Call("GET", f"/runs/analyses/by_split.csv?run={run}"),
+        # end of run analyses
         "api-root": Call("GET", "/api/"),
         "api-schema": Call("GET", "/api/schema/"),
         "benchmark-list": Call("GET", "/api/benchmarks/"),
@@ -169,9 +198,35 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "campaign-next": Call("POST", f"/api/campaigns/{m}/next/", {}, json=True),
         "campaign-submit": Call("POST", f"/api/campaigns/{m}/submit/", {}, json=True),
         "campaign-skip": Call("POST", f"/api/campaigns/{m}/skip/", {}, json=True),
+        "annotation:campaign-overview": Call("GET", "/campaigns/"),
+        "annotation:setup-guidelines-preview": Call(
+            "POST", "/campaigns/guidelines-preview/", {"guidelines": "# Hello"}
+        ),
+        "annotation:setup-preview": Call("GET", f"/campaigns/{m}/setup/preview/"),
         "agreement-list": Call("GET", "/api/agreement/"),
         "agreement-detail": Call("GET", f"/api/agreement/{m}/"),
     }
+    # campaign setup: each step read, and written (M is open: a researcher's change is
+    # refused with a 400 naming the status, anyone else never reaches the view)
+    setup = {
+        "annotation:setup-details": f"/campaigns/{m}/setup/",
+        "annotation:setup-questions": f"/campaigns/{m}/setup/questions/",
+        "annotation:setup-items": f"/campaigns/{m}/setup/items/",
+        "annotation:setup-members": f"/campaigns/{m}/setup/members/",
+        "annotation:setup-open": f"/campaigns/{m}/setup/open/",
+    }
+    if name in setup:
+        return [
+            (name, Call("GET", setup[name])),
+            (f"{name} POST", Call("POST", setup[name], {"action": "save", "questions": "0"})),
+        ]
+    if name == "annotation:setup-new":
+        # a name that exists already: refused with a 400, nothing created
+        taken = {"kind": "motivation", "name": w.motivation.name}
+        return [
+            (name, Call("GET", "/campaigns/new/")),
+            (f"{name} POST", Call("POST", "/campaigns/new/", taken)),
+        ]
     if name == "endpoint-list":
         new = {"name": "added", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
         return [
