@@ -51,6 +51,7 @@ def test_a_researcher_exports_a_refined_benchmark(
     page.goto(f"{live_server.url}/")
     export_link = f'a[href="/benchmarks/{benchmark.pk}/export/"]'
     tab_to(page, export_link)
+    screenshot(page, "export-from-the-benchmark-list")
     page.keyboard.press("Enter")
     expect(page.locator("h1")).to_have_text(f"Export {benchmark.name}")
     expect(page.locator("body")).to_contain_text("1 refined")
