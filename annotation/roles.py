@@ -27,6 +27,8 @@ RESEARCHER_PERMISSIONS: dict[str, dict[str, tuple[str, ...]]] = {
         "tool": CURATE,
         "sample": CURATE,
         "samplerevision": CURATE,
+        # Imports from the browser (/benchmarks/import/): started and read, never edited.
+        "importjob": ("view", "add"),
     },
     "evaluation": {
         "endpoint": CURATE,

@@ -234,6 +234,25 @@ ACCESS: dict[str, Rule] = {
     "benchmarks:home": SIGNED_IN,
     # export (issue 17): every sample's gold and its revisions' authors; a GET, reads only
     "benchmarks:benchmark-export": Perm("benchmarks.view_sample", "benchmarks.view_samplerevision"),
+    # --- benchmarks pages (issue 17): researchers; the gold is on the sample page only ---
+    "benchmarks:detail": Perm(
+        "benchmarks.view_benchmark", "benchmarks.view_tool", "benchmarks.view_sample"
+    ),
+    "benchmarks:sample": Perm(
+        "benchmarks.view_benchmark", "benchmarks.view_tool", "benchmarks.view_sample"
+    ),
+    "benchmarks:import": ByMethod(
+        read=Perm("benchmarks.view_importjob"),
+        write=Perm(
+            "benchmarks.add_importjob",
+            "benchmarks.add_benchmark",
+            "benchmarks.add_tool",
+            "benchmarks.add_sample",
+            "benchmarks.change_sample",
+        ),
+    ),
+    "benchmarks:import-job": Perm("benchmarks.view_importjob"),
+    # --- end of benchmarks pages ---
     "annotation:campaign-list": SIGNED_IN,
     "annotation:annotate": ANNOTATOR,
     "annotation:submit": ANNOTATOR,
@@ -284,6 +303,11 @@ ACCESS: dict[str, Rule] = {
     "evaluation:job-detail": Perm("evaluation.view_judgejob", "evaluation.view_judgment"),
     "evaluation:job-control": Perm("evaluation.change_judgejob"),
     "evaluation:virtual": KEY,
+    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    "evaluation:run-new": Perm("evaluation.add_run"),
+    "evaluation:run-compare": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:job-new": Perm("evaluation.add_judgejob"),
+    # --- end runs ---
     # the API
     "api-root": SIGNED_IN,
     "api-schema": SIGNED_IN,

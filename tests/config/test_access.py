@@ -24,6 +24,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from config import access
+from evaluation.models import Run
 from tests.roles import ROLES, VIRTUAL_CALL, World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -47,6 +48,12 @@ EXPECTED: dict[str, frozenset[str]] = {
     "benchmarks:home": SIGNED,
     # export (issue 17): researchers (view_sample and view_samplerevision)
     "benchmarks:benchmark-export": RESEARCH,
+    "benchmarks:detail": RESEARCH,
+    "benchmarks:sample": RESEARCH,
+    "benchmarks:import": RESEARCH,
+    "benchmarks:import POST": RESEARCH,
+    "benchmarks:import-job": RESEARCH,
+    # --- end of benchmarks pages ---
     "annotation:campaign-list": SIGNED,
     # the studio: members in the page's role, nobody else (not even the superuser)
     "annotation:annotate": frozenset({"annotator"}),
@@ -97,6 +104,13 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:runs-analyses": RESEARCH,
     "evaluation:runs-analysis-csv": RESEARCH,
     # end of run analyses
+    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    "evaluation:run-new": RESEARCH,
+    "evaluation:run-new POST": RESEARCH,
+    "evaluation:run-compare": RESEARCH,
+    "evaluation:job-new": RESEARCH,
+    "evaluation:job-new POST": RESEARCH,
+    # --- end runs ---
     # the API
     "api-root": SIGNED,
     "api-schema": SIGNED,
@@ -145,8 +159,11 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "password_reset_complete": Call("GET", reverse("password_reset_complete")),
         "password_change": Call("GET", reverse("password_change")),
         "password_change_done": Call("GET", reverse("password_change_done")),
-        "benchmarks:home": Call("GET", "/"),
         "benchmarks:benchmark-export": Call("GET", f"/benchmarks/{w.benchmark.pk}/export/"),
+        "benchmarks:home": Call("GET", "/benchmarks/"),
+        "benchmarks:detail": Call("GET", f"/benchmarks/{w.benchmark.pk}/"),
+        "benchmarks:sample": Call("GET", f"/benchmarks/{w.benchmark.pk}/samples/{w.sample.pk}/"),
+        "benchmarks:import-job": Call("GET", f"/benchmarks/import/{w.import_job.pk}/"),
         "annotation:campaign-list": Call("GET", "/annotate/"),
         "annotation:annotate": Call("GET", f"/annotate/{m}/"),
         "annotation:submit": Call("POST", f"/annotate/{m}/submit/{w.assignment.pk}/", {}),
@@ -227,11 +244,27 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
             (name, Call("GET", "/campaigns/new/")),
             (f"{name} POST", Call("POST", "/campaigns/new/", taken)),
         ]
+    # --- runs (issue 17): the launch pages read and write with the add permission ---
+    if name in ("evaluation:run-new", "evaluation:job-new"):
+        path = "/runs/new/" if name == "evaluation:run-new" else "/judging/new/"
+        return [(name, Call("GET", path)), (f"{name} POST", Call("POST", path, {}))]
+    if name == "evaluation:run-compare":
+        other, _ = Run.objects.get_or_create(
+            benchmark=w.benchmark, task=w.run.task, name="compared with", status="done"
+        )
+        return [(name, Call("GET", f"/runs/compare/?a={run}&b={other.pk}"))]
+    # --- end runs ---
     if name == "endpoint-list":
         new = {"name": "added", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
         return [
             ("endpoint-list", Call("GET", "/api/endpoints/")),
             ("endpoint-list POST", Call("POST", "/api/endpoints/", new, json=True)),
+        ]
+    if name == "benchmarks:import":
+        # A POST without files: refused by the service (400, allowed through), nothing queued.
+        return [
+            ("benchmarks:import", Call("GET", "/benchmarks/import/")),
+            ("benchmarks:import POST", Call("POST", "/benchmarks/import/", {"suite": "generic"})),
         ]
     if name in pages:
         return [(name, pages[name])]
