@@ -60,6 +60,7 @@ class BenchmarkExport:
     samples: int
     changed: int
     dropped: int
+    differs: int = 0
 
     def write_to(self, folder: Path) -> list[Path]:
         """Write the files under `folder` (made if missing); returns the paths written."""
@@ -217,9 +218,11 @@ def benchmark_export(
             field="format",
             code="cannot_export",
         ) from None
+    differences: list[dict[str, Any]] = []
     if fmt == "published":
         assert suite.exporter is not None
-        _check_reads_back(suite.exporter, suite.import_files, files)
+        read = _check_reads_back(suite.exporter, suite.import_files, files)
+        differences = _differences(records, read)
 
     revisions: dict[int, list[SampleRevision]] = {}
     for made in (
@@ -243,6 +246,7 @@ def benchmark_export(
                 for pk, split_name, external_id, revision in changed
             ],
             "dropped": dropped,
+            "differs_when_read_back": differences,
         }
     )
     return BenchmarkExport(
@@ -253,12 +257,13 @@ def benchmark_export(
         samples=len(records),
         changed=len(changed),
         dropped=len(dropped),
+        differs=len(differences),
     )
 
 
 def _check_reads_back(
     exporter: Exporter, read: Callable[[list[Path]], ImportBundle], files: Files
-) -> None:
+) -> ImportBundle:
     """Read the written files with the suite's importer, so that an export that would not
     import back (a refined gold the format cannot hold, an edit the importer refuses) is
     refused here, with the importer's file, line and field, rather than found later."""
@@ -277,6 +282,30 @@ def _check_reads_back(
                 field=exc.field or "format",
                 code="cannot_export",
             ) from None
+    return bundle
+
+
+COMPARED = ("kind", "input", "reference", "candidate_tools")
+
+
+def _differences(records: list[SampleRecord], read: ImportBundle) -> list[dict[str, Any]]:
+    """The samples that the written files, read back, do not give as stored, and the fields
+    that differ (what the format could not carry, e.g. a refined query that the published
+    prompt around it does not follow): said in provenance.json rather than silently lost."""
+    again = {(r.split, r.external_id): r for r in read.samples}
+    found = []
+    for record in records:
+        twin = again.get((record.split, record.external_id))
+        fields = (
+            ["external_id"]
+            if twin is None
+            else [name for name in COMPARED if getattr(twin, name) != getattr(record, name)]
+        )
+        if fields:
+            found.append(
+                {"external_id": record.external_id, "split": record.split, "fields": fields}
+            )
+    return found
 
 
 def benchmark_get_by_name(name: str) -> Benchmark:
