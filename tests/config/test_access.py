@@ -73,7 +73,8 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:job-detail": RESEARCH,
     "evaluation:job-control": RESEARCH,
     "evaluation:virtual": RESEARCH,
-    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    # --- home and runs: launching from pages, comparing two runs (issue 17) ---
+    "annotation:home": SIGNED,
     "evaluation:run-new": RESEARCH,
     "evaluation:run-new POST": RESEARCH,
     "evaluation:run-compare": RESEARCH,
@@ -177,7 +178,9 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "agreement-list": Call("GET", "/api/agreement/"),
         "agreement-detail": Call("GET", f"/api/agreement/{m}/"),
     }
-    # --- runs (issue 17): the launch pages read and write with the add permission ---
+    # --- home and runs (issue 17): the launch pages read and write with the add permission ---
+    if name == "annotation:home":
+        return [(name, Call("GET", reverse("annotation:home")))]
     if name in ("evaluation:run-new", "evaluation:job-new"):
         path = "/runs/new/" if name == "evaluation:run-new" else "/judging/new/"
         return [(name, Call("GET", path)), (f"{name} POST", Call("POST", path, {}))]
