@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
@@ -13,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 from benchmarks.models import Benchmark
 from benchmarks.suites.registry import get_suite, suite_names
+from config.untrusted import UntrustedInputError, json_loads_bounded
 from evaluation.judging import judge_launch
 from evaluation.models import Endpoint, Judge, JudgeJob, Run
 from evaluation.services import MAX_TRIALS, run_launch
@@ -38,6 +38,9 @@ def task_choices(benchmark: Benchmark | None = None) -> list[tuple[str, list[tup
     return groups
 
 
+MAX_JSON_BYTES = 64_000
+
+
 class JSONObjectField(forms.CharField):
     """A JSON object typed into a text box; {} when left empty."""
 
@@ -51,8 +54,9 @@ class JSONObjectField(forms.CharField):
         if not text:
             return {}
         try:
-            parsed = json.loads(text)
-        except ValueError as exc:
+            # the bounded reader: no NaN, no NUL or lone surrogate (which jsonb cannot store)
+            parsed = json_loads_bounded(text, max_bytes=MAX_JSON_BYTES)
+        except UntrustedInputError as exc:
             raise ValidationError(f"not valid JSON: {exc}") from None
         if not isinstance(parsed, dict):
             raise ValidationError('expected a JSON object, e.g. {"temperature": 0}')

@@ -128,8 +128,11 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": run_panel(run, spec),
         "progress_url": f"{reverse('evaluation:run-detail', args=[run.pk])}?part=progress",
     }
+    context["controls"] = _controls(
+        request, RUNS, run, context["progress"]["counts_by_status"], "evaluation:run-control"
+    )
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "evaluation/_progress.html", context)
+        return render(request, "evaluation/_progress_poll.html", context)
     polling = context["progress"]["polling"]
     if request.GET.get("part") == "rows":
         # The rows of the page that settled since it was drawn, swapped in one by one.
@@ -158,13 +161,6 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             .exclude(pk=run.pk)
             .order_by("-pk")[:200],
             "statuses": Prediction.Status.choices,
-            "controls": _controls(
-                request,
-                RUNS,
-                run,
-                context["progress"]["counts_by_status"],
-                "evaluation:run-control",
-            ),
             "jobs": JudgeJob.objects.filter(Q(run=run) | Q(against=run))
             .select_related("judge")
             .order_by("-created_at"),
@@ -434,8 +430,11 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": job_panel(job),
         "progress_url": f"{reverse('evaluation:job-detail', args=[job.pk])}?part=progress",
     }
+    context["controls"] = _controls(
+        request, JUDGE_JOBS, job, context["progress"]["counts_by_status"], "evaluation:job-control"
+    )
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "evaluation/_progress.html", context)
+        return render(request, "evaluation/_progress_poll.html", context)
     polling = context["progress"]["polling"]
     if request.GET.get("part") == "rows":
         watched = _watched(request, job.judgments.select_related("sample"), polling)
@@ -455,13 +454,6 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "shown": shown,
             "rows_url": _rows_url(request, page.object_list, polling),
             "statuses": Judgment.Status.choices,
-            "controls": _controls(
-                request,
-                JUDGE_JOBS,
-                job,
-                context["progress"]["counts_by_status"],
-                "evaluation:job-control",
-            ),
         }
     )
     return render(request, "evaluation/job_detail.html", context)

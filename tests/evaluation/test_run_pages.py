@@ -411,3 +411,54 @@ def test_the_leaderboard_and_a_run_page_lead_to_the_comparison(
     assert f'<input type="hidden" name="a" value="{run_a.pk}">' in page
     assert f'<option value="{run_b.pk}">#{run_b.pk}' in page
     assert f'href="/judging/new/?run={run_a.pk}"' in page
+
+
+def test_the_polled_panel_brings_the_buttons_the_work_now_allows(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    run = services.run_launch(
+        benchmark=benchmark, task="answer", split="default", endpoint=endpoint
+    )
+    hx = {"HX-Request": "true"}
+    part = researcher.get(f"/runs/{run.pk}/", {"part": "progress"}, headers=hx).content.decode()
+    controls = re.search(r'<span id="work-controls"[^>]*>(.*?)</span>', part, re.S)
+    assert controls and 'hx-swap-oob="true"' in controls[0]
+    assert "Cancel run" in controls[1]
+    # the run finished meanwhile: no Cancel any more
+    run.predictions.update(status="done")
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE)
+    part = researcher.get(f"/runs/{run.pk}/", {"part": "progress"}, headers=hx).content.decode()
+    controls = re.search(r'<span id="work-controls"[^>]*>(.*?)</span>', part, re.S)
+    assert controls and "Cancel" not in controls[1]
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ('{"stop": "a\\u0000b"}', "NUL"),
+        ('{"temperature": NaN}', "NaN"),
+        ("[" * 5000 + "]" * 5000, "nested more than"),
+        ('["a list"]', "expected a JSON object"),
+    ],
+)
+def test_parameters_no_database_could_store_are_refused_on_the_form(
+    researcher: Client, benchmark: Benchmark, params: str, words: str
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    response = researcher.post(
+        "/runs/new/",
+        {
+            "benchmark": benchmark.pk,
+            "task": "generic:answer",
+            "split": "default",
+            "endpoint": endpoint.pk,
+            "shots": 0,
+            "seed": 0,
+            "params": params,
+        },
+    )
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert words in html
+    assert not Run.objects.exists()
