@@ -630,9 +630,9 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             for key, label in COMPARE_SHOWN.items()
         ],
         "page_query": query + ("" if shown == "all" else f"&show={shown}"),
-        # the pairwise campaign flow is /campaigns/new/ (annotation app); linked by path
-        "campaign_url": f"/campaigns/new/?kind=pairwise&runs={a.pk},{b.pk}",
-        "can_make_campaign": request.user.has_perm("annotation.add_campaign"),
+        # the campaign setup (annotation's) by URL name: no import of the layer above
+        "campaign_url": reverse("annotation:setup-new") + f"?kind=pairwise&runs={a.pk},{b.pk}",
+        "can_make_campaign": allows(request.user, "annotation:setup-new"),
     }
     return render(request, "evaluation/run_compare.html", context)
 
