@@ -271,6 +271,44 @@ def test_a_running_runs_rows_are_swapped_in_as_they_settle(
     )
 
 
+def test_the_rows_poll_reads_only_the_rows(
+    researcher: Client, benchmark: Benchmark, django_assert_max_num_queries: Any
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    run = services.run_launch(
+        benchmark=benchmark, task="answer", split="default", endpoint=endpoint
+    )
+    watch = ",".join(f"{p.pk}.pending" for p in run.predictions.all())
+    researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})  # the session, warm
+    Prediction.objects.filter(run=run, position__lt=3).update(status="done", output="Answer: 9")
+    # session and user, the run, the watched rows with their samples
+    with django_assert_max_num_queries(5):
+        part = researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})
+    assert part.content.decode().count("hx-swap-oob") == 3 + 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_judge_jobs_rows_are_swapped_in_as_they_settle(
+    researcher: Client, two_runs: tuple[Run, Run]
+) -> None:
+    run_a, run_b = two_runs
+    endpoint = make_endpoint("http://127.0.0.1:9/v1", name="judge", model="judge-model")
+    judge = judging.judge_create(name="j", template="generic.pairwise", endpoint=endpoint)
+    job = judging.judge_launch(judge=judge, run=run_a, against=run_b, repeats=1)
+    html = researcher.get(f"/judging/{job.pk}/").content.decode()
+    watched = watch_of(html)
+    assert len(watched.split(",")) == 12
+    first = job.judgments.order_by("position").first()
+    assert first is not None
+    type(first).objects.filter(pk=first.pk).update(status="done", label="A", value=1.0)
+    part = researcher.get(
+        f"/judging/{job.pk}/", {"part": "rows", "watch": watched}
+    ).content.decode()
+    assert re.findall(r'<tr id="judgment-(\d+)" hx-swap-oob="true">', part) == [str(first.pk)]
+    assert "<strong>A</strong>" in part
+    assert len(watch_of(part).split(",")) == 11
+
+
 def test_a_watch_list_that_is_not_one_is_ignored(
     researcher: Client, benchmark: Benchmark, tmp_path: Path
 ) -> None:
