@@ -500,3 +500,32 @@ def test_parameters_no_database_could_store_are_refused_on_the_form(
     assert response.status_code == 400
     assert words in html
     assert not Run.objects.exists()
+
+
+HUGE = "9" * 30
+
+
+def test_odd_query_values_on_the_new_pages_are_never_a_server_error(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    run = services.run_launch(
+        benchmark=benchmark,
+        task="answer",
+        split="default",
+        endpoint=make_endpoint("http://127.0.0.1:9/v1"),
+    )
+    for path, query in [
+        ("/runs/new/", {"benchmark": HUGE}),
+        ("/runs/new/", {"benchmark": "\x00", "split": "\x1f"}),
+        ("/judging/new/", {"run": HUGE, "against": "\x00"}),
+        ("/runs/compare/", {"a": HUGE, "b": run.pk}),
+        ("/runs/compare/", {"a": run.pk, "b": "1\x00"}),
+        ("/runs/compare/", {"a": run.pk, "b": run.pk, "show": "\x00", "page": HUGE}),
+        (f"/runs/{run.pk}/", {"part": "rows", "watch": f"{HUGE}.pending,\x00.running"}),
+        (f"/runs/{run.pk}/", {"part": "rows", "watch": "1." + "x" * 100_000}),
+        ("/", {"part": "\x00"}),
+    ]:
+        response = researcher.get(path, query)
+        assert response.status_code < 500, (path, query, response.status_code)
+    response = researcher.post("/runs/new/", {"benchmark": HUGE, "endpoint": HUGE})
+    assert response.status_code == 400
