@@ -330,7 +330,19 @@ def run_panel(run: Run, spec: TaskSpec | None = None) -> dict[str, Any]:
         metrics_template="evaluation/_run_metrics.html",
         endpoint=run.endpoint,
     )
-    panel["trials"] = trial_summary(run)
+    trials = trial_summary(run)
+    if trials is not None:
+        spec = spec if spec is not None else task_spec(run)
+        # pass@k is on its metric's own scale: a percentage's in percent
+        trials["pass"] = [
+            {
+                **row,
+                "count": False,
+                "percent": spec is not None and _is_percent(spec, row["metric"]),
+            }
+            for row in trials["pass"]
+        ]
+    panel["trials"] = trials
     return panel
 
 
