@@ -32,7 +32,7 @@ def test_the_page_offers_the_splits_and_formats(client: Client, benchmark: Bench
     assert f'<option value="{split}"' in page
     assert 'value="published"' in page and 'value="jsonl"' in page
     # linked from the benchmark list
-    assert f"/benchmarks/{benchmark.pk}/export/" in client.get("/").content.decode()
+    assert f"/benchmarks/{benchmark.pk}/export/" in client.get("/benchmarks/").content.decode()
 
 
 def test_the_download_is_a_zip_of_the_published_files(client: Client, benchmark: Benchmark) -> None:

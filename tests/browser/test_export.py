@@ -48,7 +48,7 @@ def test_a_researcher_exports_a_refined_benchmark(
     # when the researcher goes from the benchmark list to its export page
     page = login(researcher)
     page.set_viewport_size({"width": 1366, "height": 768})
-    page.goto(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/benchmarks/")  # "/" is home (issue 17)
     export_link = f'a[href="/benchmarks/{benchmark.pk}/export/"]'
     tab_to(page, export_link)
     page.keyboard.press("Enter")
