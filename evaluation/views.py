@@ -641,9 +641,6 @@ def run_compare(request: HttpRequest) -> HttpResponse:
 
 
 def _compared_side(prediction: Prediction, spec: Any) -> dict[str, Any]:
-    answer = prediction.answer
-    return {
-        "prediction": prediction,
-        "answer": None if answer is None else json.dumps(answer, ensure_ascii=False, indent=1),
-        "scores": item_scores(prediction.scores, spec),
-    }
+    # the answer as the run page shows it: calls as calls, anything else as JSON text
+    _show_prediction(prediction, spec)
+    return {"prediction": prediction, "scores": prediction.shown_scores}  # type: ignore[attr-defined]

@@ -529,3 +529,22 @@ def test_odd_query_values_on_the_new_pages_are_never_a_server_error(
         assert response.status_code < 500, (path, query, response.status_code)
     response = researcher.post("/runs/new/", {"benchmark": HUGE, "endpoint": HUGE})
     assert response.status_code == 400
+
+
+def test_compared_answers_show_calls_as_calls_and_escape_model_text(researcher: Client) -> None:
+    benchmark = make_benchmark(name="Calls", suite="generic")
+    sample = make_sample(benchmark=benchmark, split="s", input={"query": "<b>weather</b>?"})
+    answers = {
+        "a": {"calls": [{"name": "weather", "arguments": {"city": "Oban"}}]},
+        "b": "<script>alert(1)</script>",
+    }
+    runs = {}
+    for side, answer in answers.items():
+        runs[side] = Run.objects.create(benchmark=benchmark, task="answer", status="done")
+        Prediction.objects.create(
+            run=runs[side], sample=sample, position=0, status="done", answer=answer, parsed=True
+        )
+    html = researcher.get("/runs/compare/", {"a": runs["a"].pk, "b": runs["b"].pk}).content.decode()
+    assert '<code class="call-text">weather(' in html and "Oban" in html
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    assert "<b>weather</b>" not in html and "&lt;b&gt;weather&lt;/b&gt;?" in html
