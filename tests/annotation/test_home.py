@@ -51,7 +51,8 @@ def test_a_researcher_sees_campaigns_running_work_and_recent_runs(
     world: World, django_assert_max_num_queries: Any
 ) -> None:
     client = world.client("researcher")
-    with django_assert_max_num_queries(25):
+    # user, permissions, running runs and jobs, memberships, campaigns (mine, all), recent runs
+    with django_assert_max_num_queries(10):
         html = client.get("/").content.decode()
     campaigns = section(html, "campaigns")
     # M: two tools, two labels each; two labels given
