@@ -382,7 +382,9 @@ def test_two_runs_side_by_side_with_their_disagreements(
     assert html.count("<tr>") == 2 + 1  # two rows and the header
 
 
-def test_compare_paginates(researcher: Client, tmp_path: Path) -> None:
+def test_compare_paginates(
+    researcher: Client, tmp_path: Path, django_assert_max_num_queries: Any
+) -> None:
     benchmark = make_benchmark(name="Many", suite="generic")
     samples = [
         make_sample(benchmark=benchmark, split="s", input={"query": f"q{i}"}) for i in range(120)
@@ -396,7 +398,10 @@ def test_compare_paginates(researcher: Client, tmp_path: Path) -> None:
         )
         runs.append(run)
     query = {"a": runs[0].pk, "b": runs[1].pk, "show": "disagree"}
-    first = researcher.get("/runs/compare/", query).content.decode()
+    researcher.get("/runs/compare/", query)  # the session, warm
+    # the user, the two runs, both runs' answers and scores, the page's predictions and samples
+    with django_assert_max_num_queries(8):
+        first = researcher.get("/runs/compare/", query).content.decode()
     assert "page 1 of 3" in first and "q0" not in first and "q1<" in first
     assert f"?a={runs[0].pk}&amp;b={runs[1].pk}&amp;show=disagree&amp;page=2" in first
     third = researcher.get("/runs/compare/", {**query, "page": 3}).content.decode()
