@@ -14,7 +14,7 @@ from django.test import Client
 from benchmarks.models import Benchmark
 from evaluation import judging, services
 from evaluation.models import Endpoint, JudgeJob, Prediction, Run
-from evaluation.selectors import differs, input_summary
+from evaluation.selectors import input_summary, runs_compared
 from tests.evaluation.conftest import (
     execute_job,
     execute_run,
@@ -330,14 +330,45 @@ def test_a_watch_list_that_is_not_one_is_ignored(
 # --- two runs side by side ----------------------------------------------------------------------
 
 
-def test_differs_is_another_answer_or_another_score() -> None:
-    same = {"answer": {"calls": ["a"]}, "scores": {"accuracy": 100.0}}
-    assert not differs(same, dict(same))
-    assert differs(same, {**same, "answer": {"calls": ["b"]}})
-    assert differs(same, {**same, "scores": {"accuracy": 0.0}})
-    assert differs(same, {"answer": None, "scores": {}})
-    # no scores and empty scores are the same
-    assert not differs({"answer": 1, "scores": None}, {"answer": 1, "scores": {}})
+def test_two_items_disagree_on_another_answer_or_another_score() -> None:
+    benchmark = make_benchmark(name="Pairs", suite="generic")
+    samples = [make_sample(benchmark=benchmark, split="s") for _ in range(7)]
+    # (answer, scores) of A, then of B, per sample
+    items = [
+        ({"calls": ["a"]}, {"accuracy": 100.0}, {"calls": ["a"]}, {"accuracy": 100.0}),  # agree
+        ({"calls": ["a"]}, {"accuracy": 100.0}, {"calls": ["b"]}, {"accuracy": 100.0}),  # answer
+        ({"calls": ["a"]}, {"accuracy": 100.0}, {"calls": ["a"]}, {"accuracy": 0.0}),  # score
+        ({"calls": ["a"]}, {"accuracy": 100.0}, None, {}),  # no answer
+        (None, {}, None, {}),  # neither answered: agree
+        (1, {"accuracy": 1}, 1.0, {"accuracy": 1.0}),  # numbers by value: agree
+        ({"x": 1, "y": 2}, {}, {"y": 2, "x": 1}, {}),  # keys in another order: agree
+    ]
+    a, b = (Run.objects.create(benchmark=benchmark, task="answer", name=n) for n in "ab")
+    for position, (sample, (ans_a, sc_a, ans_b, sc_b)) in enumerate(
+        zip(samples, items, strict=True)
+    ):
+        Prediction.objects.create(
+            run=a, sample=sample, position=position, answer=ans_a, scores=sc_a
+        )
+        Prediction.objects.create(
+            run=b, sample=sample, position=position, answer=ans_b, scores=sc_b
+        )
+    # each run answered a sample the other did not
+    extra_a, extra_b = make_sample(benchmark=benchmark, split="s"), make_sample(benchmark=benchmark)
+    Prediction.objects.create(run=a, sample=extra_a, position=7, answer=1)
+    Prediction.objects.create(run=b, sample=extra_b, position=7, answer=1)
+    compared = runs_compared(a, b)
+    assert [pair["differs"] for pair in compared["pairs"]] == [
+        False,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert (compared["shared"], compared["agree"], compared["disagree"]) == (7, 4, 3)
+    assert (compared["only_a"], compared["only_b"]) == (1, 1)
 
 
 def test_input_summary_is_the_question_in_a_line() -> None:
