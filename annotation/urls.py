@@ -1,11 +1,13 @@
 from django.urls import path
 
-from annotation import setup_views, views
+from annotation import home, setup_views, views
 from annotation.agreement import views as agreement_views
 
 app_name = "annotation"
 
 urlpatterns = [
+    # "/" (before benchmarks' urls, which config/urls.py includes after these)
+    path("", home.home, name="home"),
     path("annotate/", views.campaign_index, name="campaign-list"),
     path("annotate/<int:campaign_id>/", views.annotate, name="annotate"),
     path("annotate/<int:campaign_id>/submit/<int:assignment_id>/", views.submit, name="submit"),

@@ -303,6 +303,8 @@ ACCESS: dict[str, Rule] = {
     "evaluation:job-detail": Perm("evaluation.view_judgejob", "evaluation.view_judgment"),
     "evaluation:job-control": Perm("evaluation.change_judgejob"),
     "evaluation:virtual": KEY,
+    # --- home (issue 17): what it shows depends on the user's permissions ---
+    "annotation:home": SIGNED_IN,
     # --- runs: launching from pages, comparing two runs (issue 17) ---
     "evaluation:run-new": Perm("evaluation.add_run"),
     "evaluation:run-compare": Perm("evaluation.view_run", "evaluation.view_prediction"),

@@ -174,7 +174,8 @@ def _finished_runs() -> Any:
 
 class LaunchJudgeJobForm(forms.Form):
     judge = forms.ModelChoiceField(
-        queryset=Judge.objects.filter(endpoint__isnull=False).order_by("name")
+        queryset=Judge.objects.filter(endpoint__isnull=False).order_by("name"),
+        help_text="A judge is an endpoint and a template, set up in the admin (Judges → Add).",
     )
     run = RunChoiceField(queryset=_finished_runs(), help_text="A finished run (pairwise: A).")
     against = RunChoiceField(

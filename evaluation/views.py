@@ -38,6 +38,7 @@ from evaluation.selectors import (
     metric_row,
     run_list,
     run_panel,
+    run_polling,
     run_spending,
     runs_compared,
     runs_with_progress,
@@ -125,6 +126,17 @@ def _posted_budget(request: HttpRequest) -> Decimal | Literal["keep"]:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
     spec = task_spec(run)
+    if request.GET.get("part") == "rows":
+        # The rows of the page that settled since it was drawn, swapped in one by one: polled
+        # every 2 s by every open page of a running run, so it reads the rows and nothing else.
+        watched = _watched(request, run.predictions.select_related("sample"), run_polling(run))
+        for prediction in watched["changed"]:
+            _show_prediction(prediction, spec)
+        return render(
+            request,
+            "evaluation/_rows.html",
+            {"run": run, **watched, "row_template": "evaluation/run_detail.html#prediction-row"},
+        )
     context: dict[str, Any] = {
         "run": run,
         "progress": run_panel(run, spec),
@@ -136,16 +148,6 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx and request.GET.get("part") == "progress":
         return render(request, "evaluation/_progress_poll.html", context)
     polling = context["progress"]["polling"]
-    if request.GET.get("part") == "rows":
-        # The rows of the page that settled since it was drawn, swapped in one by one.
-        watched = _watched(request, run.predictions.select_related("sample"), polling)
-        for prediction in watched["changed"]:
-            _show_prediction(prediction, spec)
-        return render(
-            request,
-            "evaluation/_rows.html",
-            {**context, **watched, "row_template": "evaluation/run_detail.html#prediction-row"},
-        )
     predictions = run.predictions.select_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     if shown in Prediction.Status.values:
@@ -437,6 +439,14 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(
         JudgeJob.objects.select_related("judge__endpoint", "run__benchmark", "against"), pk=pk
     )
+    if request.GET.get("part") == "rows":
+        running = job.status == JudgeJob.Status.RUNNING
+        watched = _watched(request, job.judgments.select_related("sample"), running)
+        return render(
+            request,
+            "evaluation/_rows.html",
+            {"job": job, **watched, "row_template": "evaluation/job_detail.html#judgment-row"},
+        )
     context: dict[str, Any] = {
         "job": job,
         "progress": job_panel(job),
@@ -448,13 +458,6 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx and request.GET.get("part") == "progress":
         return render(request, "evaluation/_progress_poll.html", context)
     polling = context["progress"]["polling"]
-    if request.GET.get("part") == "rows":
-        watched = _watched(request, job.judgments.select_related("sample"), polling)
-        return render(
-            request,
-            "evaluation/_rows.html",
-            {**context, **watched, "row_template": "evaluation/job_detail.html#judgment-row"},
-        )
     judgments = job.judgments.select_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     if shown in Judgment.Status.values:
@@ -630,17 +633,14 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             for key, label in COMPARE_SHOWN.items()
         ],
         "page_query": query + ("" if shown == "all" else f"&show={shown}"),
-        # the pairwise campaign flow is /campaigns/new/ (annotation app); linked by path
-        "campaign_url": f"/campaigns/new/?kind=pairwise&runs={a.pk},{b.pk}",
-        "can_make_campaign": request.user.has_perm("annotation.add_campaign"),
+        # the campaign setup (annotation's) by URL name: no import of the layer above
+        "campaign_url": reverse("annotation:setup-new") + f"?kind=pairwise&runs={a.pk},{b.pk}",
+        "can_make_campaign": allows(request.user, "annotation:setup-new"),
     }
     return render(request, "evaluation/run_compare.html", context)
 
 
 def _compared_side(prediction: Prediction, spec: Any) -> dict[str, Any]:
-    answer = prediction.answer
-    return {
-        "prediction": prediction,
-        "answer": None if answer is None else json.dumps(answer, ensure_ascii=False, indent=1),
-        "scores": item_scores(prediction.scores, spec),
-    }
+    # the answer as the run page shows it: calls as calls, anything else as JSON text
+    _show_prediction(prediction, spec)
+    return {"prediction": prediction, "scores": prediction.shown_scores}  # type: ignore[attr-defined]

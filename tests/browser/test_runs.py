@@ -6,6 +6,7 @@ the button to a pairwise campaign."""
 from __future__ import annotations
 
 import io
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -154,3 +155,13 @@ def test_two_runs_compared_filtered_to_disagreements_make_a_campaign(
     with page.expect_navigation():
         press(page, "#make-campaign")
     assert page.url.endswith(f"/campaigns/new/?kind=pairwise&runs={second.pk},{first.pk}")
+    # the campaign setup starts from these two runs
+    expect(page.locator('input[name="name"]')).to_have_value(re.compile(" vs "))
+    expect(page.locator('input[name="runs"]')).to_have_value(f"{second.pk},{first.pk}")
+    screenshot(page, "runs-compare-to-campaign")
+    # a finished run is judged from its page's form, the run already chosen
+    page.goto(f"{live_server.url}/judging/new/?run={first.pk}&against={second.pk}")
+    expect(page.locator("#id_run")).to_have_value(str(first.pk))
+    expect(page.locator("#id_against")).to_have_value(str(second.pk))
+    expect(page.locator('nav[aria-label="Main"] a[aria-current="page"]')).to_have_text("Judging")
+    screenshot(page, "runs-judge-form")

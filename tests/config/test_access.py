@@ -104,7 +104,8 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:runs-analyses": RESEARCH,
     "evaluation:runs-analysis-csv": RESEARCH,
     # end of run analyses
-    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    # --- home and runs: launching from pages, comparing two runs (issue 17) ---
+    "annotation:home": SIGNED,
     "evaluation:run-new": RESEARCH,
     "evaluation:run-new POST": RESEARCH,
     "evaluation:run-compare": RESEARCH,
@@ -244,7 +245,9 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
             (name, Call("GET", "/campaigns/new/")),
             (f"{name} POST", Call("POST", "/campaigns/new/", taken)),
         ]
-    # --- runs (issue 17): the launch pages read and write with the add permission ---
+    # --- home and runs (issue 17): the launch pages read and write with the add permission ---
+    if name == "annotation:home":
+        return [(name, Call("GET", reverse("annotation:home")))]
     if name in ("evaluation:run-new", "evaluation:job-new"):
         path = "/runs/new/" if name == "evaluation:run-new" else "/judging/new/"
         return [(name, Call("GET", path)), (f"{name} POST", Call("POST", path, {}))]

@@ -14,7 +14,7 @@ from django.test import Client
 from benchmarks.models import Benchmark
 from evaluation import judging, services
 from evaluation.models import Endpoint, JudgeJob, Prediction, Run
-from evaluation.selectors import differs, input_summary
+from evaluation.selectors import input_summary, runs_compared
 from tests.evaluation.conftest import (
     execute_job,
     execute_run,
@@ -271,6 +271,44 @@ def test_a_running_runs_rows_are_swapped_in_as_they_settle(
     )
 
 
+def test_the_rows_poll_reads_only_the_rows(
+    researcher: Client, benchmark: Benchmark, django_assert_max_num_queries: Any
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    run = services.run_launch(
+        benchmark=benchmark, task="answer", split="default", endpoint=endpoint
+    )
+    watch = ",".join(f"{p.pk}.pending" for p in run.predictions.all())
+    researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})  # the session, warm
+    Prediction.objects.filter(run=run, position__lt=3).update(status="done", output="Answer: 9")
+    # session and user, the run, the watched rows with their samples
+    with django_assert_max_num_queries(5):
+        part = researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})
+    assert part.content.decode().count("hx-swap-oob") == 3 + 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_judge_jobs_rows_are_swapped_in_as_they_settle(
+    researcher: Client, two_runs: tuple[Run, Run]
+) -> None:
+    run_a, run_b = two_runs
+    endpoint = make_endpoint("http://127.0.0.1:9/v1", name="judge", model="judge-model")
+    judge = judging.judge_create(name="j", template="generic.pairwise", endpoint=endpoint)
+    job = judging.judge_launch(judge=judge, run=run_a, against=run_b, repeats=1)
+    html = researcher.get(f"/judging/{job.pk}/").content.decode()
+    watched = watch_of(html)
+    assert len(watched.split(",")) == 12
+    first = job.judgments.order_by("position").first()
+    assert first is not None
+    type(first).objects.filter(pk=first.pk).update(status="done", label="A", value=1.0)
+    part = researcher.get(
+        f"/judging/{job.pk}/", {"part": "rows", "watch": watched}
+    ).content.decode()
+    assert re.findall(r'<tr id="judgment-(\d+)" hx-swap-oob="true">', part) == [str(first.pk)]
+    assert "<strong>A</strong>" in part
+    assert len(watch_of(part).split(",")) == 11
+
+
 def test_a_watch_list_that_is_not_one_is_ignored(
     researcher: Client, benchmark: Benchmark, tmp_path: Path
 ) -> None:
@@ -292,14 +330,45 @@ def test_a_watch_list_that_is_not_one_is_ignored(
 # --- two runs side by side ----------------------------------------------------------------------
 
 
-def test_differs_is_another_answer_or_another_score() -> None:
-    same = {"answer": {"calls": ["a"]}, "scores": {"accuracy": 100.0}}
-    assert not differs(same, dict(same))
-    assert differs(same, {**same, "answer": {"calls": ["b"]}})
-    assert differs(same, {**same, "scores": {"accuracy": 0.0}})
-    assert differs(same, {"answer": None, "scores": {}})
-    # no scores and empty scores are the same
-    assert not differs({"answer": 1, "scores": None}, {"answer": 1, "scores": {}})
+def test_two_items_disagree_on_another_answer_or_another_score() -> None:
+    benchmark = make_benchmark(name="Pairs", suite="generic")
+    samples = [make_sample(benchmark=benchmark, split="s") for _ in range(7)]
+    # (answer, scores) of A, then of B, per sample
+    items = [
+        ({"calls": ["a"]}, {"accuracy": 100.0}, {"calls": ["a"]}, {"accuracy": 100.0}),  # agree
+        ({"calls": ["a"]}, {"accuracy": 100.0}, {"calls": ["b"]}, {"accuracy": 100.0}),  # answer
+        ({"calls": ["a"]}, {"accuracy": 100.0}, {"calls": ["a"]}, {"accuracy": 0.0}),  # score
+        ({"calls": ["a"]}, {"accuracy": 100.0}, None, {}),  # no answer
+        (None, {}, None, {}),  # neither answered: agree
+        (1, {"accuracy": 1}, 1.0, {"accuracy": 1.0}),  # numbers by value: agree
+        ({"x": 1, "y": 2}, {}, {"y": 2, "x": 1}, {}),  # keys in another order: agree
+    ]
+    a, b = (Run.objects.create(benchmark=benchmark, task="answer", name=n) for n in "ab")
+    for position, (sample, (ans_a, sc_a, ans_b, sc_b)) in enumerate(
+        zip(samples, items, strict=True)
+    ):
+        Prediction.objects.create(
+            run=a, sample=sample, position=position, answer=ans_a, scores=sc_a
+        )
+        Prediction.objects.create(
+            run=b, sample=sample, position=position, answer=ans_b, scores=sc_b
+        )
+    # each run answered a sample the other did not
+    extra_a, extra_b = make_sample(benchmark=benchmark, split="s"), make_sample(benchmark=benchmark)
+    Prediction.objects.create(run=a, sample=extra_a, position=7, answer=1)
+    Prediction.objects.create(run=b, sample=extra_b, position=7, answer=1)
+    compared = runs_compared(a, b)
+    assert [pair["differs"] for pair in compared["pairs"]] == [
+        False,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert (compared["shared"], compared["agree"], compared["disagree"]) == (7, 4, 3)
+    assert (compared["only_a"], compared["only_b"]) == (1, 1)
 
 
 def test_input_summary_is_the_question_in_a_line() -> None:
@@ -344,7 +413,9 @@ def test_two_runs_side_by_side_with_their_disagreements(
     assert html.count("<tr>") == 2 + 1  # two rows and the header
 
 
-def test_compare_paginates(researcher: Client, tmp_path: Path) -> None:
+def test_compare_paginates(
+    researcher: Client, tmp_path: Path, django_assert_max_num_queries: Any
+) -> None:
     benchmark = make_benchmark(name="Many", suite="generic")
     samples = [
         make_sample(benchmark=benchmark, split="s", input={"query": f"q{i}"}) for i in range(120)
@@ -358,7 +429,10 @@ def test_compare_paginates(researcher: Client, tmp_path: Path) -> None:
         )
         runs.append(run)
     query = {"a": runs[0].pk, "b": runs[1].pk, "show": "disagree"}
-    first = researcher.get("/runs/compare/", query).content.decode()
+    researcher.get("/runs/compare/", query)  # the session, warm
+    # the user, the two runs, both runs' answers and scores, the page's predictions and samples
+    with django_assert_max_num_queries(8):
+        first = researcher.get("/runs/compare/", query).content.decode()
     assert "page 1 of 3" in first and "q0" not in first and "q1<" in first
     assert f"?a={runs[0].pk}&amp;b={runs[1].pk}&amp;show=disagree&amp;page=2" in first
     third = researcher.get("/runs/compare/", {**query, "page": 3}).content.decode()
@@ -462,3 +536,51 @@ def test_parameters_no_database_could_store_are_refused_on_the_form(
     assert response.status_code == 400
     assert words in html
     assert not Run.objects.exists()
+
+
+HUGE = "9" * 30
+
+
+def test_odd_query_values_on_the_new_pages_are_never_a_server_error(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    run = services.run_launch(
+        benchmark=benchmark,
+        task="answer",
+        split="default",
+        endpoint=make_endpoint("http://127.0.0.1:9/v1"),
+    )
+    for path, query in [
+        ("/runs/new/", {"benchmark": HUGE}),
+        ("/runs/new/", {"benchmark": "\x00", "split": "\x1f"}),
+        ("/judging/new/", {"run": HUGE, "against": "\x00"}),
+        ("/runs/compare/", {"a": HUGE, "b": run.pk}),
+        ("/runs/compare/", {"a": run.pk, "b": "1\x00"}),
+        ("/runs/compare/", {"a": run.pk, "b": run.pk, "show": "\x00", "page": HUGE}),
+        (f"/runs/{run.pk}/", {"part": "rows", "watch": f"{HUGE}.pending,\x00.running"}),
+        (f"/runs/{run.pk}/", {"part": "rows", "watch": "1." + "x" * 100_000}),
+        ("/", {"part": "\x00"}),
+    ]:
+        response = researcher.get(path, query)
+        assert response.status_code < 500, (path, query, response.status_code)
+    response = researcher.post("/runs/new/", {"benchmark": HUGE, "endpoint": HUGE})
+    assert response.status_code == 400
+
+
+def test_compared_answers_show_calls_as_calls_and_escape_model_text(researcher: Client) -> None:
+    benchmark = make_benchmark(name="Calls", suite="generic")
+    sample = make_sample(benchmark=benchmark, split="s", input={"query": "<b>weather</b>?"})
+    answers = {
+        "a": {"calls": [{"name": "weather", "arguments": {"city": "Oban"}}]},
+        "b": "<script>alert(1)</script>",
+    }
+    runs = {}
+    for side, answer in answers.items():
+        runs[side] = Run.objects.create(benchmark=benchmark, task="answer", status="done")
+        Prediction.objects.create(
+            run=runs[side], sample=sample, position=0, status="done", answer=answer, parsed=True
+        )
+    html = researcher.get("/runs/compare/", {"a": runs["a"].pk, "b": runs["b"].pk}).content.decode()
+    assert '<code class="call-text">weather(' in html and "Oban" in html
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    assert "<b>weather</b>" not in html and "&lt;b&gt;weather&lt;/b&gt;?" in html

@@ -158,7 +158,7 @@ def test_the_page_the_api_the_csv_and_the_leaderboard_show_the_trials(
         r"<td class=\"num\">([\d.]+)</td><td class=\"num\">([\d.]+)</td></tr>",
         page,
     )
-    assert pass_rows == [("1", "50", "50"), ("2", "100", "0")]
+    assert pass_rows == [("1", "50.00", "50.00"), ("2", "100.00", "0.00")]
     # the sds and pass figures are not metric rows of their own
     assert "accuracy_std" not in page and "accuracy pass" not in page
 
