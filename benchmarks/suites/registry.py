@@ -9,6 +9,7 @@ optional capabilities the other apps ask for, never by the suite's name:
     gold              what its gold looks like to an expert and how an edit applies (GoldEditing)
     questions         the question sets of its human studies, by campaign kind
     item_context      what a human needs to judge one of its outputs (candidates, tools, gold)
+    rewriting         its description-rewriting experiment (DescriptionRewriting, rewriting.py)
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
@@ -30,6 +31,7 @@ from typing import Any, Literal
 from benchmarks.suites.base import ImportBundle, ImportFormatError, Progress
 from benchmarks.suites.judging import Verdict
 from benchmarks.suites.protocol import Evaluator, Item, PublishedOutput, TaskSpec, ToolSpec
+from benchmarks.suites.rewriting import DescriptionRewriting
 
 SUITE_MODULES: dict[str, str] = {
     "metatool": "benchmarks.suites.metatool",
@@ -197,6 +199,8 @@ class Suite:
     # (item, show_gold) -> what a human needs beside the output, where the default (a
     # sample's query or turns, candidate tools and reference) does not fit
     item_context: Callable[[Item, bool], ItemContext] | None = None
+    # an LLM rewrites its tool descriptions and a run is repeated on them (rewriting.py)
+    rewriting: DescriptionRewriting | None = None
 
     @property
     def name(self) -> str:
