@@ -381,6 +381,8 @@ SCORED_FIELDS = (
     "note",
     "scores",
     "context",
+    "tool_calls",
+    "leaked",
 )
 
 
@@ -398,6 +400,8 @@ def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
                 parsed=row["parsed"] is not False,
                 trace=row["trace"] or [],
                 note=row["note"],
+                tool_calls=row["tool_calls"],
+                leaked=bool(row["leaked"]),
             )
         scored.append(
             Scored(

@@ -21,6 +21,7 @@ from evaluation.models import Prediction, Run
 from evaluation.rewriting import RewritingError, rewrite_report, tool_descriptions_rewrite
 from evaluation.services import RunError, run_rerun
 from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
+from tests.evaluation.test_local_model import installed, llama_server  # noqa: F401 (fixtures)
 from tests.fake_openai import FakeOpenAI
 from tests.workers import celery_worker
 
@@ -211,7 +212,7 @@ def test_the_experiment_refuses_what_it_cannot_do_and_stores_nothing(
     # an endpoint that refuses every request (a 400 is not retried)
     with FakeOpenAI(responder=Scripted({}, set()), faults={"400": 1.0}) as server:
         refusing = make_endpoint(server.base_url, name="refusing")
-        with pytest.raises(RewritingError, match="the rewriting of tool .* failed") as err:
+        with pytest.raises(RewritingError, match=r"the rewriting of tool .* failed") as err:
             tool_descriptions_rewrite(benchmark=benchmark, endpoint=refusing)
         assert err.value.field == "endpoint"
     assert not ToolRevision.objects.exists()
@@ -238,3 +239,104 @@ def test_only_a_launched_run_is_repeated_and_only_on_its_own_benchmarks_tools(
         with pytest.raises(RunError, match="not of") as err:
             run_rerun(run=launched, tool_revision=other)
         assert err.value.field == "tool_revision"
+
+
+# --- the local model --------------------------------------------------------------------------
+
+# Eight of the published tools and their published queries, written in the published formats
+# (the files are read from the seed data at test time, not kept in the repository).
+LOCAL_TOOLS = (
+    "FinanceTool",
+    "JobTool",
+    "TripTool",
+    "WebsiteTool",
+    "WeatherTool",
+    "ProductSearch",
+    "URLTool",
+    "DietTool",
+)
+
+
+def write_small_metatool(seeddata: Path, folder: Path) -> list[Path]:
+    tools = json.loads((seeddata / "metatool" / "plugin_des.json").read_text(encoding="utf-8"))
+    folder.mkdir()
+    (folder / "plugin_des.json").write_text(
+        json.dumps({name: tools[name] for name in LOCAL_TOOLS}), encoding="utf-8"
+    )
+    source = seeddata / "metatool" / "all_clean_data_sample200.csv"
+    with (
+        source.open(encoding="utf-8") as f,
+        (folder / "all_clean_data.csv").open("w", encoding="utf-8", newline="") as out,
+    ):
+        reader = csv.DictReader(f)
+        writer = csv.DictWriter(out, fieldnames=reader.fieldnames or [])
+        writer.writeheader()
+        writer.writerows(row for row in reader if row["Tool"] in LOCAL_TOOLS)
+    return [folder / "plugin_des.json", folder / "all_clean_data.csv"]
+
+
+@pytest.mark.slow
+def test_the_local_model_rewrites_the_descriptions_and_the_run_is_repeated_on_them(
+    tmp_path: Path,
+    llama_server: str,  # noqa: F811 (the fixture imported above)
+    seeddata: Path,
+) -> None:
+    from config import localmodel
+    from evaluation.models import Endpoint
+
+    # given eight published tools and their queries, and the real base model
+    benchmark_import(suite="metatool", paths=write_small_metatool(seeddata, tmp_path / "mt"))
+    Endpoint.objects.create(
+        name="local-test",
+        base_url=llama_server,
+        model=localmodel.MODEL_ALIAS,
+        style=Endpoint.Style.COMPLETION,
+        default_params={"temperature": 0, "max_tokens": 32},
+        max_concurrency=1,
+        timeout_seconds=120,
+    )
+    with celery_worker(tmp_path, concurrency=1):
+        # when the model rewrites, and a similar-choices run of four items is repeated
+        out = StringIO()
+        call_command(
+            "rewrite_tool_descriptions",
+            "MetaTool",
+            "--endpoint",
+            "local-test",
+            "--task",
+            "similar",
+            "--option",
+            "n=4",
+            "--limit",
+            "4",
+            "--seed",
+            "1",
+            "--wait",
+            "--json",
+            stdout=out,
+        )
+    result = json.loads(out.getvalue())
+    # then the revision holds the model's own texts (poor or not), the runs finished, and the
+    # report compares them on the same four items
+    revision = ToolRevision.objects.get(number=result["tool_revision"])
+    revised = dict(revision.tools.values_list("tool__name", "description"))
+    assert revised, revision.note
+    assert set(revised) <= set(LOCAL_TOOLS)
+    assert all(text.strip() and len(text) <= 2000 for text in revised.values())
+    before = Run.objects.get(pk=result["before_run"])
+    after = Run.objects.get(pk=result["run"])
+    assert before.status == after.status == Run.Status.DONE, (before.error, after.error)
+    assert after.tool_revision == revision and after.rerun_of == before
+    report = result["report"]
+    assert (
+        report["overall"]["n_before"]
+        + int(
+            before.metrics.get("unparsed", 0) if before.options.get("unparsed") == "exclude" else 0
+        )
+        == 4
+    )
+    assert report["overall"]["n_after"] == 4
+    assert sum(row["n_after"] for row in report["tools"]) == 4
+    for row in (report["overall"], *report["tools"]):
+        for side in ("before", "after"):
+            assert row[side] is None or 0 <= row[side] <= 100

@@ -7,7 +7,9 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 import sys as _sys
 
 from benchmarks.suites.metatool import rewriting as _rewriting
+from benchmarks.suites.metatool.context import item_context as _item_context
 from benchmarks.suites.metatool.evaluate import *  # noqa: F403
+from benchmarks.suites.metatool.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.metatool.importer import *  # noqa: F403
 from benchmarks.suites.metatool.native import *  # noqa: F403
 from benchmarks.suites.metatool.native_messages import *  # noqa: F403
@@ -19,7 +21,9 @@ from benchmarks.suites.rewriting import DescriptionRewriting as _DescriptionRewr
 # Section 4.3 (Figure 6): an LLM rewrites the tool descriptions and the selection is run again.
 SUITE = _Suite(
     _sys.modules[__name__],
+    item_context=_item_context,
     questions={"motivation": _MOTIVATION},
+    exporter=_EXPORTER,
     rewriting=_DescriptionRewriting(
         prompt=_rewriting.rewrite_prompt,
         read=_rewriting.read_rewrite,

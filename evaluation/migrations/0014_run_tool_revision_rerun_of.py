@@ -7,8 +7,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmarks', '0004_tool_revisions'),
-        ('evaluation', '0012_judge_template_help'),
+        ('benchmarks', '0005_tool_revisions'),
+        ('evaluation', '0013_run_analysis_cache'),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmarks', '0003_stabletoolbench_tool_keys'),
+        ('benchmarks', '0004_samplerevision_reviewer_verdict'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
