@@ -250,6 +250,12 @@ ACCESS: dict[str, Rule] = {
     "evaluation:run-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:run-control": Perm("evaluation.change_run"),
     "evaluation:leaderboard": VIEW_RUN,
+    # run analyses: drawn from the predictions, so they need what the predictions' pages need
+    "evaluation:run-analyses": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:run-analysis-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:runs-analyses": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:runs-analysis-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    # end of run analyses
     "evaluation:job-list": Perm("evaluation.view_judgejob"),
     "evaluation:job-detail": Perm("evaluation.view_judgejob", "evaluation.view_judgment"),
     "evaluation:job-control": Perm("evaluation.change_judgejob"),

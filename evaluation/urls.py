@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation import views
+from evaluation import analysis_views, views
 from evaluation.virtualapi import views as virtual_views
 
 app_name = "evaluation"
@@ -9,6 +9,20 @@ urlpatterns = [
     path("runs/", views.run_index, name="run-list"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/predictions.csv", views.run_predictions_csv, name="run-csv"),
+    # --- run analyses (the papers' breakdowns); before run-control, whose <action> would match
+    path("runs/<int:pk>/analyses/", analysis_views.run_analyses, name="run-analyses"),
+    path(
+        "runs/<int:pk>/analyses/<slug:name>.csv",
+        analysis_views.run_analysis_csv,
+        name="run-analysis-csv",
+    ),
+    path("runs/analyses/", analysis_views.runs_analyses, name="runs-analyses"),
+    path(
+        "runs/analyses/<slug:name>.csv",
+        analysis_views.runs_analysis_csv,
+        name="runs-analysis-csv",
+    ),
+    # --- end of run analyses
     path(
         "runs/<int:pk>/<str:action>/",
         views.run_control,

@@ -22,6 +22,7 @@ from config.charts import bar_chart
 from config.csvexport import csv_response
 from config.errors import ApplicationError
 from evaluation import lifecycle
+from evaluation.analyses import declared as declared_analyses
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
@@ -153,6 +154,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             if run.tool_mode == "native"
             else 0,
             "import_lines": _import_lines(run.import_report),
+            "analyses_url": reverse("evaluation:run-analyses", args=[run.pk])
+            if declared_analyses(run) and allows(request.user, "evaluation:run-analyses")
+            else "",
         }
     )
     if request.htmx and request.GET.get("part") == "predictions":
@@ -241,7 +245,11 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
             maximum=100.0 if headline in spec.percent else None,
         )
     headline = spec.run_metric(names[0]) if names else None
+    compare = bool(
+        runs and declared_analyses(runs[0]) and allows(request.user, "evaluation:runs-analyses")
+    )
     context = {
+        "compare_url": reverse("evaluation:runs-analyses") if compare else "",
         "benchmark": benchmark,
         "task": spec,
         "names": names,

@@ -72,6 +72,12 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:job-detail": RESEARCH,
     "evaluation:job-control": RESEARCH,
     "evaluation:virtual": RESEARCH,
+    # run analyses (view_run and view_prediction)
+    "evaluation:run-analyses": RESEARCH,
+    "evaluation:run-analysis-csv": RESEARCH,
+    "evaluation:runs-analyses": RESEARCH,
+    "evaluation:runs-analysis-csv": RESEARCH,
+    # end of run analyses
     # the API
     "api-root": SIGNED,
     "api-schema": SIGNED,
@@ -149,6 +155,12 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "evaluation:job-detail": Call("GET", f"/judging/{job}/"),
         "evaluation:job-control": Call("POST", f"/judging/{job}/cancel/", {}),
         "evaluation:virtual": Call("POST", "/virtual/", VIRTUAL_CALL, json=True),
+        # run analyses: the world's run is of the generic suite, whose one analysis is by_split
+        "evaluation:run-analyses": Call("GET", f"/runs/{run}/analyses/"),
+        "evaluation:run-analysis-csv": Call("GET", f"/runs/{run}/analyses/by_split.csv"),
+        "evaluation:runs-analyses": Call("GET", f"/runs/analyses/?run={run}"),
+        "evaluation:runs-analysis-csv": Call("GET", f"/runs/analyses/by_split.csv?run={run}"),
+        # end of run analyses
         "api-root": Call("GET", "/api/"),
         "api-schema": Call("GET", "/api/schema/"),
         "benchmark-list": Call("GET", "/api/benchmarks/"),

@@ -183,6 +183,7 @@ def _analyses(task: str) -> tuple[Analysis, ...]:
             metrics=(AnalysisMetric("share", "share of wrong turns (%)"),),
             compute=_errors,
             covers=wrong_turn,
+            group_order=ERROR_TYPES,
             source="Fig. 7, appendix E Table 16",
             description="Each wrong turn's first error: format (a call MTU-Eval cannot read), "
             "action (missed, excessive or incorrect tools), parameter (right tools, wrong "
