@@ -78,13 +78,63 @@ def fingerprint(run: Run) -> str:
         seen["samples"].isoformat() if seen["samples"] else "",
         run.benchmark.updated_at.isoformat(),
         repr(shapes),
+        *(
+            f"{name}={INPUT_PROVIDERS[name].mark(run)}"
+            for name in sorted({n for a in declared(run) for n in a.inputs} & set(INPUT_PROVIDERS))
+        ),
     ]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
 def _records(run: Run) -> AnalysisInput:
     evaluator, ctx = run_context(run)
-    return AnalysisInput(records=scored_items(run, evaluator, ctx), ctx=ctx)
+    wanted = {name for analysis in declared(run) for name in analysis.inputs}
+    inputs = {
+        name: INPUT_PROVIDERS[name].fetch(run) for name in sorted(wanted & set(INPUT_PROVIDERS))
+    }
+    return AnalysisInput(records=scored_items(run, evaluator, ctx), ctx=ctx, inputs=inputs)
+
+
+# --- inputs beyond the run's records ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InputProvider:
+    """An input some analyses read beyond the run's own records (AnalysisInput.inputs):
+    fetch(run) gives it; mark(run) sums up what it read, so that the stored analyses are
+    computed again when it changes. A layer that may read what the input needs registers it
+    (the human labels: annotation, which evaluation may not import, in its AppConfig.ready)."""
+
+    fetch: Callable[[Run], Any]
+    mark: Callable[[Run], str]
+
+
+INPUT_PROVIDERS: dict[str, InputProvider] = {}
+
+
+def register_input(name: str, provider: InputProvider) -> None:
+    INPUT_PROVIDERS[name] = provider
+
+
+def _baseline(run: Run) -> list[Scored]:
+    """The records of the run this one repeats on other tool descriptions ([] if none)."""
+    base = run.rerun_of
+    if base is None:
+        return []
+    evaluator, ctx = run_context(base)
+    return scored_items(base, evaluator, ctx)
+
+
+def _baseline_mark(run: Run) -> str:
+    if run.rerun_of_id is None:
+        return ""
+    seen = Prediction.objects.filter(run_id=run.rerun_of_id).aggregate(
+        count=Count("id"), last=Max("updated_at")
+    )
+    return f"{run.rerun_of_id}:{seen['count']}:{seen['last']}"
+
+
+register_input("baseline", InputProvider(_baseline, _baseline_mark))
 
 
 def compute(

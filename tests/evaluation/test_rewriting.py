@@ -17,6 +17,7 @@ from django.core.management import CommandError, call_command
 
 from benchmarks.models import Benchmark, RevisedTool, Tool, ToolRevision
 from benchmarks.services import benchmark_import
+from evaluation.analyses import run_analyses_get
 from evaluation.models import Prediction, Run
 from evaluation.rewriting import RewritingError, rewrite_report, tool_descriptions_rewrite
 from evaluation.services import RunError, run_rerun
@@ -173,6 +174,19 @@ def test_the_experiment_rewrites_every_tool_reruns_the_items_and_reports_the_cha
         else:
             assert (row["before"], row["after"], row["change_percent"]) == (0.0, 100.0, None)
             assert row["change_points"] == 100.0
+
+    # and the rerun's analyses page shows the same per tool, beside the run it repeats
+    rows = run_analyses_get(after, inline=True).data["analyses"]["rewriting_by_tool"]["rows"]
+    assert {
+        row["group"]: (row["n"], row["CSR_before"], row["CSR"], row["change_percent"])
+        for row in rows
+    } == {
+        tool: (r["n_after"], r["before"], r["after"], r["change_percent"])
+        for tool, r in per_tool.items()
+    }
+    # the run it repeats has no before
+    rows = run_analyses_get(before, inline=True).data["analyses"]["rewriting_by_tool"]["rows"]
+    assert {row["CSR_before"] for row in rows} == {None}
 
 
 def test_a_second_rewriting_is_revision_two_and_a_cached_answer_costs_no_call(
