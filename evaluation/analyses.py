@@ -28,7 +28,7 @@ from benchmarks.suites.analyses import Analysis, AnalysisInput
 from benchmarks.suites.protocol import Scored
 from benchmarks.suites.registry import get_suite
 from config.errors import ApplicationError
-from evaluation.models import Prediction, Run, RunAnalysis
+from evaluation.models import Judgment, Prediction, Run, RunAnalysis
 from evaluation.selectors import run_context
 from evaluation.services import scored_items
 
@@ -135,6 +135,39 @@ def _baseline_mark(run: Run) -> str:
 
 
 register_input("baseline", InputProvider(_baseline, _baseline_mark))
+
+
+def _judgments(run: Run) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]]]:
+    """The values read from the verdicts of the run's pointwise judge jobs, by the judge's
+    template, per item (sample key, repeat): one dict per judge round."""
+    found: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {}
+    rows = (
+        Judgment.objects.filter(
+            job__run=run, job__against__isnull=True, status=Judgment.Status.DONE
+        )
+        .order_by("job_id", "position")
+        .values_list(
+            "job__judge__template",
+            "prediction__sample__split",
+            "prediction__sample__external_id",
+            "prediction__repeat",
+            "values",
+        )
+    )
+    for template, split, external_id, repeat, values in rows:
+        key = (f"{split}/{external_id}", int(repeat))
+        found.setdefault(template, {}).setdefault(key, []).append(values or {})
+    return found
+
+
+def _judgments_mark(run: Run) -> str:
+    seen = Judgment.objects.filter(job__run=run).aggregate(
+        count=Count("id"), last=Max("updated_at")
+    )
+    return f"{seen['count']}:{seen['last']}"
+
+
+register_input("judgments", InputProvider(_judgments, _judgments_mark))
 
 
 def compute(

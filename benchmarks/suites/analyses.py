@@ -122,6 +122,9 @@ class Analysis:
     group_order: tuple[Any, ...] = ()
     # names of the AnalysisInput.inputs it reads (the platform fetches only those asked for)
     inputs: tuple[str, ...] = ()
+    # False: the groups are facets every covered record may have (a judge's dimensions), each
+    # counting the records with a value on it, rather than a partition of the records
+    partition: bool = True
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
