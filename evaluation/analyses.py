@@ -138,8 +138,9 @@ register_input("baseline", InputProvider(_baseline, _baseline_mark))
 
 
 def _judgments(run: Run) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]]]:
-    """The values read from the verdicts of the run's pointwise judge jobs, by the judge's
-    template, per item (sample key, repeat): one dict per judge round."""
+    """The verdicts of the run's single-output judge jobs, by the judge's template, per item
+    (sample key, repeat): one {"judge": name, "value": the item-level number, "values": what
+    was read} per judge round."""
     found: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {}
     rows = (
         Judgment.objects.filter(
@@ -148,15 +149,18 @@ def _judgments(run: Run) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]
         .order_by("job_id", "position")
         .values_list(
             "job__judge__template",
+            "job__judge__name",
             "prediction__sample__split",
             "prediction__sample__external_id",
             "prediction__repeat",
+            "value",
             "values",
         )
     )
-    for template, split, external_id, repeat, values in rows:
+    for template, judge, split, external_id, repeat, value, values in rows:
         key = (f"{split}/{external_id}", int(repeat))
-        found.setdefault(template, {}).setdefault(key, []).append(values or {})
+        entry = {"judge": judge, "value": value, "values": values or {}}
+        found.setdefault(template, {}).setdefault(key, []).append(entry)
     return found
 
 

@@ -40,9 +40,12 @@ def test_judge_dimensions_mean_the_rounds_then_the_items() -> None:
     records = [Scored(item=item(i), outcome=None, scores={"well_formed": 0.0}) for i in range(3)]
     judged = {
         # item 0: Accuracy 6 and 8 in two rounds -> 0.7; Overall 9 -> 0.9
-        ("test/0", 0): [{"Accuracy": 6, "Overall": 9}, {"Accuracy": 8}],
+        ("test/0", 0): [
+            {"judge": "j", "value": 0.9, "values": {"Accuracy": 6, "Overall": 9}},
+            {"judge": "j", "value": None, "values": {"Accuracy": 8}},
+        ],
         # item 1: Accuracy 9 -> 0.9, no Overall
-        ("test/1", 0): [{"Accuracy": 9}],
+        ("test/1", 0): [{"judge": "j", "value": None, "values": {"Accuracy": 9}}],
         # item 2: not judged
     }
     data = AnalysisInput(records, ctx, inputs={"judgments": {"ultratool.planning": judged}})

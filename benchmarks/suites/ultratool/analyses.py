@@ -13,7 +13,8 @@ pools the gold steps instead, so the groups do not weigh up to it); planning and
 which the judge scores, have their format check here.
 
 Judge dimensions: the verdicts of the run's pointwise judge jobs (AnalysisInput.inputs
-["judgments"]: {template: {(sample key, repeat): [values, ...]}}); an item's value on a dimension
+["judgments"]: {template: {(sample key, repeat): [{"judge", "value", "values"}, ...]}}, one per
+round, "values" holding the dimensions' scores); an item's value on a dimension
 is the mean of its judge rounds, on the reported scale (/ 10); a dimension's interval is the
 normal approximation mean +- 1.96 sd / sqrt(n) (sd of the items' values, n - 1 in the
 denominator; none for one item). The rows are the dimensions, each counting the items with a
@@ -150,11 +151,11 @@ def _judge_dimensions(template: str, dimensions: Sequence[str]) -> Analysis:
         for record in data.records:
             rounds = judged.get((record.item.key, record.repeat)) or []
             for dimension in dimensions:
+                read = [r.get("values") or {} for r in rounds if isinstance(r, Mapping)]
                 scores = [
                     float(v[dimension]) / REPORT_DIVISOR
-                    for v in rounds
-                    if isinstance(v, Mapping)
-                    and isinstance(v.get(dimension), int | float)
+                    for v in read
+                    if isinstance(v.get(dimension), int | float)
                     and not isinstance(v.get(dimension), bool)
                 ]
                 if scores:

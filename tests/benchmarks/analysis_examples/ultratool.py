@@ -110,7 +110,13 @@ def judged(task: str, records: list[Scored]) -> dict[str, Any]:
     verdicts: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for index, record in enumerate(records[:-1]):
         rounds = [
-            {d: 1 + (index + k + r) % 10 for k, d in enumerate(dimensions) if (index + k) % 7}
+            {
+                "judge": "judge",
+                "value": None,
+                "values": {
+                    d: 1 + (index + k + r) % 10 for k, d in enumerate(dimensions) if (index + k) % 7
+                },
+            }
             for r in range(2)
         ]
         verdicts[(record.item.key, record.repeat)] = rounds
