@@ -7,6 +7,8 @@ app_name = "evaluation"
 
 urlpatterns = [
     path("runs/", views.run_index, name="run-list"),
+    path("runs/new/", views.run_new, name="run-new"),
+    path("runs/compare/", views.run_compare, name="run-compare"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/predictions.csv", views.run_predictions_csv, name="run-csv"),
     # --- run analyses (the papers' breakdowns); before run-control, whose <action> would match
@@ -30,6 +32,7 @@ urlpatterns = [
     ),
     path("virtual/", virtual_views.virtual_call, name="virtual"),
     path("judging/", views.job_index, name="job-list"),
+    path("judging/new/", views.job_new, name="job-new"),
     path("judging/<int:pk>/", views.job_detail, name="job-detail"),
     path("judging/<int:pk>/<str:action>/", views.job_control, name="job-control"),
     path(

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmarks', '0005_tool_revisions'),
+        ('benchmarks', '0006_tool_revisions'),
         ('evaluation', '0013_run_analysis_cache'),
     ]
 

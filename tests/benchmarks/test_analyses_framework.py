@@ -230,6 +230,21 @@ def test_mtubench_error_types_by_hand(
     assert error_type(wrong) == expected
 
 
+def test_mtubench_native_calls_with_unreadable_arguments_are_format_errors() -> None:
+    def native(note: str, answer: Any) -> Scored:
+        wrong = record(
+            {"TS": 0.0, "PS": 0.0}, split="S-S", reference=calls("A"), output="", answer=answer
+        )
+        assert wrong.outcome is not None
+        wrong.outcome.tool_calls = [{"id": "c1", "type": "function"}]
+        wrong.outcome.note = note
+        return wrong
+
+    assert error_type(native("call 1: arguments are not valid JSON (x)", calls("A"))) == "format"
+    assert error_type(native("call 1: unknown tool 'B'", calls("B"))) == "action: incorrect"
+    assert error_type(native("", calls("A"))) == "parameter"
+
+
 def test_mtubench_turns_count_from_one_and_tools_from_the_api_list() -> None:
     def turn(dialogue: int, number: int, ts: float, tools: int) -> Scored:
         return record(

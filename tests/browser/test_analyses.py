@@ -69,7 +69,7 @@ def test_analyses_of_one_run_and_of_three(
     # three runs: ticked on the leaderboard
     page.goto(f"{live_server.url}/leaderboard/{benchmark.pk}/M-S/")
     for run in runs:
-        page.locator(f"#compare-{run.pk}").focus()
+        page.locator(f"#analyses-{run.pk}").focus()
         page.keyboard.press("Space")
     page.get_by_role("button", name="Analyses of the chosen runs").focus()
     page.keyboard.press("Enter")

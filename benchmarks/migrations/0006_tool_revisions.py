@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmarks', '0004_samplerevision_reviewer_verdict'),
+        ('benchmarks', '0005_import_job'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
