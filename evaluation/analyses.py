@@ -245,8 +245,9 @@ class Series:
 def compare(runs: Sequence[Run]) -> dict[str, list[Series]]:
     """Each declared analysis across the runs: one series per run, or, for an analysis that
     pools a model's runs (series="model"), one per model, its rows computed over the pooled
-    records of its runs (with the first run's context). Raises AnalysisError when a run's
-    stored analyses are not ready (still pending on a worker, or failed)."""
+    records of its runs (with the first run's context) while they hold up to
+    ANALYSES_INLINE_ITEMS predictions together (beyond, one per run). Raises AnalysisError
+    when a run's stored analyses are not ready (still pending on a worker, or failed)."""
     per_run: dict[int, dict[str, Any]] = {}
     for run in runs:
         stored = run_analyses_get(run)
@@ -258,13 +259,32 @@ def compare(runs: Sequence[Run]) -> dict[str, list[Series]]:
     for run in runs:
         pooled.setdefault(model_label(run), []).append(run)
     records: dict[int, AnalysisInput] = {}
+    limit = int(getattr(settings, "ANALYSES_INLINE_ITEMS", 5000))
+    sizes = dict(
+        Prediction.objects.filter(run__in=list(runs))
+        .values_list("run_id")
+        .annotate(count=Count("id"))
+        .values_list("run_id", "count")
+    )
     result: dict[str, list[Series]] = {}
     for analysis in declared(runs[0]):
         if analysis.series == "model":
-            series = []
+            series: list[Series] = []
             for label, members in pooled.items():
                 if len(members) == 1:
                     rows = per_run[members[0].pk].get(analysis.name, {}).get("rows", [])
+                elif sum(sizes[m.pk] for m in members) > limit:
+                    # Pooling reads the runs' items again, here and now: past the inline size
+                    # each run keeps its own series (its stored rows).
+                    series.extend(
+                        Series(
+                            run_label(member),
+                            [member.pk],
+                            per_run[member.pk].get(analysis.name, {}).get("rows", []),
+                        )
+                        for member in members
+                    )
+                    continue
                 else:
                     for member in members:
                         if member.pk not in records:
