@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
 from benchmarks.models import Sample
@@ -174,3 +176,20 @@ def test_a_large_run_is_analysed_by_a_worker_while_the_page_polls(
     assert researcher_client.get(f"/runs/{run.pk}/analyses/").status_code == 200
     assert RunAnalysis.objects.get(run=run).status == RunAnalysis.Status.PENDING
     flush_test_broker()
+
+
+def test_the_api_answers_what_the_command_prints(
+    seeddata: Path, researcher_client: Client, settings: Any
+) -> None:
+    (run,) = m_s_runs(seeddata, "a")
+    out = io.StringIO()
+    call_command("run_analysis", str(run.pk), "--json", stdout=out)
+    answer = researcher_client.get(f"/api/runs/{run.pk}/analyses/")
+    assert answer.status_code == 200
+    assert answer.json() == json.loads(out.getvalue())
+    # a large run: 202 with the progress while the reports queue has it
+    (large,) = m_s_runs(seeddata, "b")
+    settings.ANALYSES_INLINE_ITEMS = 0
+    pending = researcher_client.get(f"/api/runs/{large.pk}/analyses/")
+    assert pending.status_code == 202
+    assert pending.json() == {"status": "pending", "done": 0, "total": 3}
