@@ -82,9 +82,22 @@ def fingerprint(run: Run) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
+SETTLED = (Prediction.Status.DONE, Prediction.Status.FAILED)
+
+
 def _records(run: Run) -> AnalysisInput:
+    """The run's scored items. While items are still pending or being answered, only the
+    settled ones (answered, or failed for good): an item not yet asked is no wrong answer."""
     evaluator, ctx = run_context(run)
-    return AnalysisInput(records=scored_items(run, evaluator, ctx), ctx=ctx)
+    records = scored_items(run, evaluator, ctx)
+    if Prediction.objects.filter(run=run).exclude(status__in=SETTLED).exists():
+        settled = set(
+            Prediction.objects.filter(run=run, status__in=SETTLED).values_list(
+                "sample__split", "sample__external_id", "repeat"
+            )
+        )
+        records = [r for r in records if (r.item.split, r.item.external_id, r.repeat) in settled]
+    return AnalysisInput(records=records, ctx=ctx)
 
 
 def compute(
@@ -106,7 +119,8 @@ def run_analyses_get(run: Run, *, inline: bool | None = None) -> RunAnalysis:
     """The stored analyses of a run: as they are when the run has not changed since, else
     computed again: at once for a run of up to ANALYSES_INLINE_ITEMS predictions (or when
     `inline`), by a worker on the reports queue otherwise (the row comes back pending; the page
-    polls it). A run that is still running is analysed as far as it has got."""
+    polls it). A run that is still running is analysed as far as it has got: over its settled
+    items."""
     mark = fingerprint(run)
     with transaction.atomic():
         stored, created = RunAnalysis.objects.select_for_update().get_or_create(
