@@ -113,6 +113,7 @@ def run_analyses(request: HttpRequest, pk: int) -> HttpResponse:
         "sections": sections,
         "declared": analyses,
         "poll_url": f"{reverse('evaluation:run-analyses', args=[run.pk])}?part=analyses",
+        "api_url": reverse("run-analyses", args=[run.pk]),
     }
     if request.htmx and request.GET.get("part") == "analyses":
         return render(request, "evaluation/run_analyses.html#analyses", context)

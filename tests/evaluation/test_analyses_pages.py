@@ -73,6 +73,7 @@ def test_a_runs_page_has_a_chart_and_table_per_analysis(
     # the run's name is escaped wherever it is shown
     assert "rules <b>" not in html and "rules &lt;b&gt;" in html
     assert f'href="/runs/{run.pk}/analyses/by_turn.csv"' in html
+    assert f'href="/api/runs/{run.pk}/analyses/"' in html
     # the run's page links here
     assert (
         f'href="/runs/{run.pk}/analyses/"'
