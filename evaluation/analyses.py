@@ -86,13 +86,26 @@ def fingerprint(run: Run) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
+SETTLED = (Prediction.Status.DONE, Prediction.Status.FAILED)
+
+
 def _records(run: Run) -> AnalysisInput:
+    """The run's scored items. While items are still pending or being answered, only the
+    settled ones (answered, or failed for good): an item not yet asked is no wrong answer."""
     evaluator, ctx = run_context(run)
+    records = scored_items(run, evaluator, ctx)
+    if Prediction.objects.filter(run=run).exclude(status__in=SETTLED).exists():
+        settled = set(
+            Prediction.objects.filter(run=run, status__in=SETTLED).values_list(
+                "sample__split", "sample__external_id", "repeat"
+            )
+        )
+        records = [r for r in records if (r.item.split, r.item.external_id, r.repeat) in settled]
     wanted = {name for analysis in declared(run) for name in analysis.inputs}
     inputs = {
         name: INPUT_PROVIDERS[name].fetch(run) for name in sorted(wanted & set(INPUT_PROVIDERS))
     }
-    return AnalysisInput(records=scored_items(run, evaluator, ctx), ctx=ctx, inputs=inputs)
+    return AnalysisInput(records=records, ctx=ctx, inputs=inputs)
 
 
 # --- inputs beyond the run's records ------------------------------------------------------------
@@ -193,7 +206,8 @@ def run_analyses_get(run: Run, *, inline: bool | None = None) -> RunAnalysis:
     """The stored analyses of a run: as they are when the run has not changed since, else
     computed again: at once for a run of up to ANALYSES_INLINE_ITEMS predictions (or when
     `inline`), by a worker on the reports queue otherwise (the row comes back pending; the page
-    polls it). A run that is still running is analysed as far as it has got."""
+    polls it). A run that is still running is analysed as far as it has got: over its settled
+    items."""
     mark = fingerprint(run)
     with transaction.atomic():
         stored, created = RunAnalysis.objects.select_for_update().get_or_create(
@@ -332,8 +346,9 @@ class Series:
 def compare(runs: Sequence[Run]) -> dict[str, list[Series]]:
     """Each declared analysis across the runs: one series per run, or, for an analysis that
     pools a model's runs (series="model"), one per model, its rows computed over the pooled
-    records of its runs (with the first run's context). Raises AnalysisError when a run's
-    stored analyses are not ready (still pending on a worker, or failed)."""
+    records of its runs (with the first run's context) while they hold up to
+    ANALYSES_INLINE_ITEMS predictions together (beyond, one per run). Raises AnalysisError
+    when a run's stored analyses are not ready (still pending on a worker, or failed)."""
     per_run: dict[int, dict[str, Any]] = {}
     for run in runs:
         stored = run_analyses_get(run)
@@ -345,13 +360,32 @@ def compare(runs: Sequence[Run]) -> dict[str, list[Series]]:
     for run in runs:
         pooled.setdefault(model_label(run), []).append(run)
     records: dict[int, AnalysisInput] = {}
+    limit = int(getattr(settings, "ANALYSES_INLINE_ITEMS", 5000))
+    sizes = dict(
+        Prediction.objects.filter(run__in=list(runs))
+        .values_list("run_id")
+        .annotate(count=Count("id"))
+        .values_list("run_id", "count")
+    )
     result: dict[str, list[Series]] = {}
     for analysis in declared(runs[0]):
         if analysis.series == "model":
-            series = []
+            series: list[Series] = []
             for label, members in pooled.items():
                 if len(members) == 1:
                     rows = per_run[members[0].pk].get(analysis.name, {}).get("rows", [])
+                elif sum(sizes[m.pk] for m in members) > limit:
+                    # Pooling reads the runs' items again, here and now: past the inline size
+                    # each run keeps its own series (its stored rows).
+                    series.extend(
+                        Series(
+                            run_label(member),
+                            [member.pk],
+                            per_run[member.pk].get(analysis.name, {}).get("rows", []),
+                        )
+                        for member in members
+                    )
+                    continue
                 else:
                     for member in members:
                         if member.pk not in records:
