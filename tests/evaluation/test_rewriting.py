@@ -257,18 +257,9 @@ def test_only_a_launched_run_is_repeated_and_only_on_its_own_benchmarks_tools(
 
 # --- the local model --------------------------------------------------------------------------
 
-# Eight of the published tools and their published queries, written in the published formats
+# Four of the published tools and their published queries, written in the published formats
 # (the files are read from the seed data at test time, not kept in the repository).
-LOCAL_TOOLS = (
-    "FinanceTool",
-    "JobTool",
-    "TripTool",
-    "WebsiteTool",
-    "WeatherTool",
-    "ProductSearch",
-    "URLTool",
-    "DietTool",
-)
+LOCAL_TOOLS = ("FinanceTool", "JobTool", "TripTool", "WeatherTool")
 
 
 def write_small_metatool(seeddata: Path, folder: Path) -> list[Path]:
@@ -290,6 +281,7 @@ def write_small_metatool(seeddata: Path, folder: Path) -> list[Path]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # 17 minutes once for eight tools on a machine shared by seven
 def test_the_local_model_rewrites_the_descriptions_and_the_run_is_repeated_on_them(
     tmp_path: Path,
     llama_server: str,  # noqa: F811 (the fixture imported above)
@@ -298,7 +290,7 @@ def test_the_local_model_rewrites_the_descriptions_and_the_run_is_repeated_on_th
     from config import localmodel
     from evaluation.models import Endpoint
 
-    # given eight published tools and their queries, and the real base model
+    # given four published tools and their queries, and the real base model
     benchmark_import(suite="metatool", paths=write_small_metatool(seeddata, tmp_path / "mt"))
     Endpoint.objects.create(
         name="local-test",
@@ -310,7 +302,7 @@ def test_the_local_model_rewrites_the_descriptions_and_the_run_is_repeated_on_th
         timeout_seconds=120,
     )
     with celery_worker(tmp_path, concurrency=1):
-        # when the model rewrites, and a similar-choices run of four items is repeated
+        # when the model rewrites, and a similar-choices run of three items is repeated
         out = StringIO()
         call_command(
             "rewrite_tool_descriptions",
@@ -320,9 +312,9 @@ def test_the_local_model_rewrites_the_descriptions_and_the_run_is_repeated_on_th
             "--task",
             "similar",
             "--option",
-            "n=4",
+            "n=3",
             "--limit",
-            "4",
+            "3",
             "--seed",
             "1",
             "--wait",
@@ -331,7 +323,7 @@ def test_the_local_model_rewrites_the_descriptions_and_the_run_is_repeated_on_th
         )
     result = json.loads(out.getvalue())
     # then the revision holds the model's own texts (poor or not), the runs finished, and the
-    # report compares them on the same four items
+    # report compares them on the same three items
     revision = ToolRevision.objects.get(number=result["tool_revision"])
     revised = dict(revision.tools.values_list("tool__name", "description"))
     assert revised, revision.note
@@ -342,15 +334,10 @@ def test_the_local_model_rewrites_the_descriptions_and_the_run_is_repeated_on_th
     assert before.status == after.status == Run.Status.DONE, (before.error, after.error)
     assert after.tool_revision == revision and after.rerun_of == before
     report = result["report"]
-    assert (
-        report["overall"]["n_before"]
-        + int(
-            before.metrics.get("unparsed", 0) if before.options.get("unparsed") == "exclude" else 0
-        )
-        == 4
-    )
-    assert report["overall"]["n_after"] == 4
-    assert sum(row["n_after"] for row in report["tools"]) == 4
+    # (an unread answer counts as wrong: unparsed="wrong" by default)
+    assert report["overall"]["n_before"] == report["overall"]["n_after"] == 3
+    assert sum(row["n_after"] for row in report["tools"]) == 3
+    print("\nrewritten:", json.dumps(revised, indent=1), "\nreport:", json.dumps(report))
     for row in (report["overall"], *report["tools"]):
         for side in ("before", "after"):
             assert row[side] is None or 0 <= row[side] <= 100

@@ -53,7 +53,7 @@ def rewrite_prompt(tool: ToolSpec) -> Prompt:
         messages=[{"role": "user", "content": text}],
         text=text + " ",
         stop=("\n\n",),
-        max_tokens=160,
+        max_tokens=120,
     )
 
 
