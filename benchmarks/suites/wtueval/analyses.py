@@ -116,18 +116,18 @@ ERROR_TYPE_DISTRIBUTION = Analysis(
     by="error_type",
     by_title="error type",
     metrics=(
-        AnalysisMetric("automatic", "automatic (% of wrong items)"),
-        AnalysisMetric("human", "human (% of labelled items)"),
-        AnalysisMetric("agreement", "human agrees (% of labelled items of this type)"),
+        AnalysisMetric("automatic", "automatic (%)"),
+        AnalysisMetric("human", "human (%)"),
+        AnalysisMetric("agreement", "humans agree (%)"),
     ),
     compute=_error_types,
     covers=_classified,
     source="Fig. 4",
     description="Groups: the type the suite's classification gave each wrong item (the "
-    "paper's five, wrong_answer and unnecessary_tool read as incorrect invocation). Beside "
-    "it, of the items humans labelled in error-type campaigns on this run, the share a "
-    "majority gave each type, and of the labelled items of a type, the share the humans "
-    "agree on.",
+    "paper's five, wrong_answer and unnecessary_tool read as incorrect invocation); automatic: "
+    "its share of the wrong items. Human: of the wrong items humans labelled in error-type "
+    "campaigns on this run, the share at least half their labels gave the type. Humans "
+    "agree: of the labelled items classified as the type, the share the humans gave it too.",
     group_order=PAPER_TYPES,
     inputs=("human_labels",),
 )
