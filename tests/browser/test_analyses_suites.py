@@ -120,7 +120,11 @@ def test_error_types_beside_human_labels_and_a_rewritten_rerun(
     assert page.evaluate("document.documentElement.scrollWidth") <= 1366
     screenshot(page, "analyses-wtueval-error-types")
 
-    page.goto(f"{live_server.url}/runs/{rerun.pk}/analyses/")
+    # the rerun's page says which descriptions it showed and which run it repeats
+    page.goto(f"{live_server.url}/runs/{rerun.pk}/")
+    expect(page.get_by_text("revision 1 (by hand); repeats")).to_be_visible()
+    page.get_by_role("link", name="Analyses").first.click()
+    page.wait_for_url(f"**/runs/{rerun.pk}/analyses/")
     section = page.locator("article#analysis-rewriting_by_tool")
     expect(section.locator("svg")).to_have_count(1)
     golds = {p.sample.reference["tool"] for p in rerun.predictions.select_related("sample")}
