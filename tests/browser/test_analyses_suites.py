@@ -123,7 +123,8 @@ def test_error_types_beside_human_labels_and_a_rewritten_rerun(
     # the rerun's page says which descriptions it showed and which run it repeats
     page.goto(f"{live_server.url}/runs/{rerun.pk}/")
     expect(page.get_by_text("revision 1 (by hand); repeats")).to_be_visible()
-    page.get_by_role("link", name="Analyses").first.click()
+    page.get_by_role("link", name="Analyses").first.focus()
+    page.keyboard.press("Enter")
     page.wait_for_url(f"**/runs/{rerun.pk}/analyses/")
     section = page.locator("article#analysis-rewriting_by_tool")
     expect(section.locator("svg")).to_have_count(1)
