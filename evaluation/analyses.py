@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
 from benchmarks.suites.analyses import Analysis, AnalysisInput
@@ -178,10 +178,14 @@ def _judgments(run: Run) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]
 
 
 def _judgments_mark(run: Run) -> str:
+    # The sum of the values too: a verdict rewritten in place need not touch updated_at.
     seen = Judgment.objects.filter(job__run=run).aggregate(
-        count=Count("id"), last=Max("updated_at")
+        count=Count("id"),
+        done=Count("id", filter=Q(status=Judgment.Status.DONE)),
+        last=Max("updated_at"),
+        total=Sum("value"),
     )
-    return f"{seen['count']}:{seen['last']}"
+    return f"{seen['count']}:{seen['done']}:{seen['last']}:{seen['total']}"
 
 
 register_input("judgments", InputProvider(_judgments, _judgments_mark))
@@ -374,6 +378,24 @@ def compare(runs: Sequence[Run]) -> dict[str, list[Series]]:
             for label, members in pooled.items():
                 if len(members) == 1:
                     rows = per_run[members[0].pk].get(analysis.name, {}).get("rows", [])
+                elif analysis.inputs:
+                    # Inputs (judges' verdicts, human labels) are keyed by the item, which the
+                    # runs of a model share: they cannot be pooled. A run holding its own groups
+                    # (a stability run's share of tools down) joins its stored rows; runs whose
+                    # groups meet keep a series each.
+                    kept = [per_run[m.pk].get(analysis.name, {}).get("rows", []) for m in members]
+                    groups = [row["group"] for rows_of in kept for row in rows_of]
+                    if len(groups) == len(set(groups)):
+                        rows = sorted(
+                            (row for rows_of in kept for row in rows_of),
+                            key=lambda row: analysis.sort_key(row["group"]),
+                        )
+                    else:
+                        series.extend(
+                            Series(run_label(member), [member.pk], rows_of)
+                            for member, rows_of in zip(members, kept, strict=True)
+                        )
+                        continue
                 elif sum(sizes[m.pk] for m in members) > limit:
                     # Pooling reads the runs' items again, here and now: past the inline size
                     # each run keeps its own series (its stored rows).
