@@ -341,3 +341,25 @@ def test_the_local_model_rewrites_the_descriptions_and_the_run_is_repeated_on_th
     for row in (report["overall"], *report["tools"]):
         for side in ("before", "after"):
             assert row[side] is None or 0 <= row[side] <= 100
+
+
+def test_the_command_prints_the_report_as_a_table() -> None:
+    from evaluation.management.commands.rewrite_tool_descriptions import Command
+
+    report = {
+        "run": 2,
+        "before_run": 1,
+        "tool_revision": 1,
+        "metric": "CSR",
+        "overall": {"group": "overall", "n_before": 4, "n_after": 4, "before": 50.0,
+                    "after": 75.0, "change_points": 25.0, "change_percent": 50.0},
+        "tools": [{"group": "Weather", "n_before": 1, "n_after": 1, "before": 0.0,
+                   "after": 100.0, "change_points": 100.0, "change_percent": None}],
+    }  # fmt: skip
+    out = StringIO()
+    command = Command(stdout=out)
+    command.write_report(report)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == ("CSR on tool revision 1 (run 2) against the imported descriptions (run 1):")
+    assert lines[2].split() == ["overall", "4", "50.00", "75.00", "+50.00%"]
+    assert lines[3].split() == ["Weather", "1", "0.00", "100.00", "n/a"]
