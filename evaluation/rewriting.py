@@ -54,6 +54,18 @@ def rewriting_of(benchmark: Benchmark) -> DescriptionRewriting:
     return rewriting
 
 
+def rewriting_task_check(benchmark: Benchmark, task: str) -> None:
+    """Refuse a task whose prompts show no tool description (repeating it would change
+    nothing), naming the tasks that do."""
+    rewriting = rewriting_of(benchmark)
+    if task not in rewriting.tasks:
+        raise RewritingError(
+            f"{benchmark.name} task {task!r} shows no tool descriptions; the experiment "
+            f"repeats one of: {', '.join(rewriting.tasks)}",
+            field="task",
+        )
+
+
 class _Cache:
     """The response cache as the caller sees it here: read before the calls, written after
     (the calls run in an event loop that must not touch the ORM)."""

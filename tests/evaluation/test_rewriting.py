@@ -235,6 +235,12 @@ def test_the_experiment_refuses_what_it_cannot_do_and_stores_nothing(
         call_command("rewrite_tool_descriptions", "MetaTool", "--endpoint", "nowhere")
     with pytest.raises(CommandError, match="declares no description-rewriting"):
         call_command("rewrite_tool_descriptions", counting.name, "--endpoint", "rewriter")
+    # a task whose prompts show no description is refused before anything is launched
+    with pytest.raises(CommandError, match="task 'awareness' shows no tool descriptions"):
+        call_command(
+            "rewrite_tool_descriptions", "MetaTool", "--endpoint", "rewriter", "--task", "awareness"
+        )
+    assert not Run.objects.exists()
 
 
 def test_only_a_launched_run_is_repeated_and_only_on_its_own_benchmarks_tools(

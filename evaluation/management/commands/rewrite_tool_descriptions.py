@@ -17,7 +17,11 @@ from tqdm import tqdm
 from config.errors import ApplicationError
 from evaluation.management.commands._common import find_benchmark, follow, key_values
 from evaluation.models import Endpoint, Run
-from evaluation.rewriting import rewrite_report, tool_descriptions_rewrite
+from evaluation.rewriting import (
+    rewrite_report,
+    rewriting_task_check,
+    tool_descriptions_rewrite,
+)
 from evaluation.selectors import run_progress
 from evaluation.services import run_launch, run_rerun
 
@@ -89,6 +93,8 @@ class Command(BaseCommand):
             bar.update(done - bar.n)
 
         try:
+            if options["task"] or base is not None:
+                rewriting_task_check(benchmark, options["task"] or (base.task if base else ""))
             if options["task"]:
                 base = run_launch(
                     benchmark=benchmark,
