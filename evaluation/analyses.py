@@ -191,6 +191,45 @@ def _judgments_mark(run: Run) -> str:
 register_input("judgments", InputProvider(_judgments, _judgments_mark))
 
 
+def _model_siblings(run: Run) -> dict[str, Run]:
+    """The newest finished run of each other task of the run's benchmark by the same model
+    (model_name, none for a run without one) in the same tool mode."""
+    if not run.model_name:
+        return {}
+    picked: dict[str, Run] = {}
+    others = (
+        Run.objects.filter(
+            benchmark_id=run.benchmark_id, model_name=run.model_name, status=Run.Status.DONE
+        )
+        .exclude(task=run.task)
+        .select_related("benchmark")
+        .order_by("task", "-created_at", "-pk")
+    )
+    for other in others:
+        if other.task not in picked and other.tool_mode == run.tool_mode:
+            picked[other.task] = other
+    return picked
+
+
+def _model_runs(run: Run) -> dict[str, list[Scored]]:
+    """{task: the records of that sibling run} (WTU-Eval's regions side by side)."""
+    found: dict[str, list[Scored]] = {}
+    for task, other in _model_siblings(run).items():
+        evaluator, ctx = run_context(other)
+        found[task] = scored_items(other, evaluator, ctx)
+    return found
+
+
+def _model_runs_mark(run: Run) -> str:
+    return ",".join(
+        f"{task}:{other.pk}:{other.updated_at.isoformat()}"
+        for task, other in sorted(_model_siblings(run).items())
+    )
+
+
+register_input("model_runs", InputProvider(_model_runs, _model_runs_mark))
+
+
 def compute(
     analyses: Sequence[Analysis],
     data: AnalysisInput,

@@ -77,8 +77,10 @@ class AnalysisInput:
     ctx: Context
     # What the platform hands, by name, to the analyses that ask for it (Analysis.inputs)
     # beyond the run's own records: "baseline" (the records of the run this one repeats on
-    # other tool descriptions, evaluation.Run.rerun_of), "human_labels" (the labels humans gave
-    # the run's outputs in campaigns, annotation/analysis_inputs.py). An input the platform
+    # other tool descriptions, evaluation.Run.rerun_of), "judgments" (the verdicts of the
+    # run's judges), "model_runs" (the records of the same model's newest finished run of each
+    # other task: {task: records}), "human_labels" (the labels humans gave the run's outputs
+    # in campaigns, annotation/analysis_inputs.py). An input the platform
     # cannot give is absent: an analysis works without it (a test's example run has none).
     inputs: Mapping[str, Any] = field(default_factory=dict)
 

@@ -78,3 +78,48 @@ def test_error_type_labels_are_read_beside_the_automatic_types() -> None:
         "incorrect_invocation": (1, 50.0, 50.0, 100.0),
         "null_content": (1, 50.0, 0.0, 0.0),
     }
+
+
+def test_a_wtueval_run_sits_beside_the_same_models_run_of_its_pair_region() -> None:
+    benchmark_import(suite="wtueval", paths=[FIXTURE / "questions.jsonl"])
+    benchmark = Benchmark.objects.get(name="WTU-Eval")
+    runs = {}
+    # R3 right on boolq only; R4 right on race only, a tool called on boolq
+    plan = {
+        "R3": {"boolq-mini": 1.0, "piqa-mini": 0.0, "race-mini": 0.0},
+        "R4": {"boolq-mini": 0.0, "piqa-mini": 0.0, "race-mini": 1.0},
+    }
+    for task, accuracy in plan.items():
+        run = runs[task] = Run.objects.create(
+            benchmark=benchmark, task=task, model_name="m", source=Run.Source.IMPORTED,
+            status=Run.Status.DONE,
+        )  # fmt: skip
+        for position, (split, value) in enumerate(accuracy.items()):
+            scores = {"accuracy": value, "unparsed": 0.0}
+            if task == "R4":
+                scores["call_rate"] = float(split == "boolq-mini")
+            Prediction.objects.create(
+                run=run,
+                sample=Sample.objects.get(benchmark=benchmark, split=split),
+                position=position,
+                status=Prediction.Status.DONE,
+                output="...",
+                scores=scores,
+            )
+    # another model's R3 run is not its pair
+    Run.objects.create(
+        benchmark=benchmark, task="R3", model_name="other", source=Run.Source.IMPORTED,
+        status=Run.Status.DONE,
+    )  # fmt: skip
+    data = run_analyses_get(runs["R4"], inline=True).data
+    rows = data["analyses"]["with_and_without_tools"]["rows"]
+    assert [(r["group"], r["accuracy_without"], r["accuracy_with"], r["call_rate_with"])
+            for r in rows] == [
+        ("boolq-mini", 100.0, 0.0, 100.0),
+        ("piqa-mini", 0.0, 0.0, 0.0),
+        ("race-mini", 0.0, 100.0, 0.0),
+    ]  # fmt: skip
+    # and from the other side
+    data = run_analyses_get(runs["R3"], inline=True).data
+    rows = data["analyses"]["with_and_without_tools"]["rows"]
+    assert [r["accuracy_with"] for r in rows] == [0.0, 0.0, 100.0]

@@ -85,3 +85,25 @@ def test_human_types_are_those_half_the_labels_chose() -> None:
     assert human_types([{"types": ["wrong_answer"]}]) == {"incorrect_invocation"}
     three = [{"types": ["null_content"]}, {"types": ["no_reasoning"]}, {"types": ["no_reasoning"]}]
     assert human_types(three) == {"no_reasoning"}
+
+
+def test_a_run_beside_the_same_models_run_without_tools(r4: AnalysisInput) -> None:
+    items = {r.item.split: r.item for r in r4.records}
+    # the model's R3 run: boolq right, piqa wrong, race right
+    r3 = [
+        Scored(item=items["boolq-mini"], outcome=None, scores={"accuracy": 1.0}),
+        Scored(item=items["piqa-mini"], outcome=None, scores={"accuracy": 0.0}),
+        Scored(item=items["race-mini"], outcome=None, scores={"accuracy": 1.0}),
+    ]
+    data = AnalysisInput(r4.records, r4.ctx, inputs={"model_runs": {"R3": r3}})
+    assert analysis("with_and_without_tools").run(data) == [
+        {"group": "boolq-mini", "n": 2, "accuracy_without": 100.0, "accuracy_with": 50.0,
+         "call_rate_with": 50.0},
+        {"group": "piqa-mini", "n": 2, "accuracy_without": 0.0, "accuracy_with": 0.0,
+         "call_rate_with": 0.0},
+        {"group": "race-mini", "n": 1, "accuracy_without": 100.0, "accuracy_with": 0.0,
+         "call_rate_with": 0.0},
+    ]  # fmt: skip
+    # without the other run, its side is empty
+    alone = analysis("with_and_without_tools").run(AnalysisInput(r4.records, r4.ctx))
+    assert [row["accuracy_without"] for row in alone] == [None, None, None]

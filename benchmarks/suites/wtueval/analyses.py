@@ -1,7 +1,8 @@
 """WTU-Eval's analyses (papers/003): accuracy and call rate per dataset in each region, as
-Table 1 and Table 7 give them, and the distribution of error types of the failed traces
-(Fig. 4), by the suite's automatic classification and, beside it, by the humans of an
-error-type campaign, with how often they agree.
+Table 1 and Table 7 give them (and a run beside its pair region's run of the same model:
+without and with the tool pool, Table 1's columns), and the distribution of error types of
+the failed traces (Fig. 4), by the suite's automatic classification and, beside it, by the
+humans of an error-type campaign, with how often they agree.
 
 A run is one region (its task, R1-R4) over one or several datasets (its splits), so a region's
 row of the paper's table is the comparison of the runs of one task, one bar per run.
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.suites.analyses import (
+    COUNT,
     GROUP,
     Analysis,
     AnalysisInput,
@@ -165,9 +167,81 @@ def _by_dataset(region: str) -> Analysis:
     )
 
 
+# A region and its pair: the same datasets without and with the tool pool (Table 1's columns).
+PAIRS = {"R1": ("R1", "R2"), "R2": ("R1", "R2"), "R3": ("R3", "R4"), "R4": ("R3", "R4")}
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return round(100.0 * sum(present) / len(present), 2) if present else None
+
+
+def _with_and_without(region: str) -> Analysis:
+    without, with_tools = PAIRS[region]
+    own = "without" if region == without else "with"
+
+    def compute(data: AnalysisInput) -> list[Row]:
+        siblings = data.inputs.get("model_runs") or {}
+        sides = {
+            "without": data.records if own == "without" else siblings.get(without) or (),
+            "with": data.records if own == "with" else siblings.get(with_tools) or (),
+        }
+        by_dataset: dict[str, dict[str, list[Scored]]] = {}
+        for side, records in sides.items():
+            for record in records:
+                by_dataset.setdefault(record.item.split, {}).setdefault(side, []).append(record)
+        rows: list[Row] = []
+        for dataset in sorted({record.item.split for record in data.records}):
+            parts = by_dataset.get(dataset, {})
+
+            def rate(side: str, name: str, parts: dict[str, list[Scored]] = parts) -> float | None:
+                return _mean([r.scores.get(name) for r in parts.get(side, ())])
+
+            rows.append(
+                {
+                    GROUP: dataset,
+                    COUNT: len(parts.get(own, ())),
+                    "accuracy_without": rate("without", "accuracy"),
+                    "accuracy_with": rate("with", "accuracy"),
+                    "call_rate_with": rate("with", "call_rate"),
+                }
+            )
+        return rows
+
+    return Analysis(
+        name="with_and_without_tools",
+        title=f"Accuracy per dataset without ({without}) and with ({with_tools}) the tool pool",
+        by="dataset",
+        metrics=(
+            AnalysisMetric(
+                "accuracy_without",
+                f"accuracy, {without} (%)",
+                mean_of="accuracy" if own == "without" else None,
+            ),
+            AnalysisMetric(
+                "accuracy_with",
+                f"accuracy, {with_tools} (%)",
+                mean_of="accuracy" if own == "with" else None,
+            ),
+            AnalysisMetric(
+                "call_rate_with",
+                f"call rate, {with_tools} (%)",
+                mean_of="call_rate" if own == "with" else None,
+            ),
+        ),
+        compute=compute,
+        source="Table 1",
+        description=f"This run's datasets, beside the same model's newest finished "
+        f"{PAIRS[region][1] if own == 'without' else PAIRS[region][0]} run of this benchmark "
+        "(same tool mode): the paper's table, a region pair per dataset; n is this run's "
+        "items.",
+        inputs=("model_runs",),
+    )
+
+
 ANALYSES: dict[str, tuple[Analysis, ...]] = {
-    "R1": (_by_dataset("R1"),),
-    "R2": (_by_dataset("R2"), ERROR_TYPE_DISTRIBUTION),
-    "R3": (_by_dataset("R3"),),
-    "R4": (_by_dataset("R4"), ERROR_TYPE_DISTRIBUTION),
+    "R1": (_by_dataset("R1"), _with_and_without("R1")),
+    "R2": (_by_dataset("R2"), _with_and_without("R2"), ERROR_TYPE_DISTRIBUTION),
+    "R3": (_by_dataset("R3"), _with_and_without("R3")),
+    "R4": (_by_dataset("R4"), _with_and_without("R4"), ERROR_TYPE_DISTRIBUTION),
 }
