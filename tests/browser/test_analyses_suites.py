@@ -24,8 +24,23 @@ FIXTURE = Path(__file__).resolve().parents[1] / "benchmarks" / "fixtures" / "wtu
 def wtueval_run_with_labels() -> Run:
     benchmark_import(suite="wtueval", paths=[FIXTURE / "questions.jsonl"])
     benchmark = Benchmark.objects.get(name="WTU-Eval")
+    # the same model without the tool pool (R3): right on boolq and race
+    without = Run.objects.create(
+        name="R3", model_name="m", benchmark=benchmark, task="R3",
+        source=Run.Source.IMPORTED, status=Run.Status.DONE,
+    )  # fmt: skip
+    for position, split in enumerate(("boolq-mini", "piqa-mini", "race-mini")):
+        Prediction.objects.create(
+            run=without,
+            sample=Sample.objects.get(benchmark=benchmark, split=split),
+            position=position,
+            status=Prediction.Status.DONE,
+            output="...",
+            scores={"accuracy": float(split != "piqa-mini"), "unparsed": 0.0},
+        )
     run = Run.objects.create(
         name="R4 <b>zero-shot</b>",
+        model_name="m",
         benchmark=benchmark,
         task="R4",
         source=Run.Source.IMPORTED,
@@ -117,6 +132,9 @@ def test_error_types_beside_human_labels_and_a_rewritten_rerun(
     expect(rows.first.locator("th")).to_have_text("incorrect_invocation")
     expect(rows.first.locator("td")).to_have_text(["1", "50.00", "50.00", "100.00"])
     expect(page.locator("article#analysis-by_dataset svg")).to_have_count(1)
+    # beside the model's R3 run: boolq 100 without the pool, 0 with it
+    pair = page.locator("article#analysis-with_and_without_tools tbody tr").first
+    expect(pair.locator("td")).to_have_text(["1", "100.00", "0.00", "100.00"])
     assert page.evaluate("document.documentElement.scrollWidth") <= 1366
     screenshot(page, "analyses-wtueval-error-types")
 
