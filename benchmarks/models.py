@@ -126,6 +126,51 @@ class SampleRevision(models.Model):
         return f"{self.sample} r{self.number}"
 
 
+class ToolRevision(models.Model):
+    """One rewriting of a benchmark's tool descriptions (MetaTool's description-rewriting
+    experiment, papers/000 section 4.3): the new description of each tool it covers. The tools
+    keep their descriptions as imported (revision 0, never stored here); a run that used a
+    revision names it (evaluation.Run.tool_revision)."""
+
+    benchmark = models.ForeignKey(
+        Benchmark, on_delete=models.CASCADE, related_name="tool_revisions"
+    )
+    number = models.PositiveIntegerField(help_text="1 for the first rewriting; 0 is as imported.")
+    note = models.TextField(blank=True, help_text="Who wrote it: endpoint, model and prompt.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "number"], name="tool_revision_unique_number"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark} tools r{self.number}"
+
+
+class RevisedTool(models.Model):
+    """A tool's description in one revision (a tool a revision does not cover keeps its own)."""
+
+    revision = models.ForeignKey(ToolRevision, on_delete=models.CASCADE, related_name="tools")
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="revisions")
+    description = models.TextField()
+
+    class Meta:
+        ordering = ["revision", "tool"]
+        constraints = [
+            models.UniqueConstraint(fields=["revision", "tool"], name="revised_tool_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool} r{self.revision.number}"
+
+
 class ImportJob(models.Model):
     """A benchmark import started from the browser: the uploaded files (under
     settings.BENCHMARK_UPLOAD_DIR/<folder>/ until the import ends), who started it, and how it

@@ -325,6 +325,7 @@ ACCESS: dict[str, Rule] = {
     "endpoint-detail": Perm("evaluation.view_endpoint"),
     "run-list": VIEW_RUN,
     "run-detail": VIEW_RUN,
+    "run-analyses": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "prediction-list": Perm("evaluation.view_prediction"),
     "prediction-detail": Perm("evaluation.view_prediction"),
     "campaign-list": SIGNED_IN,

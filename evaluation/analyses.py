@@ -21,14 +21,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
 from benchmarks.suites.analyses import Analysis, AnalysisInput
 from benchmarks.suites.protocol import Scored
 from benchmarks.suites.registry import get_suite
 from config.errors import ApplicationError
-from evaluation.models import Prediction, Run, RunAnalysis
+from evaluation.models import Judgment, Prediction, Run, RunAnalysis
 from evaluation.selectors import run_context
 from evaluation.services import scored_items
 
@@ -78,13 +78,156 @@ def fingerprint(run: Run) -> str:
         seen["samples"].isoformat() if seen["samples"] else "",
         run.benchmark.updated_at.isoformat(),
         repr(shapes),
+        *(
+            f"{name}={INPUT_PROVIDERS[name].mark(run)}"
+            for name in sorted({n for a in declared(run) for n in a.inputs} & set(INPUT_PROVIDERS))
+        ),
     ]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
+SETTLED = (Prediction.Status.DONE, Prediction.Status.FAILED)
+
+
 def _records(run: Run) -> AnalysisInput:
+    """The run's scored items. While items are still pending or being answered, only the
+    settled ones (answered, or failed for good): an item not yet asked is no wrong answer."""
     evaluator, ctx = run_context(run)
-    return AnalysisInput(records=scored_items(run, evaluator, ctx), ctx=ctx)
+    records = scored_items(run, evaluator, ctx)
+    if Prediction.objects.filter(run=run).exclude(status__in=SETTLED).exists():
+        settled = set(
+            Prediction.objects.filter(run=run, status__in=SETTLED).values_list(
+                "sample__split", "sample__external_id", "repeat"
+            )
+        )
+        records = [r for r in records if (r.item.split, r.item.external_id, r.repeat) in settled]
+    wanted = {name for analysis in declared(run) for name in analysis.inputs}
+    inputs = {
+        name: INPUT_PROVIDERS[name].fetch(run) for name in sorted(wanted & set(INPUT_PROVIDERS))
+    }
+    return AnalysisInput(records=records, ctx=ctx, inputs=inputs)
+
+
+# --- inputs beyond the run's records ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InputProvider:
+    """An input some analyses read beyond the run's own records (AnalysisInput.inputs):
+    fetch(run) gives it; mark(run) sums up what it read, so that the stored analyses are
+    computed again when it changes. A layer that may read what the input needs registers it
+    (the human labels: annotation, which evaluation may not import, in its AppConfig.ready)."""
+
+    fetch: Callable[[Run], Any]
+    mark: Callable[[Run], str]
+
+
+INPUT_PROVIDERS: dict[str, InputProvider] = {}
+
+
+def register_input(name: str, provider: InputProvider) -> None:
+    INPUT_PROVIDERS[name] = provider
+
+
+def _baseline(run: Run) -> list[Scored]:
+    """The records of the run this one repeats on other tool descriptions ([] if none)."""
+    base = run.rerun_of
+    if base is None:
+        return []
+    evaluator, ctx = run_context(base)
+    return scored_items(base, evaluator, ctx)
+
+
+def _baseline_mark(run: Run) -> str:
+    if run.rerun_of_id is None:
+        return ""
+    seen = Prediction.objects.filter(run_id=run.rerun_of_id).aggregate(
+        count=Count("id"), last=Max("updated_at")
+    )
+    return f"{run.rerun_of_id}:{seen['count']}:{seen['last']}"
+
+
+register_input("baseline", InputProvider(_baseline, _baseline_mark))
+
+
+def _judgments(run: Run) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]]]:
+    """The verdicts of the run's single-output judge jobs, by the judge's template, per item
+    (sample key, repeat): one {"judge": name, "value": the item-level number, "values": what
+    was read} per judge round."""
+    found: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {}
+    rows = (
+        Judgment.objects.filter(
+            job__run=run, job__against__isnull=True, status=Judgment.Status.DONE
+        )
+        .order_by("job_id", "position")
+        .values_list(
+            "job__judge__template",
+            "job__judge__name",
+            "prediction__sample__split",
+            "prediction__sample__external_id",
+            "prediction__repeat",
+            "value",
+            "values",
+        )
+    )
+    for template, judge, split, external_id, repeat, value, values in rows:
+        key = (f"{split}/{external_id}", int(repeat))
+        entry = {"judge": judge, "value": value, "values": values or {}}
+        found.setdefault(template, {}).setdefault(key, []).append(entry)
+    return found
+
+
+def _judgments_mark(run: Run) -> str:
+    # The sum of the values too: a verdict rewritten in place need not touch updated_at.
+    seen = Judgment.objects.filter(job__run=run).aggregate(
+        count=Count("id"),
+        done=Count("id", filter=Q(status=Judgment.Status.DONE)),
+        last=Max("updated_at"),
+        total=Sum("value"),
+    )
+    return f"{seen['count']}:{seen['done']}:{seen['last']}:{seen['total']}"
+
+
+register_input("judgments", InputProvider(_judgments, _judgments_mark))
+
+
+def _model_siblings(run: Run) -> dict[str, Run]:
+    """The newest finished run of each other task of the run's benchmark by the same model
+    (model_name, none for a run without one) in the same tool mode."""
+    if not run.model_name:
+        return {}
+    picked: dict[str, Run] = {}
+    others = (
+        Run.objects.filter(
+            benchmark_id=run.benchmark_id, model_name=run.model_name, status=Run.Status.DONE
+        )
+        .exclude(task=run.task)
+        .select_related("benchmark")
+        .order_by("task", "-created_at", "-pk")
+    )
+    for other in others:
+        if other.task not in picked and other.tool_mode == run.tool_mode:
+            picked[other.task] = other
+    return picked
+
+
+def _model_runs(run: Run) -> dict[str, list[Scored]]:
+    """{task: the records of that sibling run} (WTU-Eval's regions side by side)."""
+    found: dict[str, list[Scored]] = {}
+    for task, other in _model_siblings(run).items():
+        evaluator, ctx = run_context(other)
+        found[task] = scored_items(other, evaluator, ctx)
+    return found
+
+
+def _model_runs_mark(run: Run) -> str:
+    return ",".join(
+        f"{task}:{other.pk}:{other.updated_at.isoformat()}"
+        for task, other in sorted(_model_siblings(run).items())
+    )
+
+
+register_input("model_runs", InputProvider(_model_runs, _model_runs_mark))
 
 
 def compute(
@@ -106,7 +249,8 @@ def run_analyses_get(run: Run, *, inline: bool | None = None) -> RunAnalysis:
     """The stored analyses of a run: as they are when the run has not changed since, else
     computed again: at once for a run of up to ANALYSES_INLINE_ITEMS predictions (or when
     `inline`), by a worker on the reports queue otherwise (the row comes back pending; the page
-    polls it). A run that is still running is analysed as far as it has got."""
+    polls it). A run that is still running is analysed as far as it has got: over its settled
+    items."""
     mark = fingerprint(run)
     with transaction.atomic():
         stored, created = RunAnalysis.objects.select_for_update().get_or_create(
@@ -245,8 +389,9 @@ class Series:
 def compare(runs: Sequence[Run]) -> dict[str, list[Series]]:
     """Each declared analysis across the runs: one series per run, or, for an analysis that
     pools a model's runs (series="model"), one per model, its rows computed over the pooled
-    records of its runs (with the first run's context). Raises AnalysisError when a run's
-    stored analyses are not ready (still pending on a worker, or failed)."""
+    records of its runs (with the first run's context) while they hold up to
+    ANALYSES_INLINE_ITEMS predictions together (beyond, one per run). Raises AnalysisError
+    when a run's stored analyses are not ready (still pending on a worker, or failed)."""
     per_run: dict[int, dict[str, Any]] = {}
     for run in runs:
         stored = run_analyses_get(run)
@@ -258,13 +403,50 @@ def compare(runs: Sequence[Run]) -> dict[str, list[Series]]:
     for run in runs:
         pooled.setdefault(model_label(run), []).append(run)
     records: dict[int, AnalysisInput] = {}
+    limit = int(getattr(settings, "ANALYSES_INLINE_ITEMS", 5000))
+    sizes = dict(
+        Prediction.objects.filter(run__in=list(runs))
+        .values_list("run_id")
+        .annotate(count=Count("id"))
+        .values_list("run_id", "count")
+    )
     result: dict[str, list[Series]] = {}
     for analysis in declared(runs[0]):
         if analysis.series == "model":
-            series = []
+            series: list[Series] = []
             for label, members in pooled.items():
                 if len(members) == 1:
                     rows = per_run[members[0].pk].get(analysis.name, {}).get("rows", [])
+                elif analysis.inputs:
+                    # Inputs (judges' verdicts, human labels) are keyed by the item, which the
+                    # runs of a model share: they cannot be pooled. A run holding its own groups
+                    # (a stability run's share of tools down) joins its stored rows; runs whose
+                    # groups meet keep a series each.
+                    kept = [per_run[m.pk].get(analysis.name, {}).get("rows", []) for m in members]
+                    groups = [row["group"] for rows_of in kept for row in rows_of]
+                    if len(groups) == len(set(groups)):
+                        rows = sorted(
+                            (row for rows_of in kept for row in rows_of),
+                            key=lambda row: analysis.sort_key(row["group"]),
+                        )
+                    else:
+                        series.extend(
+                            Series(run_label(member), [member.pk], rows_of)
+                            for member, rows_of in zip(members, kept, strict=True)
+                        )
+                        continue
+                elif sum(sizes[m.pk] for m in members) > limit:
+                    # Pooling reads the runs' items again, here and now: past the inline size
+                    # each run keeps its own series (its stored rows).
+                    series.extend(
+                        Series(
+                            run_label(member),
+                            [member.pk],
+                            per_run[member.pk].get(analysis.name, {}).get("rows", []),
+                        )
+                        for member in members
+                    )
+                    continue
                 else:
                     for member in members:
                         if member.pk not in records:

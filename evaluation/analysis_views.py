@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -112,6 +113,7 @@ def run_analyses(request: HttpRequest, pk: int) -> HttpResponse:
         "sections": sections,
         "declared": analyses,
         "poll_url": f"{reverse('evaluation:run-analyses', args=[run.pk])}?part=analyses",
+        "api_url": reverse("run-analyses", args=[run.pk]),
     }
     if request.htmx and request.GET.get("part") == "analyses":
         return render(request, "evaluation/run_analyses.html#analyses", context)
@@ -217,6 +219,7 @@ def runs_analyses(request: HttpRequest) -> HttpResponse:
         "sections": sections,
         "declared": declared(runs[0]),
         "poll_url": f"{reverse('evaluation:runs-analyses')}?{query}&part=analyses",
+        "inline_items": int(getattr(settings, "ANALYSES_INLINE_ITEMS", 5000)),
     }
     if request.htmx and request.GET.get("part") == "analyses":
         return render(request, "evaluation/runs_analyses.html#analyses", context)

@@ -8,14 +8,22 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
-from evaluation.models import Endpoint, Prediction, Run
+from evaluation.analyses import run_analyses_get
+from evaluation.models import Endpoint, Prediction, Run, RunAnalysis
 from evaluation.selectors import (
     run_metric_rows,
     run_spending,
@@ -276,6 +284,42 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
                 raise ValidationError({"status": f"one of {', '.join(Run.Status.values)}"})
             runs = runs.filter(status=status)
         return runs
+
+    # --- run analyses (the papers' breakdowns): the command's JSON ---------------------------
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description='{"run": ID, "analyses": {NAME: {"by": FIELD, "rows": [{"group", '
+                '"n", METRIC...}]}}}, as `run_analysis --json` prints it (see the README).',
+            ),
+            202: inline_serializer(
+                "RunAnalysesPending",
+                {
+                    "status": serializers.CharField(),
+                    "done": serializers.IntegerField(),
+                    "total": serializers.IntegerField(),
+                },
+            ),
+        },
+    )
+    @action(detail=True, methods=["get"])
+    def analyses(self, request: Request, pk: Any = None) -> Response:
+        """The analyses its suite declares for the run's task: 200 with them, 202 with the
+        progress while a worker on the reports queue computes them (ask again), 409 with the
+        error when they failed."""
+        run = self.get_object()
+        stored = run_analyses_get(run)
+        if stored.status == RunAnalysis.Status.DONE and stored.data:
+            return Response(stored.data)
+        if stored.status == RunAnalysis.Status.FAILED:
+            return Response(
+                {"status": stored.status, "error": stored.error}, status=status.HTTP_409_CONFLICT
+            )
+        return Response(
+            {"status": stored.status, "done": stored.done, "total": stored.total},
+            status=status.HTTP_202_ACCEPTED,
+        )
 
 
 @extend_schema_view(

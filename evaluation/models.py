@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
-from benchmarks.models import Benchmark, Sample
+from benchmarks.models import Benchmark, Sample, ToolRevision
 from evaluation.credentials import validate_key_variable
 
 # Named by migration 0001; the rule itself is evaluation.credentials'.
@@ -202,6 +202,14 @@ class Run(models.Model):
     # Imported runs: what the file held and what was done with it, because the duplicate
     # policy changes the metrics (evaluation.services.outputs_import documents the keys).
     import_report = models.JSONField(default=dict, blank=True)
+    # The tool descriptions its prompts showed: a rewriting of them (None: as imported), and
+    # the run it repeats on them (the same items and candidates), whose scores it is compared to.
+    tool_revision = models.ForeignKey(
+        ToolRevision, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    rerun_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns"
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from benchmarks.models import Benchmark, Sample, Tool
+from benchmarks.models import Benchmark, RevisedTool, Sample, Tool
 from benchmarks.suites.judging import metric_unit
 from benchmarks.suites.protocol import (
     Context,
@@ -72,26 +72,39 @@ def sample_rows(benchmark: Benchmark, splits: Sequence[str]) -> list[dict[str, A
     )
 
 
-# Tools change only on import, which bumps the benchmark's updated_at; a chunk of a 16,000-tool
-# benchmark should not read them all again for every chunk a process runs.
-_tool_cache: dict[int, tuple[Any, dict[str, ToolSpec]]] = {}
+# Tools change only on import, which bumps the benchmark's updated_at, and a revision's
+# descriptions never change once written; a chunk of a 16,000-tool benchmark should not read
+# them all again for every chunk a process runs.
+_tool_cache: dict[tuple[int, int | None], tuple[Any, dict[str, ToolSpec]]] = {}
 _tool_lock = threading.Lock()
 
 
-def tool_specs(benchmark: Benchmark) -> dict[str, ToolSpec]:
+def tool_specs(benchmark: Benchmark, revision_id: int | None = None) -> dict[str, ToolSpec]:
+    """The benchmark's tools as the suites see them; with a tool revision, each tool it covers
+    has the revision's description instead of the imported one."""
+    key = (benchmark.pk, revision_id)
     with _tool_lock:
-        cached = _tool_cache.get(benchmark.pk)
+        cached = _tool_cache.get(key)
         if cached and cached[0] == benchmark.updated_at:
             return cached[1]
     rows = Tool.objects.filter(benchmark=benchmark).values_list(
         "name", "description", "parameters", "returns", "category", "raw"
     )
+    revised: dict[str, str] = {}
+    if revision_id is not None:
+        revised = dict(
+            RevisedTool.objects.filter(
+                revision_id=revision_id, revision__benchmark=benchmark
+            ).values_list("tool__name", "description")
+        )
     specs = {
-        name: ToolSpec(name, description, parameters or {}, returns or {}, category, raw)
+        name: ToolSpec(
+            name, revised.get(name, description), parameters or {}, returns or {}, category, raw
+        )
         for name, description, parameters, returns, category, raw in rows
     }
     with _tool_lock:
-        _tool_cache[benchmark.pk] = (benchmark.updated_at, specs)
+        _tool_cache[key] = (benchmark.updated_at, specs)
     return specs
 
 
@@ -108,6 +121,7 @@ def context_for(
     style: Style,
     seed: int,
     options: dict[str, Any],
+    tool_revision_id: int | None = None,
 ) -> Context:
     spec = evaluator.task(task)
     aux = {
@@ -120,8 +134,9 @@ def context_for(
         style=style,
         seed=seed,
         options=dict(options),
-        tools=tool_specs(benchmark),
+        tools=tool_specs(benchmark, tool_revision_id),
         aux=aux,
+        tool_revision=tool_revision_id,
     )
     if spec.agent:
         # The tools the virtual API server serves to this suite, by name: a launch stores the
@@ -140,6 +155,7 @@ def run_context(run: Run, evaluator: Evaluator | None = None) -> tuple[Evaluator
         style=run.style or "chat",  # type: ignore[arg-type]
         seed=run.seed,
         options=run.options,
+        tool_revision_id=run.tool_revision_id,
     )
     return evaluator, ctx
 

@@ -19,7 +19,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
-from benchmarks.models import Benchmark
+from benchmarks.models import Benchmark, ToolRevision
 from benchmarks.services import dumps_json
 from benchmarks.suites.base import ImportFormatError
 from benchmarks.suites.predictions import read_generic_predictions
@@ -159,6 +159,70 @@ def run_launch(
         _copy_pending(run.pk, chosen, contexts, run.trials)
         lifecycle.launch(RUNS, run.pk, len(chosen) * run.trials)
     return run
+
+
+def run_rerun(
+    *,
+    run: Run,
+    tool_revision: ToolRevision | None,
+    name: str = "",
+    user: Any = None,
+    budget: Decimal | None = None,
+) -> Run:
+    """Launch a launched run's items again (the same samples, trials and per-item contexts,
+    so the same candidate lists and examples; the same endpoint, model and settings) with the
+    tool descriptions of `tool_revision` (None: as imported). The new run names the run it
+    repeats (rerun_of). Raises RunError for an imported run, an endpoint that is not ready, or
+    a revision of another benchmark."""
+    if run.source != Run.Source.LAUNCHED or run.endpoint is None:
+        raise RunError(
+            f"run {run.pk} was imported: only a launched run can be repeated", field="run"
+        )
+    endpoint = run.endpoint
+    if endpoint.status != Endpoint.Status.READY:
+        raise RunError(
+            f"endpoint {endpoint.name!r} is {endpoint.get_status_display().lower()}; "
+            "repeat the run when it is ready",
+            field="run",
+        )
+    if tool_revision is not None and tool_revision.benchmark_id != run.benchmark_id:
+        raise RunError(
+            f"tool revision {tool_revision.number} is of {tool_revision.benchmark}, not of "
+            f"{run.benchmark}",
+            field="tool_revision",
+        )
+    if problem := lifecycle.budget_error(budget):
+        raise RunError(problem, field="budget")
+    rows = list(
+        Prediction.objects.filter(run=run, repeat=0)
+        .order_by("position")
+        .values_list("sample_id", "context")
+    )
+    if not rows:
+        raise RunError(f"run {run.pk} has no items to repeat", field="run")
+    with transaction.atomic():
+        rerun = Run.objects.create(
+            name=name,
+            benchmark=run.benchmark,
+            task=run.task,
+            split=run.split,
+            endpoint=endpoint,
+            source=Run.Source.LAUNCHED,
+            model_name=run.model_name,
+            style=run.style,
+            shots=run.shots,
+            item_limit=run.item_limit,
+            params=run.params,
+            options=run.options,
+            seed=run.seed,
+            budget=budget,
+            tool_revision=tool_revision,
+            rerun_of=run,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        _copy_pending(rerun.pk, [r[0] for r in rows], [r[1] or {} for r in rows], rerun.trials)
+        lifecycle.launch(RUNS, rerun.pk, len(rows) * rerun.trials)
+    return rerun
 
 
 MAX_TRIALS = 100

@@ -124,7 +124,9 @@ def _posted_budget(request: HttpRequest) -> Decimal | Literal["keep"]:
 
 @require_GET
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
+    run = get_object_or_404(
+        Run.objects.select_related("benchmark", "endpoint", "tool_revision"), pk=pk
+    )
     spec = task_spec(run)
     if request.GET.get("part") == "rows":
         # The rows of the page that settled since it was drawn, swapped in one by one: polled

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from benchmarks.suites.protocol import Context, Scored
@@ -75,6 +75,14 @@ class AnalysisInput:
 
     records: Sequence[Scored]
     ctx: Context
+    # What the platform hands, by name, to the analyses that ask for it (Analysis.inputs)
+    # beyond the run's own records: "baseline" (the records of the run this one repeats on
+    # other tool descriptions, evaluation.Run.rerun_of), "judgments" (the verdicts of the
+    # run's judges), "model_runs" (the records of the same model's newest finished run of each
+    # other task: {task: records}), "human_labels" (the labels humans gave the run's outputs
+    # in campaigns, annotation/analysis_inputs.py). An input the platform
+    # cannot give is absent: an analysis works without it (a test's example run has none).
+    inputs: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,11 @@ class Analysis:
     # The groups' order where it is not the natural one (the paper's order of error types);
     # rows follow it, groups it does not list come after in natural order.
     group_order: tuple[Any, ...] = ()
+    # names of the AnalysisInput.inputs it reads (the platform fetches only those asked for)
+    inputs: tuple[str, ...] = ()
+    # False: the groups are facets every covered record may have (a judge's dimensions), each
+    # counting the records with a value on it, rather than a partition of the records
+    partition: bool = True
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):

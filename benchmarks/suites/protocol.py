@@ -296,6 +296,10 @@ class Context:
     # Every item the task selected for this run, before the item limit: the pool few-shot
     # examples may come from (a suite must never show an item its own answer).
     pool: Sequence[Item] = ()
+    # The revision of the tool descriptions `tools` holds (a rewriting, by id); None: the
+    # descriptions as imported. A suite that prints published descriptions verbatim must show
+    # the revision's instead.
+    tool_revision: int | None = None
 
     def option(self, name: str) -> Any:
         if name in self.options:

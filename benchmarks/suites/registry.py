@@ -12,6 +12,7 @@ optional capabilities the other apps ask for, never by the suite's name:
                       output's pick or calls; benchmarks/suites/context.py)
     exporter          writes a benchmark back in its published format, as its importer reads it
     analyses          the breakdowns its paper draws from a run, by task (analyses.Analysis)
+    rewriting         its description-rewriting experiment (DescriptionRewriting, rewriting.py)
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
@@ -46,6 +47,7 @@ from benchmarks.suites.context import (
 )
 from benchmarks.suites.judging import Verdict
 from benchmarks.suites.protocol import Evaluator, Item, PublishedOutput, TaskSpec, ToolSpec
+from benchmarks.suites.rewriting import DescriptionRewriting
 
 SUITE_MODULES: dict[str, str] = {
     "metatool": "benchmarks.suites.metatool",
@@ -216,6 +218,8 @@ class Suite:
     exporter: Exporter | None = None
     # task -> the analyses its paper draws from a run of it (benchmarks/suites/analyses.py)
     analyses: Mapping[str, tuple[Analysis, ...]] = field(default_factory=dict)
+    # an LLM rewrites its tool descriptions and a run is repeated on them (rewriting.py)
+    rewriting: DescriptionRewriting | None = None
 
     def __post_init__(self) -> None:
         for task, declared in self.analyses.items():

@@ -2,7 +2,9 @@
 analyses.py), on an example run of its task (tests/benchmarks/analysis_examples/<suite>.py):
 
 - the rows have the declared shape, one per group, in the analysis's order;
-- the groups' sizes add up to the records the analysis covers (all of them unless it says);
+- the groups' sizes add up to the records the analysis covers (all of them unless it says),
+  or, for groups that are facets of the records rather than a partition (partition=False, a
+  judge's dimensions), each is at most that;
 - a metric declared as the per-group version of a run metric (mean_of) averages, weighted by
   the groups' sizes, to that run metric as the suite's own aggregate gives it over the same
   records (to the rounding of two 2-decimal figures);
@@ -66,13 +68,17 @@ def test_every_declared_analysis_partitions_its_records_and_weighs_up_to_the_run
     suite: str, task: str, analysis: Analysis
 ) -> None:
     run = cached(suite, task)
-    data = AnalysisInput(run.records, run.ctx)
+    data = AnalysisInput(run.records, run.ctx, inputs=run.inputs)
     rows = analysis.run(data)
     groups = [row[GROUP] for row in rows]
     assert len(groups) >= 2, f"the example gives {analysis.name} only {groups}"
     assert len(set(groups)) == len(groups)
     assert groups == sorted(groups, key=analysis.sort_key)
     covered = analysis.covered(data)
+    if not analysis.partition:
+        # facets of the records (a judge's dimensions): each counts some of them
+        assert all(row[COUNT] <= len(covered) for row in rows)
+        return
     assert sum(row[COUNT] for row in rows) == len(covered)
     overall = run.evaluator.aggregate(covered, run.ctx)
     for metric in analysis.metrics:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suites import metatool, mtubench
+from benchmarks.suites import generic, metatool, mtubench
 from benchmarks.suites.analyses import (
     Analysis,
     AnalysisInput,
@@ -18,6 +18,7 @@ from benchmarks.suites.analyses import (
     score_of,
     shares,
 )
+from benchmarks.suites.generic.analyses import ANALYSES as GENERIC
 from benchmarks.suites.metatool.analyses import ANALYSES as METATOOL
 from benchmarks.suites.mtubench.analyses import ANALYSES as MTU
 from benchmarks.suites.mtubench.analyses import error_type
@@ -270,3 +271,22 @@ def test_mtubench_turns_count_from_one_and_tools_from_the_api_list() -> None:
         {"group": 4, "n": 3, "TS": 66.67, "PS": 66.67},
     ]
     assert [a.name for a in MTU["S-S"]] == ["by_tools", "error_types"]
+
+
+# --- the generic suite --------------------------------------------------------------------------
+
+
+def test_generic_accuracy_by_split_by_hand() -> None:
+    records = [
+        record({"accuracy": 100.0, "unparsed": 0.0}, split="maths"),
+        record({"accuracy": 0.0, "unparsed": 0.0}, split="maths"),
+        record({"accuracy": None, "unparsed": 100.0}, split="maths"),  # unread: left out
+        record({"accuracy": 100.0, "unparsed": 0.0}, split="geography"),
+    ]
+    (analysis,) = GENERIC["answer"]
+    data = AnalysisInput(records, Context(task=generic.TASKS["answer"]))
+    assert analysis.run(data) == [
+        {"group": "geography", "n": 1, "accuracy": 100.0},
+        {"group": "maths", "n": 2, "accuracy": 50.0},
+    ]
+    assert len(analysis.covered(data)) == 3

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, override_settings
 
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
@@ -106,6 +106,14 @@ def test_a_models_runs_over_the_top_n_lists_are_one_line(seeddata: Path) -> None
     ]
     page = client.get(f"/runs/analyses/?{query}").content.decode()
     assert "One line per model" in page
+    # pooling reads the runs' items again: past the inline size each run keeps its line
+    with override_settings(ANALYSES_INLINE_ITEMS=100):
+        response = client.get(f"/runs/analyses/by_top_n.csv?{query}")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [row[:3] for row in rows[1:]] == [
+        [f"#{run.pk} alpha {name}", str(run.pk), str(size)]
+        for (run, _), name, size in zip(alpha, LISTS, (5, 10, 15), strict=True)
+    ] + [["beta", str(beta.pk), "5"]]
     # by scenario: bars in natural order of the lists' names
     response = client.get(f"/runs/analyses/by_scenario.csv?{query}")
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
 from benchmarks.models import Sample
 from benchmarks.suites.protocol import PublishedOutput
-from evaluation.models import Run, RunAnalysis
+from evaluation.analyses import run_analyses_get
+from evaluation.models import Prediction, Run, RunAnalysis
 from evaluation.services import outputs_import
 from tests.evaluation.test_analyses_mtubench import m_s_output, mtubench
 from tests.factories import make_researcher
@@ -70,6 +73,7 @@ def test_a_runs_page_has_a_chart_and_table_per_analysis(
     # the run's name is escaped wherever it is shown
     assert "rules <b>" not in html and "rules &lt;b&gt;" in html
     assert f'href="/runs/{run.pk}/analyses/by_turn.csv"' in html
+    assert f'href="/api/runs/{run.pk}/analyses/"' in html
     # the run's page links here
     assert (
         f'href="/runs/{run.pk}/analyses/"'
@@ -174,3 +178,42 @@ def test_a_large_run_is_analysed_by_a_worker_while_the_page_polls(
     assert researcher_client.get(f"/runs/{run.pk}/analyses/").status_code == 200
     assert RunAnalysis.objects.get(run=run).status == RunAnalysis.Status.PENDING
     flush_test_broker()
+
+
+def test_the_api_answers_what_the_command_prints(
+    seeddata: Path, researcher_client: Client, settings: Any
+) -> None:
+    (run,) = m_s_runs(seeddata, "a")
+    out = io.StringIO()
+    call_command("run_analysis", str(run.pk), "--json", stdout=out)
+    answer = researcher_client.get(f"/api/runs/{run.pk}/analyses/")
+    assert answer.status_code == 200
+    assert answer.json() == json.loads(out.getvalue())
+    # a large run: 202 with the progress while the reports queue has it
+    (large,) = m_s_runs(seeddata, "b")
+    settings.ANALYSES_INLINE_ITEMS = 0
+    pending = researcher_client.get(f"/api/runs/{large.pk}/analyses/")
+    assert pending.status_code == 202
+    assert pending.json() == {"status": "pending", "done": 0, "total": 3}
+
+
+def test_a_running_run_is_analysed_over_its_settled_items(
+    seeddata: Path, researcher_client: Client
+) -> None:
+    # given: a run whose second turns are not answered yet
+    (run,) = m_s_runs(seeddata, "a")
+    waiting = run.predictions.filter(sample__metadata__turn=1)
+    assert waiting.count() == 30
+    waiting.update(status=Prediction.Status.PENDING, output="", answer=None, scores={})
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)
+    run.refresh_from_db()
+    # when
+    stored = run_analyses_get(run)
+    # then: no turn 2 at all (not 30 wrong ones), the other turns as before
+    rows = stored.data["analyses"]["by_turn"]["rows"]
+    assert [row["group"] for row in rows] == [1, 3, 4, 5, 6, 7]
+    assert sum(row["n"] for row in rows) == 136 - 30
+    errors = stored.data["analyses"]["error_types"]["rows"]
+    assert "no answer" not in [row["group"] for row in errors]
+    page = researcher_client.get(f"/runs/{run.pk}/analyses/").content.decode()
+    assert "The run is running: these are over its settled items" in page

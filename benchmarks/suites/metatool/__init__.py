@@ -6,6 +6,7 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 
 import sys as _sys
 
+from benchmarks.suites.metatool import rewriting as _rewriting
 from benchmarks.suites.metatool.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.metatool.context import item_context as _item_context
 from benchmarks.suites.metatool.evaluate import *  # noqa: F403
@@ -15,12 +16,22 @@ from benchmarks.suites.metatool.native import *  # noqa: F403
 from benchmarks.suites.metatool.native_messages import *  # noqa: F403
 from benchmarks.suites.metatool.questions import MOTIVATION_QUESTIONS as _MOTIVATION
 from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.suites.rewriting import DescriptionRewriting as _DescriptionRewriting
 
 # The paper's human study of tools (section 3.2) is the motivation campaign's question set.
+# Section 4.3 (Figure 6): an LLM rewrites the tool descriptions and the selection is run again.
 SUITE = _Suite(
     _sys.modules[__name__],
     item_context=_item_context,
     questions={"motivation": _MOTIVATION},
     exporter=_EXPORTER,
-    analyses=_ANALYSES,
+    analyses=_rewriting.with_rewriting(_ANALYSES),
+    rewriting=_DescriptionRewriting(
+        prompt=_rewriting.rewrite_prompt,
+        read=_rewriting.read_rewrite,
+        tasks=_rewriting.REWRITE_TASKS,
+        credited=_rewriting.credited_tools,
+        counted=_rewriting.counted,
+        prompt_file=_rewriting.PROMPT_FILE,
+    ),
 )

@@ -897,9 +897,14 @@ def _candidates(item: Item, context: Mapping[str, Any]) -> list[str]:
 
 def _tool_list(item: Item, ctx: Context, candidates: list[str]) -> str:
     # Published items keep their published block verbatim (its descriptions are the store's,
-    # as the authors printed them); built lists use the benchmark's descriptions.
+    # as the authors printed them), unless the run shows rewritten descriptions (section 4.3);
+    # built lists use the benchmark's descriptions (of the run's revision).
     published = _published_tool_list(item.input.get("prompt", ""))
-    if published is not None and candidates == list(item.candidate_tools):
+    if (
+        published is not None
+        and candidates == list(item.candidate_tools)
+        and ctx.tool_revision is None
+    ):
         return published
     missing = [name for name in candidates if name not in ctx.tools]
     if missing:

@@ -13,6 +13,7 @@ from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
 from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
 from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.stabletoolbench.agent import *  # noqa: F403
+from benchmarks.suites.stabletoolbench.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.stabletoolbench.context import item_context as _item_context
 from benchmarks.suites.stabletoolbench.evaluate import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.exporter import EXPORTER as _EXPORTER
@@ -38,6 +39,7 @@ SUITE = _Suite(
     # The paper's Turing test of simulated API responses is the turing campaign's question set.
     questions={"turing": _TURING},
     exporter=_EXPORTER,
+    analyses=_ANALYSES,
     judgment_readers={
         "stabletoolbench-pass": _JudgmentReader(
             read=_pass_judgments,

@@ -97,6 +97,7 @@ __all__ = [
     "last_tool_name",
     "no_answer_reason",
     "parse",
+    "prepare",
     "read_predictions",
     "score",
     "select",
@@ -419,6 +420,18 @@ def select(items: Sequence[Item], ctx: Context) -> list[Item]:
     """The queries the reference evaluates: those its test_query_ids list names (an item the
     import did not check against a list is kept)."""
     return [item for item in items if item.metadata.get("in_test_query_ids") is not False]
+
+
+def prepare(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """Per item at launch: in a stability experiment's run (option down_tools), the share of
+    the tools the run's items offer that it made unavailable, in percent ("tools_down"), so
+    that analyses pooling several runs read each item's own share; {} otherwise."""
+    down = {str(t) for t in ctx.option("down_tools") or ()}
+    if not down:
+        return [{} for _ in items]
+    offered = {t for item in items for t in item.candidate_tools}
+    share = round(100.0 * len(down & offered) / len(offered), 2) if offered else 0.0
+    return [{"tools_down": share} for _ in items]
 
 
 def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:

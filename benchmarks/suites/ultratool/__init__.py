@@ -10,6 +10,7 @@ from pathlib import Path as _Path
 from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
 from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
 from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.suites.ultratool.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.ultratool.context import item_context as _item_context
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403
 from benchmarks.suites.ultratool.exporter import EXPORTER as _EXPORTER
@@ -29,6 +30,7 @@ SUITE = _Suite(
     _sys.modules[__name__],
     item_context=_item_context,
     gold=_GOLD,
+    analyses=_ANALYSES,
     exporter=_EXPORTER,
     judgment_readers={
         "ultratool-planning": _JudgmentReader(

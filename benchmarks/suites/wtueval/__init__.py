@@ -7,6 +7,7 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 import sys as _sys
 
 from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.suites.wtueval.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.wtueval.context import item_context as _item_context
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403
 from benchmarks.suites.wtueval.exporter import EXPORTER as _EXPORTER
@@ -23,4 +24,5 @@ SUITE = _Suite(
     served_tools=_SERVED_TOOLS,
     questions={"error_types": _ERROR_TYPES},
     exporter=_EXPORTER,
+    analyses=_ANALYSES,
 )

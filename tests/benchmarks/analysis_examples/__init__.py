@@ -14,7 +14,7 @@ fails that test, naming the module to add.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.suites.base import ImportBundle, SampleRecord
@@ -26,6 +26,8 @@ class Example:
     evaluator: Evaluator
     ctx: Context
     records: list[Scored]
+    # what the platform would hand the analyses beside the records (AnalysisInput.inputs)
+    inputs: dict[str, Any] = field(default_factory=dict)
 
 
 def item_of(record: SampleRecord) -> Item:
