@@ -201,7 +201,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttle.OneTripThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         # A person annotating answers at most every few seconds; these stop scripts.
         "annotation": env("THROTTLE_ANNOTATION", "600/min"),
@@ -213,7 +213,7 @@ REST_FRAMEWORK = {
 # its own key prefix.
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.cache.RedisCache",
         "LOCATION": env("REDIS_URL", ""),
         "KEY_PREFIX": "toolevals-cache",
     }
