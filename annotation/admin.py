@@ -77,6 +77,7 @@ class CampaignForm(forms.ModelForm):
             "guidelines",
             "labels_per_item",
             "randomize_sides",
+            "show_gold",
             "review_stage",
             "adjudication_stage",
             "lease_seconds",
@@ -100,6 +101,7 @@ class CampaignAdmin(admin.ModelAdmin):
                 "fields": (
                     "labels_per_item",
                     "randomize_sides",
+                    "show_gold",
                     "review_stage",
                     "adjudication_stage",
                     "lease_seconds",
@@ -262,14 +264,14 @@ class BuildItemsForm(forms.Form):
         )
         upload = data["pairs"]
         if upload is None:
-            return kind_of(self.campaign).build(self.campaign, request)
+            return services.items_build(campaign=self.campaign, request=request)
         with tempfile.TemporaryDirectory() as folder:
             target = Path(folder) / "pairs.json"
             with target.open("wb") as handle:
                 for chunk in upload.chunks():
                     handle.write(chunk)
             request.pairs = target
-            return kind_of(self.campaign).build(self.campaign, request)
+            return services.items_build(campaign=self.campaign, request=request)
 
 
 @admin.register(Item)

@@ -50,6 +50,11 @@ class Campaign(models.Model):
     randomize_sides = models.BooleanField(
         default=True, help_text="Pairwise and Turing items: show the two sides in random order."
     )
+    show_gold = models.BooleanField(
+        default=False,
+        help_text="Pairwise and error-type items show the sample's gold answer to annotators "
+        "(off: they judge the outputs on their own).",
+    )
     review_stage = models.BooleanField(
         default=False, help_text="Refinements are approved or returned by a reviewer."
     )

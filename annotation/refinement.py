@@ -373,6 +373,12 @@ def refinement_answers(*, assignment: Assignment, verdict: str) -> dict[str, Any
     }
 
 
+# SampleRevision.verdict of an applied refinement: approved by a reviewer, or taken as
+# submitted because its campaign had no review stage.
+REVIEWED = "approved"
+UNREVIEWED = "unreviewed"
+
+
 def refinement_apply(*, label: Label, reviewer: Any = None) -> Any:
     """An approved refinement: "fixed" becomes the sample's new revision; "drop" marks the
     sample as dropped (metadata); "keep" changes nothing. Raises AnnotationError on a
@@ -390,6 +396,8 @@ def refinement_apply(*, label: Label, reviewer: Any = None) -> Any:
                 author=label.annotator,
                 note=(label.note or "")
                 + (f" (approved by {reviewer.get_username()})" if reviewer else ""),
+                reviewer=reviewer,
+                verdict=REVIEWED if reviewer else UNREVIEWED,
             )
         except RevisionConflict as exc:
             raise AnnotationError(str(exc)) from None

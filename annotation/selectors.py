@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-import json
+from dataclasses import asdict
 from typing import Any
 
 from django.core.cache import cache
@@ -15,6 +15,7 @@ from annotation import rows
 from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label, Member
 from benchmarks.models import Benchmark, Sample, Tool
+from benchmarks.suites.context import JudgedOutput, OutputSummary
 from benchmarks.suites.protocol import Item as SuiteItem
 from benchmarks.suites.registry import get_suite
 from config.access import checked_campaign
@@ -202,52 +203,38 @@ def progress_by_annotator(campaign: Campaign) -> list[dict[str, Any]]:
 # --- what an item shows -------------------------------------------------------------------------
 
 
-def structured_calls(value: Any) -> list[dict[str, str]] | None:
-    """Tool calls found in a parsed answer ({"calls": [...]}, a list of {"name" | "tool",
-    "arguments"} or of step dicts), each with its arguments pretty-printed; None when the
-    answer holds none (it is then shown as text)."""
-    if isinstance(value, dict) and isinstance(value.get("calls"), list):
-        value = value["calls"]
-    elif isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
-        value = value["tool_calls"]
-    if not isinstance(value, list) or not value:
-        return None
-    calls = []
-    for entry in value:
-        if not isinstance(entry, dict):
-            return None
-        name = entry.get("name") or entry.get("tool")
-        if not isinstance(name, str):
-            return None
-        arguments = entry.get("arguments", entry.get("param"))
-        calls.append(
-            {
-                "step": str(entry.get("step", "")),
-                "name": name,
-                "arguments": json.dumps(arguments, ensure_ascii=False, indent=2)
-                if arguments is not None
-                else "",
-            }
-        )
-    return calls
-
-
-def output_view(prediction: Any) -> dict[str, Any]:
+def output_view(prediction: Any, summary: OutputSummary | None = None) -> dict[str, Any]:
+    """One judged output as the templates (and the API) show it: the raw text, the trace, the
+    error, and what its suite says a judge reads first (`summary`, plain data: facts, calls,
+    steps, offered tools)."""
     return {
         "output": prediction.output,
-        "calls": structured_calls(prediction.answer),
+        "summary": asdict(summary) if summary is not None else None,
         "trace": prediction.trace or [],
         "error": prediction.error,
         "status": prediction.status,
     }
 
 
+def judged_output(prediction: Any) -> JudgedOutput:
+    """A prediction as its suite reads it to tell a judge what it says."""
+    return JudgedOutput(
+        task=prediction.run.task,
+        context=prediction.context if isinstance(prediction.context, dict) else {},
+        text=prediction.output,
+        answer=prediction.answer,
+        parsed=prediction.parsed,
+        trace=prediction.trace if isinstance(prediction.trace, list) else [],
+    )
+
+
 def item_view(item: Item, assignment: Assignment | None) -> dict[str, Any]:
     """Everything a kind's template shows about an item (all text is escaped by the
-    templates): what a human needs beside the output, as the sample's suite says (its item
-    context: the query or the dialogue's turns, the candidate tools, the gold when the kind
-    shows it), and what the campaign's kind adds (CampaignKind.item_view). Sides come in the
-    order this annotator is shown."""
+    templates): what a human needs beside the outputs, as the sample's suite says (its item
+    context: the query or the dialogue's turns, the candidate tools with their descriptions,
+    the gold when the campaign shows it, and a summary of each judged output: `judged`, in the
+    canonical order), and what the campaign's kind adds (CampaignKind.item_view). Sides come
+    in the order this annotator is shown."""
     kind = kind_of(item.campaign)
     # Without an assignment (an adjudicator's view) the sides are in the canonical order.
     view: dict[str, Any] = {
@@ -256,17 +243,38 @@ def item_view(item: Item, assignment: Assignment | None) -> dict[str, Any]:
         "side_names": ("Left", "Right") if assignment is not None else ("A", "B"),
     }
     sample = item.sample
+    predictions = [getattr(item, relation) for relation in kind.judged]
+    predictions = [p for p in predictions if p is not None]
     if sample is not None:
         context = get_suite(sample.benchmark.suite).context(
-            sample_as_item(sample), show_gold=kind.shows_reference
+            sample_as_item(sample),
+            show_gold=kind.shows_gold(item.campaign),
+            outputs=[judged_output(p) for p in predictions],
         )
         view["sample"] = sample
         view["query"], view["turns"], view["gold"] = context.query, context.turns, context.gold
-        names = list(context.candidates)
+        view["gold_view"] = asdict(context.gold_view) if context.gold_view is not None else None
+        summaries: list[OutputSummary | None] = list(context.sides)
+        # Every tool the item or a side names, described in one query whatever their number.
+        names = list(
+            dict.fromkeys([*context.candidates, *(n for s in context.sides for n in s.offered)])
+        )
         tools = {
             t.name: t for t in Tool.objects.filter(benchmark_id=sample.benchmark_id, name__in=names)
         }
-        view["tools"] = [tools[n] for n in names if n in tools]
+        # A tool the benchmark does not hold (one the platform serves) is shown by its name.
+        view["tools"] = [tools.get(n) or Tool(name=n) for n in context.candidates]
+        view["tool_descriptions"] = {name: tool.description for name, tool in tools.items()}
+    else:
+        summaries = []
+    summaries += [None] * (len(predictions) - len(summaries))
+    view["judged"] = [output_view(p, s) for p, s in zip(predictions, summaries, strict=False)]
+    for side in view["judged"]:
+        offered = (side["summary"] or {}).get("offered") or ()
+        side["offered"] = [
+            {"name": n, "description": view.get("tool_descriptions", {}).get(n, "")}
+            for n in offered
+        ]
     kind.item_view(item, assignment, view)
     return view
 
@@ -289,9 +297,12 @@ def item_for_assignment(assignment: Assignment, campaign: Campaign) -> Item:
     campaign (not read again)."""
     # Only what the kind's items point at is joined (every next item reads one), and a
     # sample's benchmark (its suite gives the item's context).
-    relations = kind_of(campaign).relations
+    kind = kind_of(campaign)
+    relations = kind.relations
     if "sample" in relations:
         relations = (*relations, "sample__benchmark")
+    # A judged prediction's run gives its task (what its answer means).
+    relations = (*relations, *(f"{relation}__run" for relation in kind.judged))
     item = Item.objects.select_related(*relations).get(pk=assignment.item_id)
     item.campaign = campaign
     return item

@@ -14,9 +14,10 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 
 from annotation.assign import AnnotationError
-from annotation.kinds import kind_named, kind_of, kinds
+from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
 from annotation.models import Campaign, Item, Member, Question
 from annotation.selectors import campaign_totals_forget
 from benchmarks.models import Benchmark, Sample
@@ -94,6 +95,12 @@ def campaign_close(*, campaign: Campaign) -> bool:
 # --- building items -----------------------------------------------------------------------------
 
 
+def items_build(*, campaign: Campaign, request: BuildRequest) -> int:
+    """Items built the way the campaign's kind builds them from what the researcher gave (the
+    setup page's items step and the admin's build form both call this); the number added."""
+    return kind_of(campaign).build(campaign, request)
+
+
 def _next_position(campaign: Campaign) -> int:
     last = campaign.items.order_by("-position").values_list("position", flat=True).first()
     return 0 if last is None else last + 1
@@ -124,21 +131,33 @@ def items_from_split(*, campaign: Campaign, split: str, limit: int | None = None
     _require_builder(campaign, "split")
     if campaign.benchmark is None:
         raise AnnotationError("choose the campaign's benchmark first")
-    samples = Sample.objects.filter(benchmark=campaign.benchmark, split=split).order_by("id")
-    if limit:
-        samples = samples[:limit]
+    samples = _limited(
+        Sample.objects.filter(benchmark=campaign.benchmark, split=split).order_by("id"), limit
+    )
     kind = kind_of(campaign)
     rows = [kind.sample_item(sample, split) for sample in samples.only("id", "candidate_tools")]
     with transaction.atomic():
         return _add_items(campaign, rows)
 
 
-def items_from_run(*, campaign: Campaign, run: Run) -> int:
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 1:
+        raise AnnotationError("the limit must be a positive number", field="limit")
+
+
+def _limited(rows: QuerySet[Any], limit: int | None) -> QuerySet[Any]:
+    """The first `limit` rows (all of them without a limit)."""
+    _check_limit(limit)
+    return rows[:limit] if limit else rows
+
+
+def items_from_run(*, campaign: Campaign, run: Run, limit: int | None = None) -> int:
     """A human baseline of exactly what a run asked: one item per prediction, with the
-    candidates the model was shown."""
+    candidates the model was shown (the first `limit` predictions)."""
     _require_builder(campaign, "run")
     rows = []
-    for prediction in run.predictions.select_related("sample").order_by("position"):
+    predictions = run.predictions.select_related("sample").order_by("position")
+    for prediction in _limited(predictions, limit):
         candidates = (prediction.context or {}).get("candidates") or list(
             prediction.sample.candidate_tools
         )
@@ -157,18 +176,20 @@ def items_from_run(*, campaign: Campaign, run: Run) -> int:
         return _add_items(campaign, rows)
 
 
-def items_from_tools(*, campaign: Campaign) -> int:
-    """One item per tool of the campaign's benchmark (tool motivation)."""
+def items_from_tools(*, campaign: Campaign, limit: int | None = None) -> int:
+    """One item per tool of the campaign's benchmark (tool motivation), the first `limit`
+    by name."""
     _require_builder(campaign, "tools")
     if campaign.benchmark is None:
         raise AnnotationError("choose the campaign's benchmark first")
-    rows = [{"tool": tool} for tool in campaign.benchmark.tools.order_by("name")]
+    rows = [{"tool": tool} for tool in _limited(campaign.benchmark.tools.order_by("name"), limit)]
     with transaction.atomic():
         return _add_items(campaign, rows)
 
 
-def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run) -> int:
-    """One item per sample both runs answered (pairwise), A and B in the canonical order."""
+def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run, limit: int | None = None) -> int:
+    """One item per sample both runs answered (pairwise), A and B in the canonical order (the
+    first `limit` in A's order)."""
     _require_builder(campaign, "runs")
     if run_a.pk == run_b.pk:
         raise AnnotationError("compare two different runs")
@@ -186,6 +207,8 @@ def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run) -> int:
         .values_list("sample_id", "id")
         if sample_id in b_by_sample
     ]
+    _check_limit(limit)
+    rows = rows[:limit] if limit else rows
     with transaction.atomic():
         campaign.run_a, campaign.run_b = run_a, run_b
         campaign.benchmark = campaign.benchmark or run_a.benchmark
@@ -193,10 +216,11 @@ def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run) -> int:
         return _add_items(campaign, rows)
 
 
-def items_from_failures(*, campaign: Campaign, run: Run) -> int:
+def items_from_failures(*, campaign: Campaign, run: Run, limit: int | None = None) -> int:
     """One item per failed prediction of a run (error types): failed for good, or answered
-    with a wrong result by the task's headline metric."""
+    with a wrong result by the task's headline metric (the first `limit` of them)."""
     _require_builder(campaign, "failures")
+    _check_limit(limit)
     from evaluation.selectors import evaluator_for
 
     headline = evaluator_for(run.benchmark).task(run.task).metrics[0]
@@ -208,6 +232,8 @@ def items_from_failures(*, campaign: Campaign, run: Run) -> int:
         wrong = prediction.status == Prediction.Status.FAILED or value in (0, 0.0, False)
         if wrong:
             rows.append({"sample_id": prediction.sample_id, "prediction": prediction})
+            if limit and len(rows) == limit:
+                break
     with transaction.atomic():
         campaign.benchmark = campaign.benchmark or run.benchmark
         campaign.save(update_fields=["benchmark", "updated_at"])
@@ -237,12 +263,13 @@ def items_from_turing_pairs(*, campaign: Campaign, pairs: Sequence[Any]) -> int:
 TURING_KEYS = ("documentation", "arguments", "real", "simulated")
 
 
-def items_from_pairs_file(*, campaign: Campaign, path: Path) -> int:
+def items_from_pairs_file(*, campaign: Campaign, path: Path, limit: int | None = None) -> int:
     """Turing-test items from a JSON file: a list of {"documentation": object or text,
     "arguments": object, "real": response, "simulated": response, "api"?: name} (or an
     object holding that list under "pairs"). All or nothing: a bad record is refused with its
-    index and field."""
+    index and field. The first `limit` records are built (all are checked)."""
     _require_builder(campaign, "api_pairs")
+    _check_limit(limit)
     try:
         records = load_json(Path(path))
     except ImportFormatError as exc:
@@ -262,6 +289,7 @@ def items_from_pairs_file(*, campaign: Campaign, path: Path) -> int:
             raise AnnotationError(f"{path}, record {index}, field 'arguments': not an object")
         payload = {key: record[key] for key in (*TURING_KEYS, "api") if key in record}
         rows.append({"payload": payload})
+    rows = rows[:limit] if limit else rows
     with transaction.atomic():
         return _add_items(campaign, rows)
 

@@ -98,6 +98,22 @@ class SampleRevision(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     note = models.TextField(blank=True)
+    # Who approved the refinement that made this revision, and how it was settled: recorded
+    # when the refinement is applied, so that an export can say it without reading the
+    # annotation app (which the benchmarks layer may not import).
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="reviewed_revisions",
+    )
+    verdict = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text='How the refinement was settled: "approved" by a reviewer, "unreviewed" '
+        "where its campaign had no review stage; blank for revisions made otherwise.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -353,9 +353,12 @@ def sample_revise(
     reference: Any,
     author: Any = None,
     note: str = "",
+    reviewer: Any = None,
+    verdict: str = "",
 ) -> Any:
     """A refined sample becomes its new revision; the history is kept (revision 0, the sample
-    as imported, is recorded the first time). Raises RevisionConflict when the sample is no
+    as imported, is recorded the first time). `reviewer` and `verdict` say how the change was
+    settled (an export's provenance reads them). Raises RevisionConflict when the sample is no
     longer at `base_revision` (another refinement landed first). Returns the new revision."""
     from benchmarks.models import Sample, SampleRevision
 
@@ -383,6 +386,8 @@ def sample_revise(
             candidate_tools=sample.candidate_tools,
             author=author if getattr(author, "is_authenticated", False) else None,
             note=note,
+            reviewer=reviewer if getattr(reviewer, "is_authenticated", False) else None,
+            verdict=verdict,
         )
         sample.input, sample.reference, sample.revision = input, reference, revision.number
         sample.save(update_fields=["input", "reference", "revision", "updated_at"])

@@ -50,3 +50,70 @@ def served(observation: Any) -> dict[str, Any] | None:
     ):
         return value
     return None
+
+
+# --- tool calls ---------------------------------------------------------------------------------
+
+# A call longer than this on one line, or with a value that spans lines, shows its arguments as a
+# table under the call instead.
+INLINE_CALL_CHARS = 80
+
+
+def _literal(value: Any) -> str:
+    # JSON spells every value unambiguously (a string's quotes escaped, nested values whole).
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _cell(value: Any) -> str:
+    # In a table a string is shown as it is; anything else as indented JSON.
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _key(key: Any) -> str:
+    text = str(key)
+    return text if text.isidentifier() else _literal(text)
+
+
+def call_parts(name: Any, arguments: Any) -> dict[str, Any]:
+    """A tool call as people write it: {"text": 'get_weather(city="Paris", days=3)', "rows":
+    [(key, value text)] when the call is too long for one line (the text then names the keys
+    only), "raw": the arguments' text when they are not arguments at all}.
+
+    Arguments are a dict (keyword arguments), JSON text of one, a list (positional arguments),
+    None or empty (no arguments), or any other value (one positional argument); a text that is
+    neither JSON nor short is kept as raw text under the name."""
+    name_text = str(name) if name not in (None, "") else "(no tool)"
+    if isinstance(arguments, str) and arguments.strip()[:1] in ("{", "["):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return {"text": f"{name_text}(…)", "rows": [], "raw": arguments}
+    if arguments is None or arguments == {} or arguments == [] or arguments == "":
+        return {"text": f"{name_text}()", "rows": [], "raw": None}
+    if isinstance(arguments, dict):
+        items = [(_key(k), v) for k, v in arguments.items()]
+        text = f"{name_text}({', '.join(f'{k}={_literal(v)}' for k, v in items)})"
+        multiline = any(isinstance(v, str) and "\n" in v for _, v in items)
+        if len(text) <= INLINE_CALL_CHARS and not multiline:
+            return {"text": text, "rows": [], "raw": None}
+        return {
+            "text": f"{name_text}({', '.join(k for k, _ in items)})",
+            "rows": [(k, _cell(v)) for k, v in items],
+            "raw": None,
+        }
+    positional = list(arguments) if isinstance(arguments, list | tuple) else [arguments]
+    text = f"{name_text}({', '.join(_literal(v) for v in positional)})"
+    multiline = any(isinstance(v, str) and "\n" in v for v in positional)
+    if len(text) <= INLINE_CALL_CHARS and not multiline:
+        return {"text": text, "rows": [], "raw": None}
+    return {
+        "text": f"{name_text}(…)",
+        "rows": [(f"#{i}", _cell(v)) for i, v in enumerate(positional, start=1)],
+        "raw": None,
+    }
+
+
+@register.filter
+def as_call(name: Any, arguments: Any) -> dict[str, Any]:
+    """`{% with c=name|as_call:arguments %}`: see call_parts; templates/_call.html shows it."""
+    return call_parts(name, arguments)

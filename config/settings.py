@@ -255,6 +255,7 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_ROUTES = {
     "evaluation.tasks.run_chunk": {"queue": "inference"},
     "evaluation.tasks.run_intervals": {"queue": "reports"},
+    "evaluation.tasks.run_analyses_compute": {"queue": "reports"},
     "evaluation.tasks.judge_chunk": {"queue": "judging"},
     "annotation.tasks.agreement_report_compute": {"queue": "reports"},
 }
@@ -274,6 +275,9 @@ EVALUATION_BOOTSTRAP_RESAMPLES = int(env("EVALUATION_BOOTSTRAP_RESAMPLES", "1000
 # questions) up to which a page computes a report at once instead of queueing it for a worker.
 AGREEMENT_BOOTSTRAP_RESAMPLES = int(env("AGREEMENT_BOOTSTRAP_RESAMPLES", "1000"))
 AGREEMENT_INLINE_ANSWERS = int(env("AGREEMENT_INLINE_ANSWERS", "20000"))
+# Run analyses (the papers' breakdowns): runs of up to this many predictions are analysed when a
+# page asks; larger ones by a worker on the reports queue while the page shows progress.
+ANALYSES_INLINE_ITEMS = int(env("ANALYSES_INLINE_ITEMS", "5000"))
 
 # The virtual API server (StableToolBench section 3.1). The simulator is an endpoint's model
 # (by name; default the embedded local model's). Real APIs are called only on these hosts

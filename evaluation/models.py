@@ -621,3 +621,30 @@ class TuringPair(models.Model):
 
     def __str__(self) -> str:
         return f"{self.api} {self.key[:8]}"
+
+
+class RunAnalysis(models.Model):
+    """The analyses a run's suite declares for its task (benchmarks/suites/analyses.py),
+    computed from the run's stored predictions and kept until the run changes: `fingerprint` is
+    what the run, its predictions, their samples and the declarations looked like when it was
+    made. One row per run; `data` is the `run_analysis` command's JSON."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Computing"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="analysis")
+    fingerprint = models.CharField(max_length=200)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    data = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True, help_text="Time the computation took.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"analyses of run {self.run_id}"

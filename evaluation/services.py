@@ -317,6 +317,8 @@ SCORED_FIELDS = (
     "note",
     "scores",
     "context",
+    "tool_calls",
+    "leaked",
 )
 
 
@@ -334,6 +336,8 @@ def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
                 parsed=row["parsed"] is not False,
                 trace=row["trace"] or [],
                 note=row["note"],
+                tool_calls=row["tool_calls"],
+                leaked=bool(row["leaked"]),
             )
         scored.append(
             Scored(

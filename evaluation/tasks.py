@@ -9,7 +9,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from evaluation import judging, lifecycle, services
+from evaluation import analyses, judging, lifecycle, services
 from evaluation.work.locks import lease_seconds
 
 
@@ -26,6 +26,14 @@ def run_finalize(run_id: int) -> bool:
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def run_intervals(run_id: int) -> dict[str, list[float]]:
     return services.run_compute_intervals(run_id=run_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def run_analyses_compute(analysis_id: int) -> str:
+    # The row is gone when its run was deleted meanwhile: nothing to do.
+    if not analyses.RunAnalysis.objects.filter(pk=analysis_id).exists():
+        return "gone"
+    return analyses.run_analyses_compute(analysis_id=analysis_id).status
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

@@ -65,8 +65,13 @@ class CampaignKind:
     drafts: bool = False
     # The item is shown wide (an editor beside it).
     wide: bool = False
-    # The sample's gold answer is shown (not to someone answering the same question).
+    # The sample's gold answer may be shown (not to someone answering the same question)...
     shows_reference: bool = True
+    # ...and only when the campaign asks for it (Campaign.show_gold); False: always (an editor
+    # of the gold sees it).
+    gold_on_request: bool = True
+    # The item relations holding the model outputs judged (their suite summarises each).
+    judged: tuple[str, ...] = ()
     builders: frozenset[str] = frozenset({"split"})
     build_help: str = "One item per sample of a split of the campaign's benchmark."
     # Each annotator's answers can be scored as a run of the campaign's task.
@@ -79,6 +84,12 @@ class CampaignKind:
     @property
     def item_template(self) -> str:
         return f"annotation/items/{self.name}.html"
+
+    def shows_gold(self, campaign: Any) -> bool:
+        """Whether this campaign's items show the sample's gold."""
+        if not self.shows_reference:
+            return False
+        return bool(campaign.show_gold) if self.gold_on_request else True
 
     def questions(self) -> list[dict[str, Any]]:
         """The default questions, a fresh copy (a campaign may change its own)."""
@@ -99,7 +110,7 @@ class CampaignKind:
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         """Add what the kind's template shows about the item to `view` (which holds the
-        sample's query, turns and tools already)."""
+        sample's query, turns, tools, gold and the judged outputs, `judged`, already)."""
 
     def workspace_context(self, assignment: Any) -> dict[str, Any]:
         """More for the annotation workspace around the item (the refinement editor)."""

@@ -49,7 +49,7 @@ class Baseline(CampaignKind):
 
     def build(self, campaign: Any, request: BuildRequest) -> int:
         if request.run:
-            return items_from_run(campaign=campaign, run=request.run)
+            return items_from_run(campaign=campaign, run=request.run, limit=request.limit)
         if not request.split:
             raise AnnotationError("give the split", field="split")
         return items_from_split(campaign=campaign, split=request.split.strip(), limit=request.limit)

@@ -16,7 +16,7 @@ class Motivation(CampaignKind):
     build_help = "One item per tool of the campaign's benchmark."
 
     def build(self, campaign: Any, request: BuildRequest) -> int:
-        return items_from_tools(campaign=campaign)
+        return items_from_tools(campaign=campaign, limit=request.limit)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         view["tool"] = item.tool

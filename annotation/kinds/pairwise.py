@@ -7,7 +7,6 @@ from typing import Any
 
 from annotation.assign import AnnotationError
 from annotation.kinds.base import BuildRequest, CampaignKind
-from annotation.selectors import output_view
 from annotation.services import items_from_runs
 
 # 1: A is better; 0: a tie; -1: B is better (against the canonical order).
@@ -31,6 +30,7 @@ class Pairwise(CampaignKind):
         }
     ]
     relations = ("sample", "prediction", "prediction_b")
+    judged = ("prediction", "prediction_b")
     sided = True
     side_labels = ("Left is better", "Tie", "Right is better")
     builders = frozenset({"runs"})
@@ -41,10 +41,12 @@ class Pairwise(CampaignKind):
     def build(self, campaign: Any, request: BuildRequest) -> int:
         if not (request.run and request.run_b):
             raise AnnotationError("choose run A and run B", field="run")
-        return items_from_runs(campaign=campaign, run_a=request.run, run_b=request.run_b)
+        return items_from_runs(
+            campaign=campaign, run_a=request.run, run_b=request.run_b, limit=request.limit
+        )
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
-        sides = [output_view(item.prediction), output_view(item.prediction_b)]
+        sides = list(view["judged"])
         if assignment is not None and assignment.shown_order == "BA":
             sides.reverse()
         view["sides"] = sides

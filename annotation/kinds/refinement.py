@@ -33,6 +33,8 @@ class Refinement(CampaignKind):
     adjudicable = False
     reviewable = True
     drafts = True
+    # The gold is what its annotators edit.
+    gold_on_request = False
     wide = True
     builders = frozenset({"split"})
 

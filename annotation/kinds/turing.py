@@ -25,7 +25,7 @@ class Turing(CampaignKind):
     def build(self, campaign: Any, request: BuildRequest) -> int:
         if request.pairs is None:
             raise AnnotationError("upload the pairs file", field="pairs")
-        return items_from_pairs_file(campaign=campaign, path=request.pairs)
+        return items_from_pairs_file(campaign=campaign, path=request.pairs, limit=request.limit)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         payload = item.payload

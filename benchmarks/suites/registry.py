@@ -8,7 +8,10 @@ optional capabilities the other apps ask for, never by the suite's name:
     judgment_readers  readers of judgments published with the benchmark, by format name
     gold              what its gold looks like to an expert and how an edit applies (GoldEditing)
     questions         the question sets of its human studies, by campaign kind
-    item_context      what a human needs to judge one of its outputs (candidates, tools, gold)
+    item_context      what a human needs to judge its outputs (question, tools, gold, each
+                      output's pick or calls; benchmarks/suites/context.py)
+    exporter          writes a benchmark back in its published format, as its importer reads it
+    analyses          the breakdowns its paper draws from a run, by task (analyses.Analysis)
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
@@ -27,7 +30,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from benchmarks.suites.base import ImportBundle, ImportFormatError, Progress
+from benchmarks.suites.analyses import Analysis
+from benchmarks.suites.base import (
+    ImportBundle,
+    ImportFormatError,
+    Progress,
+    SampleRecord,
+    ToolRecord,
+)
+from benchmarks.suites.context import (
+    ItemContext,
+    ItemContextHook,
+    JudgedOutput,
+    default_item_context,
+)
 from benchmarks.suites.judging import Verdict
 from benchmarks.suites.protocol import Evaluator, Item, PublishedOutput, TaskSpec, ToolSpec
 
@@ -157,28 +173,26 @@ class GoldEditing:
     output_reference: Callable[[str, Collection[str] | None], bool] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ItemContext:
-    """What a human needs beside an output to judge it: the question (or the dialogue's turns),
-    the candidate tools offered (names of the benchmark's tools), and the gold when the campaign
-    shows it (None otherwise)."""
+@dataclass(frozen=True)
+class Exporter:
+    """Writes a benchmark in the suite's published format, the one its importer reads.
 
-    query: Any = None
-    turns: Any = None
-    candidates: tuple[str, ...] = ()
-    gold: Any = None
+    write(samples, tools) -> {relative path: bytes}: the samples in stored order as the records
+    the importer made (a refined sample holds its current revision), every tool of the
+    benchmark; raises export.ExportError naming the sample and field it cannot write.
+    import_paths(folder): what to give the importer to read the written folder back (default:
+    every entry of the folder but provenance.json).
+    cannot_carry: what the platform stores that the format has no place for (said in the
+    provenance file, the README and the round-trip tests)."""
 
+    write: Callable[[Sequence[SampleRecord], Sequence[ToolRecord]], dict[str, bytes]]
+    import_paths: Callable[[Path], list[Path]] | None = None
+    cannot_carry: str = ""
 
-def default_item_context(item: Item, show_gold: bool) -> ItemContext:
-    """The context of a sample as every suite stores it: input["query"] / input["turns"], its
-    candidate tools, its reference as the gold."""
-    given = item.input if isinstance(item.input, Mapping) else {}
-    return ItemContext(
-        query=given.get("query"),
-        turns=given.get("turns"),
-        candidates=tuple(item.candidate_tools or ()),
-        gold=item.reference if show_gold else None,
-    )
+    def paths_to_import(self, folder: Path) -> list[Path]:
+        if self.import_paths is not None:
+            return self.import_paths(folder)
+        return sorted(p for p in folder.iterdir() if p.name != "provenance.json")
 
 
 # --- the suite ----------------------------------------------------------------------------------
@@ -194,9 +208,24 @@ class Suite:
     gold: GoldEditing | None = None
     # campaign kind -> the questions its campaigns ask (plain data, as the kind reads it)
     questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
-    # (item, show_gold) -> what a human needs beside the output, where the default (a
-    # sample's query or turns, candidate tools and reference) does not fit
-    item_context: Callable[[Item, bool], ItemContext] | None = None
+    # (item, show_gold, outputs) -> what a human needs beside the outputs judged, where the
+    # default (a sample's query or turns, candidate tools and reference, the answers' calls)
+    # does not fit (benchmarks/suites/context.py)
+    item_context: ItemContextHook | None = None
+    # writes the benchmark back in its published format (None: only the platform's JSONL)
+    exporter: Exporter | None = None
+    # task -> the analyses its paper draws from a run of it (benchmarks/suites/analyses.py)
+    analyses: Mapping[str, tuple[Analysis, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for task, declared in self.analyses.items():
+            names = [analysis.name for analysis in declared]
+            if len(set(names)) != len(names):
+                raise ValueError(f"task {task!r} declares an analysis name twice")
+
+    def analyses_for(self, task: str) -> tuple[Analysis, ...]:
+        """The analyses declared for a task, in the order the page shows them (() if none)."""
+        return tuple(self.analyses.get(task, ()))
 
     @property
     def name(self) -> str:
@@ -231,9 +260,12 @@ class Suite:
     def import_files(self, paths: Sequence[Path], progress: Progress | None = None) -> ImportBundle:
         return self.module.import_files(paths, progress)
 
-    def context(self, item: Item, *, show_gold: bool = False) -> ItemContext:
-        """What a human needs beside one of this suite's outputs to judge it."""
-        return (self.item_context or default_item_context)(item, show_gold)
+    def context(
+        self, item: Item, *, show_gold: bool = False, outputs: Sequence[JudgedOutput] = ()
+    ) -> ItemContext:
+        """What a human needs beside these outputs of one of this suite's samples to judge them
+        (a summary of each, in the order given)."""
+        return (self.item_context or default_item_context)(item, show_gold, outputs)
 
     def judgment_reader(self, fmt: str) -> JudgmentReader:
         try:

@@ -9,7 +9,7 @@ from benchmarks.suites import generic
 from benchmarks.suites.registry import ItemContext, Suite
 
 
-def _context(item: Any, show_gold: bool) -> ItemContext:
+def _context(item: Any, show_gold: bool, outputs: Any = ()) -> ItemContext:
     return ItemContext(
         query=f"{item.input['asked']} (asked in {item.metadata['city']})",
         candidates=("forecast",),

@@ -6,7 +6,9 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 
 import sys as _sys
 
+from benchmarks.suites.metatool.context import item_context as _item_context
 from benchmarks.suites.metatool.evaluate import *  # noqa: F403
+from benchmarks.suites.metatool.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.metatool.importer import *  # noqa: F403
 from benchmarks.suites.metatool.native import *  # noqa: F403
 from benchmarks.suites.metatool.native_messages import *  # noqa: F403
@@ -14,4 +16,9 @@ from benchmarks.suites.metatool.questions import MOTIVATION_QUESTIONS as _MOTIVA
 from benchmarks.suites.registry import Suite as _Suite
 
 # The paper's human study of tools (section 3.2) is the motivation campaign's question set.
-SUITE = _Suite(_sys.modules[__name__], questions={"motivation": _MOTIVATION})
+SUITE = _Suite(
+    _sys.modules[__name__],
+    item_context=_item_context,
+    questions={"motivation": _MOTIVATION},
+    exporter=_EXPORTER,
+)

@@ -6,11 +6,20 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 
 import sys as _sys
 
+from benchmarks.suites.mtubench.analyses import ANALYSES as _ANALYSES
+from benchmarks.suites.mtubench.context import item_context as _item_context
 from benchmarks.suites.mtubench.evaluate import *  # noqa: F403
+from benchmarks.suites.mtubench.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.mtubench.gold import GOLD as _GOLD
 from benchmarks.suites.mtubench.importer import *  # noqa: F403
 from benchmarks.suites.mtubench.native import *  # noqa: F403
 from benchmarks.suites.mtubench.native_messages import *  # noqa: F403
 from benchmarks.suites.registry import Suite as _Suite
 
-SUITE = _Suite(_sys.modules[__name__], gold=_GOLD)
+SUITE = _Suite(
+    _sys.modules[__name__],
+    item_context=_item_context,
+    gold=_GOLD,
+    exporter=_EXPORTER,
+    analyses=_ANALYSES,
+)

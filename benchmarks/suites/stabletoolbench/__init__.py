@@ -13,7 +13,9 @@ from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
 from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
 from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.stabletoolbench.agent import *  # noqa: F403
+from benchmarks.suites.stabletoolbench.context import item_context as _item_context
 from benchmarks.suites.stabletoolbench.evaluate import *  # noqa: F403
+from benchmarks.suites.stabletoolbench.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.stabletoolbench.importer import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.native import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.native_agent import *  # noqa: F403
@@ -31,9 +33,11 @@ def _pass_judgments(path: _Path, answers: _Path | None, task: str) -> _Published
 
 SUITE = _Suite(
     _sys.modules[__name__],
+    item_context=_item_context,
     served_tools=_SERVED_TOOLS,
     # The paper's Turing test of simulated API responses is the turing campaign's question set.
     questions={"turing": _TURING},
+    exporter=_EXPORTER,
     judgment_readers={
         "stabletoolbench-pass": _JudgmentReader(
             read=_pass_judgments,

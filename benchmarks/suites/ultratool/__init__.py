@@ -10,6 +10,7 @@ from pathlib import Path as _Path
 from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
 from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
 from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.suites.ultratool.context import item_context as _item_context
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403
 from benchmarks.suites.ultratool.gold import GOLD as _GOLD
 from benchmarks.suites.ultratool.importer import *  # noqa: F403
@@ -25,6 +26,7 @@ def _planning_judgments(path: _Path, answers: _Path | None, task: str) -> _Publi
 
 SUITE = _Suite(
     _sys.modules[__name__],
+    item_context=_item_context,
     gold=_GOLD,
     judgment_readers={
         "ultratool-planning": _JudgmentReader(

@@ -7,7 +7,9 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 import sys as _sys
 
 from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.suites.wtueval.context import item_context as _item_context
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403
+from benchmarks.suites.wtueval.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.wtueval.importer import *  # noqa: F403
 from benchmarks.suites.wtueval.native import *  # noqa: F403
 from benchmarks.suites.wtueval.native_messages import *  # noqa: F403
@@ -17,6 +19,8 @@ from benchmarks.suites.wtueval.served import SERVED_TOOLS as _SERVED_TOOLS
 # The paper's error analysis (Fig. 4) is the error-type campaign's question set.
 SUITE = _Suite(
     _sys.modules[__name__],
+    item_context=_item_context,
     served_tools=_SERVED_TOOLS,
     questions={"error_types": _ERROR_TYPES},
+    exporter=_EXPORTER,
 )

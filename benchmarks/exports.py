@@ -1,0 +1,221 @@
+"""A benchmark written back out, refinements applied: the one service the export command and
+the download page both call.
+
+The published format is the suite's (its `exporter` capability, the inverse of its importer);
+"jsonl" is the platform's own lossless JSON Lines (benchmarks.suites.export.platform_jsonl).
+Either way the files come with provenance.json, which says for each changed sample which
+revision it is written as, who wrote it, who approved it, when, and how it was settled.
+
+Samples are written as they are stored. A refinement changes the stored sample only when it is
+applied: at once in a campaign without a review stage, on approval in one with it (annotation's
+refinement_apply, through sample_revise), so a refinement awaiting review or returned to its
+author is not in an export. A sample an approved refinement dropped
+(metadata["dropped_by_refinement"]) is left out and listed in provenance.json.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.utils import timezone
+
+from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
+from benchmarks.suites.base import SampleRecord, ToolRecord
+from benchmarks.suites.export import ExportError, Files, json_bytes, platform_jsonl
+from benchmarks.suites.registry import get_suite
+from config.errors import ApplicationError
+
+FORMATS = ("published", "jsonl")
+PROVENANCE = "provenance.json"
+# Set by annotation's refinement_apply on a sample a refinement dropped.
+DROPPED = "dropped_by_refinement"
+BATCH = 2000
+
+
+class ExportRefused(ApplicationError):
+    """The benchmark cannot be written as asked (an unknown split or format, a sample the
+    format has no place for)."""
+
+
+@dataclass
+class BenchmarkExport:
+    """The files of one export, provenance.json among them."""
+
+    benchmark: str
+    suite: str
+    fmt: str
+    files: Files
+    samples: int
+    changed: int
+    dropped: int
+
+    def write_to(self, folder: Path) -> list[Path]:
+        """Write the files under `folder` (made if missing); returns the paths written."""
+        written = []
+        for name, data in sorted(self.files.items()):
+            path = folder / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            written.append(path)
+        return written
+
+    def zip_bytes(self) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in sorted(self.files.items()):
+                archive.writestr(name, data)
+        return buffer.getvalue()
+
+    @property
+    def zip_name(self) -> str:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.benchmark)
+        return f"{safe.strip('_.') or 'benchmark'}-{self.fmt}.zip"
+
+
+def _person(user: Any) -> str | None:
+    return user.get_username() if user is not None else None
+
+
+def _provenance_entry(sample: Sample, revisions: list[SampleRevision]) -> dict[str, Any]:
+    history = [
+        {
+            "revision": r.number,
+            "author": _person(r.author),
+            "reviewer": _person(r.reviewer),
+            "date": r.created_at.isoformat(),
+            "verdict": r.verdict,
+            "note": r.note,
+        }
+        for r in revisions
+        if r.number > 0
+    ]
+    current = next((h for h in history if h["revision"] == sample.revision), None)
+    return {
+        "external_id": sample.external_id,
+        "split": sample.split,
+        **(current or {"revision": sample.revision}),
+        "history": history,
+    }
+
+
+def benchmark_export(
+    *,
+    benchmark: Benchmark,
+    split: str | None = None,
+    fmt: str = "published",
+    progress: Callable[[int], None] | None = None,
+) -> BenchmarkExport:
+    """The benchmark (or one split of it) in `fmt`, each sample as its current revision, with
+    provenance.json. Reads only. Raises ExportRefused for an unknown split or format, a suite
+    without a published format, and a sample the format cannot hold (naming it and the field);
+    `progress(n)` is called as samples are read."""
+    if fmt not in FORMATS:
+        raise ExportRefused(
+            f"unknown format {fmt!r}; choose {' or '.join(FORMATS)}", field="format"
+        )
+    suite = get_suite(benchmark.suite)
+    if fmt == "published" and suite.exporter is None:
+        raise ExportRefused(
+            f"the {benchmark.suite} suite has no published format to write; choose jsonl",
+            field="format",
+        )
+    samples = Sample.objects.filter(benchmark=benchmark).order_by("split", "id")
+    if split:
+        if not samples.filter(split=split).exists():
+            raise ExportRefused(
+                f"benchmark {benchmark.name!r} has no split {split!r}", field="split"
+            )
+        samples = samples.filter(split=split)
+
+    records: list[SampleRecord] = []
+    changed: list[Sample] = []
+    dropped: list[dict[str, Any]] = []
+    # Chunked: a 20,000-sample benchmark is read without holding a cursor's worth of rows
+    # twice, and the progress bar moves as it goes.
+    for sample in samples.iterator(chunk_size=BATCH):
+        if DROPPED in (sample.metadata or {}):
+            dropped.append({"external_id": sample.external_id, "split": sample.split})
+        else:
+            records.append(
+                SampleRecord(
+                    split=sample.split,
+                    external_id=sample.external_id,
+                    input=sample.input,
+                    reference=sample.reference,
+                    kind=sample.kind,
+                    candidate_tools=list(sample.candidate_tools or []),
+                    metadata=dict(sample.metadata or {}),
+                )
+            )
+            if sample.revision > 0:
+                changed.append(sample)
+        if progress:
+            progress(1)
+    tools = [
+        ToolRecord(
+            name=t.name,
+            description=t.description,
+            parameters=t.parameters,
+            returns=t.returns,
+            category=t.category,
+            raw=t.raw,
+        )
+        for t in Tool.objects.filter(benchmark=benchmark).order_by("id")
+    ]
+
+    try:
+        if fmt == "jsonl":
+            files = platform_jsonl(records, tools)
+        else:
+            assert suite.exporter is not None
+            files = suite.exporter.write(records, tools)
+    except ExportError as exc:
+        raise ExportRefused(
+            f"{benchmark.name}: {exc}", field=exc.field or "format", code="cannot_export"
+        ) from None
+
+    revisions: dict[int, list[SampleRevision]] = {}
+    for revision in (
+        SampleRevision.objects.filter(sample__in=[s.pk for s in changed])
+        .select_related("author", "reviewer")
+        .order_by("sample_id", "number")
+    ):
+        revisions.setdefault(revision.sample_id, []).append(revision)
+    cannot_carry = suite.exporter.cannot_carry if fmt == "published" and suite.exporter else ""
+    files[PROVENANCE] = json_bytes(
+        {
+            "benchmark": benchmark.name,
+            "suite": benchmark.suite,
+            "format": fmt,
+            "split": split or None,
+            "exported_at": timezone.now().isoformat(),
+            "samples": len(records),
+            "not_carried": cannot_carry,
+            "changed": [_provenance_entry(s, revisions.get(s.pk, [])) for s in changed],
+            "dropped": dropped,
+        }
+    )
+    return BenchmarkExport(
+        benchmark=benchmark.name,
+        suite=benchmark.suite,
+        fmt=fmt,
+        files=files,
+        samples=len(records),
+        changed=len(changed),
+        dropped=len(dropped),
+    )
+
+
+def benchmark_get_by_name(name: str) -> Benchmark:
+    try:
+        return Benchmark.objects.get(name=name)
+    except Benchmark.DoesNotExist:
+        known = ", ".join(Benchmark.objects.order_by("name").values_list("name", flat=True))
+        raise ExportRefused(
+            f"no benchmark named {name!r}; known: {known or 'none'}", field="benchmark"
+        ) from None

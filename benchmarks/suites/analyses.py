@@ -1,0 +1,262 @@
+"""The analyses a benchmark's paper draws from a run, declared by its suite: pure, no Django.
+
+A suite declares, per task, the breakdowns its paper explains its headline numbers with
+(MTU-Bench's accuracy by dialogue turn, MetaTool's CSR by candidate list length ...) as
+`Analysis` objects in its registry entry (`Suite(..., analyses={task: (Analysis, ...)})`).
+An analysis is a pure function from a run's per-item records to rows:
+
+    compute(AnalysisInput) -> [{"group": VALUE, "n": N, METRIC: VALUE, ...}, ...]
+
+- `AnalysisInput.records` are the run's items as `aggregate` sees them (protocol.Scored: the
+  sample as an Item with its input, reference, metadata and candidate tools; the outcome with
+  the parsed answer, the output text and the trace; the per-item scores; the context `prepare`
+  fixed at launch; the item's cluster and repeat). A failed item has `outcome=None`.
+- `AnalysisInput.ctx` is the run's Context (task, options, seed, the benchmark's tools).
+- Rows come back in the groups' natural order (1, 2, 3 turns; list lengths ascending; buckets
+  by their lower bound): `breakdown` below sorts with `natural_key`, unless the analysis gives
+  its own order (error types in the paper's order).
+- `n` is the number of records in the group. The groups partition the records the analysis
+  `covers` (every record by default): their sizes add up to the number of covered records.
+- A metric declared with `mean_of=RUN_METRIC` is a mean over the group's items of a per-item
+  value whose mean over all the run's (covered) items is the run's RUN_METRIC: the size-weighted
+  mean of the groups equals the run's figure. A generic test holds every declared analysis of
+  every suite to both properties.
+- Values are percentages rounded to 2 decimals where the metric says `percent` (the way runs
+  report them), None where a group has no value.
+
+The platform (evaluation/analyses.py) computes every analysis of a run's task from the stored
+predictions, keeps the result until the run changes, and serves it as a page, a CSV and the
+`run_analysis` command. Adding an analysis means writing the function and declaring it; nothing
+outside the suite changes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from benchmarks.suites.protocol import Context, Scored
+
+ChartKind = Literal["bar", "line"]
+SeriesKind = Literal["run", "model"]
+Row = dict[str, Any]
+
+# Keys every row has besides its metrics.
+GROUP = "group"
+COUNT = "n"
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisMetric:
+    """One number per group.
+
+    mean_of: the run-level metric this is the per-group version of (see the module's
+    docstring); None when the groups' values do not average to a run figure (a share of the
+    wrong items, a count).
+    percent: reported as a percentage (0-100, 2 decimals), as the run reports `mean_of`."""
+
+    name: str
+    title: str = ""
+    mean_of: str | None = None
+    percent: bool = True
+
+    @property
+    def label(self) -> str:
+        return self.title or self.name
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisInput:
+    """What an analysis reads: the run's records and its context. New fields only ever come
+    with defaults, so an analysis written today keeps working."""
+
+    records: Sequence[Scored]
+    ctx: Context
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One figure of a paper, as a suite declares it for a task.
+
+    name: a key (letters, digits, underscores), unique within the task; the CSV and the
+      command's JSON use it.
+    title: what the page's section is called ("CSR by candidate list length").
+    by: the grouping field, as the rows' "group" is named in the command's JSON and the CSV's
+      header ("turn", "tools", "error_type").
+    metrics: the numbers per group; the chart draws the first.
+    compute: the pure function (AnalysisInput -> rows).
+    chart: "bar" (categories) or "line" (an ordered, numeric-like axis).
+    covers(record, ctx): which records the groups partition (None: all of them), e.g. only the
+      wrong turns for an error-type breakdown, or the items a run's figure counts.
+    series: how a comparison of several runs draws it: one line or bar per run ("run"), or
+      per model, pooling the runs of one model ("model"), for groupings that are constant
+      within a run (a run of MetaTool's scenario task has one scenario list: the paper's lines
+      join a model's runs over the lists).
+    source: the figure or table of the paper it redraws ("Fig. 5a").
+    description: one or two sentences a reader of the page needs (how groups are made)."""
+
+    name: str
+    title: str
+    by: str
+    metrics: tuple[AnalysisMetric, ...]
+    compute: Callable[[AnalysisInput], list[Row]]
+    chart: ChartKind = "bar"
+    covers: Callable[[Scored, Context], bool] | None = None
+    series: SeriesKind = "run"
+    source: str = ""
+    description: str = ""
+    by_title: str = ""
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+            raise ValueError(f"analysis name {self.name!r}: lower-case letters, digits, _")
+        if not self.metrics:
+            raise ValueError(f"analysis {self.name!r} declares no metric")
+        names = [m.name for m in self.metrics]
+        if len(set(names)) != len(names) or {GROUP, COUNT} & set(names):
+            raise ValueError(f"analysis {self.name!r}: metric names must be unique, not group/n")
+        if self.chart not in ("bar", "line"):
+            raise ValueError(f"analysis {self.name!r}: chart must be bar or line")
+        if self.series not in ("run", "model"):
+            raise ValueError(f"analysis {self.name!r}: series must be run or model")
+
+    @property
+    def axis(self) -> str:
+        return self.by_title or self.by.replace("_", " ")
+
+    def covered(self, data: AnalysisInput) -> list[Scored]:
+        """The records whose groups the rows give."""
+        if self.covers is None:
+            return list(data.records)
+        return [record for record in data.records if self.covers(record, data.ctx)]
+
+    def run(self, data: AnalysisInput) -> list[Row]:
+        """The rows, checked: each has the group, a whole n >= 1, and every declared metric (a
+        number or None), nothing else; ValueError naming the analysis otherwise."""
+        rows = self.compute(data)
+        return [self._checked(row) for row in rows]
+
+    def _checked(self, row: Mapping[str, Any]) -> Row:
+        where = f"analysis {self.name!r}"
+        if not isinstance(row, Mapping) or GROUP not in row or COUNT not in row:
+            raise ValueError(f"{where}: a row without group and n: {row!r}")
+        count = row[COUNT]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"{where}: group {row[GROUP]!r} has n={count!r}")
+        expected = {GROUP, COUNT, *(m.name for m in self.metrics)}
+        if set(row) != expected:
+            raise ValueError(f"{where}: row keys {sorted(row)} are not {sorted(expected)}")
+        for metric in self.metrics:
+            value = row[metric.name]
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+            ):
+                raise ValueError(f"{where}: {metric.name}={value!r} for group {row[GROUP]!r}")
+        return {GROUP: row[GROUP], COUNT: count, **{m.name: row[m.name] for m in self.metrics}}
+
+
+# --- helpers for suites -------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def natural_key(value: Any) -> tuple[Any, ...]:
+    """Sort key of a group value: numbers by value; text by its words and numbers in turn
+    ("top 5" < "top 10", "10-19" < "100-109"); None last."""
+    if value is None:
+        return (2,)
+    if isinstance(value, bool):
+        return (0, float(value), "")
+    if isinstance(value, int | float):
+        return (0, float(value), "")
+    text = str(value)
+    parts: list[tuple[int, Any]] = []
+    position = 0
+    for match in _NUMBER.finditer(text):
+        if match.start() > position:
+            parts.append((1, text[position : match.start()].lower()))
+        parts.append((0, float(match.group())))
+        position = match.end()
+    if position < len(text):
+        parts.append((1, text[position:].lower()))
+    return (1, tuple(parts), text)
+
+
+def rate(values: Sequence[float | None], *, percent: bool = True) -> float | None:
+    """The mean of the present values, as a percentage rounded to 2 decimals when `percent`;
+    None when none is present."""
+    present = [float(v) for v in values if v is not None]
+    if not present:
+        return None
+    value = math.fsum(present) / len(present)
+    return round(100.0 * value, 2) if percent else value
+
+
+PerItem = Callable[[Scored], float | None]
+
+
+def score_of(name: str) -> PerItem:
+    """A per-item value read from the stored scores."""
+
+    def value(record: Scored) -> float | None:
+        found = record.scores.get(name)
+        return float(found) if isinstance(found, int | float) else None
+
+    return value
+
+
+def breakdown(
+    records: Sequence[Scored],
+    group_of: Callable[[Scored], Hashable | None],
+    metrics: Mapping[str, PerItem],
+    *,
+    percent: bool | Mapping[str, bool] = True,
+    order: Sequence[Hashable] | None = None,
+) -> list[Row]:
+    """Rows of per-group means: `group_of(record)` names a record's group (None leaves the
+    record out: the analysis does not cover it), each metric is the mean of its per-item
+    values over the group (items without a value are skipped), as a percentage when `percent`
+    says so. Groups in `order` when given (unlisted groups after, naturally ordered), else in
+    natural order."""
+    groups: dict[Hashable, list[Scored]] = {}
+    for record in records:
+        key = group_of(record)
+        if key is not None:
+            groups.setdefault(key, []).append(record)
+    rank = {key: index for index, key in enumerate(order or ())}
+    keys = sorted(groups, key=lambda k: (rank.get(k, len(rank)), natural_key(k)))
+    rows: list[Row] = []
+    for key in keys:
+        members = groups[key]
+        row: Row = {GROUP: key, COUNT: len(members)}
+        for name, value_of in metrics.items():
+            as_percent = percent if isinstance(percent, bool) else percent.get(name, True)
+            row[name] = rate([value_of(member) for member in members], percent=as_percent)
+        rows.append(row)
+    return rows
+
+
+def shares(
+    records: Sequence[Scored],
+    group_of: Callable[[Scored], Hashable | None],
+    *,
+    name: str = "share",
+    order: Sequence[Hashable] | None = None,
+) -> list[Row]:
+    """Rows of a distribution: each group's n and its share (%) of the covered records."""
+    rows = breakdown(records, group_of, {}, order=order)
+    total = sum(row[COUNT] for row in rows)
+    for row in rows:
+        row[name] = round(100.0 * row[COUNT] / total, 2) if total else None
+    return rows
+
+
+def bucket(value: float, width: int) -> str:
+    """A bucket label "lo-hi" of integer width `width` holding `value` (0-9, 10-19 ...)."""
+    low = int(value // width) * width
+    return f"{low}-{low + width - 1}"

@@ -1,0 +1,148 @@
+"""MetaTool's files written back (the inverse of importer.py), under the repository's names:
+
+- `all_clean_data.csv` (`row_index,Query,Tool`: the row index keeps every id),
+- `multi_tool_query_golden.json`, `Task1.json` (awareness), `Task2-Subtask3.json`
+  (reliability), `Task2-Subtask4.json` (multi-tool), each record with the keys it was imported
+  with (metadata) besides the ones the platform reads,
+- `scenario/<Name>.json` ({"Tools", "ref"}),
+- the tool descriptions: `plugin_des.json` and `big_tool_des.json` (name -> description) for
+  the tools read from those files, `plugin_info.json` (the store entries) for the others.
+
+A refined query is written as the record's query; the prompts built around it
+(thought_prompt, action_prompt) are written as published, since they are the benchmark's
+own text and the candidate list is read from action_prompt."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from benchmarks.suites.base import SampleRecord, ToolRecord
+from benchmarks.suites.export import (
+    ExportError,
+    Files,
+    by_split,
+    file_part,
+    json_bytes,
+    sample_name,
+)
+from benchmarks.suites.registry import Exporter
+
+TASK_FILES = {
+    "awareness": "Task1.json",
+    "reliability": "Task2-Subtask3.json",
+    "multi_tool": "Task2-Subtask4.json",
+}
+
+
+def _get(sample: SampleRecord, where: str, key: str, kind: type | tuple[type, ...]) -> Any:
+    holder = sample.input if where == "input" else sample.reference
+    value = holder.get(key) if isinstance(holder, dict) else None
+    if not isinstance(value, kind):
+        raise ExportError(
+            f"expected {where}[{key!r}] to be {getattr(kind, '__name__', 'a value')}, got "
+            f"{type(value).__name__}",
+            sample=sample_name(sample),
+            field=key,
+        )
+    return value
+
+
+def _queries(samples: list[SampleRecord]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["row_index", "Query", "Tool"])
+    for s in samples:
+        writer.writerow(
+            [s.external_id, _get(s, "input", "query", str), _get(s, "reference", "tool", str)]
+        )
+    return buffer.getvalue().encode()
+
+
+def _golden(samples: list[SampleRecord]) -> bytes:
+    return json_bytes(
+        [
+            {
+                **s.metadata,
+                "query": _get(s, "input", "query", str),
+                "tool": _get(s, "reference", "tools", list),
+            }
+            for s in samples
+        ]
+    )
+
+
+def _task(split: str, samples: list[SampleRecord]) -> bytes:
+    records = []
+    for s in samples:
+        record: dict[str, Any] = {**s.metadata, "query": _get(s, "input", "query", str)}
+        prompt = _get(s, "input", "prompt", str)
+        if split == "awareness":
+            needs_tool = _get(s, "reference", "needs_tool", bool)
+            record["thought_prompt"] = prompt
+            record["label"] = "positive" if needs_tool else "negative"
+            tool = s.reference.get("tool")
+            if tool is not None:
+                record["tool"] = tool
+        else:
+            record["action_prompt"] = prompt
+            if split == "reliability":
+                record["tool"] = _get(s, "reference", "tool", str)
+            else:
+                record["tool"] = _get(s, "reference", "tools", list)
+        records.append(record)
+    return json_bytes(records)
+
+
+def _tools(tools: Sequence[ToolRecord]) -> Files:
+    described: dict[str, dict[str, str]] = {"plugin_des.json": {}, "big_tool_des.json": {}}
+    store: list[Any] = []
+    for tool in tools:
+        raw = tool.raw if isinstance(tool.raw, dict) else {}
+        if "name_for_model" in raw:
+            store.append(
+                {**raw, "name_for_model": tool.name, "description_for_model": tool.description}
+            )
+        else:
+            source = raw.get("source")
+            described[source if source in described else "plugin_des.json"][tool.name] = (
+                tool.description
+            )
+    files = {name: json_bytes(entries) for name, entries in described.items() if entries}
+    if store:
+        files["plugin_info.json"] = json_bytes(store)
+    return files
+
+
+def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:
+    files = _tools(tools)
+    for split, group in by_split(samples).items():
+        if split == "queries":
+            files["all_clean_data.csv"] = _queries(group)
+        elif split == "multi_tool_golden":
+            files["multi_tool_query_golden.json"] = _golden(group)
+        elif split in TASK_FILES:
+            files[TASK_FILES[split]] = _task(split, group)
+        elif split == "scenario_lists":
+            for s in group:
+                scenario: dict[str, Any] = {"Tools": s.candidate_tools}
+                if s.metadata.get("ref") is not None:
+                    scenario["ref"] = s.metadata["ref"]
+                files[f"scenario/{file_part(s.external_id, 'scenario')}.json"] = json_bytes(
+                    scenario
+                )
+        else:
+            raise ExportError(f"split {split!r} is none of MetaTool's files")
+    return files
+
+
+EXPORTER = Exporter(
+    write=write,
+    cannot_carry=(
+        "the multi-tool golden queries are identified by their position, so a dropped one "
+        "renumbers those after it; a refined query is not written into the published prompts "
+        "(thought_prompt, action_prompt) built around it"
+    ),
+)

@@ -1,0 +1,93 @@
+"""StableToolBench's solvable queries written back (the inverse of importer.py), in the
+repository's layout:
+
+- `solvable_queries/test_instruction/<group>.json`: the group's queries, each
+  {"query_id", "query", "api_list", "relevant APIs"}; an API is written as its tool's published
+  document (Tool.raw), once per query, in the order the query offered them;
+- `solvable_queries/test_query_ids/<group>.json`: {"<query_id>": 0, ...} for the queries the
+  evaluation scripts select (metadata["in_test_query_ids"]), when any was read with such a
+  list.
+
+The platform keeps one document per API (the first one read); a query that was published with
+another document for the same API (metadata["api_doc_differs"]) is written with the kept one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suites.base import SampleRecord, ToolRecord
+from benchmarks.suites.export import (
+    ExportError,
+    Files,
+    by_split,
+    file_part,
+    json_bytes,
+    sample_name,
+)
+from benchmarks.suites.registry import Exporter
+
+ROOT = "solvable_queries"
+
+
+def _query_id(external_id: str) -> int | str:
+    # Published ids are numbers; the importer stores them as text.
+    if external_id.isdigit() and str(int(external_id)) == external_id:
+        return int(external_id)
+    return external_id
+
+
+def _query(sample: SampleRecord, documents: dict[str, Any]) -> dict[str, Any]:
+    given = sample.input if isinstance(sample.input, dict) else {}
+    reference = sample.reference if isinstance(sample.reference, dict) else {}
+    api_list = []
+    for key in sample.candidate_tools:
+        if key not in documents:
+            raise ExportError(
+                f"offers API {key!r}, which the benchmark has no document of",
+                sample=sample_name(sample),
+                field="api_list",
+            )
+        api_list.append(documents[key])
+    relevant = reference.get("relevant_apis")
+    if not isinstance(relevant, list):
+        raise ExportError(
+            "has no relevant APIs list", sample=sample_name(sample), field="relevant APIs"
+        )
+    return {
+        "query_id": _query_id(sample.external_id),
+        "query": given.get("query"),
+        "api_list": api_list,
+        "relevant APIs": relevant,
+    }
+
+
+def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:
+    documents = {tool.name: tool.raw for tool in tools}
+    files: Files = {}
+    for group, queries in by_split(samples).items():
+        name = f"{file_part(group, 'group')}.json"
+        files[f"{ROOT}/test_instruction/{name}"] = json_bytes(
+            [_query(sample, documents) for sample in queries]
+        )
+        selected = {s.external_id: 0 for s in queries if s.metadata.get("in_test_query_ids")}
+        if selected:
+            files[f"{ROOT}/test_query_ids/{name}"] = json_bytes(selected)
+    return files
+
+
+def _import_paths(folder: Path) -> list[Path]:
+    return [folder / ROOT]
+
+
+EXPORTER = Exporter(
+    write=write,
+    import_paths=_import_paths,
+    cannot_carry=(
+        "one document per API: a query published with a second, different document of an API "
+        "(metadata api_doc_differs) is written with the first; an API listed twice in one "
+        "query's api_list is written once; a group none of whose queries is in "
+        "test_query_ids gets no test_query_ids file (the format has no empty list)"
+    ),
+)

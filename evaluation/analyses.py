@@ -1,0 +1,287 @@
+"""The papers' analyses of a run, as stored things: computed from the run's stored predictions
+with the functions its suite declares for its task (benchmarks/suites/analyses.py), inline
+when the run is small and by a Celery worker (the reports queue) when it is large, kept until
+the run changes, and computed again only then.
+
+The page, the CSVs and the `run_analysis` command all read `run_analyses_get` (or, for runs of
+one model pooled, `pooled_analyses`); the result's shape is the command's JSON:
+
+    {"run": ID, "analyses": {NAME: {"by": FIELD, "rows": [{"group", "n", METRIC...}]}}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Max
+from django.utils import timezone
+
+from benchmarks.suites.analyses import Analysis, AnalysisInput
+from benchmarks.suites.protocol import Scored
+from benchmarks.suites.registry import get_suite
+from config.errors import ApplicationError
+from evaluation.models import Prediction, Run, RunAnalysis
+from evaluation.selectors import run_context
+from evaluation.services import scored_items
+
+log = logging.getLogger(__name__)
+
+
+class AnalysisError(ApplicationError):
+    code = "analysis"
+
+
+def declared(run: Run) -> tuple[Analysis, ...]:
+    """The analyses the run's suite declares for its task (() when none, or when the suite or
+    task is no longer known)."""
+    try:
+        return get_suite(run.benchmark.suite).analyses_for(run.task)
+    except ValueError:
+        return ()
+
+
+def find_analysis(run: Run, name: str) -> Analysis:
+    """One declared analysis of the run by name; AnalysisError naming the known ones."""
+    for analysis in declared(run):
+        if analysis.name == name:
+            return analysis
+    known = ", ".join(a.name for a in declared(run)) or "none"
+    raise AnalysisError(
+        f"run {run.pk} ({run.task}) has no analysis {name!r}; its analyses: {known}",
+        field="analysis",
+        status=404,
+    )
+
+
+def fingerprint(run: Run) -> str:
+    """What the analyses read, summed up: the run's state, its predictions (how many, the last
+    change), their samples' last change, the benchmark's tools and the declarations."""
+    seen = Prediction.objects.filter(run=run).aggregate(
+        count=Count("id"), last=Max("updated_at"), samples=Max("sample__updated_at")
+    )
+    shapes = [
+        (a.name, a.by, [(m.name, m.mean_of, m.percent) for m in a.metrics]) for a in declared(run)
+    ]
+    parts = [
+        run.status,
+        run.updated_at.isoformat() if run.updated_at else "",
+        str(seen["count"]),
+        seen["last"].isoformat() if seen["last"] else "",
+        seen["samples"].isoformat() if seen["samples"] else "",
+        run.benchmark.updated_at.isoformat(),
+        repr(shapes),
+    ]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def _records(run: Run) -> AnalysisInput:
+    evaluator, ctx = run_context(run)
+    return AnalysisInput(records=scored_items(run, evaluator, ctx), ctx=ctx)
+
+
+def compute(
+    analyses: Sequence[Analysis],
+    data: AnalysisInput,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Every analysis over the records: {NAME: {"by", "rows"}}. A suite's function that fails
+    or returns malformed rows raises (the caller stores the error)."""
+    result: dict[str, Any] = {}
+    for done, analysis in enumerate(analyses, start=1):
+        result[analysis.name] = {"by": analysis.by, "rows": analysis.run(data)}
+        if progress:
+            progress(done, len(analyses))
+    return result
+
+
+def run_analyses_get(run: Run, *, inline: bool | None = None) -> RunAnalysis:
+    """The stored analyses of a run: as they are when the run has not changed since, else
+    computed again: at once for a run of up to ANALYSES_INLINE_ITEMS predictions (or when
+    `inline`), by a worker on the reports queue otherwise (the row comes back pending; the page
+    polls it). A run that is still running is analysed as far as it has got."""
+    mark = fingerprint(run)
+    with transaction.atomic():
+        stored, created = RunAnalysis.objects.select_for_update().get_or_create(
+            run=run, defaults={"fingerprint": mark}
+        )
+        if not created and stored.fingerprint == mark:
+            if stored.status == RunAnalysis.Status.DONE:
+                return stored
+            busy = stored.status in (RunAnalysis.Status.PENDING, RunAnalysis.Status.RUNNING)
+            limit = timedelta(seconds=int(getattr(settings, "CELERY_TASK_TIME_LIMIT", 1800)))
+            if busy and not inline and stored.updated_at > timezone.now() - limit:
+                return stored
+        if inline is None:
+            items = Prediction.objects.filter(run=run).count()
+            inline = items <= int(getattr(settings, "ANALYSES_INLINE_ITEMS", 5000))
+        stored.fingerprint = mark
+        stored.status = RunAnalysis.Status.PENDING
+        stored.error = ""
+        stored.done, stored.total = 0, len(declared(run))
+        stored.save()
+        if not inline:
+            stored_id = stored.pk
+            transaction.on_commit(
+                lambda: _queue(stored_id),
+            )
+            return stored
+    return run_analyses_compute(analysis_id=stored.pk)
+
+
+def _queue(analysis_id: int) -> None:
+    # By name: the services never import the tasks module.
+    from config.celery import app as celery_app
+
+    celery_app.send_task(
+        "evaluation.tasks.run_analyses_compute", args=[analysis_id], queue="reports"
+    )
+
+
+def run_analyses_compute(*, analysis_id: int) -> RunAnalysis:
+    """Compute a run's stored analyses (the reports task's body; safe to run twice: the second
+    finds them done for the same fingerprint). Progress is saved per analysis; an analysis that
+    fails marks the whole row failed with its error."""
+    stored = RunAnalysis.objects.select_related("run__benchmark").get(pk=analysis_id)
+    run = stored.run
+    mark = fingerprint(run)
+    if stored.status == RunAnalysis.Status.DONE and stored.fingerprint == mark:
+        return stored
+    analyses = declared(run)
+    RunAnalysis.objects.filter(pk=analysis_id).update(
+        status=RunAnalysis.Status.RUNNING,
+        fingerprint=mark,
+        done=0,
+        total=len(analyses),
+        updated_at=timezone.now(),
+    )
+    started = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        RunAnalysis.objects.filter(pk=analysis_id).update(
+            done=done, total=total, updated_at=timezone.now()
+        )
+
+    try:
+        result = compute(analyses, _records(run), progress)
+    except Exception as exc:
+        log.exception("analyses of run %s failed", run.pk)
+        RunAnalysis.objects.filter(pk=analysis_id).update(
+            status=RunAnalysis.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
+        )
+        stored.refresh_from_db()
+        return stored
+    # Only for what it read: a newer request (the run changed meanwhile) stores its own.
+    RunAnalysis.objects.filter(pk=analysis_id, fingerprint=mark).update(
+        status=RunAnalysis.Status.DONE,
+        data={"run": run.pk, "analyses": result},
+        seconds=time.perf_counter() - started,
+        updated_at=timezone.now(),
+    )
+    stored.refresh_from_db()
+    return stored
+
+
+# --- several runs -------------------------------------------------------------------------------
+
+
+def runs_to_compare(ids: Sequence[Any]) -> list[Run]:
+    """The runs named by `ids` (in that order, each once), all of one benchmark's task;
+    AnalysisError naming the id that is not a run or not of the first run's task."""
+    if not ids:
+        raise AnalysisError("choose at least one run", field="run")
+    wanted: list[int] = []
+    for raw in ids:
+        text = str(raw).strip()
+        if not text.isdigit():
+            raise AnalysisError(f"{text!r} is not a run id", field="run")
+        if int(text) not in wanted:
+            wanted.append(int(text))
+    found = Run.objects.select_related("benchmark", "endpoint").in_bulk(wanted)
+    missing = [pk for pk in wanted if pk not in found]
+    if missing:
+        raise AnalysisError(f"no run {missing[0]}", field="run", status=404)
+    runs = [found[pk] for pk in wanted]
+    first = runs[0]
+    for run in runs[1:]:
+        if (run.benchmark_id, run.task) != (first.benchmark_id, first.task):
+            raise AnalysisError(
+                f"run {run.pk} is a run of {run.benchmark.name} {run.task}, not of "
+                f"{first.benchmark.name} {first.task} like run {first.pk}: analyses compare "
+                "runs of one task",
+                field="run",
+            )
+    return runs
+
+
+def run_label(run: Run) -> str:
+    """How a comparison names a run: its id and name (or model), and its tool mode if native."""
+    label = f"#{run.pk} {run.name or run.model_name}".strip()
+    return label + (" (native)" if run.tool_mode == "native" else "")
+
+
+def model_label(run: Run) -> str:
+    """How a comparison names a model whose runs it pools: the model and its tool mode."""
+    label = run.model_name or run.name or f"run {run.pk}"
+    return label + (" (native)" if run.tool_mode == "native" else "")
+
+
+@dataclass
+class Series:
+    """One line or bar set of a comparison: its label, the runs it stands for, its rows."""
+
+    label: str
+    runs: list[int]
+    rows: list[dict[str, Any]]
+
+
+def compare(runs: Sequence[Run]) -> dict[str, list[Series]]:
+    """Each declared analysis across the runs: one series per run, or, for an analysis that
+    pools a model's runs (series="model"), one per model, its rows computed over the pooled
+    records of its runs (with the first run's context). Raises AnalysisError when a run's
+    stored analyses are not ready (still pending on a worker, or failed)."""
+    per_run: dict[int, dict[str, Any]] = {}
+    for run in runs:
+        stored = run_analyses_get(run)
+        if stored.status != RunAnalysis.Status.DONE or not stored.data:
+            state = stored.error or stored.get_status_display().lower()
+            raise AnalysisError(f"the analyses of run {run.pk} are not ready: {state}", field="run")
+        per_run[run.pk] = stored.data["analyses"]
+    pooled: dict[str, list[Run]] = {}
+    for run in runs:
+        pooled.setdefault(model_label(run), []).append(run)
+    records: dict[int, AnalysisInput] = {}
+    result: dict[str, list[Series]] = {}
+    for analysis in declared(runs[0]):
+        if analysis.series == "model":
+            series = []
+            for label, members in pooled.items():
+                if len(members) == 1:
+                    rows = per_run[members[0].pk].get(analysis.name, {}).get("rows", [])
+                else:
+                    for member in members:
+                        if member.pk not in records:
+                            records[member.pk] = _records(member)
+                    joined: list[Scored] = [
+                        record for member in members for record in records[member.pk].records
+                    ]
+                    rows = analysis.run(AnalysisInput(joined, records[members[0].pk].ctx))
+                series.append(Series(label, [m.pk for m in members], rows))
+        else:
+            series = [
+                Series(
+                    run_label(run),
+                    [run.pk],
+                    per_run[run.pk].get(analysis.name, {}).get("rows", []),
+                )
+                for run in runs
+            ]
+        result[analysis.name] = series
+    return result
