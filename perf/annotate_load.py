@@ -822,7 +822,7 @@ def main() -> None:
     args = parser.parse_args()
     sys.setswitchinterval(0.001)  # 50 client threads: hand the GIL over promptly
 
-    print(f"database {PERF_DATABASE} (migrating), cache {PERF_REDIS_URL}", flush=True)
+    print(f"database {OWN.name} (migrating), cache {PERF_REDIS_URL}", flush=True)
     call_command("migrate", verbosity=0, interactive=False)
     redis.from_url(PERF_REDIS_URL).flushdb()
     with connection.cursor() as cursor:
@@ -900,9 +900,9 @@ def main() -> None:
     connections.close_all()
     if args.drop_db:
         OWN.drop()
-        print(f"\ndropped database {PERF_DATABASE}")
+        print(f"\ndropped database {OWN.name}")
     else:
-        print(f"\ndatabase {PERF_DATABASE} left in place (--drop-db drops it)")
+        print(f"\ndatabase {OWN.name} left in place (--drop-db drops it)")
     sys.exit(0 if ok else 1)
 
 
