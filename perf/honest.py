@@ -415,12 +415,34 @@ def machine_name() -> str:
     )
 
 
+def missing(results: Sequence[Result], expected: Sequence[str]) -> list[Result]:
+    """A row for each expected script that left no result (it failed before reporting)."""
+    reported = {r.script for r in results}
+    return [
+        Result(
+            script=name,
+            measured="(no result: the script stopped before reporting; see its output)",
+            value="-",
+            baseline="-",
+            ratio="-",
+            target="-",
+            verdict="MISSED (no result)",
+            load="-",
+        )
+        for name in expected
+        if name not in reported
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """`python perf/honest.py RESULTS.jsonl OUT.md`: the markdown table of a `make perf` run."""
+    """`python perf/honest.py RESULTS.jsonl OUT.md [SCRIPT ...]`: the markdown table of a
+    `make perf` run; each SCRIPT (e.g. import_speed.py) is expected to have left a result."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 2:
-        raise SystemExit("usage: python perf/honest.py RESULTS.jsonl OUT.md")
-    results = results_read(args[0])
+    if len(args) < 2:
+        raise SystemExit("usage: python perf/honest.py RESULTS.jsonl OUT.md [SCRIPT ...]")
+    path = Path(args[0])
+    results = results_read(path) if path.exists() else []
+    results += missing(results, args[2:])
     table = markdown_table(
         results, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=machine_name()
     )

@@ -162,3 +162,17 @@ def test_the_table_command_writes_the_file_and_exits_by_the_verdicts(tmp_path: P
         honest.main([str(path), str(out)])
     assert stopped.value.code == 3
     assert "| s.py | m | 1 | 1 | 1x | <= 2x | disturbed | quiet |" in out.read_text()
+
+
+def test_a_script_that_left_no_result_is_a_missed_row(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    honest.results_append(
+        path, [honest.Result("a.py", "m", "1", "1", "1x", "<= 2x", "pass", "quiet")]
+    )
+    out = tmp_path / "PERF.md"
+    with pytest.raises(SystemExit) as stopped:
+        honest.main([str(path), str(out), "a.py", "b.py"])
+    assert stopped.value.code == 1
+    text = out.read_text()
+    assert "| a.py | m | 1 | 1 | 1x | <= 2x | pass | quiet |" in text
+    assert "| b.py | (no result: the script stopped before reporting; see its output) |" in text
