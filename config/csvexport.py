@@ -53,8 +53,20 @@ def csv_lines(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[
     pending = 0
     buffer.seek(0)
     buffer.truncate()
+    first = _FORMULA_FIRST
     for row in rows:
-        writer.writerow([cell(value) for value in row])
+        # csv_cell inlined for what most cells are (numbers, and text that starts with no
+        # formula character); the rest go through it.
+        writer.writerow(
+            [
+                value
+                if (kind := type(value)) is int
+                or kind is float
+                or (kind is str and not (value and value[0] in first))
+                else cell(value)
+                for value in row
+            ]
+        )
         pending += 1
         if pending == ROWS_PER_CHUNK:
             yield buffer.getvalue()

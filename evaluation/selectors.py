@@ -574,9 +574,15 @@ def prediction_csv_rows(run_id: int, chunk: int = 5000) -> Iterable[tuple[Any, .
         while rows := cursor.fetchmany(chunk):
             for row in rows:
                 answer, scores = row[6], row[16]
+                if answer is not None:
+                    # Most answers are a JSON string without escapes: its text is the value.
+                    if answer[0] == '"' and "\\" not in answer:
+                        answer = answer[1:-1]
+                    else:
+                        answer = loads(answer)
                 yield (
                     *row[:6],
-                    None if answer is None else loads(answer),
+                    answer,
                     *row[7:16],
                     None if scores is None else loads(scores),
                 )

@@ -303,12 +303,14 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
 
     trials = run.trials > 1
 
+    run_id = run.pk
+
     def rows() -> Iterator[list[Any]]:
-        for values in prediction_csv_rows(run.pk):
+        for values in prediction_csv_rows(run_id):
             position, split, sample_id, repeat, *head, prompt, completion, cached, scores = values
             cost = str(prices.cost(Tokens(prompt, completion, cached))) if prices else ""
             yield [
-                run.pk,
+                run_id,
                 position,
                 split,
                 sample_id,
