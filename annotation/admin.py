@@ -63,9 +63,26 @@ def kind_choices() -> list[tuple[str, str]]:
     return [(name, kind.label) for name, kind in kinds().items()]
 
 
+def labels_default_help() -> str:
+    defaults = ", ".join(
+        f"{kind.label.lower()} {kind.labels_per_item}" for kind in kinds().values()
+    )
+    return f"Distinct annotators each item needs. Blank: the kind's default ({defaults})."
+
+
 class CampaignForm(forms.ModelForm):
     # The registered kinds (annotation.kinds), not a fixed list in the database.
     kind = forms.ChoiceField(choices=kind_choices)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # (absent from a read-only form: a user who may only view campaigns)
+        field = self.fields.get("labels_per_item")
+        if field is not None and self.instance.pk is None:
+            # A new campaign takes its kind's default (the create service's), unless given.
+            field.required = False
+            field.initial = None
+            field.help_text = labels_default_help()
 
     class Meta:
         model = Campaign
@@ -116,10 +133,19 @@ class CampaignAdmin(admin.ModelAdmin):
         return obj.kind_label
 
     def save_model(self, request: HttpRequest, obj: Campaign, form: Any, change: bool) -> None:
-        if not change:
-            obj.created_by = request.user
-        super().save_model(request, obj, form, change)
-        services.questions_ensure(obj)
+        if change:
+            super().save_model(request, obj, form, change)
+            services.questions_ensure(obj)
+            return
+        # The same create service as the setup page: the kind's defaults and questions.
+        data = {name: getattr(obj, name) for name in CampaignForm.Meta.fields}
+        created = services.campaign_create(
+            **{**data, "labels_per_item": data["labels_per_item"] or None}, user=request.user
+        )
+        # The inlines are saved against `obj`: it becomes the created row.
+        obj.pk = created.pk
+        obj.refresh_from_db()
+        obj._state.adding = False
 
     @admin.display(description="items and progress")
     def links(self, obj: Campaign) -> SafeString:
@@ -271,6 +297,7 @@ class BuildItemsForm(forms.Form):
                 for chunk in upload.chunks():
                     handle.write(chunk)
             request.pairs = target
+            request.pairs_name = Path(upload.name or "pairs.json").name
             return services.items_build(campaign=self.campaign, request=request)
 
 
@@ -394,16 +421,15 @@ class TuringPairAdmin(admin.ModelAdmin):
         pairs = list(queryset.select_related("api").order_by("api_id", "id"))
         name = f"Turing test: {len(pairs)} API pairs ({timezone.now():%Y-%m-%d %H:%M})"
         try:
-            campaign = services.campaign_create(
-                name=name, kind="turing", labels_per_item=3, user=request.user
-            )
+            campaign = services.campaign_create(name=name, kind="turing", user=request.user)
             services.items_from_turing_pairs(campaign=campaign, pairs=pairs)
         except AnnotationError as exc:
             self.message_user(request, str(exc), messages.ERROR)
             return None
         self.message_user(
             request,
-            f"{campaign.name}: {len(pairs)} items, three annotators each (as in the paper). "
+            f"{campaign.name}: {len(pairs)} items, {campaign.labels_per_item} annotators each "
+            "(the kind's default, as in the paper). "
             "Add its annotators and open it.",
         )
         return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[campaign.pk]))

@@ -28,23 +28,13 @@ enum checks skip them. Beyond JSON Schema,
 an argument the schema's `properties` do not list is reported (a misspelt name), unless the
 schema allows extra properties explicitly.
 
-The diff (`plan_diff`, `calls_diff`) matches steps by uid, not by text:
-  - a uid only in the new version is "inserted", one only in the old version "deleted" (every
-    step of a deleted subtree once, in old order, placed after the nearest earlier step that
-    kept its place, i.e. where they were);
-  - "moved" when the relative order of the surviving steps changed. The steps that kept their
-    place are a longest increasing subsequence of the survivors' old positions taken in new
-    order, so moving one step reports one move, and an insertion before a step moves nothing.
-    The children of a moved step that travelled with it (same parent before and after, same
-    order among themselves) are not reported again;
-  - for a surviving step, "depth" (indent/outdent), "text", "tool", then one change per argument
-    ("argument_added", "argument_removed", "argument_changed" with old and new values).
-  Changes come in document order of the new version.
+The steps and calls, loading them from a reference, their numbering and the diff
+(`plan_diff`, `calls_diff`) live in benchmarks.suites.golddiff, a layer below, so that a
+sample's revision history can show the same diff; they are imported here under their names.
 """
 
 from __future__ import annotations
 
-import bisect
 import copy
 import json
 import math
@@ -57,22 +47,27 @@ from jsonschema import validators
 from jsonschema.exceptions import SchemaError, ValidationError
 
 from benchmarks.suites import registry
-from benchmarks.suites.registry import GoldEditing, gold_editing
+
+# The editor's callers use these as refine.<name> too.
+from benchmarks.suites.golddiff import (
+    Call,
+    Change,  # noqa: F401 (re-exported)
+    ChangeKind,  # noqa: F401 (re-exported)
+    Step,
+    calls_diff,  # noqa: F401 (re-exported)
+    calls_from_reference,  # noqa: F401 (re-exported)
+    calls_gold,
+    calls_key,  # noqa: F401 (re-exported)
+    numbering,
+    plan_diff,  # noqa: F401 (re-exported)
+    plan_from_reference,
+    stored_steps,
+)
+from benchmarks.suites.registry import gold_editing
 from config.errors import ApplicationError
 
 Direction = Literal["up", "down"]
 FieldType = Literal["string", "integer", "number", "boolean", "enum", "json"]
-ChangeKind = Literal[
-    "inserted",
-    "deleted",
-    "moved",
-    "depth",
-    "text",
-    "tool",
-    "argument_changed",
-    "argument_added",
-    "argument_removed",
-]
 
 # Keys of a stored step that the draft holds itself; any other key is carried over by uid.
 _STEP_KEYS = ("step", "text", "tool", "arguments", "children")
@@ -100,76 +95,6 @@ UNSET: Any = _Unset()
 
 
 # --- plan drafts -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of a plan draft; `tool` None is a tool-free (or ancestral) step."""
-
-    uid: str
-    depth: int
-    text: str
-    tool: str | None = None
-    arguments: dict[str, Any] | None = None
-
-
-def _stored_steps(reference: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """The stored steps in plan order: reference["steps"], or the "plan" tree flattened."""
-    if not isinstance(reference, Mapping):
-        return []
-    flat = reference.get("steps")
-    if isinstance(flat, list):
-        return [step for step in flat if isinstance(step, dict)]
-    out: list[dict[str, Any]] = []
-
-    def walk(nodes: Any) -> None:
-        for node in nodes if isinstance(nodes, list) else []:
-            if isinstance(node, dict):
-                out.append({k: v for k, v in node.items() if k != "children"})
-                walk(node.get("children"))
-
-    walk(reference.get("plan"))
-    return out
-
-
-def _depth_of(number: Any) -> int:
-    return str(number).count(".")
-
-
-def plan_from_reference(reference: Mapping[str, Any] | None) -> list[Step]:
-    """The plan of an UltraTool reference as a draft, uids "s1", "s2", ... by position."""
-    steps = []
-    for index, stored in enumerate(_stored_steps(reference), start=1):
-        arguments = stored.get("arguments")
-        steps.append(
-            Step(
-                uid=f"s{index}",
-                depth=_depth_of(stored.get("step", "")),
-                text=str(stored.get("text") or ""),
-                tool=stored.get("tool") if isinstance(stored.get("tool"), str) else None,
-                arguments=copy.deepcopy(arguments) if isinstance(arguments, dict) else None,
-            )
-        )
-    return steps
-
-
-def numbering(steps: Sequence[Step]) -> list[str]:
-    """The step numbers, "1", "1.1", "1.2", "2", ... in draft order.
-
-    A step nested too deep (more than one below the step before it) is numbered as if it were
-    only one deeper, so a broken draft still renders; `plan_errors` reports it.
-    """
-    counters: list[int] = []
-    numbers = []
-    for step in steps:
-        depth = max(0, min(step.depth, len(counters)))
-        if depth < len(counters):
-            del counters[depth + 1 :]
-            counters[depth] += 1
-        else:
-            counters.append(1)
-        numbers.append(".".join(map(str, counters)))
-    return numbers
 
 
 def plan_text(steps: Sequence[Step]) -> str:
@@ -221,7 +146,7 @@ def plan_to_reference(
     if problem:
         raise RefineError(problem)
     old = dict(old_reference) if isinstance(old_reference, Mapping) else {}
-    stored = _stored_steps(old)
+    stored = stored_steps(old)
     stored_by_uid = {f"s{index}": item for index, item in enumerate(stored, start=1)}
     numbers = numbering(steps)
 
@@ -500,44 +425,6 @@ def steps_load(data: Any) -> list[Step]:
 # --- call drafts -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Call:
-    """One expected tool call of an MTU-Bench turn or a generic sample."""
-
-    uid: str
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
-def _calls_gold(reference: Mapping[str, Any] | None) -> GoldEditing | None:
-    gold = gold_editing(reference)
-    return gold if gold is not None and gold.shape == "calls" else None
-
-
-def _calls_key(reference: Mapping[str, Any] | None) -> str:
-    # The suite's key (MTU-Bench writes "calls"); "tool_calls" (the generic suite's) otherwise.
-    gold = _calls_gold(reference)
-    return gold.calls_key if gold is not None else "tool_calls"
-
-
-def calls_from_reference(reference: Mapping[str, Any] | None) -> list[Call]:
-    """The gold calls ("calls" or "tool_calls") as a draft, uids "c1", "c2", ... by position."""
-    stored = reference.get(_calls_key(reference)) if isinstance(reference, Mapping) else None
-    calls = []
-    for index, item in enumerate(stored if isinstance(stored, list) else [], start=1):
-        if not isinstance(item, dict):
-            continue
-        arguments = item.get("arguments")
-        calls.append(
-            Call(
-                uid=f"c{index}",
-                name=str(item.get("name") or ""),
-                arguments=copy.deepcopy(arguments) if isinstance(arguments, dict) else {},
-            )
-        )
-    return calls
-
-
 def calls_to_reference(
     calls: Sequence[Call], old_reference: Mapping[str, Any] | None, *, split: str | None = None
 ) -> dict[str, Any]:
@@ -554,7 +441,7 @@ def calls_to_reference(
     (`calls_errors(..., one_call_per_tool=True)` reports it first). A generic sample's "answer"
     (the expected final answer) is not touched.
     """
-    gold = _calls_gold(old_reference)
+    gold = calls_gold(old_reference)
     key = gold.calls_key if gold is not None else "tool_calls"
     old = dict(old_reference) if isinstance(old_reference, Mapping) else {}
     reference = copy.deepcopy(old)
@@ -1030,214 +917,3 @@ def calls_errors(
             )
         seen.add(call.name)
     return {uid: "; ".join(found) for uid, found in problems.items() if found}
-
-
-# --- diff --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    """One difference between two versions of a plan or a call list. `old_number`/`new_number`
-    are the step numbers ("1.2") or call positions ("2") in each version (None where the item
-    is absent); `key` is the argument name for argument changes; `old`/`new` the values (for
-    "inserted"/"deleted", the whole step or call as a dict)."""
-
-    kind: ChangeKind
-    uid: str
-    old_number: str | None = None
-    new_number: str | None = None
-    key: str | None = None
-    old: Any = None
-    new: Any = None
-
-
-def _lis(sequence: Sequence[int]) -> set[int]:
-    """The positions (into `sequence`) of one longest strictly increasing subsequence."""
-    tails: list[int] = []  # tails[k]: smallest last value of an increasing run of length k + 1
-    tail_at: list[int] = []  # the position of that value
-    parent = [-1] * len(sequence)
-    for position, value in enumerate(sequence):
-        k = bisect.bisect_left(tails, value)
-        if k == len(tails):
-            tails.append(value)
-            tail_at.append(position)
-        else:
-            tails[k] = value
-            tail_at[k] = position
-        parent[position] = tail_at[k - 1] if k else -1
-    kept: set[int] = set()
-    position = tail_at[-1] if tail_at else -1
-    while position >= 0:
-        kept.add(position)
-        position = parent[position]
-    return kept
-
-
-def _parents(steps: Sequence[Step]) -> dict[str, str | None]:
-    parents: dict[str, str | None] = {}
-    path: list[Step] = []
-    for step in steps:
-        while path and path[-1].depth >= step.depth:
-            path.pop()
-        parents[step.uid] = path[-1].uid if path else None
-        path.append(step)
-    return parents
-
-
-def _moved_steps(old: Sequence[Step], new: Sequence[Step]) -> set[str]:
-    """The uids reported "moved": survivors outside the longest run that kept its order, less
-    the descendants that travelled with a moved ancestor (same parent, same order among them)."""
-    old_position = {step.uid: index for index, step in enumerate(old)}
-    survivors = [step.uid for step in new if step.uid in old_position]
-    kept = _lis([old_position[uid] for uid in survivors])
-    moved = {uid for position, uid in enumerate(survivors) if position not in kept}
-    old_parent, new_parent = _parents(old), _parents(new)
-
-    def carried(uid: str) -> bool:
-        parent = new_parent.get(uid)
-        return parent is not None and parent in moved and old_parent.get(uid) == parent
-
-    # A block: a moved step not carried by its parent, with the moved descendants it carries.
-    # Inside a block, order is checked again, so a subtree moved and reordered reports both.
-    blocks: dict[str, list[str]] = {}
-    block_of: dict[str, str] = {}
-    for uid in survivors:
-        if uid not in moved:
-            continue
-        parent = new_parent.get(uid)
-        root = block_of.get(parent) if parent is not None and carried(uid) else None
-        if root is None:
-            root = uid
-            blocks[root] = []
-        else:
-            blocks[root].append(uid)
-        block_of[uid] = root
-    reported = set(blocks)
-    for inner in blocks.values():
-        kept_inside = _lis([old_position[uid] for uid in inner])
-        reported.update(uid for position, uid in enumerate(inner) if position not in kept_inside)
-    return reported
-
-
-def _argument_changes(
-    uid: str,
-    numbers: tuple[str | None, str | None],
-    before: Mapping[str, Any] | None,
-    after: Mapping[str, Any] | None,
-) -> list[Change]:
-    before = before or {}
-    after = after or {}
-    changes = []
-    for key, value in after.items():
-        if key not in before:
-            changes.append(Change("argument_added", uid, *numbers, key=key, new=value))
-        elif before[key] != value or type(before[key]) is not type(value):
-            # 1 == 1.0 == True in Python; "True" -> true is a real fix the expert should see.
-            changes.append(
-                Change("argument_changed", uid, *numbers, key=key, old=before[key], new=value)
-            )
-    for key, value in before.items():
-        if key not in after:
-            changes.append(Change("argument_removed", uid, *numbers, key=key, old=value))
-    return changes
-
-
-def _step_dict(step: Step) -> dict[str, Any]:
-    return {"text": step.text, "tool": step.tool, "arguments": step.arguments, "depth": step.depth}
-
-
-def _call_dict(call: Call) -> dict[str, Any]:
-    return {"name": call.name, "arguments": call.arguments}
-
-
-def _with_deletions(
-    ordered: list[tuple[str, list[Change]]],
-    old_uids: Sequence[str],
-    new_uids: set[str],
-    moved: set[str],
-    deleted: Mapping[str, Change],
-) -> list[Change]:
-    """Interleave the deletions with the new version's changes: each after the nearest earlier
-    old item that survived in place (moved items are somewhere else now), or first."""
-    anchored: dict[str | None, list[Change]] = {}
-    anchor: str | None = None
-    for uid in old_uids:
-        if uid in deleted:
-            anchored.setdefault(anchor, []).append(deleted[uid])
-        elif uid in new_uids and uid not in moved:
-            anchor = uid
-    out = list(anchored.get(None, []))
-    for uid, changes in ordered:
-        out.extend(changes)
-        out.extend(anchored.get(uid, []))
-    return out
-
-
-def plan_diff(old: Sequence[Step], new: Sequence[Step]) -> list[Change]:
-    """The changes from plan `old` to plan `new`, matched by uid (see the module docstring)."""
-    old_numbers = dict(zip((s.uid for s in old), numbering(old), strict=True))
-    new_numbers = dict(zip((s.uid for s in new), numbering(new), strict=True))
-    old_by_uid = {step.uid: step for step in old}
-    moved = _moved_steps(old, new)
-    ordered: list[tuple[str, list[Change]]] = []
-    for step in new:
-        numbers = (old_numbers.get(step.uid), new_numbers[step.uid])
-        before = old_by_uid.get(step.uid)
-        if before is None:
-            change = Change("inserted", step.uid, *numbers, new=_step_dict(step))
-            ordered.append((step.uid, [change]))
-            continue
-        changes = []
-        if step.uid in moved:
-            changes.append(Change("moved", step.uid, *numbers))
-        if before.depth != step.depth:
-            changes.append(Change("depth", step.uid, *numbers, old=before.depth, new=step.depth))
-        if before.text != step.text:
-            changes.append(Change("text", step.uid, *numbers, old=before.text, new=step.text))
-        if before.tool != step.tool:
-            changes.append(Change("tool", step.uid, *numbers, old=before.tool, new=step.tool))
-        changes.extend(_argument_changes(step.uid, numbers, before.arguments, step.arguments))
-        ordered.append((step.uid, changes))
-    new_uids = {step.uid for step in new}
-    deleted = {
-        step.uid: Change("deleted", step.uid, old_numbers[step.uid], None, old=_step_dict(step))
-        for step in old
-        if step.uid not in new_uids
-    }
-    return _with_deletions(ordered, [s.uid for s in old], new_uids, moved, deleted)
-
-
-def calls_diff(old: Sequence[Call], new: Sequence[Call]) -> list[Change]:
-    """The changes from call list `old` to `new`, matched by uid; numbers are 1-based positions
-    and a renamed call is a "tool" change."""
-    old_position = {call.uid: index for index, call in enumerate(old)}
-    old_by_uid = {call.uid: call for call in old}
-    survivors = [call.uid for call in new if call.uid in old_position]
-    kept = _lis([old_position[uid] for uid in survivors])
-    moved = {uid for position, uid in enumerate(survivors) if position not in kept}
-    ordered: list[tuple[str, list[Change]]] = []
-    for index, call in enumerate(new, start=1):
-        before = old_by_uid.get(call.uid)
-        numbers = (
-            str(old_position[call.uid] + 1) if before is not None else None,
-            str(index),
-        )
-        if before is None:
-            ordered.append(
-                (call.uid, [Change("inserted", call.uid, *numbers, new=_call_dict(call))])
-            )
-            continue
-        changes = []
-        if call.uid in moved:
-            changes.append(Change("moved", call.uid, *numbers))
-        if before.name != call.name:
-            changes.append(Change("tool", call.uid, *numbers, old=before.name, new=call.name))
-        changes.extend(_argument_changes(call.uid, numbers, before.arguments, call.arguments))
-        ordered.append((call.uid, changes))
-    new_uids = {call.uid for call in new}
-    deleted = {
-        call.uid: Change("deleted", call.uid, str(index + 1), None, old=_call_dict(call))
-        for index, call in enumerate(old)
-        if call.uid not in new_uids
-    }
-    return _with_deletions(ordered, [c.uid for c in old], new_uids, moved, deleted)

@@ -215,6 +215,13 @@ def editor_context(assignment: Assignment) -> dict[str, Any]:
     }
 
 
+def editor_preview(assignment: Assignment) -> dict[str, Any]:
+    """The editor as it opens on the assignment's item, for the setup's preview: from a draft
+    that is never saved (the assignment is not saved either), so nothing is stored."""
+    draft = RefinementDraft(assignment=assignment, data=_initial(assignment.item.sample))
+    return {"editor": draft_state(assignment, draft), "draft_saved": None, "returned": None}
+
+
 def draft_state(assignment: Assignment, draft: RefinementDraft) -> dict[str, Any]:
     """Rows with their numbers, tool choices, argument fields and errors; the diff against
     the version the draft was loaded from; whether anything changed."""
@@ -293,7 +300,8 @@ def _row(
 
 def reference_outline(reference: Any) -> dict[str, Any]:
     """A gold answer as a reviewer reads it: numbered steps (or calls) with their tool and
-    arguments, or, for any other gold, its JSON."""
+    arguments (as parsed; the template writes them as a call), or, for any other gold, its
+    JSON."""
     mode = draft_mode(reference)
     if mode == "plan":
         steps = refine.plan_from_reference(reference)
@@ -303,7 +311,8 @@ def reference_outline(reference: Any) -> dict[str, Any]:
                 "depth": step.depth,
                 "text": step.text,
                 "tool": step.tool or "",
-                "arguments": _arguments_text(step.arguments),
+                # As parsed: templates/partials/call.html writes the call.
+                "arguments": step.arguments or None,
             }
             for step, number in zip(steps, refine.numbering(steps), strict=True)
         ]
@@ -311,15 +320,11 @@ def reference_outline(reference: Any) -> dict[str, Any]:
     if mode == "calls":
         rows = [
             {"number": str(i), "depth": 0, "text": "", "tool": call.name}
-            | {"arguments": _arguments_text(call.arguments)}
+            | {"arguments": call.arguments or None}
             for i, call in enumerate(refine.calls_from_reference(reference), start=1)
         ]
         return {"mode": mode, "rows": rows}
     return {"mode": mode, "json": json.dumps(reference, ensure_ascii=False, indent=2)}
-
-
-def _arguments_text(arguments: dict[str, Any] | None) -> str:
-    return json.dumps(arguments, ensure_ascii=False, indent=2) if arguments else ""
 
 
 # --- answers, review, revision ------------------------------------------------------------------

@@ -209,6 +209,8 @@ def output_view(prediction: Any, summary: OutputSummary | None = None) -> dict[s
     steps, offered tools)."""
     return {
         "output": prediction.output,
+        # False: its suite could not read it (the raw text is then what a judge reads first).
+        "parsed": prediction.parsed,
         "summary": asdict(summary) if summary is not None else None,
         "trace": prediction.trace or [],
         "error": prediction.error,

@@ -30,19 +30,26 @@ def campaign_create(
     name: str,
     kind: str,
     benchmark: Benchmark | None = None,
-    labels_per_item: int = 1,
+    labels_per_item: int | None = None,
     guidelines: str = "",
     user: Any = None,
     **fields: Any,
 ) -> Campaign:
-    """A draft campaign with its kind's default questions (a researcher may change them).
-    Raises AnnotationError for a kind the registry (annotation.kinds) does not know."""
-    kind_named(kind)
+    """A draft campaign with its kind's default questions and, unless given, its kind's
+    number of labels per item (three per Turing and pairwise item, two per motivation item:
+    CampaignKind.labels_per_item); a researcher may change both. Raises AnnotationError for a
+    kind the registry (annotation.kinds) does not know."""
+    kind_of_campaign = kind_named(kind)
+    name = campaign_name_check(name)
+    if Campaign.objects.filter(name=name).exists():
+        raise AnnotationError(f"a campaign named {name!r} exists already", field="name")
+    if labels_per_item is not None:
+        labels_per_item_check(labels_per_item)
     campaign = Campaign(
         name=name,
         kind=kind,
         benchmark=benchmark,
-        labels_per_item=labels_per_item,
+        labels_per_item=labels_per_item or kind_of_campaign.labels_per_item,
         guidelines=guidelines,
         created_by=user if getattr(user, "is_authenticated", False) else None,
         **fields,
@@ -51,11 +58,31 @@ def campaign_create(
         campaign.clean()
     except ValidationError as exc:
         problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-        raise AnnotationError(problems) from None
+        raise AnnotationError(problems, field=next(iter(exc.message_dict))) from None
     with transaction.atomic():
         campaign.save()
         questions_ensure(campaign)
     return campaign
+
+
+MAX_LABELS_PER_ITEM = 100
+
+
+def campaign_name_check(name: str) -> str:
+    """The name stripped; refused empty or longer than the column."""
+    name = name.strip()
+    if not name:
+        raise AnnotationError("give the campaign a name", field="name")
+    if len(name) > 200:
+        raise AnnotationError("the name is longer than 200 characters", field="name")
+    return name
+
+
+def labels_per_item_check(labels_per_item: int) -> None:
+    if not 1 <= labels_per_item <= MAX_LABELS_PER_ITEM:
+        raise AnnotationError(
+            f"labels per item: from 1 to {MAX_LABELS_PER_ITEM}", field="labels_per_item"
+        )
 
 
 def questions_ensure(campaign: Campaign) -> None:
@@ -75,10 +102,12 @@ def members_add(*, campaign: Campaign, users: Sequence[Any], role: str) -> int:
 
 
 def campaign_activate(*, campaign: Campaign) -> None:
+    """Opens a campaign to its annotators (the setup page's last step and the admin's bulk
+    action). Refuses one without items or annotators."""
     if not campaign.items.exists():
-        raise AnnotationError("build the campaign's items before opening it")
+        raise AnnotationError("build the campaign's items before opening it", field="items")
     if not campaign.members.filter(role=Member.Role.ANNOTATOR).exists():
-        raise AnnotationError("add annotators before opening the campaign")
+        raise AnnotationError("add annotators before opening the campaign", field="members")
     campaign.status = Campaign.Status.ACTIVE
     campaign.save(update_fields=["status", "updated_at"])
 
@@ -130,7 +159,7 @@ def items_from_split(*, campaign: Campaign, split: str, limit: int | None = None
     from samples that carry their candidate tools)."""
     _require_builder(campaign, "split")
     if campaign.benchmark is None:
-        raise AnnotationError("choose the campaign's benchmark first")
+        raise AnnotationError("choose the campaign's benchmark first", field="benchmark")
     samples = _limited(
         Sample.objects.filter(benchmark=campaign.benchmark, split=split).order_by("id"), limit
     )
@@ -162,7 +191,9 @@ def items_from_run(*, campaign: Campaign, run: Run, limit: int | None = None) ->
             prediction.sample.candidate_tools
         )
         if not candidates:
-            raise AnnotationError(f"prediction {prediction.pk} was shown no candidate tools")
+            raise AnnotationError(
+                f"prediction {prediction.pk} was shown no candidate tools", field="run"
+            )
         rows.append(
             {
                 "sample": prediction.sample,
@@ -181,7 +212,7 @@ def items_from_tools(*, campaign: Campaign, limit: int | None = None) -> int:
     by name."""
     _require_builder(campaign, "tools")
     if campaign.benchmark is None:
-        raise AnnotationError("choose the campaign's benchmark first")
+        raise AnnotationError("choose the campaign's benchmark first", field="benchmark")
     rows = [{"tool": tool} for tool in _limited(campaign.benchmark.tools.order_by("name"), limit)]
     with transaction.atomic():
         return _add_items(campaign, rows)
@@ -192,9 +223,9 @@ def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run, limit: int | 
     first `limit` in A's order)."""
     _require_builder(campaign, "runs")
     if run_a.pk == run_b.pk:
-        raise AnnotationError("compare two different runs")
+        raise AnnotationError("compare two different runs", field="run_b")
     if (run_a.benchmark_id, run_a.task) != (run_b.benchmark_id, run_b.task):
-        raise AnnotationError("the two runs must be of the same benchmark and task")
+        raise AnnotationError("the two runs must be of the same benchmark and task", field="run_b")
     done = Prediction.Status.DONE
     # B's first line for a sample where an imported run repeats one (dict keeps the last).
     b_by_sample = dict(
@@ -263,30 +294,37 @@ def items_from_turing_pairs(*, campaign: Campaign, pairs: Sequence[Any]) -> int:
 TURING_KEYS = ("documentation", "arguments", "real", "simulated")
 
 
-def items_from_pairs_file(*, campaign: Campaign, path: Path, limit: int | None = None) -> int:
+def items_from_pairs_file(
+    *, campaign: Campaign, path: Path, limit: int | None = None, name: str = ""
+) -> int:
     """Turing-test items from a JSON file: a list of {"documentation": object or text,
     "arguments": object, "real": response, "simulated": response, "api"?: name} (or an
     object holding that list under "pairs"). All or nothing: a bad record is refused with its
-    index and field. The first `limit` records are built (all are checked)."""
+    index and field. The first `limit` records are built (all are checked). `name`: the file's
+    name as its owner knows it (an upload's), in place of where it was saved."""
     _require_builder(campaign, "api_pairs")
     _check_limit(limit)
+    shown = name or str(path)
     try:
         records = load_json(Path(path))
     except ImportFormatError as exc:
-        raise AnnotationError(str(exc)) from None
+        raise AnnotationError(str(exc).replace(str(path), shown), field="pairs") from None
     if isinstance(records, dict) and "pairs" in records:
         records = records["pairs"]
     if not isinstance(records, list) or not records:
-        raise AnnotationError(f"{path}: expected a non-empty list of response pairs")
+        raise AnnotationError(
+            f"{shown}: expected a non-empty list of response pairs", field="pairs"
+        )
     rows = []
     for index, record in enumerate(records):
+        where = f"{shown}, record {index}"
         if not isinstance(record, dict):
-            raise AnnotationError(f"{path}, record {index}: expected an object")
+            raise AnnotationError(f"{where}: expected an object", field="pairs")
         missing = [key for key in TURING_KEYS if key not in record]
         if missing:
-            raise AnnotationError(f"{path}, record {index}: missing {', '.join(missing)}")
+            raise AnnotationError(f"{where}: missing {', '.join(missing)}", field="pairs")
         if not isinstance(record["arguments"], dict):
-            raise AnnotationError(f"{path}, record {index}, field 'arguments': not an object")
+            raise AnnotationError(f"{where}, field 'arguments': not an object", field="pairs")
         payload = {key: record[key] for key in (*TURING_KEYS, "api") if key in record}
         rows.append({"payload": payload})
     rows = rows[:limit] if limit else rows

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import views
+from annotation import setup_views, views
 from annotation.agreement import views as agreement_views
 
 app_name = "annotation"
@@ -37,4 +37,30 @@ urlpatterns = [
         views.adjudicate_submit,
         name="adjudicate-submit",
     ),
+    # --- the researcher's campaigns and their setup flow (annotation.setup_views) ---
+    path("campaigns/", setup_views.campaign_overview, name="campaign-overview"),
+    path("campaigns/new/", setup_views.campaign_new, name="setup-new"),
+    path(
+        "campaigns/guidelines-preview/",
+        setup_views.guidelines_preview,
+        name="setup-guidelines-preview",
+    ),
+    path("campaigns/<int:campaign_id>/setup/", setup_views.setup_details, name="setup-details"),
+    path(
+        "campaigns/<int:campaign_id>/setup/questions/",
+        setup_views.setup_questions,
+        name="setup-questions",
+    ),
+    path("campaigns/<int:campaign_id>/setup/items/", setup_views.setup_items, name="setup-items"),
+    path(
+        "campaigns/<int:campaign_id>/setup/members/",
+        setup_views.setup_members,
+        name="setup-members",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/setup/preview/",
+        setup_views.setup_preview,
+        name="setup-preview",
+    ),
+    path("campaigns/<int:campaign_id>/setup/open/", setup_views.setup_open, name="setup-open"),
 ]

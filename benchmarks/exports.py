@@ -81,7 +81,9 @@ def _person(user: Any) -> str | None:
     return user.get_username() if user is not None else None
 
 
-def _provenance_entry(sample: Sample, revisions: list[SampleRevision]) -> dict[str, Any]:
+def _provenance_entry(
+    split: str, external_id: str, number: int, revisions: list[SampleRevision]
+) -> dict[str, Any]:
     history = [
         {
             "revision": r.number,
@@ -94,11 +96,11 @@ def _provenance_entry(sample: Sample, revisions: list[SampleRevision]) -> dict[s
         for r in revisions
         if r.number > 0
     ]
-    current = next((h for h in history if h["revision"] == sample.revision), None)
+    current = next((h for h in history if h["revision"] == number), None)
     return {
-        "external_id": sample.external_id,
-        "split": sample.split,
-        **(current or {"revision": sample.revision}),
+        "external_id": external_id,
+        "split": split,
+        **(current or {"revision": number}),
         "history": history,
     }
 
@@ -133,27 +135,48 @@ def benchmark_export(
         samples = samples.filter(split=split)
 
     records: list[SampleRecord] = []
-    changed: list[Sample] = []
+    changed: list[tuple[int, str, str, int]] = []  # (pk, split, external_id, revision)
     dropped: list[dict[str, Any]] = []
-    # Chunked: a 20,000-sample benchmark is read without holding a cursor's worth of rows
-    # twice, and the progress bar moves as it goes.
-    for sample in samples.iterator(chunk_size=BATCH):
-        if DROPPED in (sample.metadata or {}):
-            dropped.append({"external_id": sample.external_id, "split": sample.split})
+    # Rows as tuples, not model instances (a third of the time at 20,000 samples), read in
+    # chunks so the progress bar moves as it goes.
+    rows = samples.values_list(
+        "pk",
+        "split",
+        "external_id",
+        "kind",
+        "input",
+        "reference",
+        "candidate_tools",
+        "metadata",
+        "revision",
+    )
+    for (
+        pk,
+        split_name,
+        external_id,
+        kind,
+        given,
+        reference,
+        candidates,
+        metadata,
+        revision,
+    ) in rows.iterator(chunk_size=BATCH):
+        if DROPPED in (metadata or {}):
+            dropped.append({"external_id": external_id, "split": split_name})
         else:
             records.append(
                 SampleRecord(
-                    split=sample.split,
-                    external_id=sample.external_id,
-                    input=sample.input,
-                    reference=sample.reference,
-                    kind=sample.kind,
-                    candidate_tools=list(sample.candidate_tools or []),
-                    metadata=dict(sample.metadata or {}),
+                    split=split_name,
+                    external_id=external_id,
+                    input=given,
+                    reference=reference,
+                    kind=kind,
+                    candidate_tools=list(candidates or []),
+                    metadata=dict(metadata or {}),
                 )
             )
-            if sample.revision > 0:
-                changed.append(sample)
+            if revision > 0:
+                changed.append((pk, split_name, external_id, revision))
         if progress:
             progress(1)
     tools = [
@@ -180,12 +203,12 @@ def benchmark_export(
         ) from None
 
     revisions: dict[int, list[SampleRevision]] = {}
-    for revision in (
-        SampleRevision.objects.filter(sample__in=[s.pk for s in changed])
+    for made in (
+        SampleRevision.objects.filter(sample__in=[pk for pk, *_ in changed])
         .select_related("author", "reviewer")
         .order_by("sample_id", "number")
     ):
-        revisions.setdefault(revision.sample_id, []).append(revision)
+        revisions.setdefault(made.sample_id, []).append(made)
     cannot_carry = suite.exporter.cannot_carry if fmt == "published" and suite.exporter else ""
     files[PROVENANCE] = json_bytes(
         {
@@ -196,7 +219,10 @@ def benchmark_export(
             "exported_at": timezone.now().isoformat(),
             "samples": len(records),
             "not_carried": cannot_carry,
-            "changed": [_provenance_entry(s, revisions.get(s.pk, [])) for s in changed],
+            "changed": [
+                _provenance_entry(split_name, external_id, revision, revisions.get(pk, []))
+                for pk, split_name, external_id, revision in changed
+            ],
             "dropped": dropped,
         }
     )

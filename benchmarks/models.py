@@ -124,3 +124,49 @@ class SampleRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sample} r{self.number}"
+
+
+class ImportJob(models.Model):
+    """A benchmark import started from the browser: the uploaded files (under
+    settings.BENCHMARK_UPLOAD_DIR/<folder>/ until the import ends), who started it, and how it
+    went, so that its page survives reloads and shows the same located error as the CLI."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    suite = models.CharField(max_length=50)
+    benchmark_name = models.CharField(max_length=100)
+    allow_known_tools = models.BooleanField(default=False)
+    folder = models.CharField(max_length=100, help_text="Under BENCHMARK_UPLOAD_DIR.")
+    files = models.JSONField(default=list, help_text='[{"name", "size"}] as stored.')
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    phase = models.CharField(max_length=20, default="queued")
+    rows_read = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, help_text="As the CLI shows it: file, line, field.")
+    error_file = models.CharField(max_length=300, blank=True)
+    error_line = models.PositiveIntegerField(null=True, blank=True)
+    error_field = models.CharField(max_length=200, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    benchmark = models.ForeignKey(
+        Benchmark, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_jobs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} of {self.benchmark_name} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -53,6 +53,7 @@ def benchmark_import(
     is_demo: bool = False,
     progress: Progress | None = None,
     allow_known_tools: bool = False,
+    on_phase: Callable[[str], None] | None = None,
 ) -> ImportSummary:
     """Read a benchmark's published files with its suite and store tools and samples.
 
@@ -65,6 +66,9 @@ def benchmark_import(
     A gold tool that no tool of the import describes (MetaTool's queries name their tool; the
     descriptions come in files of their own) is an error, unless `allow_known_tools` and the
     benchmark already has that tool from an earlier import.
+
+    `progress(n)` is told of records read; `on_phase("storing")` when every file is read and
+    checked and the one transaction begins.
 
     Raises ImportFormatError naming the file, line or record, and field.
     """
@@ -79,6 +83,8 @@ def benchmark_import(
         check_gold_tools(undescribed)
     tools = merge_tools(bundle.tools)
     name = benchmark_name or suite_module.default_benchmark
+    if on_phase is not None:
+        on_phase("storing")
 
     with transaction.atomic():
         benchmark, created = Benchmark.objects.select_for_update().get_or_create(

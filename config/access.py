@@ -214,6 +214,8 @@ ADJUDICATOR = Member("adjudicator")
 API_ANNOTATOR = Member("annotator", kwarg="pk")
 VIEW_CAMPAIGN = Perm("annotation.view_campaign")
 VIEW_RUN = Perm("evaluation.view_run")
+# Setting a campaign up changes it (its items are built by whoever may change it, as in the admin).
+SETUP_CAMPAIGN = Perm("annotation.change_campaign")
 
 # The table. Keys are URL names as Django resolves them (`namespace:name`); a key ending in `*`
 # covers every name with that prefix.
@@ -230,6 +232,27 @@ ACCESS: dict[str, Rule] = {
     "admin:*": ADMIN,
     # pages
     "benchmarks:home": SIGNED_IN,
+    # export (issue 17): every sample's gold and its revisions' authors; a GET, reads only
+    "benchmarks:benchmark-export": Perm("benchmarks.view_sample", "benchmarks.view_samplerevision"),
+    # --- benchmarks pages (issue 17): researchers; the gold is on the sample page only ---
+    "benchmarks:detail": Perm(
+        "benchmarks.view_benchmark", "benchmarks.view_tool", "benchmarks.view_sample"
+    ),
+    "benchmarks:sample": Perm(
+        "benchmarks.view_benchmark", "benchmarks.view_tool", "benchmarks.view_sample"
+    ),
+    "benchmarks:import": ByMethod(
+        read=Perm("benchmarks.view_importjob"),
+        write=Perm(
+            "benchmarks.add_importjob",
+            "benchmarks.add_benchmark",
+            "benchmarks.add_tool",
+            "benchmarks.add_sample",
+            "benchmarks.change_sample",
+        ),
+    ),
+    "benchmarks:import-job": Perm("benchmarks.view_importjob"),
+    # --- end of benchmarks pages ---
     "annotation:campaign-list": SIGNED_IN,
     "annotation:annotate": ANNOTATOR,
     "annotation:submit": ANNOTATOR,
@@ -245,15 +268,46 @@ ACCESS: dict[str, Rule] = {
     "annotation:agreement": VIEW_CAMPAIGN,
     "annotation:agreement-summary-csv": VIEW_CAMPAIGN,
     "annotation:agreement-labels-csv": VIEW_CAMPAIGN,
+    # --- campaign setup (annotation.setup_views): researchers set campaigns up as a flow ---
+    "annotation:campaign-overview": VIEW_CAMPAIGN,
+    "annotation:setup-new": Perm("annotation.add_campaign"),
+    "annotation:setup-guidelines-preview": AnyOf(
+        Perm("annotation.add_campaign"), Perm("annotation.change_campaign")
+    ),
+    "annotation:setup-details": SETUP_CAMPAIGN,
+    "annotation:setup-questions": Perm(
+        "annotation.change_campaign",
+        "annotation.add_question",
+        "annotation.change_question",
+        "annotation.delete_question",
+    ),
+    "annotation:setup-items": SETUP_CAMPAIGN,
+    "annotation:setup-members": Perm(
+        "annotation.change_campaign", "annotation.add_member", "annotation.delete_member"
+    ),
+    "annotation:setup-preview": SETUP_CAMPAIGN,
+    "annotation:setup-open": SETUP_CAMPAIGN,
+    # --- end of campaign setup ---
     "evaluation:run-list": VIEW_RUN,
     "evaluation:run-detail": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:run-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:run-control": Perm("evaluation.change_run"),
     "evaluation:leaderboard": VIEW_RUN,
+    # run analyses: drawn from the predictions, so they need what the predictions' pages need
+    "evaluation:run-analyses": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:run-analysis-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:runs-analyses": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:runs-analysis-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    # end of run analyses
     "evaluation:job-list": Perm("evaluation.view_judgejob"),
     "evaluation:job-detail": Perm("evaluation.view_judgejob", "evaluation.view_judgment"),
     "evaluation:job-control": Perm("evaluation.change_judgejob"),
     "evaluation:virtual": KEY,
+    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    "evaluation:run-new": Perm("evaluation.add_run"),
+    "evaluation:run-compare": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:job-new": Perm("evaluation.add_judgejob"),
+    # --- end runs ---
     # the API
     "api-root": SIGNED_IN,
     "api-schema": SIGNED_IN,
@@ -306,6 +360,7 @@ class Can:
         "runs": "evaluation:run-list",
         "judging": "evaluation:job-list",
         "studio": "annotation:campaign-list",
+        "campaigns": "annotation:campaign-overview",
         "api": "api-schema",
     }
 

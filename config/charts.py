@@ -714,3 +714,151 @@ def heat_map(
         cells=cells,
         kind="chart-heatmap",
     )
+
+
+# --- several series over ordered groups (run analyses) -----------------------------------------
+
+SERIES_COLOURS = 8  # .chart-series-0 .. -7 in app.css; a ninth series takes the first colour
+
+
+def series_chart(
+    groups: Sequence[str],
+    series: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    *,
+    title: str,
+    kind: str = "bar",
+    x_title: str = "",
+    y_title: str = "",
+    maximum: float | None = None,
+    width: int = 720,
+    height: int = 300,
+) -> SafeString:
+    """Groups along the x axis, in the order given (an analysis's natural order), and one
+    series per run or model: `values[s][g]` is series s at group g (None: no value, a gap).
+
+    kind "bar": a cluster of vertical bars per group, one bar per series. kind "line": a line
+    per series through its groups, a point on each value (a line breaks at a gap). A legend
+    names the series (a single series needs none). The y axis starts at 0 and ends at
+    `maximum` (100 for percentages) or at a round value above the largest."""
+    if kind not in ("bar", "line"):
+        raise ValueError("kind must be bar or line")
+    if len(values) != len(series):
+        raise ValueError("values needs one row per series")
+    for name, row in zip(series, values, strict=True):
+        if len(row) != len(groups):
+            raise ValueError(f"series {name!r} needs one value per group")
+    present = [float(v) for row in values for v in row if _finite(v)]  # type: ignore[arg-type]
+    if not groups or not series or not present:
+        return _empty(title, width, 90, "no data")
+
+    # Legend under the title, wrapped; none for one series.
+    legend: list[str] = []
+    lx, ly, left = 60.0, 38.0, 60.0
+    if len(series) > 1:
+        for k, name in enumerate(series):
+            short = _truncate(name, 32)
+            item_w = 16 + _text_width(short) + 18
+            if lx > left and lx + item_w - 18 > width - 16:
+                lx, ly = left, ly + 18
+            legend.append(
+                f'<rect x="{lx:.1f}" y="{ly - 10}" width="12" height="12" '
+                f'class="chart-swatch chart-series-{k % SERIES_COLOURS}"/>'
+                f'<text x="{lx + 16:.1f}" y="{ly}" class="chart-legend-text">'
+                f"{escape(short)}</text>"
+            )
+            lx += item_w
+        top = ly + 16
+    else:
+        top = 32.0
+    upper = maximum if maximum is not None else nice_ticks(0.0, max(present))[-1]
+    upper = upper or 1.0
+    ticks = nice_ticks(0.0, upper)
+    bottom = 44.0 if x_title else 28.0
+    plot_top = top + 8.0
+    plot_h = height - 32.0 - bottom
+    right = 16.0
+    span = width - left - right
+    band = span / len(groups)
+    total_h = plot_top + plot_h + bottom
+
+    def y(value: float) -> float:
+        share = max(0.0, min(value, upper)) / upper
+        return plot_top + plot_h * (1.0 - share)
+
+    base = y(0.0)
+    parts: list[str] = []
+    for tick in ticks:
+        if tick > upper + 1e-9:
+            continue
+        parts.append(
+            f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + span:.1f}" y2="{y(tick):.1f}" '
+            f'class="chart-grid"/><text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" '
+            f'class="chart-tick">{_tick_text(tick, ticks)}</text>'
+        )
+    label_limit = max(3, int(band / _CHAR_W))
+    for g, group in enumerate(groups):
+        cx = left + band * (g + 0.5)
+        parts.append(
+            f'<text x="{cx:.1f}" y="{base + 16:.1f}" text-anchor="middle" class="chart-label">'
+            f"{escape(_truncate(group, label_limit))}<title>{escape(group)}</title></text>"
+        )
+    sentences = []
+    for k, (name, row) in enumerate(zip(series, values, strict=True)):
+        colour = f"chart-series-{k % SERIES_COLOURS}"
+        shown = [
+            f"{group} {_fmt(float(v)) if _finite(v) else 'none'}"  # type: ignore[arg-type]
+            for group, v in zip(groups, row, strict=True)
+        ]
+        sentences.append(f"{name}: " + ", ".join(shown))
+        if kind == "bar":
+            inner = band * 0.8
+            bar_w = inner / len(series)
+            for g, v in enumerate(row):
+                if not _finite(v):
+                    continue
+                value = float(v)  # type: ignore[arg-type]
+                x0 = left + band * g + band * 0.1 + bar_w * k
+                parts.append(
+                    f'<rect x="{x0:.1f}" y="{y(value):.1f}" width="{max(bar_w - 1, 1):.1f}" '
+                    f'height="{base - y(value):.1f}" class="chart-series-bar {colour}">'
+                    f"<title>{escape(name)}, {escape(groups[g])}: {_fmt(value)}</title></rect>"
+                )
+        else:
+            path: list[str] = []
+            for g, v in enumerate(row):
+                if not _finite(v):
+                    path.append("")
+                    continue
+                value = float(v)  # type: ignore[arg-type]
+                cx = left + band * (g + 0.5)
+                command = "L" if path and path[-1] else "M"
+                path.append(f"{command}{cx:.1f} {y(value):.1f}")
+                parts.append(
+                    f'<circle cx="{cx:.1f}" cy="{y(value):.1f}" r="3.5" '
+                    f'class="chart-series-point {colour}"><title>{escape(name)}, '
+                    f"{escape(groups[g])}: {_fmt(value)}</title></circle>"
+                )
+            drawn = "".join(p for p in path if p)
+            if drawn:
+                parts.insert(0, f'<path d="{drawn}" class="chart-series-line {colour}"/>')
+    parts.append(
+        f'<line x1="{left}" y1="{base:.1f}" x2="{left + span:.1f}" y2="{base:.1f}" '
+        f'class="chart-axis"/>'
+    )
+    if x_title:
+        parts.append(
+            f'<text x="{left + span / 2:.1f}" y="{base + 34:.1f}" text-anchor="middle" '
+            f'class="chart-axis-title">{escape(_truncate(x_title, 60))}</text>'
+        )
+    if y_title:
+        middle = plot_top + plot_h / 2
+        parts.append(
+            f'<text x="14" y="{middle:.1f}" text-anchor="middle" '
+            f'transform="rotate(-90 14 {middle:.1f})" class="chart-axis-title">'
+            f"{escape(_truncate(y_title, int(plot_h / _CHAR_W)))}</text>"
+        )
+    desc = f"{title}: " + "; ".join(sentences) + "."
+    head = _svg_open(width, total_h, title, desc)
+    body = "".join([head, _title_text(title, width), *legend, *parts, "</svg>"])
+    return mark_safe(body)  # noqa: S308 - every text above went through escape()

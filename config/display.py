@@ -117,3 +117,72 @@ def call_parts(name: Any, arguments: Any) -> dict[str, Any]:
 def as_call(name: Any, arguments: Any) -> dict[str, Any]:
     """`{% with c=name|as_call:arguments %}`: see call_parts; templates/_call.html shows it."""
     return call_parts(name, arguments)
+
+
+# --- numbers, one format each (issue 17) -------------------------------------------------------
+# Counts are whole numbers; percentages have 2 decimals, other scores 4, a pace (items per
+# second) 1 and a cost 4, whatever their value, so that a column of them lines up and 50 and
+# 50.5 do not read as numbers of different precision. No value: an em dash.
+
+PLACES = {"percent": 2, "score": 4, "per_second": 1, "cost": 4}
+NONE = "—"
+
+
+def _real(value: Any) -> float | None:
+    """A number as a float; None for no value, a flag or a text."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def fixed(value: Any, places: int) -> str:
+    number = _real(value)
+    if number is None:
+        return NONE if value is None else str(value)
+    return f"{number:.{places}f}"
+
+
+@register.filter
+def count(value: Any) -> str:
+    """A count: a whole number ("20", not "20.0"); a mean of counts that is not whole (over
+    trials) keeps two decimals."""
+    number = _real(value)
+    if number is None:
+        return NONE if value is None else str(value)
+    return str(round(number)) if number.is_integer() else f"{number:.2f}"
+
+
+@register.filter
+def percent(value: Any) -> str:
+    return fixed(value, PLACES["percent"])
+
+
+@register.filter
+def score(value: Any) -> str:
+    return fixed(value, PLACES["score"])
+
+
+@register.filter
+def per_second(value: Any) -> str:
+    return fixed(value, PLACES["per_second"])
+
+
+@register.filter
+def cost(value: Any) -> str:
+    return fixed(value, PLACES["cost"])
+
+
+@register.filter
+def in_unit_of(value: Any, metric: Any) -> str:
+    """`value` in the unit of a metric row (evaluation.selectors.metric_row: its "count" and
+    "percent" flags): a count, a percentage or another score."""
+    if not isinstance(metric, dict):
+        return score(value)
+    if metric.get("count"):
+        return count(value)
+    if metric.get("percent"):
+        return percent(value)
+    return score(value)

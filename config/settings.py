@@ -234,6 +234,12 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# Benchmark files uploaded on /benchmarks/import/ wait here, one folder per import job, until
+# their import ends (a worker on another machine needs the same folder: shared storage). An
+# upload larger than BENCHMARK_UPLOAD_MAX_BYTES (all its files together) is refused.
+BENCHMARK_UPLOAD_DIR = Path(env("BENCHMARK_UPLOAD_DIR") or BASE_DIR / ".data" / "uploads")
+BENCHMARK_UPLOAD_MAX_BYTES = int(env("BENCHMARK_UPLOAD_MAX_BYTES", str(100 << 20)))
+
 # Celery: JSON only, late acks so that a killed worker's task is redelivered, global limits.
 CELERY_BROKER_URL = env("REDIS_URL", "")
 CELERY_RESULT_BACKEND = None

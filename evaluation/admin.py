@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import openai
@@ -17,13 +16,12 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from benchmarks.admin import pretty_json
-from benchmarks.models import Benchmark
 from benchmarks.suites.judging import template_named, templates
-from benchmarks.suites.registry import get_suite, suite_names
 from config.errors import ApplicationError
 from evaluation import lifecycle
 from evaluation.credentials import KeyVariableError, key_from_environment
-from evaluation.judging import JUDGE_JOBS, JudgeError, judge_launch, solvability_mark
+from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
+from evaluation.judging import JUDGE_JOBS, JudgeError, solvability_mark
 from evaluation.models import (
     ApiResponse,
     Endpoint,
@@ -38,7 +36,7 @@ from evaluation.models import (
     VirtualApi,
 )
 from evaluation.selectors import ordered_metrics
-from evaluation.services import ENDPOINT_FIELDS, RUNS, RunError, endpoint_save, run_launch
+from evaluation.services import ENDPOINT_FIELDS, RUNS, RunError, endpoint_save
 from evaluation.work.caller import failure_summary
 
 
@@ -142,89 +140,6 @@ class EndpointAdmin(admin.ModelAdmin):
 
     class Media:
         css = {"all": ("css/admin-extra.css",)}
-
-
-def task_choices() -> list[tuple[str, list[tuple[str, str]]]]:
-    groups = []
-    for suite in suite_names():
-        tasks = get_suite(suite).tasks
-        if tasks:
-            groups.append(
-                (
-                    suite,
-                    [(f"{suite}:{name}", f"{name}: {spec.title}") for name, spec in tasks.items()],
-                )
-            )
-    return groups
-
-
-class JSONObjectField(forms.CharField):
-    """A JSON object typed into a text box; {} when left empty."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 2, "cols": 60}))
-        super().__init__(**kwargs)
-
-    def clean(self, value: Any) -> dict[str, Any]:
-        text = super().clean(value).strip()
-        if not text:
-            return {}
-        try:
-            parsed = json.loads(text)
-        except ValueError as exc:
-            raise ValidationError(f"not valid JSON: {exc}") from None
-        if not isinstance(parsed, dict):
-            raise ValidationError('expected a JSON object, e.g. {"temperature": 0}')
-        return parsed
-
-
-class LaunchRunForm(forms.Form):
-    name = forms.CharField(required=False, max_length=200)
-    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.order_by("name"))
-    task = forms.ChoiceField(help_text="Grouped by suite; it must be the benchmark's suite.")
-    split = forms.CharField(required=False, help_text="Empty: the task's own split(s).")
-    endpoint = forms.ModelChoiceField(queryset=Endpoint.objects.order_by("name"))
-    shots = forms.IntegerField(min_value=0, initial=0)
-    item_limit = forms.IntegerField(min_value=1, required=False, help_text="Empty: every item.")
-    params = JSONObjectField(
-        label="Generation parameters", help_text='Over the endpoint\'s, e.g. {"temperature": 0}'
-    )
-    options = JSONObjectField(label="Task options", help_text='e.g. {"variant": "strict"}')
-    tool_mode = forms.ChoiceField(
-        required=False,
-        choices=[
-            ("text", "text: the benchmark's own prompt"),
-            ("native", "native: tools declared in the request, calls read from tool_calls"),
-        ],
-        initial="text",
-        help_text="Native needs a chat endpoint and a task with a native form; "
-        "tool_choice and parallel_tool_calls go in the generation parameters.",
-    )
-    seed = forms.IntegerField(initial=0)
-    budget = forms.DecimalField(
-        required=False, min_value=0, help_text=Run._meta.get_field("budget").help_text
-    )
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["task"].choices = task_choices()
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        benchmark, task = data.get("benchmark"), data.get("task", "")
-        if benchmark and task:
-            suite, _, name = task.partition(":")
-            if suite != benchmark.suite:
-                self.add_error(
-                    "task",
-                    f"{benchmark.name} is a {benchmark.suite} benchmark; pick one of its tasks",
-                )
-            data["task_name"] = name
-        options = data.get("options")
-        if isinstance(options, dict) and data.get("tool_mode") == "native":
-            data["options"] = {**options, "tool_mode": "native"}
-        return data
 
 
 def launch_view(
@@ -399,29 +314,14 @@ class RunAdmin(WorkAdminMixin, admin.ModelAdmin):
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict | None = None
     ) -> HttpResponse:
-        """Launching is the only way to add a run: a form, then run_launch."""
-
-        def launch(data: dict[str, Any]) -> Run:
-            return run_launch(
-                benchmark=data["benchmark"],
-                task=data["task_name"],
-                endpoint=data["endpoint"],
-                split=data["split"].strip(),
-                shots=data["shots"],
-                item_limit=data["item_limit"],
-                params=data["params"],
-                options=data["options"],
-                seed=data["seed"],
-                name=data["name"],
-                user=request.user,
-                budget=data["budget"],
-            )
-
+        """Launching is the only way to add a run: a form, then run_launch (the form's, which
+        the page at /runs/new/ uses too)."""
+        form = LaunchRunForm(request.POST or None)
         return launch_view(
             self,
             request,
-            LaunchRunForm(request.POST or None),
-            launch,
+            form,
+            lambda data: form.launch(request.user),
             errors=(RunError,),
             title="Launch a run",
             detail="evaluation:run-detail",
@@ -501,22 +401,6 @@ class JudgeAdmin(admin.ModelAdmin):
     search_fields = ("name", "template")
 
 
-class LaunchJudgeJobForm(forms.Form):
-    judge = forms.ModelChoiceField(queryset=Judge.objects.filter(endpoint__isnull=False))
-    run = forms.ModelChoiceField(
-        queryset=Run.objects.filter(status=Run.Status.DONE).select_related("benchmark")
-    )
-    against = forms.ModelChoiceField(
-        queryset=Run.objects.filter(status=Run.Status.DONE).select_related("benchmark"),
-        required=False,
-        help_text="Pairwise judges: the run compared with (B).",
-    )
-    repeats = forms.IntegerField(min_value=1, max_value=20, initial=3)
-    budget = forms.DecimalField(
-        required=False, min_value=0, help_text=JudgeJob._meta.get_field("budget").help_text
-    )
-
-
 @admin.register(JudgeJob)
 class JudgeJobAdmin(WorkAdminMixin, admin.ModelAdmin):
     class Media:
@@ -582,21 +466,12 @@ class JudgeJobAdmin(WorkAdminMixin, admin.ModelAdmin):
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict | None = None
     ) -> HttpResponse:
-        def launch(data: dict[str, Any]) -> JudgeJob:
-            return judge_launch(
-                judge=data["judge"],
-                run=data["run"],
-                against=data["against"],
-                repeats=data["repeats"],
-                user=request.user,
-                budget=data["budget"],
-            )
-
+        form = LaunchJudgeJobForm(request.POST or None)
         return launch_view(
             self,
             request,
-            LaunchJudgeJobForm(request.POST or None),
-            launch,
+            form,
+            lambda data: form.launch(request.user),
             errors=(JudgeError,),
             title="Judge a run",
             detail="evaluation:job-detail",

@@ -15,6 +15,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, Sample, Tool
+from benchmarks.suites.judging import metric_unit
 from benchmarks.suites.protocol import (
     Context,
     Evaluator,
@@ -295,7 +296,7 @@ def progress_panel(
         "status_label": parent.get_status_display(),
         "total": total,
         "settled": progress["settled"],
-        "percent": round(100 * progress["settled"] / total, 1) if total else 0.0,
+        "percent": 100 * progress["settled"] / total if total else 0.0,
         "counts": [*counts, (progress["to_go"], "to go")],
         "counts_by_status": progress,
         "item": item,
@@ -336,12 +337,23 @@ def run_panel(run: Run, spec: TaskSpec | None = None) -> dict[str, Any]:
 
 def job_metric_rows(job: JudgeJob) -> list[dict[str, Any]]:
     """Each metric's mean over the repeats, with its standard deviation (stored as
-    <name>_std)."""
-    return [
-        {"name": name, "value": value, "std": job.metrics.get(f"{name}_std")}
-        for name, value in job.metrics.items()
-        if not name.endswith("_std")
-    ]
+    <name>_std), and its unit (benchmarks.suites.judging.metric_unit)."""
+    rows = []
+    for name, value in job.metrics.items():
+        if name.endswith("_std"):
+            continue
+        unit = metric_unit(job.judge.kind, name)
+        rows.append(
+            {
+                "name": name,
+                "value": value,
+                # a count is the same in every repeat: no spread to show
+                "std": None if unit == "count" else job.metrics.get(f"{name}_std"),
+                "count": unit == "count",
+                "percent": unit == "percent",
+            }
+        )
+    return rows
 
 
 def job_panel(job: JudgeJob) -> dict[str, Any]:
@@ -586,3 +598,77 @@ def prediction_csv_rows(run_id: int, chunk: int = 5000) -> Iterable[tuple[Any, .
                     *row[7:16],
                     None if scores is None else loads(scores),
                 )
+
+
+# --- two runs of one task, item by item -------------------------------------------------------
+
+COMPARED_FIELDS = ("id", "sample_id", "repeat", "position", "status", "answer", "scores")
+
+
+def differs(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two runs' predictions of one item disagree: another parsed answer (no answer,
+    a failed item's, included) or another per-item score."""
+    return a.get("answer") != b.get("answer") or (a.get("scores") or {}) != (b.get("scores") or {})
+
+
+def runs_compared(a: Run, b: Run) -> dict[str, Any]:
+    """The items two runs share (same sample, same trial), in A's order, each with whether
+    they disagree (`differs`), and the counts: agree, disagree, and items only one run has."""
+    rows_a = list(a.predictions.order_by("position").values(*COMPARED_FIELDS))
+    rows_b = {
+        (row["sample_id"], row["repeat"]): row
+        for row in b.predictions.order_by("-position").values(*COMPARED_FIELDS)
+    }
+    pairs = []
+    seen = set()
+    for row in rows_a:
+        key = (row["sample_id"], row["repeat"])
+        other = rows_b.get(key)
+        if other is None or key in seen:
+            continue
+        seen.add(key)
+        pairs.append({"a": row["id"], "b": other["id"], "differs": differs(row, other)})
+    disagree = sum(pair["differs"] for pair in pairs)
+    return {
+        "pairs": pairs,
+        "shared": len(pairs),
+        "agree": len(pairs) - disagree,
+        "disagree": disagree,
+        "only_a": len({(r["sample_id"], r["repeat"]) for r in rows_a} - seen),
+        "only_b": len(set(rows_b) - seen),
+    }
+
+
+def input_summary(value: Any, limit: int = 300) -> str:
+    """A sample's input in a line or two: its question when it names one, else its first text
+    (a dialogue: its last turn), else its JSON; cut at `limit` characters."""
+    text = _first_text(value)
+    if text is None:
+        text = json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+QUESTION_KEYS = ("query", "question", "instruction", "prompt", "content", "text")
+
+
+def _first_text(value: Any, depth: int = 0) -> str | None:
+    if depth > 4:
+        return None
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, dict):
+        for key in QUESTION_KEYS:
+            found = _first_text(value.get(key), depth + 1) if key in value else None
+            if found:
+                return found
+        for inner in value.values():
+            found = _first_text(inner, depth + 1)
+            if found:
+                return found
+    if isinstance(value, list):
+        for inner in reversed(value):
+            found = _first_text(inner, depth + 1)
+            if found:
+                return found
+    return None

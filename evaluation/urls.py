@@ -1,14 +1,30 @@
 from django.urls import path
 
-from evaluation import views
+from evaluation import analysis_views, views
 from evaluation.virtualapi import views as virtual_views
 
 app_name = "evaluation"
 
 urlpatterns = [
     path("runs/", views.run_index, name="run-list"),
+    path("runs/new/", views.run_new, name="run-new"),
+    path("runs/compare/", views.run_compare, name="run-compare"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/predictions.csv", views.run_predictions_csv, name="run-csv"),
+    # --- run analyses (the papers' breakdowns); before run-control, whose <action> would match
+    path("runs/<int:pk>/analyses/", analysis_views.run_analyses, name="run-analyses"),
+    path(
+        "runs/<int:pk>/analyses/<slug:name>.csv",
+        analysis_views.run_analysis_csv,
+        name="run-analysis-csv",
+    ),
+    path("runs/analyses/", analysis_views.runs_analyses, name="runs-analyses"),
+    path(
+        "runs/analyses/<slug:name>.csv",
+        analysis_views.runs_analysis_csv,
+        name="runs-analysis-csv",
+    ),
+    # --- end of run analyses
     path(
         "runs/<int:pk>/<str:action>/",
         views.run_control,
@@ -16,6 +32,7 @@ urlpatterns = [
     ),
     path("virtual/", virtual_views.virtual_call, name="virtual"),
     path("judging/", views.job_index, name="job-list"),
+    path("judging/new/", views.job_new, name="job-new"),
     path("judging/<int:pk>/", views.job_detail, name="job-detail"),
     path("judging/<int:pk>/<str:action>/", views.job_control, name="job-control"),
     path(

@@ -4,9 +4,10 @@ and CSV export. One view serves the full page or, for htmx, the partial it swaps
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -14,19 +15,23 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from benchmarks.models import Benchmark
+from benchmarks.suites.context import answer_calls, text_of
 from config.access import allows
 from config.charts import bar_chart
 from config.csvexport import csv_response
-from config.errors import ApplicationError
+from config.errors import ApplicationError, shows_errors
 from evaluation import lifecycle
+from evaluation.analyses import declared as declared_analyses
+from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
     as_count,
     evaluator_for,
+    input_summary,
     item_scores,
     job_panel,
     leaderboard,
@@ -36,6 +41,7 @@ from evaluation.selectors import (
     run_list,
     run_panel,
     run_spending,
+    runs_compared,
     runs_with_progress,
     task_spec,
 )
@@ -56,7 +62,12 @@ def run_index(request: HttpRequest) -> HttpResponse:
         Run.objects.order_by().values_list("benchmark_id", "benchmark__name", "task").distinct()
     )
     rows = [(run, run_spending(run)) for run in page.object_list]
-    context = {"page": page, "rows": rows, "boards": tasks}
+    context = {
+        "page": page,
+        "rows": rows,
+        "boards": tasks,
+        "can_launch": allows(request.user, "evaluation:run-new"),
+    }
     template = "evaluation/run_list.html#runs" if request.htmx else "evaluation/run_list.html"
     return render(request, template, context)
 
@@ -121,31 +132,39 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": run_panel(run, spec),
         "progress_url": f"{reverse('evaluation:run-detail', args=[run.pk])}?part=progress",
     }
+    context["controls"] = _controls(
+        request, RUNS, run, context["progress"]["counts_by_status"], "evaluation:run-control"
+    )
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "evaluation/_progress.html", context)
+        return render(request, "evaluation/_progress_poll.html", context)
+    polling = context["progress"]["polling"]
+    if request.GET.get("part") == "rows":
+        # The rows of the page that settled since it was drawn, swapped in one by one.
+        watched = _watched(request, run.predictions.select_related("sample"), polling)
+        for prediction in watched["changed"]:
+            _show_prediction(prediction, spec)
+        return render(
+            request,
+            "evaluation/_rows.html",
+            {**context, **watched, "row_template": "evaluation/run_detail.html#prediction-row"},
+        )
     predictions = run.predictions.select_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     if shown in Prediction.Status.values:
         predictions = predictions.filter(status=shown)
     page = Paginator(predictions, PAGE_SIZE).get_page(request.GET.get("page"))
     for prediction in page.object_list:
-        prediction.shown_scores = item_scores(prediction.scores, spec)
-        if prediction.tool_calls:
-            prediction.tool_calls_json = json.dumps(
-                prediction.tool_calls, ensure_ascii=False, indent=1
-            )
+        _show_prediction(prediction, spec)
     context.update(
         {
             "page": page,
             "shown": shown,
+            "rows_url": _rows_url(request, page.object_list, polling),
+            "can_judge": allows(request.user, "evaluation:job-new"),
+            "compare_with": Run.objects.filter(benchmark_id=run.benchmark_id, task=run.task)
+            .exclude(pk=run.pk)
+            .order_by("-pk")[:200],
             "statuses": Prediction.Status.choices,
-            "controls": _controls(
-                request,
-                RUNS,
-                run,
-                context["progress"]["counts_by_status"],
-                "evaluation:run-control",
-            ),
             "jobs": JudgeJob.objects.filter(Q(run=run) | Q(against=run))
             .select_related("judge")
             .order_by("-created_at"),
@@ -155,11 +174,60 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             if run.tool_mode == "native"
             else 0,
             "import_lines": _import_lines(run.import_report),
+            "analyses_url": reverse("evaluation:run-analyses", args=[run.pk])
+            if declared_analyses(run) and allows(request.user, "evaluation:run-analyses")
+            else "",
         }
     )
     if request.htmx and request.GET.get("part") == "predictions":
         return render(request, "evaluation/run_detail.html#predictions", context)
     return render(request, "evaluation/run_detail.html", context)
+
+
+def _show_prediction(prediction: Prediction, spec: Any) -> None:
+    prediction.shown_scores = item_scores(prediction.scores, spec)  # type: ignore[attr-defined]
+    # Calls are shown as calls (templates/partials/call.html), other answers as JSON text: never
+    # a Python repr.
+    prediction.answer_calls = answer_calls(prediction.answer)  # type: ignore[attr-defined]
+    prediction.answer_text = text_of(prediction.answer)  # type: ignore[attr-defined]
+    prediction.sent_calls = (  # type: ignore[attr-defined]
+        answer_calls(prediction.tool_calls) if prediction.tool_calls else None
+    )
+
+
+# --- rows that settle while the page is open ----------------------------------------------------
+# A page of a running run (or judge job) polls for its rows that were still pending or running
+# when drawn: `watch` lists them with the status shown ("id.status", ...); the answer swaps in
+# (out of band) each row whose status moved, and a new poller watching the rest. Polling stops
+# when nothing on the page is left to settle or the parent stops running.
+
+
+def _watch_text(rows: Iterable[Any]) -> str:
+    return ",".join(f"{row.pk}.{row.status}" for row in rows if row.status in lifecycle.UNSETTLED)
+
+
+def _rows_url(request: HttpRequest, rows: Iterable[Any], polling: bool) -> str:
+    watch = _watch_text(rows)
+    if not (polling and watch):
+        return ""
+    return f"{request.path}?{urlencode({'part': 'rows', 'watch': watch})}"
+
+
+def _parse_watch(text: str) -> dict[int, str]:
+    """`watch` as {id: status shown}; what is not "id.status" is ignored (at most a page)."""
+    watched: dict[int, str] = {}
+    for entry in text.split(",")[:PAGE_SIZE]:
+        pk, _, status = entry.partition(".")
+        if pk.isdigit() and status in lifecycle.UNSETTLED:
+            watched[int(pk)] = status
+    return watched
+
+
+def _watched(request: HttpRequest, items: Any, polling: bool) -> dict[str, Any]:
+    watched = _parse_watch(request.GET.get("watch", ""))
+    rows = list(items.filter(pk__in=list(watched)).order_by("position"))
+    changed = [row for row in rows if row.status != watched[row.pk]]
+    return {"changed": changed, "rows_url": _rows_url(request, rows, polling)}
 
 
 def _count(count: int, word: str) -> str:
@@ -243,7 +311,11 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
             maximum=100.0 if headline in spec.percent else None,
         )
     headline = spec.run_metric(names[0]) if names else None
+    compare = bool(
+        runs and declared_analyses(runs[0]) and allows(request.user, "evaluation:runs-analyses")
+    )
     context = {
+        "compare_url": reverse("evaluation:runs-analyses") if compare else "",
         "benchmark": benchmark,
         "task": spec,
         "names": names,
@@ -338,7 +410,8 @@ def job_index(request: HttpRequest) -> HttpResponse:
         "-created_at"
     )
     page = Paginator(jobs, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "evaluation/job_list.html", {"page": page})
+    context = {"page": page, "can_launch": allows(request.user, "evaluation:job-new")}
+    return render(request, "evaluation/job_list.html", context)
 
 
 @require_GET
@@ -351,24 +424,30 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": job_panel(job),
         "progress_url": f"{reverse('evaluation:job-detail', args=[job.pk])}?part=progress",
     }
+    context["controls"] = _controls(
+        request, JUDGE_JOBS, job, context["progress"]["counts_by_status"], "evaluation:job-control"
+    )
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "evaluation/_progress.html", context)
+        return render(request, "evaluation/_progress_poll.html", context)
+    polling = context["progress"]["polling"]
+    if request.GET.get("part") == "rows":
+        watched = _watched(request, job.judgments.select_related("sample"), polling)
+        return render(
+            request,
+            "evaluation/_rows.html",
+            {**context, **watched, "row_template": "evaluation/job_detail.html#judgment-row"},
+        )
     judgments = job.judgments.select_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     if shown in Judgment.Status.values:
         judgments = judgments.filter(status=shown)
+    page = Paginator(judgments, PAGE_SIZE).get_page(request.GET.get("page"))
     context.update(
         {
-            "page": Paginator(judgments, PAGE_SIZE).get_page(request.GET.get("page")),
+            "page": page,
             "shown": shown,
+            "rows_url": _rows_url(request, page.object_list, polling),
             "statuses": Judgment.Status.choices,
-            "controls": _controls(
-                request,
-                JUDGE_JOBS,
-                job,
-                context["progress"]["counts_by_status"],
-                "evaluation:job-control",
-            ),
         }
     )
     return render(request, "evaluation/job_detail.html", context)
@@ -378,3 +457,172 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def job_control(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     job = get_object_or_404(JudgeJob, pk=pk)
     return _control(request, JUDGE_JOBS, job, action, "evaluation:job-detail")
+
+
+# --- launching from pages -----------------------------------------------------------------------
+
+
+def _benchmark_of(data: Any) -> Benchmark | None:
+    raw = str(data.get("benchmark", ""))
+    return Benchmark.objects.filter(pk=int(raw)).first() if raw.isdigit() else None
+
+
+def _launch_page(
+    request: HttpRequest, form: Any, what: str, status: int = 200, error: str = ""
+) -> HttpResponse:
+    if "benchmark" in form.fields and what == "run":
+        # Another benchmark: the form again with its tasks and splits, what was typed kept.
+        form.fields["benchmark"].widget.attrs.update(
+            {
+                "hx-get": reverse("evaluation:run-new"),
+                "hx-trigger": "change",
+                "hx-include": "closest form",
+                "hx-target": "#launch-form",
+                "hx-swap": "outerHTML",
+            }
+        )
+    context = {"form": form, "what": what, "action": request.path, "error": error}
+    if request.htmx and request.method == "GET":
+        return render(request, "evaluation/launch.html#launch-form", context)
+    return render(request, "evaluation/launch.html", context, status=status)
+
+
+def _add_service_error(form: Any, error: ApplicationError) -> None:
+    """A refusal of the service beside the field it names (on the form when it names none)."""
+    field = error.field if error.field in form.fields else None
+    form.add_error(field, str(error))
+
+
+def _redraw_run_form(request: HttpRequest, error: ApplicationError) -> HttpResponse:
+    form = LaunchRunForm(request.POST, benchmark=_benchmark_of(request.POST))
+    form.is_valid()
+    _add_service_error(form, error)
+    return _launch_page(request, form, "run", status=error.status)
+
+
+@require_http_methods(["GET", "POST"])
+@shows_errors(redraw=_redraw_run_form)
+def run_new(request: HttpRequest) -> HttpResponse:
+    """Launch a run: the admin's form (LaunchRunForm) and service (run_launch), with the task
+    and split lists of the chosen benchmark, redrawn when another is picked."""
+    if request.method == "POST":
+        form = LaunchRunForm(request.POST, benchmark=_benchmark_of(request.POST))
+        if form.is_valid():
+            run = form.launch(request.user)
+            messages.success(request, f"Run #{run.pk} launched.")
+            return redirect("evaluation:run-detail", pk=run.pk)
+        return _launch_page(request, form, "run", status=400)
+    initial = {key: value for key, value in request.GET.items() if key != "part"}
+    form = LaunchRunForm(initial=initial, benchmark=_benchmark_of(request.GET))
+    return _launch_page(request, form, "run")
+
+
+def _redraw_job_form(request: HttpRequest, error: ApplicationError) -> HttpResponse:
+    form = LaunchJudgeJobForm(request.POST)
+    form.is_valid()
+    _add_service_error(form, error)
+    return _launch_page(request, form, "judge job", status=error.status)
+
+
+@require_http_methods(["GET", "POST"])
+@shows_errors(redraw=_redraw_job_form)
+def job_new(request: HttpRequest) -> HttpResponse:
+    """Judge a finished run (or two): the admin's form (LaunchJudgeJobForm) and service
+    (judge_launch). ?run=ID (and ?against=ID) preselect the runs."""
+    if request.method == "POST":
+        form = LaunchJudgeJobForm(request.POST)
+        if form.is_valid():
+            job = form.launch(request.user)
+            messages.success(request, f"Judge job #{job.pk} launched.")
+            return redirect("evaluation:job-detail", pk=job.pk)
+        return _launch_page(request, form, "judge job", status=400)
+    initial = {key: value for key, value in request.GET.items() if key in ("run", "against")}
+    return _launch_page(request, LaunchJudgeJobForm(initial=initial), "judge job")
+
+
+# --- two runs side by side ----------------------------------------------------------------------
+
+
+class CompareError(ApplicationError):
+    """Two runs that cannot be compared item by item; the message says why."""
+
+
+def _compared_run(request: HttpRequest, name: str) -> Run:
+    raw = request.GET.get(name, "").strip()
+    if not raw.isdigit():
+        raise CompareError(
+            f"name two runs to compare: ?a=ID&b=ID ({name} is {raw or 'missing'!r})", field=name
+        )
+    run = Run.objects.select_related("benchmark", "endpoint").filter(pk=int(raw)).first()
+    if run is None:
+        raise CompareError(f"there is no run #{raw} ({name})", field=name, status=404)
+    return run
+
+
+COMPARE_SHOWN = {"all": "All items", "disagree": "Disagreements", "agree": "Agreements"}
+
+
+@require_GET
+@shows_errors()
+def run_compare(request: HttpRequest) -> HttpResponse:
+    """Two runs of one task side by side, item by item: each sample's input, each run's parsed
+    answer and scores; filterable to the items where they disagree (selectors.differs)."""
+    a, b = _compared_run(request, "a"), _compared_run(request, "b")
+    if a.pk == b.pk:
+        raise CompareError("compare a run with another run", field="b")
+    if (a.benchmark_id, a.task) != (b.benchmark_id, b.task):
+        raise CompareError(
+            f"run #{a.pk} is {a.benchmark.name} · {a.task} and run #{b.pk} is "
+            f"{b.benchmark.name} · {b.task}: compare two runs of one task",
+            field="b",
+        )
+    spec = task_spec(a)
+    compared = runs_compared(a, b)
+    shown = request.GET.get("show", "all")
+    if shown not in COMPARE_SHOWN:
+        shown = "all"
+    pairs = compared["pairs"]
+    if shown != "all":
+        pairs = [pair for pair in pairs if pair["differs"] == (shown == "disagree")]
+    page = Paginator(pairs, PAGE_SIZE).get_page(request.GET.get("page"))
+    ids = [pair[side] for pair in page.object_list for side in ("a", "b")]
+    predictions = Prediction.objects.select_related("sample").in_bulk(ids)
+    rows = []
+    for pair in page.object_list:
+        pa, pb = predictions[pair["a"]], predictions[pair["b"]]
+        rows.append(
+            {
+                "sample": pa.sample,
+                "repeat": pa.repeat,
+                "summary": input_summary(pa.sample.input),
+                "differs": pair["differs"],
+                "sides": [_compared_side(pa, spec), _compared_side(pb, spec)],
+            }
+        )
+    query = f"a={a.pk}&b={b.pk}"
+    context = {
+        "a": a,
+        "b": b,
+        "compared": compared,
+        "rows": rows,
+        "page": page,
+        "shown": shown,
+        "filters": [
+            (key, label, f"?{query}" + ("" if key == "all" else f"&show={key}"))
+            for key, label in COMPARE_SHOWN.items()
+        ],
+        "page_query": query + ("" if shown == "all" else f"&show={shown}"),
+        # the pairwise campaign flow is /campaigns/new/ (annotation app); linked by path
+        "campaign_url": f"/campaigns/new/?kind=pairwise&runs={a.pk},{b.pk}",
+        "can_make_campaign": request.user.has_perm("annotation.add_campaign"),
+    }
+    return render(request, "evaluation/run_compare.html", context)
+
+
+def _compared_side(prediction: Prediction, spec: Any) -> dict[str, Any]:
+    answer = prediction.answer
+    return {
+        "prediction": prediction,
+        "answer": None if answer is None else json.dumps(answer, ensure_ascii=False, indent=1),
+        "scores": item_scores(prediction.scores, spec),
+    }

@@ -33,7 +33,7 @@ from annotation.models import (
     Member,
     Review,
 )
-from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
+from benchmarks.models import Benchmark, ImportJob, Sample, SampleRevision, Tool
 from benchmarks.services import benchmark_import
 from evaluation.models import (
     ApiResponse,
@@ -95,6 +95,7 @@ class World:
     pending: Label  # a refinement in F waiting for review
     disputed: Item  # an item of M whose labels differ
     objects: dict[str, Any] = field(default_factory=dict)  # one of each admin model
+    import_job: Any = None  # a finished import from the browser (/benchmarks/import/<id>/)
 
     def client(self, role: str) -> Client:
         client = Client()
@@ -315,4 +316,13 @@ def build_world(tmp_path: Path) -> World:
         pending=pending,
         disputed=disputed,
         objects=objects,
+        import_job=ImportJob.objects.create(
+            suite="generic",
+            benchmark_name="World",
+            folder="gone",
+            files=[{"name": "questions.jsonl", "size": 1}],
+            status=ImportJob.Status.DONE,
+            phase="done",
+            benchmark=benchmark,
+        ),
     )

@@ -44,6 +44,8 @@ class BuildRequest:
     run: Any = None
     run_b: Any = None
     pairs: Path | None = None
+    # The pairs file's name as the researcher knows it (an upload's), for messages.
+    pairs_name: str = ""
 
 
 class CampaignKind:
@@ -72,6 +74,9 @@ class CampaignKind:
     gold_on_request: bool = True
     # The item relations holding the model outputs judged (their suite summarises each).
     judged: tuple[str, ...] = ()
+    # Distinct annotators each item needs by default (the create service's default, for the
+    # setup page and the admin alike; a researcher may change it).
+    labels_per_item: int = 1
     builders: frozenset[str] = frozenset({"split"})
     build_help: str = "One item per sample of a split of the campaign's benchmark."
     # Each annotator's answers can be scored as a run of the campaign's task.
@@ -114,6 +119,11 @@ class CampaignKind:
 
     def workspace_context(self, assignment: Any) -> dict[str, Any]:
         """More for the annotation workspace around the item (the refinement editor)."""
+        return {}
+
+    def preview_context(self, assignment: Any) -> dict[str, Any]:
+        """What workspace_context gives, for the setup's preview of an item: the assignment is
+        never saved, and nothing may be stored."""
         return {}
 
     def on_submit(self, *, campaign: Any, assignment: Any, answers: dict[str, Any]) -> Submission:

@@ -12,6 +12,8 @@ class Motivation(CampaignKind):
     name = "motivation"
     label = "Tool motivation"
     relations = ("tool",)
+    # MetaTool's motivation labels: two experts per tool.
+    labels_per_item = 2
     builders = frozenset({"tools"})
     build_help = "One item per tool of the campaign's benchmark."
 

@@ -33,6 +33,8 @@ class Pairwise(CampaignKind):
     judged = ("prediction", "prediction_b")
     sided = True
     side_labels = ("Left is better", "Tie", "Right is better")
+    # MTU-Bench's human comparison: three annotators per pair of outputs.
+    labels_per_item = 3
     builders = frozenset({"runs"})
     build_help = "One item per sample both runs answered (A and B in that order)."
     compares_runs = True

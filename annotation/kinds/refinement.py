@@ -8,7 +8,12 @@ from typing import Any
 
 from annotation.kinds.base import CampaignKind, Submission
 from annotation.models import Label
-from annotation.refinement import editor_context, refinement_answers, refinement_apply
+from annotation.refinement import (
+    editor_context,
+    editor_preview,
+    refinement_answers,
+    refinement_apply,
+)
 
 VERDICT_CHOICES = [
     {"value": "keep", "label": "Keep as it is", "key": "k"},
@@ -40,6 +45,9 @@ class Refinement(CampaignKind):
 
     def workspace_context(self, assignment: Any) -> dict[str, Any]:
         return editor_context(assignment)
+
+    def preview_context(self, assignment: Any) -> dict[str, Any]:
+        return editor_preview(assignment)
 
     def on_submit(self, *, campaign: Any, assignment: Any, answers: dict[str, Any]) -> Submission:
         answers = {

@@ -16,6 +16,8 @@ class Turing(CampaignKind):
     label = "Turing test of API responses"
     sided = True
     side_labels = ("Left is better", "Tie", "Right is better")
+    # StableToolBench's Turing test: three annotators per pair of responses.
+    labels_per_item = 3
     builders = frozenset({"api_pairs"})
     build_help = (
         'A JSON file: a list of {"documentation", "arguments", "real", "simulated", "api"?}.'
@@ -25,7 +27,9 @@ class Turing(CampaignKind):
     def build(self, campaign: Any, request: BuildRequest) -> int:
         if request.pairs is None:
             raise AnnotationError("upload the pairs file", field="pairs")
-        return items_from_pairs_file(campaign=campaign, path=request.pairs, limit=request.limit)
+        return items_from_pairs_file(
+            campaign=campaign, path=request.pairs, limit=request.limit, name=request.pairs_name
+        )
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         payload = item.payload

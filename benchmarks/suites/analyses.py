@@ -96,7 +96,9 @@ class Analysis:
       within a run (a run of MetaTool's scenario task has one scenario list: the paper's lines
       join a model's runs over the lists).
     source: the figure or table of the paper it redraws ("Fig. 5a").
-    description: one or two sentences a reader of the page needs (how groups are made)."""
+    description: one or two sentences a reader of the page needs (how groups are made).
+    by_title: the grouping in words, for axes and table heads (default: `by`).
+    group_order: the groups' order where it is not the natural one."""
 
     name: str
     title: str
@@ -109,6 +111,9 @@ class Analysis:
     source: str = ""
     description: str = ""
     by_title: str = ""
+    # The groups' order where it is not the natural one (the paper's order of error types);
+    # rows follow it, groups it does not list come after in natural order.
+    group_order: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
@@ -122,6 +127,12 @@ class Analysis:
             raise ValueError(f"analysis {self.name!r}: chart must be bar or line")
         if self.series not in ("run", "model"):
             raise ValueError(f"analysis {self.name!r}: series must be run or model")
+
+    def sort_key(self, group: Any) -> tuple[Any, ...]:
+        """Where a group goes among the rows: group_order first, then natural order."""
+        if group in self.group_order:
+            return (0, self.group_order.index(group))
+        return (1, natural_key(group))
 
     @property
     def axis(self) -> str:
@@ -188,13 +199,13 @@ def natural_key(value: Any) -> tuple[Any, ...]:
 
 
 def rate(values: Sequence[float | None], *, percent: bool = True) -> float | None:
-    """The mean of the present values, as a percentage rounded to 2 decimals when `percent`;
-    None when none is present."""
+    """The mean of the present values, as a percentage when `percent` (fractions x 100),
+    rounded to 2 decimals as runs report; None when none is present."""
     present = [float(v) for v in values if v is not None]
     if not present:
         return None
     value = math.fsum(present) / len(present)
-    return round(100.0 * value, 2) if percent else value
+    return round(100.0 * value if percent else value, 2)
 
 
 PerItem = Callable[[Scored], float | None]

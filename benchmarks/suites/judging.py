@@ -245,6 +245,20 @@ class JudgmentRecord:
     label: str = ""
 
 
+# What summarize counts; every other figure of a job is a percentage, or for a pointwise
+# template a dimension's mean score.
+JOB_COUNTS = ("items", "judgments", "unparsed_or_failed", "repeats")
+
+
+def metric_unit(kind: str, name: str) -> str:
+    """ "count", "percent" or "score": the unit of a job's metric (its `_std` too) for a
+    template of this kind."""
+    base = name.removesuffix("_std")
+    if base in JOB_COUNTS:
+        return "count"
+    return "score" if kind == "pointwise" else "percent"
+
+
 def _percent(value: float | None) -> float | None:
     return None if value is None else round(100.0 * value, 2)
 

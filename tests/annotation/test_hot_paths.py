@@ -93,3 +93,23 @@ def test_building_more_items_shows_in_the_progress_at_once(
     # then the item count is exact at once; labels may be a few seconds old, not the items
     assert campaign_totals(campaign)[0] == 7
     assert annotator_progress(campaign, ann)["needed"] == 14
+
+
+@pytest.mark.parametrize("tools", [3, 80])
+def test_a_pairwise_item_with_its_suite_context_reads_the_same_few_queries(
+    client: Client, django_assert_num_queries: Any, tools: int
+) -> None:
+    from tests.annotation.judge_items import metatool_pair
+
+    # a MetaTool pair whose runs offered `tools` candidates, each described on the page
+    campaign, ann = metatool_pair(extra_tools=tools - 3)
+    client.force_login(ann)
+    client.get("/annotate/")  # the session is read into the cache
+    campaign_totals(campaign)  # the campaign's counts are cached, as all day long
+    # user, campaign and membership, held lease, expired leases, the next item, its holder
+    # count with the new assignment, the annotator's count, the item with its sample, both
+    # predictions and their runs (one query), the offered tools (one query however many); and
+    # the test's savepoint around the transaction, twice
+    with django_assert_num_queries(9 + 2):
+        given = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
+    assert len(given["item"]["tools"]) == tools

@@ -87,10 +87,11 @@ def test_a_refinement_becomes_the_next_revision_once_approved(client: Client) ->
     client.force_login(reviewer)
     page = client.get(f"/review/{c.pk}/").content.decode()
     assert "Look up Saturday" in page and "Tell the user" in page
-    # both versions as numbered plans with their calls' arguments as JSON (not Python's repr)
+    # both versions as numbered plans with their calls written as calls (not Python's repr)
     now, refined = re.findall(r'<ol class="outline">(.*?)</ol>', page, re.S)
     assert "Look up Saturday" not in now and "Look up Saturday" in refined
-    assert "&quot;" in now and "None" not in now and "&#x27;" not in now.split("<pre")[-1]
+    assert "get_weather_forecast(day=&quot;Saturday&quot;" in now
+    assert "None" not in now and "&#x27;Saturday&#x27;" not in now
     client.post(f"/review/{c.pk}/{label.pk}/", {"decision": "approve"}, HTTP_HX_REQUEST="true")
     sample.refresh_from_db()
     assert sample.revision == 1
@@ -206,19 +207,19 @@ def test_the_reviewer_reads_plans_and_calls_as_outlines() -> None:
     assert reference_outline(plan) == {
         "mode": "plan",
         "rows": [
-            {"number": "1", "depth": 0, "text": "Find the weather", "tool": "", "arguments": ""},
+            {"number": "1", "depth": 0, "text": "Find the weather", "tool": "", "arguments": None},
             {
                 "number": "1.1",
                 "depth": 1,
                 "text": "Ask the service",
                 "tool": "forecast",
-                "arguments": '{\n  "city": "Delft"\n}',
+                "arguments": {"city": "Delft"},
             },
         ],
     }
     calls = {"calls": [{"name": "book", "arguments": {"seats": 2}}], "answer": "ok"}
     assert reference_outline(calls)["rows"] == [
-        {"number": "1", "depth": 0, "text": "", "tool": "book", "arguments": '{\n  "seats": 2\n}'}
+        {"number": "1", "depth": 0, "text": "", "tool": "book", "arguments": {"seats": 2}}
     ]
     assert reference_outline({"label": "yes"}) == {"mode": "json", "json": '{\n  "label": "yes"\n}'}
 

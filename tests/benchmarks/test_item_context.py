@@ -304,3 +304,51 @@ def test_default_context_reads_calls_in_every_usual_shape() -> None:
     assert context("generic", item, out, gold=True).gold_view == OutputSummary(
         calls=(ShownCall("f", None),)
     )
+
+
+# --- odd stored data never breaks the studio ----------------------------------------------------
+
+ODD_VALUES: list[Any] = [
+    None,
+    0,
+    "text",
+    [],
+    [1, "x", None],
+    [{"step": None, "tool": 5}],
+    [{"tool": {"name": None}}],
+    {"calls": "x"},
+    {"calls": [{"name": None}]},
+    {"steps": "x"},
+    {"steps": [1, {"step": 1, "text": None}]},
+    {"tool_calls": [{"function": "x"}]},
+]
+ODD_TRACES: list[Any] = [[], [1, "x"], [{"action": 5}], [{"action": "a", "arguments": "{bad"}]]
+ODD_CONTEXTS: list[Any] = [{}, {"candidates": "abc"}, {"candidates": [1, None]}, {"tools": 5}]
+ODD_ITEMS = [
+    Item(split="s", external_id="1", input={}, reference=None),
+    Item(split="s", external_id="2", input={"query": 5, "turns": "x", "options": 3}, reference=[1]),
+    Item(
+        split="s",
+        external_id="3",
+        input={"toolsets": {"planning": "x"}},
+        reference={"tool": 5, "tools": "x", "steps": [1], "needs_tool": None},
+        metadata={"turn": "x"},
+    ),
+]
+
+
+def test_no_suite_fails_on_odd_stored_answers_traces_or_golds() -> None:
+    from benchmarks.suites.registry import suite_names
+
+    outputs = [
+        JudgedOutput(task=task, context=ctx, answer=answer, parsed=parsed, trace=trace)
+        for task in ("", "awareness", "similar", "planning", "tool_usage", "R2", "M-S")
+        for answer in ODD_VALUES
+        for trace in ODD_TRACES
+        for ctx in ODD_CONTEXTS
+        for parsed in (None, False)
+    ]
+    for name in suite_names():
+        for item in ODD_ITEMS:
+            shown = get_suite(name).context(item, show_gold=True, outputs=outputs)
+            assert len(shown.sides) == len(outputs), name

@@ -1,4 +1,4 @@
-"""The home page and the login page."""
+"""The benchmark list (/benchmarks/, URL name benchmarks:home) and the login page."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_home_requires_login(client: Client) -> None:
-    response = client.get("/")
+    response = client.get("/benchmarks/")
     assert response.status_code == 302
-    assert response["Location"] == "/accounts/login/?next=/"
+    assert response["Location"] == "/accounts/login/?next=/benchmarks/"
 
 
 def test_login_page_renders_and_logs_in(client: Client) -> None:
@@ -54,7 +54,7 @@ def test_home_lists_benchmarks_with_counts(
     # session, user, the user's permissions (its own and its groups'), benchmarks with counts,
     # split counts
     with django_assert_max_num_queries(6):
-        response = client.get("/")
+        response = client.get("/benchmarks/")
     assert response.status_code == 200
     html = response.content.decode()
     assert "WTU-Eval" in html
@@ -70,7 +70,7 @@ def test_home_lists_benchmarks_with_counts(
 def test_home_shows_admin_links_to_staff(client: Client) -> None:
     wtu = make_benchmark(name="WTU-Eval")
     client.force_login(make_superuser())
-    html = client.get("/").content.decode()
+    html = client.get("/benchmarks/").content.decode()
     assert f"/admin/benchmarks/sample/?benchmark__id__exact={wtu.pk}" in html
     assert f"/admin/benchmarks/benchmark/{wtu.pk}/change/" in html
 
@@ -82,7 +82,7 @@ def test_home_escapes_benchmark_text(client: Client) -> None:
         suite="<b>x</b>",
     )
     client.force_login(grant(make_user(), "view_benchmark"))
-    html = client.get("/").content.decode()
+    html = client.get("/benchmarks/").content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img src=x" not in html
@@ -92,7 +92,7 @@ def test_home_escapes_benchmark_text(client: Client) -> None:
 def test_an_annotator_is_sent_from_home_to_their_campaigns(client: Client) -> None:
     make_benchmark(name="Gold inside")
     client.force_login(make_user())
-    response = client.get("/")
+    response = client.get("/benchmarks/")
     assert response.status_code == 302 and response["Location"] == "/annotate/"
     html = client.get("/annotate/").content.decode()
     assert "Gold inside" not in html
@@ -103,7 +103,7 @@ def test_an_annotator_is_sent_from_home_to_their_campaigns(client: Client) -> No
 
 def test_base_layout_has_csrf_header_and_logout_post_form(client: Client) -> None:
     client.force_login(make_user())
-    html = client.get("/", follow=True).content.decode()
+    html = client.get("/benchmarks/", follow=True).content.decode()
     assert '<body hx-headers=\'{"X-CSRFToken": "' in html
     assert '<form method="post" action="/accounts/logout/"' in html
     assert "/api/schema/" in html
@@ -114,4 +114,4 @@ def test_logout_is_a_post(client: Client) -> None:
     client.force_login(make_user())
     response = client.post("/accounts/logout/")
     assert response.status_code == 302
-    assert client.get("/").status_code == 302
+    assert client.get("/benchmarks/").status_code == 302

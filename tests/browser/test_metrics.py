@@ -38,7 +38,7 @@ def test_run_page_and_leaderboards_show_what_each_metric_is(
     expect(n_row.locator("td").nth(1)).to_have_text("")
     csr = row("CSR")
     expect(csr.locator("td").nth(0)).to_have_text("8.33")
-    expect(csr.locator("td").nth(1)).to_have_text("0 \N{EN DASH} 20.50")
+    expect(csr.locator("td").nth(1)).to_have_text("0.00 \N{EN DASH} 20.50")
     screenshot(page, "run-metrics")
 
     # a task whose headline is better lower: its leaderboard lists the lowest first

@@ -24,6 +24,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from config import access
+from evaluation.models import Run
 from tests.roles import ROLES, VIRTUAL_CALL, World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -45,6 +46,14 @@ EXPECTED: dict[str, frozenset[str]] = {
     "password_change": SIGNED,
     "password_change_done": SIGNED,
     "benchmarks:home": SIGNED,
+    # export (issue 17): researchers (view_sample and view_samplerevision)
+    "benchmarks:benchmark-export": RESEARCH,
+    "benchmarks:detail": RESEARCH,
+    "benchmarks:sample": RESEARCH,
+    "benchmarks:import": RESEARCH,
+    "benchmarks:import POST": RESEARCH,
+    "benchmarks:import-job": RESEARCH,
+    # --- end of benchmarks pages ---
     "annotation:campaign-list": SIGNED,
     # the studio: members in the page's role, nobody else (not even the superuser)
     "annotation:annotate": frozenset({"annotator"}),
@@ -63,6 +72,23 @@ EXPECTED: dict[str, frozenset[str]] = {
     "annotation:agreement": CAMPAIGN_READERS,
     "annotation:agreement-summary-csv": CAMPAIGN_READERS,
     "annotation:agreement-labels-csv": CAMPAIGN_READERS,
+    # --- campaign setup: the researchers' campaign list and setup flow ---
+    "annotation:campaign-overview": CAMPAIGN_READERS,
+    "annotation:setup-new": RESEARCH,
+    "annotation:setup-new POST": RESEARCH,
+    "annotation:setup-guidelines-preview": RESEARCH,
+    "annotation:setup-details": RESEARCH,
+    "annotation:setup-details POST": RESEARCH,
+    "annotation:setup-questions": RESEARCH,
+    "annotation:setup-questions POST": RESEARCH,
+    "annotation:setup-items": RESEARCH,
+    "annotation:setup-items POST": RESEARCH,
+    "annotation:setup-members": RESEARCH,
+    "annotation:setup-members POST": RESEARCH,
+    "annotation:setup-preview": RESEARCH,
+    "annotation:setup-open": RESEARCH,
+    "annotation:setup-open POST": RESEARCH,
+    # --- end of campaign setup ---
     "evaluation:run-list": RESEARCH,
     "evaluation:run-detail": RESEARCH,
     "evaluation:run-csv": RESEARCH,
@@ -72,6 +98,19 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:job-detail": RESEARCH,
     "evaluation:job-control": RESEARCH,
     "evaluation:virtual": RESEARCH,
+    # run analyses (view_run and view_prediction)
+    "evaluation:run-analyses": RESEARCH,
+    "evaluation:run-analysis-csv": RESEARCH,
+    "evaluation:runs-analyses": RESEARCH,
+    "evaluation:runs-analysis-csv": RESEARCH,
+    # end of run analyses
+    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    "evaluation:run-new": RESEARCH,
+    "evaluation:run-new POST": RESEARCH,
+    "evaluation:run-compare": RESEARCH,
+    "evaluation:job-new": RESEARCH,
+    "evaluation:job-new POST": RESEARCH,
+    # --- end runs ---
     # the API
     "api-root": SIGNED,
     "api-schema": SIGNED,
@@ -120,7 +159,11 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "password_reset_complete": Call("GET", reverse("password_reset_complete")),
         "password_change": Call("GET", reverse("password_change")),
         "password_change_done": Call("GET", reverse("password_change_done")),
-        "benchmarks:home": Call("GET", "/"),
+        "benchmarks:benchmark-export": Call("GET", f"/benchmarks/{w.benchmark.pk}/export/"),
+        "benchmarks:home": Call("GET", "/benchmarks/"),
+        "benchmarks:detail": Call("GET", f"/benchmarks/{w.benchmark.pk}/"),
+        "benchmarks:sample": Call("GET", f"/benchmarks/{w.benchmark.pk}/samples/{w.sample.pk}/"),
+        "benchmarks:import-job": Call("GET", f"/benchmarks/import/{w.import_job.pk}/"),
         "annotation:campaign-list": Call("GET", "/annotate/"),
         "annotation:annotate": Call("GET", f"/annotate/{m}/"),
         "annotation:submit": Call("POST", f"/annotate/{m}/submit/{w.assignment.pk}/", {}),
@@ -149,6 +192,12 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "evaluation:job-detail": Call("GET", f"/judging/{job}/"),
         "evaluation:job-control": Call("POST", f"/judging/{job}/cancel/", {}),
         "evaluation:virtual": Call("POST", "/virtual/", VIRTUAL_CALL, json=True),
+        # run analyses: the world's run is of the generic suite, whose one analysis is by_split
+        "evaluation:run-analyses": Call("GET", f"/runs/{run}/analyses/"),
+        "evaluation:run-analysis-csv": Call("GET", f"/runs/{run}/analyses/by_split.csv"),
+        "evaluation:runs-analyses": Call("GET", f"/runs/analyses/?run={run}"),
+        "evaluation:runs-analysis-csv": Call("GET", f"/runs/analyses/by_split.csv?run={run}"),
+        # end of run analyses
         "api-root": Call("GET", "/api/"),
         "api-schema": Call("GET", "/api/schema/"),
         "benchmark-list": Call("GET", "/api/benchmarks/"),
@@ -166,14 +215,56 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "campaign-next": Call("POST", f"/api/campaigns/{m}/next/", {}, json=True),
         "campaign-submit": Call("POST", f"/api/campaigns/{m}/submit/", {}, json=True),
         "campaign-skip": Call("POST", f"/api/campaigns/{m}/skip/", {}, json=True),
+        "annotation:campaign-overview": Call("GET", "/campaigns/"),
+        "annotation:setup-guidelines-preview": Call(
+            "POST", "/campaigns/guidelines-preview/", {"guidelines": "# Hello"}
+        ),
+        "annotation:setup-preview": Call("GET", f"/campaigns/{m}/setup/preview/"),
         "agreement-list": Call("GET", "/api/agreement/"),
         "agreement-detail": Call("GET", f"/api/agreement/{m}/"),
     }
+    # campaign setup: each step read, and written (M is open: a researcher's change is
+    # refused with a 400 naming the status, anyone else never reaches the view)
+    setup = {
+        "annotation:setup-details": f"/campaigns/{m}/setup/",
+        "annotation:setup-questions": f"/campaigns/{m}/setup/questions/",
+        "annotation:setup-items": f"/campaigns/{m}/setup/items/",
+        "annotation:setup-members": f"/campaigns/{m}/setup/members/",
+        "annotation:setup-open": f"/campaigns/{m}/setup/open/",
+    }
+    if name in setup:
+        return [
+            (name, Call("GET", setup[name])),
+            (f"{name} POST", Call("POST", setup[name], {"action": "save", "questions": "0"})),
+        ]
+    if name == "annotation:setup-new":
+        # a name that exists already: refused with a 400, nothing created
+        taken = {"kind": "motivation", "name": w.motivation.name}
+        return [
+            (name, Call("GET", "/campaigns/new/")),
+            (f"{name} POST", Call("POST", "/campaigns/new/", taken)),
+        ]
+    # --- runs (issue 17): the launch pages read and write with the add permission ---
+    if name in ("evaluation:run-new", "evaluation:job-new"):
+        path = "/runs/new/" if name == "evaluation:run-new" else "/judging/new/"
+        return [(name, Call("GET", path)), (f"{name} POST", Call("POST", path, {}))]
+    if name == "evaluation:run-compare":
+        other, _ = Run.objects.get_or_create(
+            benchmark=w.benchmark, task=w.run.task, name="compared with", status="done"
+        )
+        return [(name, Call("GET", f"/runs/compare/?a={run}&b={other.pk}"))]
+    # --- end runs ---
     if name == "endpoint-list":
         new = {"name": "added", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
         return [
             ("endpoint-list", Call("GET", "/api/endpoints/")),
             ("endpoint-list POST", Call("POST", "/api/endpoints/", new, json=True)),
+        ]
+    if name == "benchmarks:import":
+        # A POST without files: refused by the service (400, allowed through), nothing queued.
+        return [
+            ("benchmarks:import", Call("GET", "/benchmarks/import/")),
+            ("benchmarks:import POST", Call("POST", "/benchmarks/import/", {"suite": "generic"})),
         ]
     if name in pages:
         return [(name, pages[name])]

@@ -83,7 +83,7 @@ def test_the_run_page_shows_counts_as_counts_and_scores_with_intervals(client: C
     assert cells(html, "unparsed") == ["3", ""]
     assert cells(html, "wrong_picks") == ["2", ""]
     # the headline keeps its interval, in its percent's two decimals (not 8.3300)
-    assert cells(html, "CSR") == ["8.33", "0 \N{EN DASH} 20.50"]
+    assert cells(html, "CSR") == ["8.33", "0.00 \N{EN DASH} 20.50"]
     assert 'title="higher is better">↑' in html and 'title="lower is better">↓' in html
     # a name the task does not declare is shown as stored
     assert cells(html, "legacy_rate") == ["0.1250", ""]
@@ -147,4 +147,4 @@ def test_a_leaderboard_sorts_a_lower_is_better_headline_ascending(
     assert names == ["best", "good", "middling", "none yet"]
     assert "best first by <code>error_rate</code> (lower is better)" in html
     # n is a count: 40, with no interval; error_rate keeps its interval
-    assert ">40</td>" in html and "[40, 40]" not in html and "[1, 9]" in html
+    assert ">40</td>" in html and "[40, 40]" not in html and "[1.00, 9.00]" in html

@@ -151,7 +151,7 @@ def test_the_page_the_api_the_csv_and_the_leaderboard_show_the_trials(
     client.force_login(make_superuser())
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "means ± sd over 2 trials" in page
-    assert "± 0</td>" in page
+    assert "± 0.00</td>" in page
     assert "pass^k" in page and "pass@k" in page
     pass_rows = re.findall(
         r"<tr><th scope=\"row\"><code>accuracy</code></th><td class=\"num\">(\d)</td>\s*"

@@ -137,7 +137,7 @@ def test_the_detail_page_shows_counts_and_metrics(
     assert "<strong>2</strong> done" in html
     assert "<strong>1</strong> failed" in html
     assert "<strong>0</strong> to go" in html
-    assert "of 3 (100.0%)" in html
+    assert "of 3 (100.00%)" in html
     # the headline metric first, with its interval
     assert html.index("<code>accuracy</code>") < html.index("<code>unparsed</code>")
     assert "66.67" in html

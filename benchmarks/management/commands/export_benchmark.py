@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from benchmarks.exports import FORMATS, ExportRefused, benchmark_export, benchmark_get_by_name
+from benchmarks.selectors import sample_counts_by_split
 from benchmarks.suites.registry import get_suite
 
 
@@ -33,6 +34,10 @@ class Command(BaseCommand):
         bar = tqdm(desc="Reading", unit=" samples", file=sys.stderr, disable=quiet)
         try:
             benchmark = benchmark_get_by_name(options["name"])
+            counts = sample_counts_by_split(benchmark=benchmark)
+            bar.total = (
+                counts.get(options["split"], 0) if options["split"] else sum(counts.values())
+            )
             export = benchmark_export(
                 benchmark=benchmark, split=options["split"], fmt=options["fmt"], progress=bar.update
             )

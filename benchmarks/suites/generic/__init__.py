@@ -6,6 +6,7 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 
 import sys as _sys
 
+from benchmarks.suites.generic.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.generic.evaluate import *  # noqa: F403
 from benchmarks.suites.generic.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.generic.gold import GOLD as _GOLD
@@ -13,4 +14,4 @@ from benchmarks.suites.generic.importer import *  # noqa: F403
 from benchmarks.suites.generic.native import *  # noqa: F403
 from benchmarks.suites.registry import Suite as _Suite
 
-SUITE = _Suite(_sys.modules[__name__], gold=_GOLD, exporter=_EXPORTER)
+SUITE = _Suite(_sys.modules[__name__], gold=_GOLD, exporter=_EXPORTER, analyses=_ANALYSES)

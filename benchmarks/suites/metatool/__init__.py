@@ -6,6 +6,7 @@ importer.py reads the benchmark's published files; evaluate.py prompts, parses a
 
 import sys as _sys
 
+from benchmarks.suites.metatool.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.metatool.context import item_context as _item_context
 from benchmarks.suites.metatool.evaluate import *  # noqa: F403
 from benchmarks.suites.metatool.exporter import EXPORTER as _EXPORTER
@@ -21,4 +22,5 @@ SUITE = _Suite(
     item_context=_item_context,
     questions={"motivation": _MOTIVATION},
     exporter=_EXPORTER,
+    analyses=_ANALYSES,
 )

@@ -8,7 +8,8 @@ Groups:
 - tools: how many tools the sample's own API list offers (its candidate tools), Fig. 5b;
 - error type: a wrong turn's first error, in appendix E's order of checking:
     format      the answer writes a call MTU-Eval cannot read: an Action without its Action
-                Input (or the reverse), or an Action Input that is not a JSON object;
+                Input (or the reverse), or an Action Input that is not a JSON object; in a
+                native run, a tool call whose arguments are not a JSON object;
     action      the tool names are wrong: "missed" (fewer tools than the gold: no call where
                 one was due, or some gold tools left out), "excessive" (more: a call where none
                 was due, or tools beyond the gold), "incorrect" (other tools, or the gold tools
@@ -58,6 +59,7 @@ PARAMETER = "parameter"
 FORMAT = "format"
 NO_ANSWER = "no answer"
 ERROR_TYPES = (MISSED, EXCESSIVE, INCORRECT, PARAMETER, FORMAT, NO_ANSWER)
+NATIVE_FORMAT_PROBLEMS = ("arguments are", "not a tool call")
 
 _TITLES = {
     "TS": "TS (tool selection)",
@@ -102,6 +104,12 @@ def error_type(record: Scored) -> str:
         return NO_ANSWER
     multi = _multi_tool(record.item)
     if outcome.tool_calls is None and _unreadable(outcome.output or "", multi):
+        return FORMAT
+    # A native answer's tool_calls are read by the platform, which notes what it could not
+    # read (benchmarks/suites/native.py): arguments that are no JSON object, or no call at all.
+    if outcome.tool_calls is not None and any(
+        problem in outcome.note for problem in NATIVE_FORMAT_PROBLEMS
+    ):
         return FORMAT
     gold = [name for name in _gold_calls(record.item) if name]
     predicted = [name for name in _predicted_calls(outcome, multi) if name]
@@ -183,6 +191,7 @@ def _analyses(task: str) -> tuple[Analysis, ...]:
             metrics=(AnalysisMetric("share", "share of wrong turns (%)"),),
             compute=_errors,
             covers=wrong_turn,
+            group_order=ERROR_TYPES,
             source="Fig. 7, appendix E Table 16",
             description="Each wrong turn's first error: format (a call MTU-Eval cannot read), "
             "action (missed, excessive or incorrect tools), parameter (right tools, wrong "

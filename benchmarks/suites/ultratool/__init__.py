@@ -12,6 +12,7 @@ from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
 from benchmarks.suites.registry import Suite as _Suite
 from benchmarks.suites.ultratool.context import item_context as _item_context
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403
+from benchmarks.suites.ultratool.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.ultratool.gold import GOLD as _GOLD
 from benchmarks.suites.ultratool.importer import *  # noqa: F403
 from benchmarks.suites.ultratool.native import *  # noqa: F403
@@ -28,6 +29,7 @@ SUITE = _Suite(
     _sys.modules[__name__],
     item_context=_item_context,
     gold=_GOLD,
+    exporter=_EXPORTER,
     judgment_readers={
         "ultratool-planning": _JudgmentReader(
             read=_planning_judgments,

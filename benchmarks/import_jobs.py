@@ -1,0 +1,309 @@
+"""Benchmark imports started from the browser: the uploaded files are kept in a job row's folder,
+a Celery task imports them with the same service as the CLI (services.benchmark_import), and the
+job row says how far it got, so that its page can poll it and survive reloads.
+
+The import itself is all or nothing (one transaction): a worker killed in the middle leaves no
+half import, and the redelivered task (acks_late, reject_on_worker_lost) runs it again from the
+start; an attempt counter stops a job that kills its worker every time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import secrets
+import shutil
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.models import Benchmark, ImportJob
+from benchmarks.services import benchmark_import
+from benchmarks.suites.base import ImportFormatError, unstorable
+from benchmarks.suites.registry import get_suite, suite_names
+from config.celery import app as celery_app
+from config.errors import ApplicationError
+
+log = logging.getLogger(__name__)
+
+TASK = "benchmarks.tasks.import_job_run"
+# A job whose worker was lost this many times is failed rather than tried again.
+MAX_ATTEMPTS = 3
+MAX_NAME_CHARS = 120
+MAX_BENCHMARK_NAME_CHARS = 100
+# How often the task writes the rows it has read (a file of 20,000 rows reads in a second).
+PROGRESS_EVERY_SECONDS = 0.25
+
+
+class UploadError(ApplicationError):
+    """An upload the import page refuses: no files, too large, a name that cannot be kept."""
+
+    code = "upload"
+
+
+class UploadedFile(Protocol):
+    """What the page hands over (Django's UploadedFile has it)."""
+
+    name: str | None
+    size: int | None
+
+    def chunks(self, chunk_size: int | None = None) -> Iterable[bytes]: ...
+
+
+# Letters and digits of any script, and the punctuation published file names use
+# ("artists&designers.json", "588_CoT@1.json", "Finance Staff.json").
+_UNSAFE = re.compile(r"[^\w.@&+,()\- ]")
+
+
+def upload_name(name: str) -> str:
+    """The name an uploaded file is stored under: its last path part (browsers may send a
+    folder's path, with either slash), every character but letters, digits, space and
+    . _ - @ & + , ( ) as "_", without leading dots or spaces, at most MAX_NAME_CHARS characters
+    (the extension kept, since suites read files by their names). "" when nothing is left."""
+    base = re.split(r"[\\/]", name)[-1]
+    cleaned = _UNSAFE.sub("_", base).strip(" ").lstrip(".").strip(" ")
+    if len(cleaned) > MAX_NAME_CHARS:
+        stem, dot, ext = cleaned.rpartition(".")
+        if not dot or len(ext) > 20:
+            stem, ext = cleaned, ""
+        cleaned = stem[: MAX_NAME_CHARS - len(ext) - (1 if ext else 0)] + (f".{ext}" if ext else "")
+    return cleaned if cleaned.strip("._ ") else ""
+
+
+def size_text(size: int) -> str:
+    """Bytes as a person reads them: "950 bytes", "1.4 MB" (1 MB = 1,048,576 bytes)."""
+    if size < 1024:
+        return f"{size} bytes"
+    for unit in ("KB", "MB", "GB"):
+        size_f = size / 1024
+        if size_f < 1024 or unit == "GB":
+            return f"{size_f:.1f} {unit}"
+        size = int(size_f)
+    return f"{size} bytes"  # pragma: no cover
+
+
+def upload_root() -> Path:
+    return Path(settings.BENCHMARK_UPLOAD_DIR)
+
+
+def _too_large(total: int) -> UploadError:
+    limit = settings.BENCHMARK_UPLOAD_MAX_BYTES
+    return UploadError(
+        f"the files are {size_text(total)} together; uploads are limited to {size_text(limit)} "
+        "(BENCHMARK_UPLOAD_MAX_BYTES). Import larger files with the CLI: "
+        "python manage.py import_benchmark",
+        field="files",
+        status=413,
+    )
+
+
+def upload_check_size(content_length: int) -> None:
+    """Refuse a request body larger than the limit before it is read (a little is allowed for
+    the form's other fields and the multipart framing)."""
+    if content_length > settings.BENCHMARK_UPLOAD_MAX_BYTES + 64 * 1024:
+        raise _too_large(content_length)
+
+
+def import_job_create(
+    *,
+    user: Any,
+    suite: str,
+    benchmark_name: str,
+    files: Sequence[UploadedFile],
+    allow_known_tools: bool = False,
+) -> ImportJob:
+    """Keep uploaded files in a new job's folder and queue their import (once the job row is
+    committed). Raises UploadError (field: suite, benchmark_name or files) for an unknown suite,
+    a name that cannot be stored, no files, two files that would be stored under one name, or
+    files larger than settings.BENCHMARK_UPLOAD_MAX_BYTES together; nothing is kept then."""
+    if suite not in suite_names():
+        raise UploadError(f"choose a suite: one of {', '.join(suite_names())}", field="suite")
+    name = (benchmark_name or "").strip() or get_suite(suite).default_benchmark
+    if len(name) > MAX_BENCHMARK_NAME_CHARS:
+        raise UploadError(
+            f"the benchmark name is {len(name)} characters; at most {MAX_BENCHMARK_NAME_CHARS}",
+            field="benchmark_name",
+        )
+    problem = unstorable(name)
+    if problem:
+        raise UploadError(f"the benchmark name {problem}", field="benchmark_name")
+    if not files:
+        raise UploadError("choose the benchmark's files (or drop them here)", field="files")
+    total = sum(f.size or 0 for f in files)
+    if total > settings.BENCHMARK_UPLOAD_MAX_BYTES:
+        raise _too_large(total)
+    stored: dict[str, str] = {}
+    for upload in files:
+        original = upload.name or ""
+        kept = upload_name(original)
+        if not kept:
+            raise UploadError(f"the file name {original[:80]!r} has nothing to keep", field="files")
+        if kept in stored:
+            raise UploadError(
+                f"two files would be stored as {kept!r} ({stored[kept]!r} and {original!r}): "
+                "upload one of them",
+                field="files",
+            )
+        stored[kept] = original
+
+    folder_name = f"{timezone.now():%Y%m%d-%H%M%S}-{secrets.token_hex(6)}"
+    folder = upload_root() / folder_name
+    folder.mkdir(parents=True, exist_ok=False)
+    try:
+        written = 0
+        records = []
+        for upload, kept in zip(files, stored, strict=True):
+            size = 0
+            with open(folder / kept, "xb") as out:
+                for chunk in upload.chunks():
+                    size += len(chunk)
+                    written += len(chunk)
+                    if written > settings.BENCHMARK_UPLOAD_MAX_BYTES:
+                        raise _too_large(written)  # a size the client under-reported
+                    out.write(chunk)
+            records.append({"name": kept, "size": size})
+        with transaction.atomic():
+            job = ImportJob.objects.create(
+                created_by=user if getattr(user, "is_authenticated", False) else None,
+                suite=suite,
+                benchmark_name=name,
+                allow_known_tools=allow_known_tools,
+                folder=folder_name,
+                files=records,
+            )
+            job_id = job.pk
+            transaction.on_commit(
+                lambda: celery_app.send_task(TASK, args=[job_id], queue="default")
+            )
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return job
+
+
+def _located(exc: ImportFormatError, folder: Path) -> tuple[str, str]:
+    """The error as the CLI shows it, with the job's folder left out of every path (the person
+    uploaded "plugin_des.json", not a folder of the server's), and the file it names."""
+    prefix = str(folder) + os.sep
+    text = f"Nothing imported. {exc}".replace(prefix, "")
+    file = (exc.file or "").replace(prefix, "")
+    return text, file
+
+
+def _finish(job_id: int, **fields: Any) -> None:
+    ImportJob.objects.filter(pk=job_id).update(finished_at=timezone.now(), **fields)
+
+
+def import_job_run(*, job_id: int) -> str:
+    """Run a queued import job: read its files with its suite and store them, all or nothing
+    (services.benchmark_import), writing phase and rows read as it goes. Idempotent: a finished
+    job is left as it is; a job started before (its worker lost) starts again, at most
+    MAX_ATTEMPTS times. The files are removed when the job ends. Returns the job's status
+    ("gone" when there is no such job)."""
+    with transaction.atomic():
+        job = ImportJob.objects.select_for_update().filter(pk=job_id).first()
+        if job is None:
+            return "gone"
+        if job.finished:
+            return job.status
+        job.attempts += 1
+        if job.attempts > MAX_ATTEMPTS:
+            job.status, job.phase = ImportJob.Status.FAILED, "failed"
+            job.error = (
+                f"Nothing imported. The import was started {MAX_ATTEMPTS} times and its worker "
+                "was lost each time (out of memory or time?); import these files with the CLI."
+            )
+            job.finished_at = timezone.now()
+            job.save()
+            _remove_files(job)
+            return job.status
+        job.status, job.phase, job.rows_read = ImportJob.Status.RUNNING, "reading", 0
+        job.started_at = timezone.now()
+        job.save(update_fields=["attempts", "status", "phase", "rows_read", "started_at"])
+
+    folder = upload_root() / job.folder
+    paths = [folder / record["name"] for record in job.files]
+    read = 0
+    last = time.monotonic()
+
+    def progress(n: int = 1) -> None:
+        nonlocal read, last
+        read += n
+        now = time.monotonic()
+        if now - last >= PROGRESS_EVERY_SECONDS:
+            last = now
+            ImportJob.objects.filter(pk=job_id).update(rows_read=read)
+
+    def on_phase(phase: str) -> None:
+        ImportJob.objects.filter(pk=job_id).update(phase=phase, rows_read=read)
+
+    try:
+        missing = [path.name for path in paths if not path.is_file()]
+        if missing:
+            raise ImportFormatError(
+                "the uploaded file is no longer on the server (BENCHMARK_UPLOAD_DIR); "
+                "upload it again",
+                file=missing[0],
+            )
+        summary = benchmark_import(
+            suite=job.suite,
+            paths=paths,
+            benchmark_name=job.benchmark_name,
+            progress=progress,
+            allow_known_tools=job.allow_known_tools,
+            on_phase=on_phase,
+        )
+    except ImportFormatError as exc:
+        text, file = _located(exc, folder)
+        _finish(
+            job_id,
+            status=ImportJob.Status.FAILED,
+            phase="failed",
+            rows_read=read,
+            error=text,
+            error_file=file[:300],
+            error_line=exc.line,
+            error_field=(exc.field or "")[:200],
+        )
+        _remove_files(job)
+        return ImportJob.Status.FAILED
+    except Exception as exc:
+        # Not the files' fault: a defect or the database. Said on the page, logged in full.
+        log.exception("import job %s failed", job_id)
+        _finish(
+            job_id,
+            status=ImportJob.Status.FAILED,
+            phase="failed",
+            rows_read=read,
+            error=f"Nothing imported. The import stopped unexpectedly ({type(exc).__name__}); "
+            "the server's log has the details.",
+        )
+        _remove_files(job)
+        return ImportJob.Status.FAILED
+    _finish(
+        job_id,
+        status=ImportJob.Status.DONE,
+        phase="done",
+        rows_read=read,
+        summary={
+            **summary.as_json(),
+            "tools_written": summary.tools_written,
+            "samples_written": summary.samples_written,
+            "unchanged": summary.unchanged,
+            "refined_kept": summary.refined_kept,
+        },
+        benchmark=Benchmark.objects.filter(name=summary.benchmark).first(),
+    )
+    _remove_files(job)
+    return ImportJob.Status.DONE
+
+
+def _remove_files(job: ImportJob) -> None:
+    if job.folder and "/" not in job.folder and job.folder not in (".", ".."):
+        shutil.rmtree(upload_root() / job.folder, ignore_errors=True)

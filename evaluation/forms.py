@@ -1,0 +1,201 @@
+"""The forms that launch machine work, shared by the admin's add pages and the pages at
+/runs/new/ and /judging/new/: both validate here and launch through the one service
+(`run_launch`, `judge_launch`), so a page and the admin cannot launch differently."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from benchmarks.models import Benchmark
+from benchmarks.suites.registry import get_suite, suite_names
+from config.untrusted import UntrustedInputError, json_loads_bounded
+from evaluation.judging import judge_launch
+from evaluation.models import Endpoint, Judge, JudgeJob, Run
+from evaluation.services import MAX_TRIALS, run_launch
+
+
+def task_choices(benchmark: Benchmark | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every suite's tasks grouped by suite, as "suite:task" (one benchmark's suite only, when
+    it is known)."""
+    groups = []
+    suites = [benchmark.suite] if benchmark is not None else suite_names()
+    for suite in suites:
+        try:
+            tasks = get_suite(suite).tasks
+        except (KeyError, ValueError):
+            continue
+        if tasks:
+            groups.append(
+                (
+                    suite,
+                    [(f"{suite}:{name}", f"{name}: {spec.title}") for name, spec in tasks.items()],
+                )
+            )
+    return groups
+
+
+MAX_JSON_BYTES = 64_000
+
+
+class JSONObjectField(forms.CharField):
+    """A JSON object typed into a text box; {} when left empty."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 2, "cols": 60}))
+        super().__init__(**kwargs)
+
+    def clean(self, value: Any) -> dict[str, Any]:
+        text = super().clean(value).strip()
+        if not text:
+            return {}
+        try:
+            # the bounded reader: no NaN, no NUL or lone surrogate (which jsonb cannot store)
+            parsed = json_loads_bounded(text, max_bytes=MAX_JSON_BYTES)
+        except UntrustedInputError as exc:
+            raise ValidationError(f"not valid JSON: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise ValidationError('expected a JSON object, e.g. {"temperature": 0}')
+        return parsed
+
+
+class EndpointChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        state = "" if obj.status == Endpoint.Status.READY else f", {obj.get_status_display()}"
+        return f"{obj.name}: {obj.model} ({obj.style}{state})"
+
+
+class LaunchRunForm(forms.Form):
+    """What run_launch takes. Given the benchmark (`benchmark=`), the task and split lists are
+    that benchmark's only (the page redraws them when another benchmark is picked); without it
+    (the admin) every suite's tasks are offered and the split is typed."""
+
+    name = forms.CharField(required=False, max_length=200)
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.order_by("name"))
+    task = forms.ChoiceField(help_text="Grouped by suite; it must be the benchmark's suite.")
+    split = forms.CharField(required=False, help_text="Empty: the task's own split(s).")
+    endpoint = EndpointChoiceField(
+        queryset=Endpoint.objects.order_by("name"),
+        help_text="The model is the endpoint's; endpoints are set up in the admin.",
+    )
+    tool_mode = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("text", "text: the benchmark's own prompt"),
+            ("native", "native: tools declared in the request, calls read from tool_calls"),
+        ],
+        initial="text",
+        help_text="Native needs a chat endpoint and a task with a native form; "
+        "tool_choice and parallel_tool_calls go in the generation parameters.",
+    )
+    shots = forms.IntegerField(min_value=0, initial=0)
+    item_limit = forms.IntegerField(min_value=1, required=False, help_text="Empty: every item.")
+    trials = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_TRIALS,
+        initial=1,
+        required=False,
+        help_text="How many times each item is answered (trial t sends the seed + t).",
+    )
+    params = JSONObjectField(
+        label="Generation parameters", help_text='Over the endpoint\'s, e.g. {"temperature": 0}'
+    )
+    options = JSONObjectField(label="Task options", help_text='e.g. {"variant": "strict"}')
+    seed = forms.IntegerField(initial=0)
+    budget = forms.DecimalField(
+        required=False, min_value=0, help_text=Run._meta.get_field("budget").help_text
+    )
+
+    def __init__(self, *args: Any, benchmark: Benchmark | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        task = self.fields["task"]
+        assert isinstance(task, forms.ChoiceField)
+        task.choices = task_choices(benchmark)
+        if benchmark is not None:
+            task.help_text = f"The tasks of {benchmark.suite} benchmarks."
+            splits = benchmark.samples.order_by("split").values_list("split", flat=True).distinct()
+            self.fields["split"] = forms.ChoiceField(
+                required=False,
+                choices=[("", "the task's own split(s)"), *((s, s) for s in splits)],
+            )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        benchmark, task = data.get("benchmark"), data.get("task", "")
+        if benchmark and task:
+            suite, _, name = task.partition(":")
+            if suite != benchmark.suite:
+                self.add_error(
+                    "task",
+                    f"{benchmark.name} is a {benchmark.suite} benchmark; pick one of its tasks",
+                )
+            data["task_name"] = name
+        options = data.get("options")
+        if isinstance(options, dict):
+            if data.get("tool_mode") == "native":
+                options = {**options, "tool_mode": "native"}
+            if data.get("trials"):
+                options = {**options, "trials": data["trials"]}
+            data["options"] = options
+        return data
+
+    def launch(self, user: Any) -> Run:
+        """The run, through run_launch (RunError for what the service refuses)."""
+        data = self.cleaned_data
+        return run_launch(
+            benchmark=data["benchmark"],
+            task=data["task_name"],
+            endpoint=data["endpoint"],
+            split=(data["split"] or "").strip(),
+            shots=data["shots"],
+            item_limit=data["item_limit"],
+            params=data["params"],
+            options=data["options"],
+            seed=data["seed"],
+            name=data["name"],
+            user=user,
+            budget=data["budget"],
+        )
+
+
+class RunChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        name = f" {obj.name}" if obj.name else ""
+        return f"#{obj.pk}{name}: {obj.benchmark.name} · {obj.task} · {obj.model_name or '—'}"
+
+
+def _finished_runs() -> Any:
+    return Run.objects.filter(status=Run.Status.DONE).select_related("benchmark").order_by("-pk")
+
+
+class LaunchJudgeJobForm(forms.Form):
+    judge = forms.ModelChoiceField(
+        queryset=Judge.objects.filter(endpoint__isnull=False).order_by("name")
+    )
+    run = RunChoiceField(queryset=_finished_runs(), help_text="A finished run (pairwise: A).")
+    against = RunChoiceField(
+        queryset=_finished_runs(),
+        required=False,
+        help_text="Pairwise judges: the run compared with (B).",
+    )
+    repeats = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    budget = forms.DecimalField(
+        required=False, min_value=0, help_text=JudgeJob._meta.get_field("budget").help_text
+    )
+
+    def launch(self, user: Any) -> JudgeJob:
+        """The job, through judge_launch (JudgeError for what the service refuses)."""
+        data = self.cleaned_data
+        budget: Decimal | None = data["budget"]
+        return judge_launch(
+            judge=data["judge"],
+            run=data["run"],
+            against=data["against"],
+            repeats=data["repeats"],
+            user=user,
+            budget=budget,
+        )

@@ -1,0 +1,464 @@
+"""The run pages of issue 17: launching a run and a judge job from pages (the admin's forms and
+services), the prediction rows that settle while the page is open, and two runs compared item
+by item."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from benchmarks.models import Benchmark
+from evaluation import judging, services
+from evaluation.models import Endpoint, JudgeJob, Prediction, Run
+from evaluation.selectors import differs, input_summary
+from tests.evaluation.conftest import (
+    execute_job,
+    execute_run,
+    make_counting_benchmark,
+    make_endpoint,
+)
+from tests.factories import make_benchmark, make_researcher, make_sample
+from tests.fake_openai import FakeOpenAI
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("broker")]
+
+
+@pytest.fixture
+def benchmark(tmp_path: Path) -> Benchmark:
+    return make_counting_benchmark(tmp_path, 6)
+
+
+@pytest.fixture
+def researcher(client: Client) -> Client:
+    client.force_login(make_researcher(username="ada"))
+    return client
+
+
+def test_the_launch_page_offers_the_benchmarks_tasks_and_splits(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    make_endpoint("http://127.0.0.1:9/v1")
+    page = researcher.get("/runs/new/").content.decode()
+    assert 'name="benchmark"' in page and 'hx-get="/runs/new/"' in page
+    # a benchmark picked: its suite's tasks only, its splits to choose from
+    other = make_benchmark(name="Elsewhere", suite="metatool")
+    html = researcher.get("/runs/new/", {"benchmark": benchmark.pk}).content.decode()
+    assert 'value="generic:answer"' in html
+    assert f'value="{other.suite}:' not in html
+    assert '<option value="default">default</option>' in html
+    # htmx redraws the form alone, keeping what was typed
+    part = researcher.get(
+        "/runs/new/", {"benchmark": benchmark.pk, "name": "kept"}, headers={"HX-Request": "true"}
+    ).content.decode()
+    assert part.lstrip().startswith('<form id="launch-form"')
+    assert 'value="kept"' in part
+
+
+def test_a_run_launched_from_the_page_is_what_run_launch_makes(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    response = researcher.post(
+        "/runs/new/",
+        {
+            "name": "from the page",
+            "benchmark": benchmark.pk,
+            "task": "generic:answer",
+            "split": "default",
+            "endpoint": endpoint.pk,
+            "tool_mode": "text",
+            "shots": 0,
+            "item_limit": 4,
+            "trials": 2,
+            "params": '{"temperature": 0}',
+            "options": "",
+            "seed": 7,
+            "budget": "1000",
+        },
+    )
+    run = Run.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+    assert (run.name, run.task, run.split, run.seed, run.item_limit) == (
+        "from the page",
+        "answer",
+        "default",
+        7,
+        4,
+    )
+    assert run.options == {"trials": 2}
+    assert run.params["temperature"] == 0
+    assert run.budget == 1000
+    assert run.created_by is not None and run.created_by.username == "ada"
+    assert run.predictions.count() == 4 * 2
+    assert run.predictions.filter(status=Prediction.Status.PENDING).count() == 8
+
+
+def test_a_refused_launch_says_why_beside_the_field_and_makes_nothing(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1", status=Endpoint.Status.DOWN)
+    base = {
+        "benchmark": benchmark.pk,
+        "task": "generic:answer",
+        "endpoint": endpoint.pk,
+        "shots": 0,
+        "seed": 0,
+    }
+    # the service refuses: the endpoint is down
+    response = researcher.post("/runs/new/", base)
+    assert response.status_code == 400
+    assert "launch when it is ready" in response.content.decode()
+    # the form refuses: not JSON, a trial count out of range, a task of another suite
+    response = researcher.post(
+        "/runs/new/", {**base, "params": "{temperature", "trials": 0, "task": "metatool:similar"}
+    )
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "not valid JSON" in html
+    assert "greater than or equal to 1" in html
+    assert "Select a valid choice" in html or "pick one of its tasks" in html
+    # a native run of a task without a native form: the service's words
+    endpoint.status = Endpoint.Status.READY
+    endpoint.save()
+    response = researcher.post("/runs/new/", {**base, "tool_mode": "native"})
+    assert response.status_code == 400
+    assert "native" in response.content.decode()
+    assert not Run.objects.exists()
+
+
+def test_the_admin_launches_through_the_same_form(researcher: Client, benchmark: Benchmark) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    response = researcher.post(
+        "/admin/evaluation/run/add/",
+        {
+            "benchmark": benchmark.pk,
+            "task": "generic:answer",
+            "endpoint": endpoint.pk,
+            "shots": 0,
+            "seed": 0,
+            "trials": 3,
+            "item_limit": 2,
+            "split": "default",
+        },
+    )
+    run = Run.objects.get()
+    assert response.status_code == 302
+    assert run.trials == 3 and run.predictions.count() == 6
+
+
+@pytest.fixture
+def two_runs(benchmark: Benchmark, fake_server: FakeOpenAI) -> tuple[Run, Run]:
+    """Two finished runs of one task: the first right on even numbers, the second always 0."""
+    first = services.run_launch(
+        benchmark=benchmark,
+        task="answer",
+        split="default",
+        endpoint=make_endpoint(fake_server.base_url),
+    )
+    execute_run(first)
+    with FakeOpenAI(responder=lambda request: "Answer: 0") as other:
+        endpoint = make_endpoint(other.base_url, name="other", model="other-model")
+        second = services.run_launch(
+            benchmark=benchmark, task="answer", split="default", endpoint=endpoint
+        )
+        execute_run(second)
+    return first, second
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_judge_job_launched_from_the_page(researcher: Client, two_runs: tuple[Run, Run]) -> None:
+    run_a, run_b = two_runs
+    # a judge that always prefers the answer shown first: every item a tie
+    with FakeOpenAI(responder=lambda request: '{"better": "1", "reason": "first"}') as server:
+        endpoint = make_endpoint(server.base_url, name="judge", model="judge-model")
+        judge = judging.judge_create(name="j", template="generic.pairwise", endpoint=endpoint)
+        page = researcher.get("/judging/new/", {"run": run_a.pk}).content.decode()
+        assert f'<option value="{run_a.pk}" selected>' in page
+        # the service refuses a pairwise judge without a second run
+        response = researcher.post(
+            "/judging/new/", {"judge": judge.pk, "run": run_a.pk, "repeats": 1}
+        )
+        assert response.status_code == 400
+        assert "compares two runs" in response.content.decode()
+        response = researcher.post(
+            "/judging/new/",
+            {"judge": judge.pk, "run": run_a.pk, "against": run_b.pk, "repeats": 2},
+        )
+        job = JudgeJob.objects.get()
+        assert response["Location"] == f"/judging/{job.pk}/"
+        assert (job.run_id, job.against_id, job.repeats) == (run_a.pk, run_b.pk, 2)
+        assert job.judgments.count() == 6 * 2 * 2
+        execute_job(job)
+
+    # its page: counts as whole numbers without a spread, shares with two decimals
+    html = researcher.get(f"/judging/{job.pk}/").content.decode()
+    assert metric_cells(html, "items") == ["6", ""]
+    assert metric_cells(html, "repeats") == ["2", ""]
+    assert metric_cells(html, "tie") == ["100.00", "0.00"]
+    assert metric_cells(html, "win") == ["0.00", "0.00"]
+
+
+def metric_cells(html: str, name: str) -> list[str]:
+    row = re.search(
+        rf"<tr><th scope=\"row\"[^>]*><code>{re.escape(name)}</code>(.*?)</tr>", html, re.S
+    )
+    assert row, f"no row for {name}"
+    return [
+        re.sub(r"<[^>]+>", "", cell).strip()
+        for cell in re.findall(r"<td[^>]*>(.*?)</td>", row[1], re.S)
+    ]
+
+
+# --- rows that settle while the page is open ----------------------------------------------------
+
+
+def watch_of(html: str) -> str:
+    found = re.search(r'id="rows-poll"[^>]*hx-get="[^"]*watch=([^"&]*)', html)
+    return found[1].replace("%2C", ",") if found else ""
+
+
+def test_a_running_runs_rows_are_swapped_in_as_they_settle(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    run = services.run_launch(
+        benchmark=benchmark, task="answer", split="default", endpoint=endpoint
+    )
+    first, second, *rest = run.predictions.order_by("position")
+    html = researcher.get(f"/runs/{run.pk}/").content.decode()
+    # every row of the page is watched, with the status it shows
+    watched = watch_of(html)
+    assert watched.split(",") == [f"{p.pk}.pending" for p in (first, second, *rest)]
+    assert f'<tr id="prediction-{first.pk}"' in html
+
+    # one item settles, one is taken by a worker
+    Prediction.objects.filter(pk=first.pk).update(
+        status="done", output="Answer: 1", answer=1, scores={"accuracy": 100.0}
+    )
+    Prediction.objects.filter(pk=second.pk).update(status="running")
+    part = researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watched}).content.decode()
+    swapped = re.findall(r'<tr id="prediction-(\d+)" hx-swap-oob="true">', part)
+    assert swapped == [str(first.pk), str(second.pk)]
+    assert part.count("<template>") == 2
+    assert "Answer: 1" in part
+    # the next poll watches what is still unsettled, the running one as running
+    assert watch_of(part).split(",") == [f"{second.pk}.running"] + [f"{p.pk}.pending" for p in rest]
+    assert 'id="rows-poll" hidden hx-swap-oob="true"' in part
+
+    # nothing moved: nothing swapped, the same watch
+    again = researcher.get(
+        f"/runs/{run.pk}/", {"part": "rows", "watch": watch_of(part)}
+    ).content.decode()
+    assert "<tr" not in again and watch_of(again) == watch_of(part)
+
+    # the run ends: its last rows come in and the polling stops
+    run.predictions.update(status="done")
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE)
+    last = researcher.get(
+        f"/runs/{run.pk}/", {"part": "rows", "watch": watch_of(part)}
+    ).content.decode()
+    assert len(re.findall(r"<tr id=", last)) == 5
+    assert "hx-get" not in last
+    assert (
+        "hx-get"
+        not in re.search(
+            r'<div id="rows-poll"[^>]*>', researcher.get(f"/runs/{run.pk}/").content.decode()
+        )[0]
+    )
+
+
+def test_a_watch_list_that_is_not_one_is_ignored(
+    researcher: Client, benchmark: Benchmark, tmp_path: Path
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    run = services.run_launch(
+        benchmark=benchmark, task="answer", split="default", endpoint=endpoint
+    )
+    other = make_counting_benchmark(tmp_path, 2, name="Other")
+    stranger = services.run_launch(
+        benchmark=other, task="answer", split="default", endpoint=endpoint
+    ).predictions.get(position=0)
+    # another run's row is not this page's to show
+    for watch in ("", "x", "1.done", ",,,", "99999999.pending", f"{stranger.pk}.pending"):
+        response = researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})
+        assert response.status_code == 200
+        assert "<tr" not in response.content.decode()
+
+
+# --- two runs side by side ----------------------------------------------------------------------
+
+
+def test_differs_is_another_answer_or_another_score() -> None:
+    same = {"answer": {"calls": ["a"]}, "scores": {"accuracy": 100.0}}
+    assert not differs(same, dict(same))
+    assert differs(same, {**same, "answer": {"calls": ["b"]}})
+    assert differs(same, {**same, "scores": {"accuracy": 0.0}})
+    assert differs(same, {"answer": None, "scores": {}})
+    # no scores and empty scores are the same
+    assert not differs({"answer": 1, "scores": None}, {"answer": 1, "scores": {}})
+
+
+def test_input_summary_is_the_question_in_a_line() -> None:
+    assert (
+        input_summary({"query": "What  comes\nafter 3?", "tools": ["x"]}) == "What comes after 3?"
+    )
+    assert input_summary({"dialogue": [{"content": "hi"}, {"content": "book a room"}]}) == (
+        "book a room"
+    )
+    assert input_summary({"n": 3}) == '{"n": 3}'
+    assert input_summary("a" * 400, limit=10) == "a" * 9 + "…"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_side_by_side_with_their_disagreements(
+    researcher: Client, two_runs: tuple[Run, Run]
+) -> None:
+    run_a, run_b = two_runs
+    html = researcher.get("/runs/compare/", {"a": run_a.pk, "b": run_b.pk}).content.decode()
+    # run A answers 1, 2, 3... rightly on even numbers (0, 2, 4 -> right; 1, 3, 5 -> wrong);
+    # run B always 0: every answer differs
+    counts = re.sub(r"<[^>]+>", "", re.search(r'id="compare-counts">(.*?)</p>', html, re.S)[1])
+    assert " ".join(counts.split()) == "6 shared items: 0 agree 6 disagree"
+    assert html.count('class="differs"') == 6
+    assert "What number comes after 0?" in html
+    assert f'href="/campaigns/new/?kind=pairwise&amp;runs={run_a.pk},{run_b.pk}"' in html
+    # the same outputs in B as in A: all agree
+    for a, b in zip(
+        run_a.predictions.order_by("position"), run_b.predictions.order_by("position"), strict=True
+    ):
+        if a.position < 2:
+            Prediction.objects.filter(pk=b.pk).update(answer=a.answer, scores=a.scores)
+    html = researcher.get(
+        "/runs/compare/", {"a": run_a.pk, "b": run_b.pk, "show": "disagree"}
+    ).content.decode()
+    assert html.count('class="differs"') == 4 and "<td><code>default/" in html
+    counts = re.sub(r"<[^>]+>", "", re.search(r'id="compare-counts">(.*?)</p>', html, re.S)[1])
+    assert " ".join(counts.split()) == "6 shared items: 2 agree 4 disagree"
+    html = researcher.get(
+        "/runs/compare/", {"a": run_a.pk, "b": run_b.pk, "show": "agree"}
+    ).content.decode()
+    assert html.count("<tr>") == 2 + 1  # two rows and the header
+
+
+def test_compare_paginates(researcher: Client, tmp_path: Path) -> None:
+    benchmark = make_benchmark(name="Many", suite="generic")
+    samples = [
+        make_sample(benchmark=benchmark, split="s", input={"query": f"q{i}"}) for i in range(120)
+    ]
+    runs = []
+    for name in ("a", "b"):
+        run = Run.objects.create(benchmark=benchmark, task="answer", name=name, status="done")
+        Prediction.objects.bulk_create(
+            Prediction(run=run, sample=s, position=i, status="done", answer=i if name == "a" else 0)
+            for i, s in enumerate(samples)
+        )
+        runs.append(run)
+    query = {"a": runs[0].pk, "b": runs[1].pk, "show": "disagree"}
+    first = researcher.get("/runs/compare/", query).content.decode()
+    assert "page 1 of 3" in first and "q0" not in first and "q1<" in first
+    assert f"?a={runs[0].pk}&amp;b={runs[1].pk}&amp;show=disagree&amp;page=2" in first
+    third = researcher.get("/runs/compare/", {**query, "page": 3}).content.decode()
+    assert third.count('class="differs"') == 119 - 100
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "words"),
+    [
+        ({}, 400, "name two runs to compare"),
+        ({"a": "x", "b": "1"}, 400, "name two runs to compare"),
+        ({"a": "999999", "b": "999998"}, 404, "there is no run #999999"),
+    ],
+)
+def test_compare_refuses_what_is_not_two_runs(
+    researcher: Client, query: dict[str, Any], status: int, words: str
+) -> None:
+    response = researcher.get("/runs/compare/", query)
+    assert response.status_code == status
+    assert words in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_compare_refuses_two_runs_of_different_tasks(
+    researcher: Client, two_runs: tuple[Run, Run]
+) -> None:
+    run_a, run_b = two_runs
+    Run.objects.filter(pk=run_b.pk).update(task="other")
+    response = researcher.get("/runs/compare/", {"a": run_a.pk, "b": run_b.pk})
+    assert response.status_code == 400
+    assert "compare two runs of one task" in response.content.decode()
+    response = researcher.get("/runs/compare/", {"a": run_a.pk, "b": run_a.pk})
+    assert response.status_code == 400
+    assert "with another run" in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_leaderboard_and_a_run_page_lead_to_the_comparison(
+    researcher: Client, two_runs: tuple[Run, Run]
+) -> None:
+    run_a, run_b = two_runs
+    board = researcher.get(f"/leaderboard/{run_a.benchmark_id}/answer/").content.decode()
+    form = re.search(r'<form method="get" action="/runs/compare/"[^>]*>(.*?)</form>', board, re.S)
+    assert form, "no way to pick two runs on the leaderboard"
+    assert re.findall(r'<select name="(\w)">', form[1]) == ["a", "b"]
+    # the best run is A, the next B
+    assert re.search(rf'name="a"><option value="{run_a.pk}" selected>', form[1])
+    assert re.search(rf'<option value="{run_b.pk}" selected>', form[1].split('name="b"')[1])
+    page = researcher.get(f"/runs/{run_a.pk}/").content.decode()
+    assert f'<input type="hidden" name="a" value="{run_a.pk}">' in page
+    assert f'<option value="{run_b.pk}">#{run_b.pk}' in page
+    assert f'href="/judging/new/?run={run_a.pk}"' in page
+
+
+def test_the_polled_panel_brings_the_buttons_the_work_now_allows(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    run = services.run_launch(
+        benchmark=benchmark, task="answer", split="default", endpoint=endpoint
+    )
+    hx = {"HX-Request": "true"}
+    part = researcher.get(f"/runs/{run.pk}/", {"part": "progress"}, headers=hx).content.decode()
+    controls = re.search(r'<span id="work-controls"[^>]*>(.*?)</span>', part, re.S)
+    assert controls and 'hx-swap-oob="true"' in controls[0]
+    assert "Cancel run" in controls[1]
+    # the run finished meanwhile: no Cancel any more
+    run.predictions.update(status="done")
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE)
+    part = researcher.get(f"/runs/{run.pk}/", {"part": "progress"}, headers=hx).content.decode()
+    controls = re.search(r'<span id="work-controls"[^>]*>(.*?)</span>', part, re.S)
+    assert controls and "Cancel" not in controls[1]
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ('{"stop": "a\\u0000b"}', "NUL"),
+        ('{"temperature": NaN}', "NaN"),
+        ("[" * 5000 + "]" * 5000, "nested more than"),
+        ('["a list"]', "expected a JSON object"),
+    ],
+)
+def test_parameters_no_database_could_store_are_refused_on_the_form(
+    researcher: Client, benchmark: Benchmark, params: str, words: str
+) -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    response = researcher.post(
+        "/runs/new/",
+        {
+            "benchmark": benchmark.pk,
+            "task": "generic:answer",
+            "split": "default",
+            "endpoint": endpoint.pk,
+            "shots": 0,
+            "seed": 0,
+            "params": params,
+        },
+    )
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert words in html
+    assert not Run.objects.exists()
