@@ -390,6 +390,10 @@ def markdown_table(results: Sequence[Result], *, date: str, machine: str) -> str
     if notes:
         lines.append("")
         lines += [f"- {_cell(m)}: {_cell(n)}" for m, n in notes]
+    commands = list(dict.fromkeys(r.command for r in results if r.command))
+    if commands:
+        lines += ["", "Commands:", ""]
+        lines += [f"- `{command}`" for command in commands]
     return "\n".join(lines) + "\n"
 
 

@@ -121,6 +121,7 @@ def test_results_round_trip_and_make_one_markdown_table(tmp_path: Path) -> None:
             target="<= 3x",
             verdict="pass",
             load="machine 1.00 of 2 cores busy",
+            command="./dev python perf/import_speed.py --repeat 3",
             notes=["re-import 0.2 s"],
         ),
         honest.Result(
@@ -150,6 +151,7 @@ def test_results_round_trip_and_make_one_markdown_table(tmp_path: Path) -> None:
     # a pipe in a cell cannot break the table
     assert lines[5].startswith("| annotate_load.py | next \\| submit |")
     assert "- import of 20,614 rows: re-import 0.2 s" in lines
+    assert lines[-1] == "- `./dev python perf/import_speed.py --repeat 3`"
 
 
 def test_the_table_command_writes_the_file_and_exits_by_the_verdicts(tmp_path: Path) -> None:
