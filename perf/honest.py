@@ -315,11 +315,20 @@ def add_arguments(parser: Any) -> None:
     )
 
 
-def command_line() -> str:
-    """How the script was started, as a `./dev python ...` command."""
-    script = Path(sys.argv[0])
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """How the script was started, as a `./dev python ...` command (without --results, where
+    its output went)."""
+    args = list(sys.argv if argv is None else argv)
+    script = Path(args[0])
     name = f"perf/{script.name}" if script.parent.name == "perf" else str(script)
-    return " ".join(["./dev python", name, *sys.argv[1:]])
+    kept: list[str] = []
+    rest = iter(args[1:])
+    for arg in rest:
+        if arg == "--results":
+            next(rest, None)
+        elif not arg.startswith("--results="):
+            kept.append(arg)
+    return " ".join(["./dev python", name, *kept])
 
 
 # --- the table ----------------------------------------------------------------------------------

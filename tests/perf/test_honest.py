@@ -178,3 +178,10 @@ def test_a_script_that_left_no_result_is_a_missed_row(tmp_path: Path) -> None:
     text = out.read_text()
     assert "| a.py | m | 1 | 1 | 1x | <= 2x | pass | quiet |" in text
     assert "| b.py | (no result: the script stopped before reporting; see its output) |" in text
+
+
+def test_the_command_is_shown_without_where_its_results_went() -> None:
+    argv = ["/x/perf/import_speed.py", "--repeat", "3", "--results", "out.jsonl", "--cpu-load=1"]
+    assert honest.command_line(argv) == "./dev python perf/import_speed.py --repeat 3 --cpu-load=1"
+    argv = ["perf/csv_speed.py", "--results=out.jsonl", "--rows", "10"]
+    assert honest.command_line(argv) == "./dev python perf/csv_speed.py --rows 10"
