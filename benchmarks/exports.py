@@ -16,6 +16,7 @@ author is not in an export. A sample an approved refinement dropped
 from __future__ import annotations
 
 import io
+import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,9 +26,15 @@ from typing import Any
 from django.utils import timezone
 
 from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
-from benchmarks.suites.base import SampleRecord, ToolRecord
+from benchmarks.suites.base import (
+    ImportBundle,
+    ImportFormatError,
+    SampleRecord,
+    ToolRecord,
+    validate_bundle,
+)
 from benchmarks.suites.export import ExportError, Files, json_bytes, platform_jsonl
-from benchmarks.suites.registry import get_suite
+from benchmarks.suites.registry import Exporter, get_suite
 from config.errors import ApplicationError
 
 FORMATS = ("published", "jsonl")
@@ -53,6 +60,7 @@ class BenchmarkExport:
     samples: int
     changed: int
     dropped: int
+    differs: int = 0
 
     def write_to(self, folder: Path) -> list[Path]:
         """Write the files under `folder` (made if missing); returns the paths written."""
@@ -201,6 +209,20 @@ def benchmark_export(
         raise ExportRefused(
             f"{benchmark.name}: {exc}", field=exc.field or "format", code="cannot_export"
         ) from None
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        # A stored value of a shape the writer does not expect (a gold edited as free JSON):
+        # refused, not a server error.
+        raise ExportRefused(
+            f"{benchmark.name}: a stored sample is not in the shape the {benchmark.suite} "
+            f"format needs ({type(exc).__name__}: {exc})",
+            field="format",
+            code="cannot_export",
+        ) from None
+    differences: list[dict[str, Any]] = []
+    if fmt == "published":
+        assert suite.exporter is not None
+        read = _check_reads_back(suite.exporter, suite.import_files, files)
+        differences = _differences(records, read)
 
     revisions: dict[int, list[SampleRevision]] = {}
     for made in (
@@ -224,6 +246,7 @@ def benchmark_export(
                 for pk, split_name, external_id, revision in changed
             ],
             "dropped": dropped,
+            "differs_when_read_back": differences,
         }
     )
     return BenchmarkExport(
@@ -234,7 +257,55 @@ def benchmark_export(
         samples=len(records),
         changed=len(changed),
         dropped=len(dropped),
+        differs=len(differences),
     )
+
+
+def _check_reads_back(
+    exporter: Exporter, read: Callable[[list[Path]], ImportBundle], files: Files
+) -> ImportBundle:
+    """Read the written files with the suite's importer, so that an export that would not
+    import back (a refined gold the format cannot hold, an edit the importer refuses) is
+    refused here, with the importer's file, line and field, rather than found later."""
+    with tempfile.TemporaryDirectory(prefix="export-") as tmp:
+        folder = Path(tmp)
+        for name, data in files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(data)
+        try:
+            bundle = read(exporter.paths_to_import(folder))
+            validate_bundle(bundle)
+        except ImportFormatError as exc:
+            where = str(exc).replace(f"{folder}/", "")
+            raise ExportRefused(
+                f"the export would not import back: {where}",
+                field=exc.field or "format",
+                code="cannot_export",
+            ) from None
+    return bundle
+
+
+COMPARED = ("kind", "input", "reference", "candidate_tools")
+
+
+def _differences(records: list[SampleRecord], read: ImportBundle) -> list[dict[str, Any]]:
+    """The samples that the written files, read back, do not give as stored, and the fields
+    that differ (what the format could not carry, e.g. a refined query that the published
+    prompt around it does not follow): said in provenance.json rather than silently lost."""
+    again = {(r.split, r.external_id): r for r in read.samples}
+    found = []
+    for record in records:
+        twin = again.get((record.split, record.external_id))
+        fields = (
+            ["external_id"]
+            if twin is None
+            else [name for name in COMPARED if getattr(twin, name) != getattr(record, name)]
+        )
+        if fields:
+            found.append(
+                {"external_id": record.external_id, "split": record.split, "fields": fields}
+            )
+    return found
 
 
 def benchmark_get_by_name(name: str) -> Benchmark:

@@ -32,7 +32,6 @@ def home(request: HttpRequest) -> HttpResponse:
     context = {
         "rows": rows,
         "can_import": allows(request.user, "benchmarks:import", method="POST"),
-        "can_export": allows(request.user, "benchmarks:benchmark-export"),
     }
     return render(request, "benchmarks/home.html", context)
 
@@ -65,6 +64,7 @@ def benchmark_detail(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         "filters": filters,
         "filter_query": query,
         "can_admin": request.user.is_staff,
+        "can_export": allows(request.user, "benchmarks:benchmark-export"),
     }
     if request.htmx and request.GET.get("part") == "samples":
         return render(request, "benchmarks/benchmark_detail.html#samples", context)

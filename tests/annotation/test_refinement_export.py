@@ -3,6 +3,7 @@ who wrote it, who approved it, when and how; one still awaiting review is not ex
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from django.test import Client
 
 from annotation.models import Campaign, Label
 from benchmarks.exports import benchmark_export
-from benchmarks.models import Benchmark, Sample
+from benchmarks.models import Benchmark, Sample, SampleRevision
 from tests.annotation.test_refinement import campaign, edit, open_item
 
 pytestmark = pytest.mark.django_db
@@ -123,3 +124,32 @@ def test_a_dropped_sample_is_left_out_and_listed(client: Client, tmp_path: Path)
     assert provenance["dropped"] == [{"external_id": sample.external_id, "split": "test"}]
     questions = [json.loads(line)["question"] for line in (out / "test.json").open()]
     assert sample.input["query"] not in questions
+
+
+@pytest.mark.parametrize("review_stage", [True, False])
+def test_revisions_made_before_provenance_was_recorded_get_it_from_their_refinement(
+    client: Client, review_stage: bool
+) -> None:
+    from django.apps import apps
+
+    migration = importlib.import_module(
+        "annotation.migrations.0008_samplerevision_provenance_backfill"
+    )
+    # given a refinement applied, its revision as it was stored before benchmarks 0004
+    c, annotator, reviewer = campaign(review_stage=review_stage)
+    sample, label = refine_first_step(client, c, annotator)
+    if review_stage:
+        client.force_login(reviewer)
+        client.post(f"/review/{c.pk}/{label.pk}/", {"decision": "approve"}, HTTP_HX_REQUEST="true")
+    SampleRevision.objects.filter(sample=sample).update(reviewer=None, verdict="")
+    untouched = SampleRevision.objects.get(sample=sample, number=0)
+
+    # when
+    migration.forwards(apps, None)
+
+    # then
+    made = SampleRevision.objects.get(sample=sample, number=1)
+    expected = (reviewer, "approved") if review_stage else (None, "unreviewed")
+    assert (made.reviewer, made.verdict) == expected
+    untouched.refresh_from_db()
+    assert (untouched.reviewer, untouched.verdict) == (None, "")

@@ -31,8 +31,9 @@ def test_the_page_offers_the_splits_and_formats(client: Client, benchmark: Bench
     split = benchmark.samples.first().split
     assert f'<option value="{split}"' in page
     assert 'value="published"' in page and 'value="jsonl"' in page
-    # linked from the benchmark list
-    assert f"/benchmarks/{benchmark.pk}/export/" in client.get("/").content.decode()
+    # linked from the benchmark's page
+    detail = client.get(f"/benchmarks/{benchmark.pk}/").content.decode()
+    assert f'href="/benchmarks/{benchmark.pk}/export/"' in detail
 
 
 def test_the_download_is_a_zip_of_the_published_files(client: Client, benchmark: Benchmark) -> None:

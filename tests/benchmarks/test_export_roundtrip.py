@@ -52,6 +52,8 @@ def round_trip(suite: str, paths: list[Path], out: Path, **import_options: Any) 
 
 
 def assert_identical(suite: str, *fields: str) -> None:
+    provenance = benchmark_export(benchmark=Benchmark.objects.get(name=f"{suite} original"))
+    assert b'"differs_when_read_back": []' in provenance.files["provenance.json"]
     before, after = samples_of(f"{suite} original", *fields), samples_of(f"{suite} again", *fields)
     assert before, "nothing was imported"
     assert sorted(before) == sorted(after)
@@ -214,6 +216,12 @@ def test_a_refined_mtubench_turn_is_exported_as_its_new_answer_and_query(
     revise(sample, input={**sample.input, "query": "A refined question?"}, reference=reference)
 
     export_and_reimport("mtubench", tmp_path / "out")
+    # the platform keeps the dialogue's turns as published beside the refined query; read
+    # back, the turns hold the refined query too, and provenance.json says so
+    provenance = json.loads((tmp_path / "out" / "provenance.json").read_text())
+    assert provenance["differs_when_read_back"] == [
+        {"external_id": sample.external_id, "split": sample.split, "fields": ["input"]}
+    ]
     read = again(sample)
     assert read.reference == sample.reference
     assert read.input["query"] == "A refined question?"
@@ -251,6 +259,12 @@ def test_a_refined_ultratool_call_is_exported_as_a_call_the_importer_reads(
     revise(sample, input=sample.input, reference=reference)
 
     export_and_reimport("ultratool", tmp_path / "out")
+    # read back, the step has the call text it was written as (stored as the published call),
+    # which the refined step did not have: provenance.json names the field
+    provenance = json.loads((tmp_path / "out" / "provenance.json").read_text())
+    assert provenance["differs_when_read_back"] == [
+        {"external_id": "1", "split": "test", "fields": ["reference"]}
+    ]
     read = again(sample)
     written = next(s for s in read.reference["steps"] if s["step"] == step["step"])
     assert written["arguments"] == step["arguments"]
@@ -326,3 +340,22 @@ def test_a_suite_without_an_exporter_exports_as_jsonl_only(
     lines = [json.loads(line) for line in export.files["samples.jsonl"].decode().splitlines()]
     stored = list(benchmark.samples.order_by("id").values(*SAMPLE_FIELDS, "metadata"))
     assert lines == stored
+
+
+def test_an_export_that_would_not_import_back_is_refused_naming_file_line_and_field() -> None:
+    # given a WTU-Eval gold refined as free JSON into an answer the format cannot hold
+    benchmark_import(
+        suite="wtueval",
+        paths=[DEMO / "wtueval" / "questions.jsonl"],
+        benchmark_name="wtueval original",
+    )
+    sample = Sample.objects.filter(benchmark__name="wtueval original").order_by("id")[1]
+    revise(sample, input=sample.input, reference={**sample.reference, "answer": []})
+    # when it is exported, then the importer's own error says where
+    with pytest.raises(ExportRefused) as refused:
+        benchmark_export(benchmark=Benchmark.objects.get(name="wtueval original"))
+    message = str(refused.value)
+    assert "would not import back: questions.jsonl, line 2, field 'answer'" in message
+    assert refused.value.field == "answer"
+    # the platform's JSON Lines still has it as stored
+    assert benchmark_export(benchmark=Benchmark.objects.get(name="wtueval original"), fmt="jsonl")

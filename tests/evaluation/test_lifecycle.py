@@ -357,7 +357,7 @@ def test_the_progress_partial_polls_only_while_running(
     html = partial()
     assert html.lstrip().startswith('<section id="progress"')
     assert f'hx-get="/{prefix}/{parent.pk}/?part=progress"' in html
-    assert "<strong>1</strong> to go" in html and "of 2 (50.0%)" in html
+    assert "<strong>1</strong> to go" in html and "of 2 (50.00%)" in html
     lifecycle.cancel(KINDS[name], parent)
     assert "hx-trigger" not in partial()
 

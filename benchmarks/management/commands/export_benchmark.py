@@ -55,7 +55,18 @@ class Command(BaseCommand):
                 f"{export.dropped} dropped) in {len(written)} files under {out}"
             )
         )
+        if export.differs:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"{export.differs} samples read back otherwise than stored (the format "
+                    "cannot carry all of them): see differs_when_read_back in provenance.json"
+                )
+            )
         exporter = get_suite(export.suite).exporter
         if export.fmt == "published" and exporter is not None:
             paths = " ".join(shlex.quote(str(p)) for p in exporter.paths_to_import(out))
-            self.stdout.write(f"Read back with: import_benchmark {export.suite} {paths}")
+            name = shlex.quote(f"{export.benchmark} (exported)")
+            self.stdout.write(
+                "Read back as a benchmark of its own with: ./dev python manage.py "
+                f"import_benchmark {export.suite} {paths} --benchmark {name}"
+            )
