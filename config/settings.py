@@ -160,6 +160,13 @@ STORAGES = {
 # database, so a flushed cache logs nobody out.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
+# The first reads a session's user with a statement written once (config/auth.py); ModelBackend
+# stays for sessions that name it (signed in before it was added).
+AUTHENTICATION_BACKENDS = [
+    "config.auth.SessionUserBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

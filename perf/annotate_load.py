@@ -201,7 +201,7 @@ def fixture_build(*, items: int, annotators: int) -> Fixture:
     for user in users:
         store = SessionStore()
         store[SESSION_KEY] = user._meta.pk.value_to_string(user)
-        store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
         store[HASH_SESSION_KEY] = user.get_session_auth_hash()
         store.create()
         sessions.append(store.session_key)
