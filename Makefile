@@ -90,6 +90,23 @@ stack-down: $(STAMP)
 stack-status: $(STAMP)
 	$(PY) -m config.devstack status
 
+# Every perf script with settings short enough for one run of about 10-15 minutes, each against
+# its baseline in the same run; one table of the results (with the machine's load and a verdict
+# that is never a pass when the machine was disturbed) in $(PERF_OUT)/PERF.md. A script that
+# fails does not stop the others (the leading -); the table marks one that left no result, and
+# the last step exits non-zero unless every target passed.
+PERF_OUT ?= .artifacts/perf
+PERF_RESULTS := $(PERF_OUT)/results.jsonl
 perf: $(DEV_STAMP)
-	DEBUG=$${DEBUG:-1} $(PY) perf/import_speed.py --repeat 3
-	DEBUG=$${DEBUG:-1} $(PY) perf/eval_overhead.py --repeat 5 --tool-mode both --bare-processes 2
+	mkdir -p $(PERF_OUT) && rm -f $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/import_speed.py --repeat 3 --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/eval_overhead.py --repeat 5 --tool-mode both --bare-processes 2 \
+	  --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/agreement_speed.py --repeat 3 --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/csv_speed.py --repeat 3 --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 30 --cpu-load 1 \
+	  --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 20 --saturation-seconds 20 \
+	  --saturation-annotators 10 --results $(PERF_RESULTS)
+	$(PY) perf/honest.py $(PERF_RESULTS) $(PERF_OUT)/PERF.md \
+	  import_speed.py eval_overhead.py agreement_speed.py csv_speed.py annotate_load.py

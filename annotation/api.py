@@ -30,6 +30,7 @@ from annotation.assign import item_next, item_skip
 from annotation.models import AgreementReport, Assignment, Campaign, Member, Question
 from annotation.selectors import (
     annotator_progress,
+    assignment_of,
     campaigns_of,
     item_for_assignment,
     item_view,
@@ -174,11 +175,7 @@ class CampaignViewSet(ViewSet):
         body = SubmitSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        assignment = (
-            Assignment.objects.select_related("item")
-            .filter(pk=data["assignment"], campaign=campaign, annotator=request.user)
-            .first()
-        )
+        assignment = assignment_of(campaign, request.user, data["assignment"])
         if assignment is None:
             raise NotFound("no such item for you")
         label, created = answers_submit(

@@ -17,15 +17,16 @@ carried out, with a message for the annotator.
 
 from __future__ import annotations
 
+import functools
 import random
 import uuid
 from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
+from annotation import rows
 from annotation.errors import AnnotationError
 from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label
@@ -151,15 +152,19 @@ def _lease(campaign: Campaign, item_id: int, user: Any, now: Any) -> Assignment:
 
 
 def _locked_assignment(assignment_id: int, user: Any) -> Assignment:
-    assignment = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("campaign", "item")
-        .filter(pk=assignment_id, annotator=user)
-        .first()
-    )
-    if assignment is None:
+    # Written once (on every submit's path); its campaign and item are read only if asked for.
+    row = rows.fetch(_locked_sql(), [assignment_id, user.pk])
+    if row is None:
         raise AnnotationError("no such item for you")
-    return assignment
+    return rows.instance(Assignment, row)
+
+
+@functools.cache
+def _locked_sql() -> str:
+    return (
+        f"SELECT {rows.columns(Assignment, 'a')} FROM {Assignment._meta.db_table} a"  # noqa: S608 (the models' own names)
+        " WHERE a.id = %s AND a.annotator_id = %s FOR UPDATE"
+    )
 
 
 def item_skip(*, assignment_id: int, user: Any) -> None:
@@ -214,11 +219,9 @@ def label_submit(
     was skipped, or went to someone else after the lease ran out."""
     # One read for both: a label already stored with this form's token (a double click, a
     # second tab), and an earlier, undone label of this assignment (the new one supersedes it).
-    known = list(
-        Label.objects.filter(
-            Q(token=token) | Q(assignment_id=assignment_id, is_current=False)
-        ).order_by("-created_at")
-    )
+    known = [
+        rows.instance(Label, row) for row in rows.fetch_all(_known_sql(), [token, assignment_id])
+    ]
     same = next((label for label in known if label.token == token), None)
     if same is not None:
         if same.annotator_id != user.pk:
@@ -274,6 +277,15 @@ def label_submit(
         # assignment. The transaction is undone whole.
         raise AnnotationError("this item already has your answer") from None
     return label, True
+
+
+@functools.cache
+def _known_sql() -> str:
+    return (
+        f"SELECT {rows.columns(Label, 'l')} FROM {Label._meta.db_table} l"  # noqa: S608 (the models' own names)
+        " WHERE l.token = %s OR (l.assignment_id = %s AND NOT l.is_current)"
+        " ORDER BY l.created_at DESC"
+    )
 
 
 # The assignment's status and the item's count of answers, in one round trip.

@@ -38,6 +38,7 @@ from annotation.refinement import (
 )
 from annotation.selectors import (
     annotator_progress,
+    assignment_of,
     campaigns_of,
     item_for_assignment,
     item_view,
@@ -184,7 +185,7 @@ def _posted_answers(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
 
 
 def _own_assignment(campaign: Campaign, assignment_id: int, user: Any) -> Assignment | None:
-    return Assignment.objects.filter(pk=assignment_id, campaign=campaign, annotator=user).first()
+    return assignment_of(campaign, user, assignment_id)
 
 
 def _submit_refused(

@@ -160,6 +160,13 @@ STORAGES = {
 # database, so a flushed cache logs nobody out.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
+# The first reads a session's user with a statement written once (config/auth.py); ModelBackend
+# stays for sessions that name it (signed in before it was added).
+AUTHENTICATION_BACKENDS = [
+    "config.auth.SessionUserBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -201,7 +208,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttle.OneTripThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         # A person annotating answers at most every few seconds; these stop scripts.
         "annotation": env("THROTTLE_ANNOTATION", "600/min"),
@@ -213,7 +220,7 @@ REST_FRAMEWORK = {
 # its own key prefix.
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.cache.RedisCache",
         "LOCATION": env("REDIS_URL", ""),
         "KEY_PREFIX": "toolevals-cache",
     }

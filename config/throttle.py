@@ -1,16 +1,94 @@
 """Rate limits for pages, counted with the API's: a page view decorated with a scope shares
-the budget (and the Redis counter) of DRF's ScopedRateThrottle for that scope, so a script
-cannot get around the API's limit by posting the page's form."""
+the budget (and the Redis counter) of the API's throttle for that scope, so a script cannot get
+around the API's limit by posting the page's form.
+
+The throttle (`OneTripThrottle`, DEFAULT_THROTTLE_CLASSES) is DRF's ScopedRateThrottle (the same
+scopes, rates and sliding window) with its window kept in a Redis sorted set and decided by one
+script: one round trip a request instead of DRF's read and write of the whole pickled history,
+and atomic, so two web workers cannot both take the last slot of a window."""
 
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from rest_framework.throttling import ScopedRateThrottle
+
+# KEYS[1] the window; ARGV now, duration, limit, a unique member. Drops the requests older than
+# the window (as DRF drops history[-1] <= now - duration), then admits and records this one if
+# fewer than `limit` remain; otherwise answers the oldest request's time (for Retry-After).
+WINDOW_SCRIPT = """
+local now = tonumber(ARGV[1])
+local duration = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - duration)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[4])
+  redis.call('EXPIRE', KEYS[1], math.ceil(duration) + 1)
+  return ''
+end
+return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
+"""
+
+_script: Any = None
+
+
+def _window() -> tuple[Any, Any] | None:
+    """(the script, a client of the cache's Redis), or None when the cache is not Redis (DRF's
+    own way then). The script is sent once; later calls name it by its hash (EVALSHA)."""
+    global _script
+    backend = getattr(cache, "_cache", None)
+    get_client = getattr(backend, "get_client", None)
+    if get_client is None:
+        return None
+    client = get_client(None, write=True)
+    if _script is None:
+        _script = client.register_script(WINDOW_SCRIPT)
+    return _script, client
+
+
+class OneTripThrottle(ScopedRateThrottle):
+    """ScopedRateThrottle in one Redis round trip (see the module's docstring). The rates are
+    ScopedRateThrottle.THROTTLE_RATES (settings, or a test's patch of them)."""
+
+    oldest: float | None = None
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        window = _window()
+        if window is None:
+            return super().allow_request(request, view)
+        self.scope = getattr(view, self.scope_attr, None)
+        if not self.scope:
+            return True
+        self.rate = self.get_rate()
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
+        self.now = self.timer()
+        key = cache.make_and_validate_key(f"{self.key}:window")
+        member = f"{self.now!r}:{secrets.token_hex(6)}"
+        script, client = window
+        oldest = script(
+            keys=[key],
+            args=[repr(self.now), self.duration, self.num_requests, member],
+            client=client,
+        )
+        if not oldest:
+            return True
+        self.oldest = float(oldest)
+        return False
+
+    def wait(self) -> float | None:
+        if self.oldest is None:
+            return super().wait()
+        return max(0.0, self.duration - (self.now - self.oldest))
 
 
 def throttled(scope: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
@@ -22,7 +100,7 @@ def throttled(scope: str) -> Callable[[Callable[..., HttpResponse]], Callable[..
     def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            throttle = ScopedRateThrottle()
+            throttle = OneTripThrottle()
             if throttle.allow_request(request, Scope):
                 return view(request, *args, **kwargs)
             wait = math.ceil(throttle.wait() or 1)

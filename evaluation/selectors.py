@@ -569,6 +569,65 @@ def item_scores(scores: dict[str, Any] | None, spec: TaskSpec | None) -> dict[st
     return shown
 
 
+# --- the predictions CSV ------------------------------------------------------------------------
+
+# A run's predictions as the CSV lists them, read through a server-side cursor (flat memory
+# however many there are) with no ORM row building: the answer and the scores arrive as JSON
+# text (Django's jsonb loader), decoded here exactly as the ORM's JSONField decodes them.
+PREDICTION_CSV_SQL = """
+SELECT p.position, s.split, s.external_id, p.repeat, p.status, p.output, p.answer, p.parsed,
+       p.note, p.error, p.attempts, p.latency_ms, p.cached, p.prompt_tokens,
+       p.completion_tokens, p.cached_tokens, p.scores
+FROM evaluation_prediction p JOIN benchmarks_sample s ON s.id = p.sample_id
+WHERE p.run_id = %s
+ORDER BY p.position
+"""
+
+# Every score name of a run in the order a reader of its rows meets them: by the first row (in
+# position order) that has it, then its place among that row's keys (jsonb's own order, the
+# order the decoded dict keeps). Computed by PostgreSQL, without sending the scores over.
+SCORE_NAMES_SQL = """
+SELECT t.name
+FROM evaluation_prediction p
+CROSS JOIN LATERAL jsonb_object_keys(
+    CASE WHEN jsonb_typeof(p.scores) = 'object' THEN p.scores ELSE '{}'::jsonb END
+) WITH ORDINALITY AS t(name, place)
+WHERE p.run_id = %s
+GROUP BY t.name
+ORDER BY min(ARRAY[p.position::bigint, t.place])
+"""
+
+
+def prediction_score_names(run_id: int) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(SCORE_NAMES_SQL, [run_id])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def prediction_csv_rows(run_id: int, chunk: int = 5000) -> Iterable[tuple[Any, ...]]:
+    """(position, split, external_id, repeat, status, output, answer, parsed, note, error,
+    attempts, latency_ms, cached, prompt_tokens, completion_tokens, cached_tokens, scores) per
+    prediction, in position order, answer and scores decoded."""
+    loads = json.loads
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(PREDICTION_CSV_SQL, [run_id])
+        while rows := cursor.fetchmany(chunk):
+            for row in rows:
+                answer, scores = row[6], row[16]
+                if answer is not None:
+                    # Most answers are a JSON string without escapes: its text is the value.
+                    if answer[0] == '"' and "\\" not in answer:
+                        answer = answer[1:-1]
+                    else:
+                        answer = loads(answer)
+                yield (
+                    *row[:6],
+                    answer,
+                    *row[7:16],
+                    None if scores is None else loads(scores),
+                )
+
+
 # --- two runs of one task, item by item -------------------------------------------------------
 
 # Each run's prediction of every (sample, trial) (one: prediction_unique_per_run), the two

@@ -36,6 +36,8 @@ from evaluation.selectors import (
     job_panel,
     leaderboard,
     metric_row,
+    prediction_csv_rows,
+    prediction_score_names,
     run_list,
     run_panel,
     run_polling,
@@ -361,10 +363,7 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
     spec = task_spec(run)
     prices = Prices.of(run.endpoint)
-    predictions = run.predictions.order_by("position")
-    score_names: list[str] = []
-    for scores in predictions.values_list("scores", flat=True).iterator(chunk_size=2000):
-        score_names.extend(name for name in scores or {} if name not in score_names)
+    score_names = prediction_score_names(run.pk)
     # Counts and flags as whole numbers; scores and undeclared names as stored.
     whole = {
         name
@@ -380,31 +379,14 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
 
     trials = run.trials > 1
 
+    run_id = run.pk
+
     def rows() -> Iterator[list[Any]]:
-        fields = (
-            "position",
-            "sample__split",
-            "sample__external_id",
-            "repeat",
-            "status",
-            "output",
-            "answer",
-            "parsed",
-            "note",
-            "error",
-            "attempts",
-            "latency_ms",
-            "cached",
-            "prompt_tokens",
-            "completion_tokens",
-            "cached_tokens",
-            "scores",
-        )
-        for values in predictions.values_list(*fields).iterator(chunk_size=2000):
+        for values in prediction_csv_rows(run_id):
             position, split, sample_id, repeat, *head, prompt, completion, cached, scores = values
             cost = str(prices.cost(Tokens(prompt, completion, cached))) if prices else ""
             yield [
-                run.pk,
+                run_id,
                 position,
                 split,
                 sample_id,

@@ -1,8 +1,10 @@
 """A database of a perf script's own, next to the configured one (or the embedded dev stack's),
-so that a measurement never touches development data."""
+so that a measurement never touches development data. PERF_DATABASE_SUFFIX, when set, is added
+to its name (two checkouts measuring on one PostgreSQL server at once)."""
 
 from __future__ import annotations
 
+import os
 from urllib.parse import urlsplit, urlunsplit
 
 
@@ -11,8 +13,8 @@ class OwnDatabase:
     maintenance database, since the configured one need not exist (a fresh machine, CI)."""
 
     def __init__(self, database_url: str, name: str) -> None:
-        self.name = name
-        self.url = urlunsplit(urlsplit(database_url)._replace(path=f"/{name}"))
+        self.name = name + os.environ.get("PERF_DATABASE_SUFFIX", "")
+        self.url = urlunsplit(urlsplit(database_url)._replace(path=f"/{self.name}"))
         self.admin_url = urlunsplit(urlsplit(database_url)._replace(path="/postgres"))
 
     def ensure(self) -> None:

@@ -43,7 +43,7 @@ from django.db import connection
 
 from annotation.agreement.ratings import CampaignRatings, QuestionRatings, Rater
 from annotation.kinds import kind_of
-from annotation.models import Campaign, Item, Label, Question
+from annotation.models import Campaign, Item, Question
 from benchmarks.suites.judging import combine_orders
 from benchmarks.suites.protocol import MetricSpec, TaskSpec
 from benchmarks.suites.registry import get_suite
@@ -658,23 +658,36 @@ def labels_fingerprint(
     return "/".join(parts)
 
 
-def label_rows(campaign: Campaign, chunk: int = 2000) -> Any:
+# The labels of the long-format CSV in the order it lists them, read by a server-side cursor
+# without building ORM rows (the answers arrive as JSON text and are decoded as the ORM would).
+LABEL_ROWS_SQL = """
+SELECT l.item_id, u.username, l.answers, a.shown_order, l.time_ms, l.created_at
+FROM annotation_label l
+JOIN annotation_item i ON i.id = l.item_id
+JOIN auth_user u ON u.id = l.annotator_id
+JOIN annotation_assignment a ON a.id = l.assignment_id
+WHERE l.campaign_id = %s AND l.is_current
+ORDER BY i.position, u.username
+"""
+
+
+def label_rows(campaign: Campaign, chunk: int = 5000) -> Any:
     """The campaign's current labels for the long-format CSV, streamed from the database (a
     server-side cursor, so memory stays flat however many labels there are): per label, the
     item id, the annotator, the answers, the order shown, the time on item and when."""
-    return (
-        Label.objects.filter(campaign=campaign, is_current=True)
-        .order_by("item__position", "annotator__username")
-        .values_list(
-            "item_id",
-            "annotator__username",
-            "answers",
-            "assignment__shown_order",
-            "time_ms",
-            "created_at",
-        )
-        .iterator(chunk_size=chunk)
-    )
+    loads = json.loads
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(LABEL_ROWS_SQL, [campaign.pk])
+        while rows := cursor.fetchmany(chunk):
+            for item_id, username, answers, shown_order, time_ms, created_at in rows:
+                yield (
+                    item_id,
+                    username,
+                    None if answers is None else loads(answers),
+                    shown_order,
+                    time_ms,
+                    created_at,
+                )
 
 
 def item_keys(campaign: Campaign) -> dict[int, tuple]:

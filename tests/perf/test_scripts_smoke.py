@@ -1,0 +1,145 @@
+"""Each perf script runs to its end with tiny settings and leaves one result per target (what it
+measured, its baseline, the ratio, the target, a verdict and the machine's load) for the table
+`make perf` writes. The figures of such a run mean nothing; that the scripts run, measure what
+they say and refuse to call a disturbed run a pass is what is checked. They run in a database of
+their own (dropped afterwards), never the test database or the checkout's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from perf import honest
+from perf.owndb import OwnDatabase
+
+ROOT = Path(__file__).resolve().parents[2]
+VERDICTS = {"pass", "MISSED", "disturbed", "MISSED (disturbed)"}
+
+SUFFIX = "_smoke"
+
+
+@pytest.fixture(scope="module")
+def smoke_env() -> Iterator[dict[str, str]]:
+    """The environment of the scripts: DATABASE_URL a database of their own on the test
+    PostgreSQL server, and their own databases' names suffixed (perf/owndb.py)."""
+    from tests.workers import test_database_url
+
+    server = test_database_url()
+    saved = os.environ.pop("PERF_DATABASE_SUFFIX", None)
+    try:
+        names = ["toolevals_perf_smoke", *(f"toolevals_perf_{n}{SUFFIX}" for n in PERF_DBS)]
+        own = [OwnDatabase(server, name) for name in names]
+    finally:
+        if saved is not None:
+            os.environ["PERF_DATABASE_SUFFIX"] = saved
+    own[0].ensure()
+    env = {
+        **os.environ,
+        "DATABASE_URL": own[0].url,
+        "PERF_DATABASE_SUFFIX": SUFFIX,
+        "DEBUG": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    try:
+        yield env
+    finally:
+        for database in own:
+            database.drop()
+
+
+PERF_DBS = ("annotate", "agreement")
+
+
+def run_script(env: dict[str, str], tmp_path: Path, *args: str) -> list[honest.Result]:
+    results = tmp_path / "results.jsonl"
+    done = subprocess.run(
+        [sys.executable, *args, "--results", str(results)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=840,
+    )
+    output = done.stdout + done.stderr
+    # 0 pass, 1 missed, 3 disturbed: every one a finished measurement; anything else a crash
+    assert done.returncode in (0, 1, 3), output
+    found = honest.results_read(results)
+    assert found, output
+    for result in found:
+        assert result.verdict in VERDICTS and "cores busy" in result.load, result
+        assert result.value and result.baseline and result.target
+        assert f"RESULT {result.measured}" in done.stdout
+    assert done.returncode == honest.exit_status(r.verdict for r in found), output
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_import_speed_times_the_whole_command(smoke_env: dict[str, str], tmp_path: Path) -> None:
+    (result,) = run_script(smoke_env, tmp_path, "perf/import_speed.py", "--sizes", "300")
+    assert "the whole import_benchmark command" in result.measured
+    assert "to its COMMIT" in result.baseline
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_csv_speed_compares_the_view_with_copy(smoke_env: dict[str, str], tmp_path: Path) -> None:
+    (result,) = run_script(
+        smoke_env, tmp_path, "perf/csv_speed.py", "--rows", "500", "--repeat", "2"
+    )
+    assert "COPY ... TO STDOUT" in result.baseline and "first byte" in result.value
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_eval_overhead_in_both_modes_with_equal_processes(
+    smoke_env: dict[str, str], tmp_path: Path
+) -> None:
+    text, native = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/eval_overhead.py",
+        *("--items", "30", "--concurrency", "4", "--latency-ms", "5", "--workers", "1"),
+        *("--repeat", "2", "--tool-mode", "both"),
+    )
+    for result in (text, native):
+        assert "1 workers vs 1 bare processes" in result.measured
+        assert "metrics and intervals stored" in result.measured
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_agreement_speed_goes_through_the_worker(smoke_env: dict[str, str], tmp_path: Path) -> None:
+    (result,) = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/agreement_speed.py",
+        *("--items", "60", "--annotators", "3", "--questions", "3", "--resamples", "20"),
+        *("--repeat", "2", "--drop-db"),
+    )
+    assert "through the Celery worker" in result.measured
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_annotate_load_compares_cpu_per_request(smoke_env: dict[str, str], tmp_path: Path) -> None:
+    found = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/annotate_load.py",
+        *("--seconds", "4", "--warmup", "1", "--annotators", "4", "--items", "300"),
+        *("--gunicorn", "1x2", "--baseline-seconds", "3", "--saturation-seconds", "3"),
+        *("--saturation-annotators", "2", "--cpu-load", "1", "--drop-db"),
+    )
+    assert [r.measured.split(" (")[0] for r in found] == [
+        "next item and submit p95",
+        "gunicorn CPU per next/submit request",
+        "capacity: next+submit pairs/s, 2 annotators, no think time, gunicorn 1x2",
+    ]
+    assert "competing load we started" in found[0].load
