@@ -164,10 +164,6 @@ def sample_get(*, benchmark: Benchmark, sample_id: int) -> Sample:
     return get_object_or_404(Sample, benchmark=benchmark, pk=sample_id)
 
 
-def _arguments_text(arguments: Any) -> str:
-    return json.dumps(arguments, ensure_ascii=False, indent=2) if arguments else ""
-
-
 def gold_outline(reference: Any) -> dict[str, Any]:
     """A gold answer to read: numbered steps or calls with their tool and arguments, or, for any
     other gold, its JSON."""
@@ -180,15 +176,20 @@ def gold_outline(reference: Any) -> dict[str, Any]:
                 "depth": step.depth,
                 "text": step.text,
                 "tool": step.tool or "",
-                "arguments": _arguments_text(step.arguments),
+                "arguments": step.arguments,
             }
             for step, number in zip(steps, numbering(steps), strict=True)
         ]
         return {"mode": shape, "rows": rows}
     if shape == "calls":
         rows = [
-            {"number": str(i), "depth": 0, "text": "", "tool": call.name}
-            | {"arguments": _arguments_text(call.arguments)}
+            {
+                "number": str(i),
+                "depth": 0,
+                "text": "",
+                "tool": call.name,
+                "arguments": call.arguments,
+            }
             for i, call in enumerate(calls_from_reference(reference), start=1)
         ]
         return {"mode": shape, "rows": rows}

@@ -108,7 +108,7 @@ def test_the_sample_page_shows_turns_gold_tools_and_the_diff_of_each_revision(
     assert response.status_code == 200
     html = response.content.decode()
     assert 'class="turn turn-user"' in html and "Weather in &lt;Oban&gt;?" in html
-    assert '<code class="call-name">weather</code>' in html
+    assert '<code class="call-text">weather(' in html
     assert "Forecasts &lt;i&gt;rain&lt;/i&gt;" in html and "Tells the time." in html
     assert "Revision 1" in html and "a clock first" in html and "The sample as imported." in html
     # the diff: one call added in front, one argument added to the call that was first

@@ -128,7 +128,7 @@ def test_an_oracle_of_the_gold_scores_100_natively_where_the_text_oracle_does(
     client.force_login(make_superuser())
     page = client.get(f"/runs/{run.pk}/").content.decode()
     first_call = next(r for p in run.predictions.all() for r in p.trace if r["action"])
-    assert f'<code class="call-name">{first_call["action"]}</code>' in page
+    assert f'<code class="call-text">{first_call["action"]}(' in page
 
 
 def wrong_first_step(task: str, step: dict[str, Any], tools: tuple[str, ...]) -> Any:
