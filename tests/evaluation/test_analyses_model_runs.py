@@ -4,13 +4,16 @@ computed again when a newer one finishes. Figures counted by hand."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from evaluation.analyses import run_analyses_get
 from evaluation.models import Prediction, Run
-from tests.factories import make_benchmark, make_sample
+from tests.factories import make_benchmark, make_researcher, make_sample
 
 pytestmark = pytest.mark.django_db
 
@@ -84,3 +87,28 @@ def test_the_four_regions_read_the_models_newest_runs_and_no_other_models() -> N
         {"group": "gsm8k-mini", "n": 2, "accuracy_r1": 50.0, "accuracy_r2": 50.0,
          "call_rate_r2": 50.0, **empty},
     ]  # fmt: skip
+
+
+def test_the_page_shows_a_missing_region_as_missing_and_counts_no_items_twice() -> None:
+    benchmark = make_benchmark(suite="wtueval")
+    math = make_sample(
+        benchmark=benchmark,
+        split="gsm8k-mini",
+        input={"question": "1 + 1?"},
+        reference={"kind": "tool", "answer": "2"},
+    )
+    shown = region_run(benchmark, [math], "R1", "model-a", [{"accuracy": 1.0}])
+    region_run(benchmark, [math], "R2", "model-a", [{"accuracy": 0.0, "call_rate": 1.0}])
+    client = Client()
+    client.force_login(make_researcher())
+    page = client.get(reverse("evaluation:run-analyses", args=[shown.pk])).content.decode()
+    section = page[page.index('id="analysis-all_regions"') :]
+    section = section[: section.index("</article>")]
+    # R1 100, R2 0 and call rate 100; R3, R4 and R4's call rate missing, not zero
+    body = section[section.index("<tbody>") : section.index("</tbody>")]
+    missing = '<span class="muted">—</span>'
+    assert re.findall(r'<td class="num">(.*?)\s*</td>', body) == [
+        "1", "100.00", "0.00", "100.00", missing, missing, missing,
+    ]  # fmt: skip
+    # the one item is behind both runs' figures: the caption claims no total of items
+    assert "items by dataset" not in section and "groups may share items" in section
