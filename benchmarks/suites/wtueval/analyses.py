@@ -5,7 +5,10 @@ the failed traces (Fig. 4), by the suite's automatic classification and, beside 
 humans of an error-type campaign, with how often they agree.
 
 A run is one region (its task, R1-R4) over one or several datasets (its splits), so a region's
-row of the paper's table is the comparison of the runs of one task, one bar per run.
+row of the paper's table is the comparison of the runs of one task, one bar per run; the whole
+table for one model (a row per dataset, a column per region) is `all_regions`, declared for every
+region: the run shown beside the model's newest finished run of each other region
+(AnalysisInput.inputs["model_runs"]).
 
 Error types: the automatic type of a wrong item is its `errors[<type>]` score (evaluate.py,
 `error_type`); the human types are the answers to the error-type campaign's question "types"
