@@ -84,7 +84,8 @@ def _single_section(run: Run, analysis: Analysis, found: dict[str, Any]) -> dict
             }
             for row in rows
         ],
-        "total": sum(row["n"] for row in rows),
+        # the items the groups partition; facets (partition=False) share items: no total
+        "total": sum(row["n"] for row in rows) if analysis.partition else None,
         "csv": reverse("evaluation:run-analysis-csv", args=[run.pk, analysis.name]),
     }
 

@@ -107,3 +107,58 @@ def test_a_run_beside_the_same_models_run_without_tools(r4: AnalysisInput) -> No
     # without the other run, its side is empty
     alone = analysis("with_and_without_tools").run(AnalysisInput(r4.records, r4.ctx))
     assert [row["accuracy_without"] for row in alone] == [None, None, None]
+
+
+def test_the_four_regions_of_a_model_without_an_r3_run(r4: AnalysisInput) -> None:
+    items = {
+        (r.split, r.external_id): item_of(r)
+        for r in wtueval.import_files([FIXTURE]).samples
+        if r.reference["kind"] == "tool"
+    }
+    gsm1, gsm2, live = (
+        items[("gsm8k-mini", "1")],
+        items[("gsm8k-mini", "2")],
+        items[("realtime-mini", "q-7")],
+    )
+    # the model's R1 run: gsm8k right and wrong, realtime right
+    r1 = [
+        Scored(item=gsm1, outcome=None, scores={"accuracy": 1.0}),
+        Scored(item=gsm2, outcome=None, scores={"accuracy": 0.0}),
+        Scored(item=live, outcome=None, scores={"accuracy": 1.0}),
+    ]
+    # its R2 run: gsm8k right twice after calls; realtime asked twice, wrong after a call and
+    # right without one
+    r2 = [
+        Scored(item=gsm1, outcome=None, scores={"accuracy": 1.0, "call_rate": 1.0}),
+        Scored(item=gsm2, outcome=None, scores={"accuracy": 1.0, "call_rate": 1.0}),
+        Scored(item=live, outcome=None, scores={"accuracy": 0.0, "call_rate": 1.0}),
+        Scored(item=live, outcome=None, scores={"accuracy": 1.0, "call_rate": 0.0}, repeat=1),
+    ]
+    data = AnalysisInput(r4.records, r4.ctx, inputs={"model_runs": {"R1": r1, "R2": r2}})
+    blank = {"accuracy_r1": None, "accuracy_r2": None, "call_rate_r2": None}
+    general = {"accuracy_r3": None, "accuracy_r4": None, "call_rate_r4": None}
+    # datasets in natural order; no R3 run: its column is empty, not zero
+    assert analysis("all_regions").run(data) == [
+        {"group": "boolq-mini", "n": 2, **blank, **general,
+         "accuracy_r4": 50.0, "call_rate_r4": 50.0},
+        {"group": "gsm8k-mini", "n": 2, **general,
+         "accuracy_r1": 50.0, "accuracy_r2": 100.0, "call_rate_r2": 100.0},
+        {"group": "piqa-mini", "n": 2, **blank, **general,
+         "accuracy_r4": 0.0, "call_rate_r4": 0.0},
+        {"group": "race-mini", "n": 1, **blank, **general,
+         "accuracy_r4": 0.0, "call_rate_r4": 0.0},
+        # n: the most items a region's run has (R2 asked twice)
+        {"group": "realtime-mini", "n": 2, **general,
+         "accuracy_r1": 100.0, "accuracy_r2": 50.0, "call_rate_r2": 50.0},
+    ]  # fmt: skip
+    # the same table shows on the R1 run's page: its own records fill its own column
+    r1_ctx = context_for(Evaluator(wtueval), "R1")
+    seen_from_r1 = AnalysisInput(r1, r1_ctx, inputs={"model_runs": {"R2": r2, "R4": r4.records}})
+    assert analysis("all_regions").run(seen_from_r1) == analysis("all_regions").run(data)
+    # alone, only the run's own region is filled
+    alone = analysis("all_regions").run(AnalysisInput(r4.records, r4.ctx))
+    assert [(row["group"], row["accuracy_r1"], row["accuracy_r4"]) for row in alone] == [
+        ("boolq-mini", None, 50.0),
+        ("piqa-mini", None, 0.0),
+        ("race-mini", None, 0.0),
+    ]

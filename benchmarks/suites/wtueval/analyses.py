@@ -5,7 +5,10 @@ the failed traces (Fig. 4), by the suite's automatic classification and, beside 
 humans of an error-type campaign, with how often they agree.
 
 A run is one region (its task, R1-R4) over one or several datasets (its splits), so a region's
-row of the paper's table is the comparison of the runs of one task, one bar per run.
+row of the paper's table is the comparison of the runs of one task, one bar per run; the whole
+table for one model (a row per dataset, a column per region) is `all_regions`, declared for every
+region: the run shown beside the model's newest finished run of each other region
+(AnalysisInput.inputs["model_runs"]).
 
 Error types: the automatic type of a wrong item is its `errors[<type>]` score (evaluate.py,
 `error_type`); the human types are the answers to the error-type campaign's question "types"
@@ -28,12 +31,14 @@ from benchmarks.suites.analyses import (
     AnalysisMetric,
     Row,
     breakdown,
+    natural_key,
+    rate,
     score_of,
 )
 from benchmarks.suites.protocol import Context, Scored
-from benchmarks.suites.wtueval.evaluate import ERROR_TYPES
+from benchmarks.suites.wtueval.evaluate import ERROR_TYPES, WITH_TOOLS
 
-__all__ = ["ANALYSES", "PAPER_TYPES", "automatic_type", "human_types", "paper_type"]
+__all__ = ["ALL_REGIONS", "ANALYSES", "PAPER_TYPES", "automatic_type", "human_types", "paper_type"]
 
 # The paper's five types (Table 4, Fig. 4) in its order, then the endpoint's failure.
 PAPER_TYPES = (
@@ -239,9 +244,59 @@ def _with_and_without(region: str) -> Analysis:
     )
 
 
+REGIONS = ("R1", "R2", "R3", "R4")
+# Table 1's columns (and Table 7's call rate): (metric, region, per-item score)
+REGION_COLUMNS = tuple(
+    (f"{score}_{region.lower()}", region, score)
+    for region in REGIONS
+    for score in ("accuracy", "call_rate")
+    if score == "accuracy" or region in WITH_TOOLS
+)
+
+
+def _all_regions(data: AnalysisInput) -> list[Row]:
+    """A row per dataset of the four regions' runs (this run for its own region, the model's
+    newest finished run of each other one): accuracy, and call rate where tools are offered;
+    None for a region with no run on the dataset. n: the most items any region's run has on
+    the dataset (the runs of a dataset normally ask the same questions)."""
+    runs = {**(data.inputs.get("model_runs") or {}), data.ctx.task.name: data.records}
+    by_dataset: dict[str, dict[str, list[Scored]]] = {}
+    for region in REGIONS:
+        for record in runs.get(region) or ():
+            by_dataset.setdefault(record.item.split, {}).setdefault(region, []).append(record)
+    rows: list[Row] = []
+    for dataset in sorted(by_dataset, key=natural_key):
+        parts = by_dataset[dataset]
+        row: Row = {GROUP: dataset, COUNT: max(len(records) for records in parts.values())}
+        for name, region, score in REGION_COLUMNS:
+            row[name] = rate([score_of(score)(record) for record in parts.get(region, ())])
+        rows.append(row)
+    return rows
+
+
+ALL_REGIONS = Analysis(
+    name="all_regions",
+    title="Accuracy and call rate per dataset in the four regions",
+    by="dataset",
+    metrics=tuple(
+        AnalysisMetric(name, f"{region} {score.replace('_', ' ')} (%)")
+        for name, region, score in REGION_COLUMNS
+    ),
+    compute=_all_regions,
+    source="Table 1, Table 7 (call rate)",
+    description="The paper's table for this run's model: this run in its region and the same "
+    "model's newest finished run of each other region of this benchmark (same tool mode). "
+    "A region without such a run, or without the dataset, is left empty. n is the most items "
+    "a region's run has on the dataset.",
+    inputs=("model_runs",),
+    # a row per dataset of four runs, not a partition of this run's items
+    partition=False,
+)
+
+
 ANALYSES: dict[str, tuple[Analysis, ...]] = {
-    "R1": (_by_dataset("R1"), _with_and_without("R1")),
-    "R2": (_by_dataset("R2"), _with_and_without("R2"), ERROR_TYPE_DISTRIBUTION),
-    "R3": (_by_dataset("R3"), _with_and_without("R3")),
-    "R4": (_by_dataset("R4"), _with_and_without("R4"), ERROR_TYPE_DISTRIBUTION),
+    "R1": (_by_dataset("R1"), _with_and_without("R1"), ALL_REGIONS),
+    "R2": (_by_dataset("R2"), _with_and_without("R2"), ERROR_TYPE_DISTRIBUTION, ALL_REGIONS),
+    "R3": (_by_dataset("R3"), _with_and_without("R3"), ALL_REGIONS),
+    "R4": (_by_dataset("R4"), _with_and_without("R4"), ERROR_TYPE_DISTRIBUTION, ALL_REGIONS),
 }
