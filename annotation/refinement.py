@@ -21,6 +21,7 @@ from annotation import refine
 from annotation.assign import AnnotationError
 from annotation.models import Assignment, Campaign, Label, RefinementDraft, Review
 from benchmarks.models import Sample, Tool
+from benchmarks.selectors import gold_outline
 from benchmarks.services import RevisionConflict, sample_revise, samples_annotate
 
 # --- drafts -------------------------------------------------------------------------------------
@@ -299,32 +300,8 @@ def _row(
 
 
 def reference_outline(reference: Any) -> dict[str, Any]:
-    """A gold answer as a reviewer reads it: numbered steps (or calls) with their tool and
-    arguments (as parsed; the template writes them as a call), or, for any other gold, its
-    JSON."""
-    mode = draft_mode(reference)
-    if mode == "plan":
-        steps = refine.plan_from_reference(reference)
-        rows = [
-            {
-                "number": number,
-                "depth": step.depth,
-                "text": step.text,
-                "tool": step.tool or "",
-                # As parsed: templates/partials/call.html writes the call.
-                "arguments": step.arguments or None,
-            }
-            for step, number in zip(steps, refine.numbering(steps), strict=True)
-        ]
-        return {"mode": mode, "rows": rows}
-    if mode == "calls":
-        rows = [
-            {"number": str(i), "depth": 0, "text": "", "tool": call.name}
-            | {"arguments": call.arguments or None}
-            for i, call in enumerate(refine.calls_from_reference(reference), start=1)
-        ]
-        return {"mode": mode, "rows": rows}
-    return {"mode": mode, "json": json.dumps(reference, ensure_ascii=False, indent=2)}
+    """A gold answer as a reviewer reads it: as the sample page shows it."""
+    return gold_outline(reference)
 
 
 # --- answers, review, revision ------------------------------------------------------------------

@@ -165,8 +165,9 @@ def sample_get(*, benchmark: Benchmark, sample_id: int) -> Sample:
 
 
 def gold_outline(reference: Any) -> dict[str, Any]:
-    """A gold answer to read: numbered steps or calls with their tool and arguments, or, for any
-    other gold, its JSON."""
+    """A gold answer to read (the sample page, the review of a refinement): numbered steps or
+    calls with their tool and arguments, or, for any other gold, its JSON
+    (templates/partials/outline.html)."""
     shape = gold_shape(reference)
     if shape == "plan":
         steps = plan_from_reference(reference)
@@ -176,7 +177,8 @@ def gold_outline(reference: Any) -> dict[str, Any]:
                 "depth": step.depth,
                 "text": step.text,
                 "tool": step.tool or "",
-                "arguments": step.arguments,
+                # As parsed: templates/partials/call.html writes the call.
+                "arguments": step.arguments or None,
             }
             for step, number in zip(steps, numbering(steps), strict=True)
         ]
