@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
+# First the app these shared tasks belong to: Django's start no longer imports it (config).
+import config.celery  # noqa: F401
 from annotation.models import AgreementReport
 
 

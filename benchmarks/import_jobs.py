@@ -27,7 +27,6 @@ from benchmarks.models import Benchmark, ImportJob
 from benchmarks.services import benchmark_import
 from benchmarks.suites.base import ImportFormatError, unstorable
 from benchmarks.suites.registry import get_suite, suite_names
-from config.celery import app as celery_app
 from config.errors import ApplicationError
 
 log = logging.getLogger(__name__)
@@ -178,6 +177,10 @@ def import_job_create(
                 files=records,
             )
             job_id = job.pk
+            # Here, not at the top: Celery is a third of a second of start-up for every
+            # process that sets Django up (the admin imports this module).
+            from config.celery import app as celery_app
+
             transaction.on_commit(
                 lambda: celery_app.send_task(TASK, args=[job_id], queue="default")
             )

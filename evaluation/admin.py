@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import openai
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -118,6 +117,8 @@ class EndpointAdmin(admin.ModelAdmin):
                     messages.WARNING,
                 )
                 continue
+            import openai  # here: the client library is seconds of start-up
+
             client = openai.OpenAI(
                 base_url=endpoint.base_url, api_key=key or "unused", timeout=10, max_retries=0
             )

@@ -14,8 +14,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import openai
-
 from evaluation.credentials import key_from_environment
 from evaluation.models import Endpoint, ResponseCache
 
@@ -56,6 +54,8 @@ def remote_embed(endpoint: Endpoint, texts: Sequence[str]) -> list[list[float]]:
         api_key = key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "unused"
         if not api_key:
             raise ValueError(f"the environment variable {endpoint.api_key_env} is not set")
+        import openai  # here: the client library is seconds of start-up for every process
+
         client = openai.OpenAI(
             base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.timeout_seconds
         )

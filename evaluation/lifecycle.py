@@ -35,7 +35,6 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from config.celery import app as celery_app
 from config.errors import ApplicationError
 from evaluation.models import Endpoint
 from evaluation.work.budget import Prices, Spending
@@ -107,6 +106,10 @@ def chunk_starts(positions: Iterable[int], size: int) -> list[int]:
 
 
 def queue_chunks(kind: WorkKind, parent_id: int, starts: Sequence[int], size: int) -> None:
+    # Here, not at the top: Celery is a third of a second of start-up for every process that
+    # sets Django up (the admin imports this module), most of which never queue work.
+    from config.celery import app as celery_app
+
     for first in starts:
         celery_app.send_task(
             kind.chunk_task, args=[parent_id, first, first + size - 1], queue=kind.queue

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-import openai
-import redis.asyncio as aioredis
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
@@ -185,6 +183,10 @@ async def _ask(
 ) -> tuple[list[str], str]:
     """Every prompt's answer text, at most the endpoint's concurrency at once (across processes:
     its slots), and the reason the work stopped ("" when it did not)."""
+    # Here: the client libraries are seconds of start-up for every process that sets Django up.
+    import openai
+    import redis.asyncio as aioredis
+
     redis_client = aioredis.Redis.from_url(settings.CELERY_BROKER_URL)
     client = openai.AsyncOpenAI(
         base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0

@@ -33,7 +33,6 @@ from benchmarks.suites.protocol import (
     TaskSpec,
 )
 from benchmarks.suites.trials import over_trials
-from config.celery import app as celery_app
 from config.errors import ApplicationError
 from evaluation import lifecycle
 from evaluation.bootstrap import bootstrap_intervals
@@ -449,6 +448,8 @@ def run_aggregate(
 
 
 def _queue_intervals(run_id: int) -> None:
+    from config.celery import app as celery_app  # here: see lifecycle.queue_chunks
+
     celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
 
 

@@ -6,9 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
+# A worker answers chunks with these clients: it loads them as it starts, not in its first
+# chunk (the modules below import them only when they make a client, to keep the other
+# processes that set Django up lean).
+import openai  # noqa: F401
+import redis.asyncio  # noqa: F401
 from celery import shared_task
 from celery.signals import worker_ready
 
+# First the app these shared tasks belong to: Django's start no longer imports it (config).
+import config.celery  # noqa: F401
 from evaluation import analyses, judging, lifecycle, services
 from evaluation.work.locks import lease_seconds
 

@@ -22,10 +22,13 @@ import socket
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlencode, urljoin, urlsplit, urlunsplit
 
-import httpx2
+if TYPE_CHECKING:
+    # Imported where a request is sent: the HTTP client is a second of start-up for every
+    # process that sets Django up (the URLs import this module), most of which never call out.
+    import httpx2
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[..., Any]
@@ -249,6 +252,8 @@ def _send_once(
 ) -> FetchResult:
     """One request to `address`, presenting `host` in the Host header and (https) as SNI and for
     certificate verification."""
+    import httpx2
+
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise FetchFailed(f"timed out before calling {url}")

@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-import openai
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
@@ -322,6 +321,8 @@ class NoCache:
 def simulator_caller(endpoint: Endpoint) -> Any:
     """A Caller for the simulator endpoint with its own generation parameters (the endpoint's,
     whatever the run asked of its model)."""
+    import openai  # here: the client library is seconds of start-up for every process
+
     config = endpoint_config(endpoint)
     client = openai.AsyncOpenAI(
         base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0

@@ -22,13 +22,16 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any, Protocol
-
-import openai
+from typing import TYPE_CHECKING, Any, Protocol
 
 from benchmarks.suites.protocol import CallFailed, Prompt, Style
 from evaluation.work.limits import Lane, RateLimit, Slots
 from evaluation.work.native_responses import chat_tool_calls, responses_native_fields
+
+if TYPE_CHECKING:
+    # Imported where used: the client library is seconds of start-up for every process that
+    # sets Django up (admin pages import this module), most of which never call an endpoint.
+    import openai
 
 BACKOFF_BASE = 0.5
 BACKOFF_CAP = 30.0
@@ -195,6 +198,8 @@ def backoff_seconds(attempt: int, rng: random.Random) -> float:
 
 def classify(exc: BaseException) -> tuple[bool, str, float | None]:
     """(retryable, reason, server-requested wait) for an exception from one attempt."""
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = _error_text(exc)
@@ -216,6 +221,8 @@ def classify(exc: BaseException) -> tuple[bool, str, float | None]:
 def failure_summary(exc: BaseException) -> str:
     """A failed request in a few words of our own (status, timeout, connection), with nothing
     the server sent: for pages that show the failure to whoever configured the endpoint."""
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         try:
             phrase = HTTPStatus(exc.status_code).phrase

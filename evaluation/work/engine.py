@@ -45,10 +45,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import openai
-import redis.asyncio as aioredis
 from django.conf import settings
 from django.db import connection, connections, transaction
 
@@ -76,6 +74,12 @@ from evaluation.work.locks import (
     lease_seconds,
     release,
 )
+
+if TYPE_CHECKING:
+    # The client libraries are imported when the process loop makes its first client: they are
+    # seconds of start-up for every process that sets Django up and never runs a chunk.
+    import openai
+    import redis.asyncio as aioredis
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -245,6 +249,8 @@ class ProcessLoop:
         key = (config.base_url, config.api_key, config.timeout)
         client = self.clients.get(key)
         if client is None:
+            import openai
+
             client = self.clients[key] = openai.AsyncOpenAI(
                 base_url=config.base_url,
                 api_key=config.api_key,
@@ -255,6 +261,8 @@ class ProcessLoop:
 
     def redis_client(self) -> aioredis.Redis:
         if self.redis is None:
+            import redis.asyncio as aioredis
+
             # Blocking pool: lanes waiting for a slot each hold a connection in BLPOP.
             pool = aioredis.BlockingConnectionPool.from_url(
                 settings.CELERY_BROKER_URL, max_connections=512, timeout=60

@@ -16,8 +16,12 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
-import redis.asyncio as aioredis
+if TYPE_CHECKING:
+    # Only the type: the client comes from the engine, which imports the library when it
+    # makes one (seconds of start-up saved for every process that never does).
+    import redis.asyncio as aioredis
 
 PREFIX = "toolevals:endpoint"
 

@@ -21,6 +21,11 @@ class Command(BaseCommand):
         "and the error names the file, the line or record, and the field. Re-importing the same "
         "files changes nothing."
     )
+    # No system checks before an import: they import every URL's view (and with them the API,
+    # the schema generator and numpy), a second of start-up on a ToolE-sized file whose import
+    # takes a third of that, and nothing they check is used by an import. `manage.py check`,
+    # runserver and migrate run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("suite", choices=suite_names())

@@ -78,7 +78,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.embedding import cosine_matrix, local_embed, rank_by_similarity
 from benchmarks.suites.metatool.importer import LIST_END, LIST_START
 from benchmarks.suites.protocol import (
     Context,
@@ -646,6 +645,11 @@ class _Neighbours:
                 f"{len(unknown)} gold tool(s) have no description in this benchmark ({shown}); "
                 "import the tool files (plugin_des.json, big_tool_des.json, plugin_info.json)"
             )
+        # Here, not at the top: embeddings are numpy, a fifth of a second of start-up for every
+        # process that loads the suite (an import of its files among them).
+        from benchmarks.suites.embedding import cosine_matrix, local_embed, rank_by_similarity
+
+        self.rank = rank_by_similarity
         self.names = sorted(set(pool) | set(needed))
         self.index = {name: i for i, name in enumerate(self.names)}
         embed = ctx.embed or local_embed
@@ -657,7 +661,7 @@ class _Neighbours:
 
     def nearest(self, name: str, k: int) -> list[str]:
         row = self.index[name]
-        ranked = rank_by_similarity(self.similarity[row])
+        ranked = self.rank(self.similarity[row])
         return [self.names[i] for i in ranked if i != row][: max(k, 0)]
 
 
