@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -134,6 +136,28 @@ def test_csv_rows_keep_line_numbers_across_quoted_newlines(tmp_path: Path) -> No
     ]
 
 
+def test_csv_rows_are_the_rows_dictreader_makes(tmp_path: Path) -> None:
+    # Blank lines skipped, a repeated column keeping its last cell, quoted separators, quotes
+    # and newlines, CRLF and LF: what csv.DictReader gave, which the reader used to be.
+    text = (
+        'Query,Tool,Query\r\n"a, b",T1,last\r\n\r\n"say ""hi""\nthen",T2,y\n\nz,T3,\n'
+        "\u00e9\u6f22,T4,w"
+    )
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    expected = [(reader.line_num, row) for row in reader]
+    assert len(expected) == 4
+    rows = list(iter_csv(write(tmp_path, "d.csv", text), ["Query", "Tool"]))
+    assert rows == expected
+    assert [line for line, _ in rows] == [2, 5, 7, 8]
+
+
+def test_a_short_csv_row_reports_a_bad_cell_before_it_first(tmp_path: Path) -> None:
+    path = write(tmp_path, "n.csv", "Query,Tool,Extra\nok,T,e\na\x00b,T\n")
+    with pytest.raises(ImportFormatError, match="NUL") as err:
+        list(iter_csv(path, ["Query", "Tool"]))
+    assert (err.value.line, err.value.field) == (3, "Query")
+
+
 def test_require_names_missing_and_mistyped_fields() -> None:
     with pytest.raises(ImportFormatError) as err:
         base.require({"id": 1}, "query", str, file="f.jsonl", line=4)
@@ -170,6 +194,29 @@ def test_validate_bundle_checks_column_sizes() -> None:
         )
     with pytest.raises(ImportFormatError, match="tool name"):
         validate_bundle(ImportBundle(tools=[ToolRecord(name="t" * 301)]))
+
+
+def test_validate_bundle_limits_are_inclusive_and_the_first_bad_sample_is_named() -> None:
+    def sample(split: str, external_id: str, line: int, kind: str = "query") -> SampleRecord:
+        return SampleRecord(
+            split=split, external_id=external_id, input={}, kind=kind, source=f"f, line {line}"
+        )
+
+    longest = [sample("s" * base.MAX_SPLIT_CHARS, "i" * base.MAX_ID_CHARS, 1), sample("s", "2", 2)]
+    validate_bundle(ImportBundle(samples=longest))
+    cases = [
+        (sample("s" * (base.MAX_SPLIT_CHARS + 1), "3", 3), "split must be"),
+        (sample("", "3", 3), "split must be"),
+        (sample("s", "i" * (base.MAX_ID_CHARS + 1), 3), "id must be"),
+        (sample("s", "3", 3, kind="plan "), "kind must be"),
+        (sample("s", "2", 3), "duplicate id '2'"),
+    ]
+    for bad, message in cases:
+        # A later sample breaks another rule: the error is about the first one, in order.
+        later = sample("s", "", 4)
+        with pytest.raises(ImportFormatError, match=message) as err:
+            validate_bundle(ImportBundle(samples=[*longest, bad, later]))
+        assert "f, line 3" in str(err.value)
 
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
