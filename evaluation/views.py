@@ -363,7 +363,8 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
     spec = task_spec(run)
     prices = Prices.of(run.endpoint)
-    score_names = prediction_score_names(run.pk)
+    # A finished run stores them (no scan of its scores before the first byte).
+    score_names = run.score_names if run.score_names is not None else prediction_score_names(run.pk)
     # Counts and flags as whole numbers; scores and undeclared names as stored.
     whole = {
         name

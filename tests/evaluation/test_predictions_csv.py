@@ -163,14 +163,14 @@ HOSTILE_SCORES: list[Any] = [
 ]
 
 
-def hostile_run(*, trials: int = 1) -> Run:
-    benchmark = make_benchmark(name="=cmd|' /C calc'!A0", suite="generic")
+def hostile_run(*, trials: int = 1, tag: str = "") -> Run:
+    benchmark = make_benchmark(name=f"=cmd|' /C calc'!A0{tag}", suite="generic")
     samples = [
         make_sample(benchmark=benchmark, split=f"=split{i % 2}", external_id=HOSTILE_TEXTS[i])
         for i in range(len(HOSTILE_TEXTS))
     ]
     endpoint = Endpoint.objects.create(
-        name="priced",
+        name=f"priced{tag}",
         base_url="http://127.0.0.1:9/v1",
         model="m",
         price_in=Decimal("0.0000025"),
