@@ -5,19 +5,21 @@ measured in the same run.
                              [--max-spread 0.15] [--max-others 0.25] [--keep]
 
 Setup (not timed): a run of --rows predictions (and as many samples) written with COPY, each
-with an answer, a note, token usage and two scores, in a benchmark named `perf-csv-export` of
-the database of DATABASE_URL (or the embedded dev stack's); deleted at the end unless --keep.
+with an answer, a two-line output, a note, token usage and two scores, in a benchmark named
+`perf-csv-export` of the database of DATABASE_URL (or the embedded dev stack's), its score
+names stored as a finished run stores them (Run.score_names); deleted at the end unless --keep.
 
 Timed, --repeat times each:
 - export: `GET /runs/<id>/predictions.csv` through Django's request handler (the test client,
-  signed in as a superuser: the middleware, the access rule, the view), reading the streamed
-  response to its last byte; the first byte is when its first chunk arrived. Memory is this
+  signed in as a superuser: the middleware, the access rule, the view, whose body is
+  PostgreSQL's COPY of the cells' text), reading the streamed response to its last byte; the
+  first byte is when its first chunk arrived. Memory is this
   process's resident set, sampled at every chunk: its growth over the export (the export must be
   flat, not grow with the rows). Its rows per CPU second of this process are shown too: what
   the export costs, whatever else the machine does.
 - baseline: `COPY (SELECT the same columns ... ORDER BY position) TO STDOUT (FORMAT csv)`
-  through psycopg, read to its last byte: what PostgreSQL itself gives, without the export's
-  JSON decoding, formula neutralisation or prices.
+  through psycopg, read to its last byte: what PostgreSQL itself gives of the stored columns,
+  without the export's formula neutralisation, JSON cells, flags or prices.
 
 Targets (issue #19): at least 200,000 rows/s for a million rows, first byte under 200 ms, memory
 flat (growth under 64 MB). A pass only when they are met and the measurement was not disturbed
@@ -52,7 +54,7 @@ from django.utils import timezone  # noqa: E402
 
 from benchmarks.models import Benchmark  # noqa: E402
 from evaluation.models import Run  # noqa: E402
-from evaluation.selectors import PREDICTION_CSV_SQL  # noqa: E402
+from evaluation.selectors import PREDICTION_CSV_SQL, prediction_score_names  # noqa: E402
 from perf import honest  # noqa: E402
 
 BENCHMARK = "perf-csv-export"
@@ -130,6 +132,9 @@ def build(rows: int) -> Run:
                     )
                 )
         cursor.execute("VACUUM ANALYZE evaluation_prediction")
+    # As a finished run has them (evaluation.services._run_summary), so the header needs no scan.
+    run.score_names = prediction_score_names(run.pk)
+    run.save(update_fields=["score_names"])
     return run
 
 
@@ -154,7 +159,7 @@ def export(client: Client, run: Run) -> tuple[float, float, float, int, int, flo
         if first is None:
             first = time.perf_counter() - start
         size += len(chunk)
-        lines += chunk.count(b"\r\n")
+        lines += chunk.count(b"\n")
         peak = max(peak, rss_mb())
     seconds = time.perf_counter() - start
     return seconds, first or seconds, peak - start_rss, size, lines, time.process_time() - cpu
@@ -204,7 +209,8 @@ def main() -> None:
             for repeat in range(args.repeat):
                 watch = honest.Watch([postmaster] if postmaster else [], burner.pids).start()
                 seconds, first, memory, _size, lines, cpu = export(client, run)
-                assert lines == args.rows + 1, f"{lines} lines for {args.rows} rows"
+                # a line per row and a line break inside each row's output, and the header
+                assert lines == 2 * args.rows + 1, f"{lines} line breaks for {args.rows} rows"
                 copy_seconds, _copy_size = copy_out(run)
                 loads.append(watch.stop())
                 exports.append((seconds, first, memory, cpu))
