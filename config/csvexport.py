@@ -133,6 +133,24 @@ def json_cell_sql(expr: sql.Composable, *, whole: bool = False) -> sql.Composed:
     ).format(x=expr, text=text_cell_sql(sql.SQL("({x} #>> '{{}}')").format(x=expr)), number=number)
 
 
+def csv_rows_lf(rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+    """Rows (no header) with csv_lines' cells, each line ended with \n as COPY ends its lines
+    (written with \r\n first, so that a cell holding a \r is quoted as COPY quotes it)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    out: list[str] = []
+    for row in rows:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow([csv_cell(value) for value in row])
+        out.append(buffer.getvalue()[:-2] + "\n")
+        if len(out) == ROWS_PER_CHUNK:
+            yield "".join(out)
+            out.clear()
+    if out:
+        yield "".join(out)
+
+
 def copy_csv_lines(header: Sequence[str], query: sql.Composable) -> Iterator[bytes]:
     """The header line at once (the first byte waits for no row), then the rows of `query`
     (each column already its cell's text, see above) as PostgreSQL's COPY writes them, in
