@@ -266,7 +266,7 @@ def labels_build(rows: int) -> Campaign:
         cursor.execute(
             "INSERT INTO annotation_assignment (campaign_id, item_id, annotator_id, status, "
             "shown_order, leased_at, lease_until, submitted_at) SELECT %s, i.id, u.id, "
-            "'submitted', CASE WHEN (i.position + u.id) % 2 = 0 THEN 'AB' ELSE 'BA' END, "
+            "'submitted', CASE WHEN (i.position + u.id) %% 2 = 0 THEN 'AB' ELSE 'BA' END, "
             "%s, %s, %s FROM annotation_item i CROSS JOIN auth_user u "
             "WHERE i.campaign_id = %s AND u.username LIKE %s",
             [campaign.pk, now, now, now, campaign.pk, f"{LABELS}-%"],
@@ -437,8 +437,7 @@ def main() -> None:
             results.append(measure(args, client, setup(kind, args.rows)))
         finally:
             if not args.keep:
-                forget()
-                labels_forget()
+                forget() if kind == "predictions" else labels_forget()
     for result in results:
         result.print()
     honest.results_append(args.results, results)

@@ -4,6 +4,7 @@ row per item x rater x question, with the item's keys)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -161,9 +162,9 @@ def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
     """The annotators' rows of label_rows_long as the cells' text, for COPY: every current
     label x every coder (a VALUES list in the coders' order), in the order of label_rows."""
     p = sql.SQL
-    raw = p("(l.answers -> q.source)")
+    raw = p("(x.answers -> q.source)")
     coder_rows = p(", ").join(
-        p("({}, {}, {}, {}, {})").format(
+        p("({}, {}, {}, {}, {}, {}::jsonb)").format(
             sql.Literal(n),
             sql.Literal(coder.key),
             sql.Literal(coder.source_key),
@@ -175,19 +176,10 @@ def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
                 else "codes"
             ),
             sql.Literal(coder.choice),
+            # answer as Python's str() -> the code's text
+            sql.Literal(json.dumps({text: str(_code(code)) for text, code in coder.codes.items()})),
         )
         for n, coder in enumerate(coders)
-    )
-    code_rows = [
-        p("({}, {}, {})").format(sql.Literal(n), sql.Literal(text), sql.Literal(str(_code(code))))
-        for n, coder in enumerate(coders)
-        if coder.choice is None and coder.scale != Question.Scale.PAIRWISE
-        for text, code in coder.codes.items()
-    ]
-    codes = (
-        p("SELECT * FROM (VALUES {}) AS c(n, text, code)").format(p(", ").join(code_rows))
-        if code_rows
-        else p("SELECT NULL::int AS n, NULL::text AS text, NULL::text AS code WHERE false")
     )
     # as _Coder.code: no answer (missing, null, "") is no code
     empty = p("({r} IS NULL OR {r} = 'null'::jsonb OR {r} = '\"\"'::jsonb)").format(r=raw)
@@ -206,8 +198,8 @@ def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
         " WHEN q.kind = 'choice' THEN CASE WHEN {chosen} THEN '1' ELSE '0' END"
         " WHEN q.kind = 'pairwise' THEN CASE WHEN {number} IN (1, 0, -1)"
         " THEN trunc({number})::int::text END"
-        " ELSE c.code END"
-    ).format(empty=empty, chosen=chosen, number=number)
+        " ELSE q.codes ->> ({text}) END"
+    ).format(empty=empty, chosen=chosen, number=number, text=_py_str_sql(raw))
     # _answer: several choices joined by |, each as Python's str() of it
     joined = p(
         "(SELECT string_agg({v}, '|' ORDER BY e.o) FROM jsonb_array_elements({r})"
@@ -217,35 +209,41 @@ def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
         r=raw, joined=text_cell_sql(joined), json=json_cell_sql(raw)
     )
     labelled_at = p(
-        "to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
-        " || CASE WHEN date_part('microseconds', l.created_at)::int % 1000000 <> 0"
-        " THEN to_char(l.created_at AT TIME ZONE 'UTC', '.US') ELSE '' END || '+00:00'"
+        "to_char(x.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
+        " || CASE WHEN date_part('microseconds', x.created_at)::int % 1000000 <> 0"
+        " THEN to_char(x.created_at AT TIME ZONE 'UTC', '.US') ELSE '' END || '+00:00'"
     )
     columns = [
         sql.Literal(campaign.pk),
         # the item's keys (annotation.agreement.data.item_keys)
-        p("i.id"),
-        p("i.position"),
-        p("i.sample_id"),
-        text_cell_sql(p("s.external_id")),
-        text_cell_sql(p("t.name")),
-        p("i.prediction_id"),
-        p("i.prediction_b_id"),
-        p("pa.run_id"),
-        p("pb.run_id"),
-        json_cell_sql(p("(i.payload -> 'api')")),
+        p("x.item_id"),
+        p("x.position"),
+        p("x.sample_id"),
+        text_cell_sql(p("x.external_id")),
+        text_cell_sql(p("x.tool")),
+        p("x.prediction_id"),
+        p("x.prediction_b_id"),
+        p("x.run_a"),
+        p("x.run_b"),
+        json_cell_sql(p("x.api")),
         p("'human'"),
-        text_cell_sql(p("u.username")),
+        text_cell_sql(p("x.username")),
         text_cell_sql(p("q.key")),
         answer,
         code,
-        text_cell_sql(p("a.shown_order")),
-        p("l.time_ms"),
+        text_cell_sql(p("x.shown_order")),
+        p("x.time_ms"),
         labelled_at,
     ]
+    # The labels sorted first (their columns as stored, narrow rows), then each label's rows
+    # made in the coders' order: the sort is of the labels, not of a million wide rows of cells.
     return p(
-        "WITH q(n, key, source, kind, choice) AS (VALUES {coders}), codes AS ({codes})"
-        " SELECT {columns}"
+        "WITH q(n, key, source, kind, choice, codes) AS (VALUES {coders})"
+        " SELECT {columns} FROM ("
+        " SELECT l.answers, l.time_ms, l.created_at, i.id AS item_id, i.position, i.sample_id,"
+        " s.external_id, t.name AS tool, i.prediction_id, i.prediction_b_id,"
+        " pa.run_id AS run_a, pb.run_id AS run_b, i.payload -> 'api' AS api, u.username,"
+        " a.shown_order"
         " FROM annotation_label l"
         " JOIN annotation_item i ON i.id = l.item_id"
         " JOIN auth_user u ON u.id = l.annotator_id"
@@ -254,14 +252,12 @@ def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
         " LEFT JOIN benchmarks_tool t ON t.id = i.tool_id"
         " LEFT JOIN evaluation_prediction pa ON pa.id = i.prediction_id"
         " LEFT JOIN evaluation_prediction pb ON pb.id = i.prediction_b_id"
-        " CROSS JOIN q"
-        " LEFT JOIN codes c ON c.n = q.n AND c.text = {text}"
         " WHERE l.campaign_id = {campaign} AND l.is_current"
-        " ORDER BY i.position, u.username, q.n"
+        " ORDER BY i.position, u.username OFFSET 0"
+        ") x CROSS JOIN q"
+        " ORDER BY x.position, x.username, q.n"
     ).format(
         coders=coder_rows,
-        codes=codes,
         columns=p(", ").join(columns),
-        text=_py_str_sql(raw),
         campaign=sql.Literal(campaign.pk),
     )
