@@ -26,6 +26,7 @@ Timed, --repeat times each:
   flat, not grow with the rows). Its rows per CPU second of this process are shown too: what
   the export costs, whatever else the machine does.
 - baseline: `COPY (SELECT the same columns ... ORDER BY position) TO STDOUT (FORMAT csv)`
+  (JIT off, as the exports run)
   through psycopg, read to its last byte: what PostgreSQL itself gives of the stored columns,
   without the export's formula neutralisation, JSON cells, flags or prices.
 
@@ -177,16 +178,24 @@ def export(client: Client, url: str) -> tuple[float, float, float, int, int, flo
 
 
 def copy_out(sql: str) -> tuple[float, int]:
-    """PostgreSQL's own CSV of the same rows, read to its last byte."""
+    """PostgreSQL's own CSV of the same rows, read to its last byte, with JIT off as the
+    exports run (config.csvexport.copy_csv_lines): its compiling would only slow the
+    baseline down and flatter the ratio."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET jit = off")
     start = time.perf_counter()
     size = 0
-    with (
-        connection.cursor() as cursor,
-        cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy,
-    ):
-        for block in copy:
-            size += len(block)
-    return time.perf_counter() - start, size
+    try:
+        with (
+            connection.cursor() as cursor,
+            cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy,
+        ):
+            for block in copy:
+                size += len(block)
+        return time.perf_counter() - start, size
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET jit")
 
 
 # --- the labels CSV -----------------------------------------------------------------------------
