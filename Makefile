@@ -107,7 +107,7 @@ perf: $(DEV_STAMP)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/eval_overhead.py --repeat 5 --tool-mode both --bare-processes 2 \
 	  --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/agreement_speed.py --repeat 3 --results $(PERF_RESULTS)
-	-DEBUG=$${DEBUG:-1} $(PY) perf/csv_speed.py --repeat 3 --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/csv_speed.py --repeat 3 --export both --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 30 --cpu-load 1 \
 	  --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 20 --saturation-seconds 20 \

@@ -8,7 +8,7 @@ message meant for the person who asked. Work for workers is queued on commit onl
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
@@ -425,9 +425,21 @@ def run_finalize(*, run_id: int) -> bool:
 
 def _run_summary(run: Run) -> list[str]:
     evaluator, ctx = run_context(run)
-    run.metrics = run_aggregate(run, evaluator, ctx)(scored_items(run, evaluator, ctx))
+    scored = scored_items(run, evaluator, ctx)
+    run.metrics = run_aggregate(run, evaluator, ctx)(scored)
     run.intervals = {}
-    return ["metrics", "intervals"]
+    run.score_names = score_names_of(item.scores for item in scored)
+    return ["metrics", "intervals", "score_names"]
+
+
+def score_names_of(scores: Iterable[Any]) -> list[str]:
+    """Every name of these scores (in position order) in the order a reader meets them: by
+    the first scores that have it, then its place among their keys (Run.score_names)."""
+    names: dict[str, None] = {}
+    for each in scores:
+        if isinstance(each, dict):
+            names.update(dict.fromkeys(each))
+    return list(names)
 
 
 def run_aggregate(
@@ -500,6 +512,7 @@ RUNS = lifecycle.WorkKind(
     after_finish=_queue_intervals,
     retry=(Prediction.Status.FAILED,),
     retry_reset={"scores": {}},
+    resume_reset={"score_names": None},
     error=RunError,
     resume_refusal=_run_refusal,
 )

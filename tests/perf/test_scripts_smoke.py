@@ -90,10 +90,20 @@ def test_import_speed_times_the_whole_command(smoke_env: dict[str, str], tmp_pat
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_csv_speed_compares_the_view_with_copy(smoke_env: dict[str, str], tmp_path: Path) -> None:
-    (result,) = run_script(
-        smoke_env, tmp_path, "perf/csv_speed.py", "--rows", "500", "--repeat", "2"
+    predictions, labels = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/csv_speed.py",
+        "--rows",
+        "500",
+        "--repeat",
+        "2",
+        "--export",
+        "both",
     )
-    assert "COPY ... TO STDOUT" in result.baseline and "first byte" in result.value
+    for result, name in ((predictions, "predictions"), (labels, "labels")):
+        assert result.measured.startswith(f"{name} CSV of 500 rows")
+        assert "COPY ... TO STDOUT" in result.baseline and "first byte" in result.value
 
 
 @pytest.mark.slow
