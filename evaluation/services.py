@@ -465,6 +465,8 @@ def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[
         run_aggregate(run, evaluator, ctx),
         resamples=resamples or int(getattr(settings, "EVALUATION_BOOTSTRAP_RESAMPLES", 1000)),
         seed=run.seed,
+        # Several trials are aggregated over trials (means and pass@k), not as one mean.
+        means=evaluator.mean_metrics(ctx) if run.trials == 1 else None,
     )
     Run.objects.filter(pk=run_id, status=Run.Status.DONE).update(intervals=intervals)
     return intervals

@@ -1,0 +1,79 @@
+"""A run's bootstrap intervals as the reports task computes them (run_compute_intervals): a
+suite whose metrics are plain means (the generic suite declares it, `mean_metrics`) is
+resampled without its aggregate being called a thousand times (issue 19: the intervals of a
+2,000-item run took seconds of CPU). Real PostgreSQL, the fake OpenAI server at the edge."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import benchmarks.suites.generic as generic
+from benchmarks.suites.protocol import Context, Scored, Scores
+from evaluation import services
+from evaluation.models import Run
+from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("broker")]
+
+
+def counted_aggregate(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The generic suite's aggregate, counting its calls."""
+    calls: list[int] = []
+    real = generic.aggregate
+
+    def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
+        calls.append(len(scored))
+        return real(scored, ctx)
+
+    monkeypatch.setattr(generic, "aggregate", aggregate)
+    return calls
+
+
+def finished_run(tmp_path: Path, fake_server: Any, count: int, **options: Any) -> Run:
+    benchmark = make_counting_benchmark(tmp_path, count)
+    run = services.run_launch(
+        benchmark=benchmark,
+        task="answer",
+        endpoint=make_endpoint(fake_server.base_url),
+        split="default",
+        options=options,
+    )
+    execute_run(run)
+    assert run.status == Run.Status.DONE, run.error
+    return run
+
+
+def test_the_generic_suites_means_are_resampled_directly(
+    tmp_path: Path, fake_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a finished run of 200 items, every even one right: accuracy 50%
+    run = finished_run(tmp_path, fake_server, 200)
+    assert run.metrics == {"accuracy": 50.0, "unparsed": 0.0}
+    calls = counted_aggregate(monkeypatch)
+    # when its intervals are computed
+    intervals = services.run_compute_intervals(run_id=run.pk, resamples=1000)
+    # then the aggregate ran once (the check of the declaration), not once per resample
+    assert calls == [200]
+    # and they are the mean's: 50 +/- 1.96 * sqrt(2500 / 200) = 50 +/- 6.9
+    low, high = intervals["accuracy"]
+    assert 42 <= low <= 44 and 56 <= high <= 58
+    assert intervals["unparsed"] == [0.0, 0.0]
+    run.refresh_from_db()
+    assert run.intervals == intervals
+
+
+def test_trials_are_resampled_through_the_aggregate(
+    tmp_path: Path, fake_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a run of 2 trials: its metrics are means and sds over the trials, not one mean
+    run = finished_run(tmp_path, fake_server, 20, trials=2)
+    calls = counted_aggregate(monkeypatch)
+    intervals = services.run_compute_intervals(run_id=run.pk, resamples=50)
+    # each resample's 2 trials, each through the suite's aggregate
+    assert len(calls) == 2 * 50
+    low, high = intervals["accuracy"]
+    assert low < 50 < high
