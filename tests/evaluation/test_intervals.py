@@ -1,7 +1,9 @@
-"""A run's bootstrap intervals as the reports task computes them (run_compute_intervals): a
-suite whose metrics are plain means (the generic suite declares it, `mean_metrics`) is
-resampled without its aggregate being called a thousand times (issue 19: the intervals of a
-2,000-item run took seconds of CPU). Real PostgreSQL, the fake OpenAI server at the edge."""
+"""A run's bootstrap intervals: a suite whose metrics are plain means (the generic suite
+declares it, `mean_metrics`) is resampled without its aggregate being called a thousand times,
+and the intervals are stored with the metrics when the run is finalized, with no task of their
+own (issue 19: the intervals of a 2,000-item run took seconds of CPU, after the run, on the
+reports queue). Other runs get the reports task (run_compute_intervals). Real PostgreSQL, the
+fake OpenAI server at the edge."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
+from django.conf import settings
 
 import benchmarks.suites.generic as generic
 from benchmarks.suites.protocol import Context, Scored, Scores
@@ -18,6 +22,10 @@ from evaluation.models import Run
 from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("broker")]
+
+
+def queued(queue: str) -> int:
+    return int(redis.from_url(settings.CELERY_BROKER_URL).llen(queue))
 
 
 def counted_aggregate(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -77,3 +85,26 @@ def test_trials_are_resampled_through_the_aggregate(
     assert len(calls) == 2 * 50
     low, high = intervals["accuracy"]
     assert low < 50 < high
+
+
+def test_a_runs_mean_intervals_are_stored_with_its_metrics(
+    tmp_path: Path, fake_server: Any
+) -> None:
+    # given a run of 100 items, every even one right
+    # when its last chunk finalizes it
+    run = finished_run(tmp_path, fake_server, 100)
+    # then its intervals are there with its metrics, and no task was queued for them
+    assert run.metrics == {"accuracy": 50.0, "unparsed": 0.0}
+    low, high = run.intervals["accuracy"]
+    assert low < 50 < high
+    assert queued("reports") == 0
+    # the same intervals the reports task computes (same seed, same resamples)
+    assert services.run_compute_intervals(run_id=run.pk) == run.intervals
+
+
+def test_a_run_of_trials_gets_its_intervals_from_the_reports_task(
+    tmp_path: Path, fake_server: Any
+) -> None:
+    run = finished_run(tmp_path, fake_server, 20, trials=2)
+    assert run.intervals == {}
+    assert queued("reports") == 1
