@@ -36,7 +36,7 @@ from benchmarks.suites.trials import over_trials
 from config.celery import app as celery_app
 from config.errors import ApplicationError
 from evaluation import lifecycle
-from evaluation.bootstrap import bootstrap_intervals
+from evaluation.bootstrap import bootstrap_intervals, mean_intervals
 from evaluation.embedders import embedder_for
 from evaluation.inference import PREDICTIONS, prediction_handler
 from evaluation.models import LOCAL_ENDPOINT, Endpoint, Prediction, Run
@@ -418,16 +418,29 @@ def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
 
 def run_finalize(*, run_id: int) -> bool:
     """When every item of a running run is settled: compute its metrics with the suite's
-    aggregate, mark it done, and queue the bootstrap intervals. Idempotent; returns whether it
-    finished the run now."""
+    aggregate, mark it done, and store the bootstrap intervals with them when the metrics are
+    the plain means the suite declares (mean_metrics), else queue their task on the reports
+    queue. Idempotent; returns whether it finished the run now."""
     return lifecycle.finalize(RUNS, run_id)
 
 
 def _run_summary(run: Run) -> list[str]:
     evaluator, ctx = run_context(run)
     scored = scored_items(run, evaluator, ctx)
-    run.metrics = run_aggregate(run, evaluator, ctx)(scored)
-    run.intervals = {}
+    aggregate = run_aggregate(run, evaluator, ctx)
+    run.metrics = aggregate(scored)
+    # Intervals of plain means take milliseconds: stored with the metrics, the run's page is
+    # complete at once. Others are resampled through the aggregate on the reports queue.
+    run.intervals = (
+        mean_intervals(
+            scored,
+            aggregate,
+            _mean_metrics(run, evaluator, ctx),
+            resamples=bootstrap_resamples(),
+            seed=run.seed,
+        )
+        or {}
+    )
     run.score_names = score_names_of(item.scores for item in scored)
     return ["metrics", "intervals", "score_names"]
 
@@ -440,6 +453,15 @@ def score_names_of(scores: Iterable[Any]) -> list[str]:
         if isinstance(each, dict):
             names.update(dict.fromkeys(each))
     return list(names)
+
+
+def _mean_metrics(run: Run, evaluator: Evaluator, ctx: Context) -> dict[str, int | None]:
+    # Several trials are aggregated over trials (means and pass@k), not as one mean.
+    return evaluator.mean_metrics(ctx) if run.trials == 1 else {}
+
+
+def bootstrap_resamples() -> int:
+    return int(getattr(settings, "EVALUATION_BOOTSTRAP_RESAMPLES", 1000))
 
 
 def run_aggregate(
@@ -461,7 +483,9 @@ def run_aggregate(
 
 
 def _queue_intervals(run_id: int) -> None:
-    celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
+    # Unless the finalize stored them already (plain means, see _run_summary).
+    if Run.objects.filter(pk=run_id, intervals={}).exists():
+        celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
 
 
 def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[str, list[float]]:
@@ -475,8 +499,9 @@ def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[
     intervals = bootstrap_intervals(
         scored,
         run_aggregate(run, evaluator, ctx),
-        resamples=resamples or int(getattr(settings, "EVALUATION_BOOTSTRAP_RESAMPLES", 1000)),
+        resamples=resamples or bootstrap_resamples(),
         seed=run.seed,
+        means=_mean_metrics(run, evaluator, ctx),
     )
     Run.objects.filter(pk=run_id, status=Run.Status.DONE).update(intervals=intervals)
     return intervals
