@@ -26,7 +26,7 @@ def _layout(model: type[Model]) -> tuple[list[str], list[str], list[tuple[int, A
         for position, field in enumerate(fields)
         for convert in field.get_db_converters(connection)
     ]
-    return [f.column for f in fields], [f.attname for f in fields], converters
+    return [str(f.column) for f in fields], [f.attname for f in fields], converters
 
 
 def columns(model: type[Model], alias: str) -> str:
@@ -66,9 +66,10 @@ def _insert_sql(model: type[Model]) -> tuple[str, list[Any]]:
     meta = model._meta
     fields = [field for field in meta.concrete_fields if field is not meta.pk]
     quote = connection.ops.quote_name
+    names = ", ".join(quote(str(f.column)) for f in fields)
     return (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"  # noqa: S608 (the models' own names)
-        f" VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}",
+        f"INSERT INTO {quote(meta.db_table)} ({names})"  # noqa: S608 (the models' own names)
+        f" VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(str(meta.pk.column))}",
         fields,
     )
 
