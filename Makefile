@@ -16,7 +16,10 @@ DEV_STAMP := $(VENV)/.requirements-dev-installed
 # every wheel again for each new venv; uv hard-links them from its cache), and it is a plain
 # wheel on PyPI, so it comes the same way as every other dependency (~2 s to install). It
 # installs the same pinned files; it reads UV_INDEX_URL / UV_DEFAULT_INDEX, not pip's
-# configuration. If uv cannot be had (no wheel for the platform, no index), or with
+# configuration. Both compile the packages' bytecode as they install (uv only when asked:
+# --compile-bytecode), so that no process pays for compiling Django and its neighbours from
+# source at every start where PYTHONDONTWRITEBYTECODE is set (it is on this machine: without
+# the .pyc files a gunicorn worker took over 30 s to boot on a busy machine and was killed). If uv cannot be had (no wheel for the platform, no index), or with
 # INSTALLER=pip, pip installs instead.
 UV_VERSION := 0.13.9
 INSTALLER ?= uv
@@ -36,8 +39,8 @@ $(PY):
 
 define install
 	@if [ "$(INSTALLER)" = uv ] && [ -x $(VENV)/bin/uv ]; then \
-	  echo "$(VENV)/bin/uv pip install -r $(1)"; \
-	  $(VENV)/bin/uv pip install --python $(PY) -q -r $(1); \
+	  echo "$(VENV)/bin/uv pip install --compile-bytecode -r $(1)"; \
+	  $(VENV)/bin/uv pip install --python $(PY) -q --compile-bytecode -r $(1); \
 	else \
 	  echo "$(PY) -m pip install -r $(1)"; \
 	  $(PY) -m pip install --disable-pip-version-check --no-input -q -r $(1); \
@@ -99,14 +102,17 @@ PERF_OUT ?= .artifacts/perf
 PERF_RESULTS := $(PERF_OUT)/results.jsonl
 perf: $(DEV_STAMP)
 	mkdir -p $(PERF_OUT) && rm -f $(PERF_RESULTS)
+	$(PY) -m compileall -q config annotation benchmarks evaluation perf
 	-DEBUG=$${DEBUG:-1} $(PY) perf/import_speed.py --repeat 3 --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/eval_overhead.py --repeat 5 --tool-mode both --bare-processes 2 \
 	  --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/agreement_speed.py --repeat 3 --results $(PERF_RESULTS)
-	-DEBUG=$${DEBUG:-1} $(PY) perf/csv_speed.py --repeat 3 --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/csv_speed.py --repeat 3 --export both --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 30 --cpu-load 1 \
 	  --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 20 --saturation-seconds 20 \
 	  --saturation-annotators 10 --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 10 --saturation-seconds 20 \
+	  --saturation-annotators 10 --protocol one --results $(PERF_RESULTS)
 	$(PY) perf/honest.py $(PERF_RESULTS) $(PERF_OUT)/PERF.md \
 	  import_speed.py eval_overhead.py agreement_speed.py csv_speed.py annotate_load.py

@@ -83,6 +83,11 @@ class SubmitSerializer(serializers.Serializer):
     token = serializers.UUIDField(help_text="One per item shown: resending it stores nothing.")
     note = serializers.CharField(required=False, allow_blank=True, max_length=5000)
     time_ms = serializers.IntegerField(required=False, min_value=0)
+    next = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Answer with your next item too (as `next` gives it): one request per item.",
+    )
 
 
 class SkipSerializer(serializers.Serializer):
@@ -117,6 +122,20 @@ def item_payload(assignment: Assignment, campaign: Campaign) -> dict[str, Any]:
     return payload
 
 
+def next_payload(campaign: Campaign, user: Any) -> dict[str, Any]:
+    """The annotator's current or next item (NextSerializer): their live lease, or a new one."""
+    assignment = item_next(campaign=campaign, user=user)
+    progress = annotator_progress(campaign, user)
+    if assignment is None:
+        return {"assignment": None, "shown_order": "", "item": None, "progress": progress}
+    return {
+        "assignment": assignment.pk,
+        "shown_order": assignment.shown_order,
+        "item": item_payload(assignment, campaign),
+        "progress": progress,
+    }
+
+
 CAMPAIGN_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="Campaign id.")
 
 
@@ -146,27 +165,20 @@ class CampaignViewSet(ViewSet):
     @extend_schema(request=None, responses=NextSerializer)
     @action(detail=True, methods=["post"])
     def next(self, request: Request, pk: Any = None) -> Response:
-        campaign = self._campaign(request, pk)
-        assignment = item_next(campaign=campaign, user=request.user)
-        progress = annotator_progress(campaign, request.user)
-        if assignment is None:
-            return Response(
-                {"assignment": None, "shown_order": "", "item": None, "progress": progress}
-            )
-        return Response(
-            {
-                "assignment": assignment.pk,
-                "shown_order": assignment.shown_order,
-                "item": item_payload(assignment, campaign),
-                "progress": progress,
-            }
-        )
+        return Response(next_payload(self._campaign(request, pk), request.user))
 
     @extend_schema(
         request=SubmitSerializer,
         responses=inline_serializer(
             "Submitted",
-            {"label": serializers.IntegerField(), "created": serializers.BooleanField()},
+            {
+                "label": serializers.IntegerField(),
+                "created": serializers.BooleanField(),
+                "next": serializers.JSONField(
+                    required=False,
+                    help_text='With `"next": true` only: your next item, as `next` gives it.',
+                ),
+            },
         ),
     )
     @action(detail=True, methods=["post"], throttle_scope="annotation-submit")
@@ -187,10 +199,11 @@ class CampaignViewSet(ViewSet):
             note=data.get("note", ""),
             time_ms=data.get("time_ms"),
         )
-        return Response(
-            {"label": label.pk, "created": created},
-            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
-        )
+        answer: dict[str, Any] = {"label": label.pk, "created": created}
+        if data["next"]:
+            # What the studio page does after a submit: the next item in the same answer.
+            answer["next"] = next_payload(campaign, request.user)
+        return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(request=SkipSerializer, responses=None)
     @action(detail=True, methods=["post"])

@@ -88,13 +88,8 @@ def item_next(*, campaign: Campaign, user: Any) -> Assignment | None:
         # The lease's end is checked here, not in SQL: with it, the planner may walk the
         # lease_until index, which holds an entry for every lease since the last vacuum
         # (each submit leaves one behind), instead of this annotator's few rows.
-        held = (
-            Assignment.objects.filter(
-                campaign=campaign, annotator=user, status=Assignment.Status.LEASED
-            )
-            .order_by("-leased_at")
-            .first()
-        )
+        row = rows.fetch(_held_sql(), [campaign.pk, user.pk])
+        held = rows.instance(Assignment, row) if row is not None else None
         if held is not None and held.lease_until > now:
             return held
         leases_expire(campaign.pk)
@@ -104,6 +99,16 @@ def item_next(*, campaign: Campaign, user: Any) -> Assignment | None:
         if row is None:
             return None
         return _lease(campaign, row[0], user, now)
+
+
+@functools.cache
+def _held_sql() -> str:
+    # The annotator's latest lease in the campaign (written once: on every next item's path).
+    return (
+        f"SELECT {rows.columns(Assignment, 'a')} FROM {Assignment._meta.db_table} a"  # noqa: S608 (the models' own names)
+        " WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = 'leased'"
+        " ORDER BY a.leased_at DESC LIMIT 1"
+    )
 
 
 # The item's holder count and the new assignment in one statement (one round trip on the path
@@ -255,17 +260,19 @@ def label_submit(
                 else:
                     _retake_slot(assignment)
             previous = next((lb for lb in known if lb.assignment_id == assignment.pk), None)
-            label = Label.objects.create(
-                campaign_id=assignment.campaign_id,
-                item_id=assignment.item_id,
-                assignment=assignment,
-                annotator=user,
-                answers=answers,
-                note=note,
-                token=token,
-                time_ms=time_ms,
-                review=review,
-                supersedes_id=previous.pk if previous else None,
+            label = rows.insert(
+                Label(
+                    campaign_id=assignment.campaign_id,
+                    item_id=assignment.item_id,
+                    assignment=assignment,
+                    annotator=user,
+                    answers=answers,
+                    note=note,
+                    token=token,
+                    time_ms=time_ms,
+                    review=review,
+                    supersedes_id=previous.pk if previous else None,
+                )
             )
             assignment.status = Assignment.Status.SUBMITTED
             assignment.submitted_at = timezone.now()

@@ -12,6 +12,7 @@ from django.db import transaction
 from annotation.assign import label_submit
 from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Label
+from annotation.selectors import campaign_questions
 from annotation.services import answers_clean
 
 
@@ -35,7 +36,7 @@ def answers_submit(
     Raises AnnotationError naming the question (or "verdict") when an answer is refused, or
     when the item is no longer the annotator's; nothing is stored then."""
     answers = answers_clean(
-        questions=list(campaign.questions.all()),
+        questions=campaign_questions(campaign),
         item=assignment.item,
         raw=raw,
         shown_order=assignment.shown_order,

@@ -129,6 +129,8 @@ if _db["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured(
         f"DATABASE_URL must point at PostgreSQL (postgres://...), not {_db['ENGINE']!r}."
     )
+# Django's backend with a health check that needs no round trip on a healthy idle connection.
+_db["ENGINE"] = "config.db"
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -91,6 +91,8 @@ class WorkKind:
     # Items that `resume(retry_failed=True)` asks again, and what is reset on them.
     retry: tuple[str, ...] = (FAILED,)
     retry_reset: Mapping[str, Any] = field(default_factory=dict)
+    # What `resume` resets on the parent: what finish() summed up from items that may change.
+    resume_reset: Mapping[str, Any] = field(default_factory=dict)
     error: type[ApplicationError] = ApplicationError
     # Why a parent cannot be resumed ("" if it can).
     resume_refusal: Callable[[Any], str] = lambda parent: ""
@@ -175,6 +177,9 @@ def resume(
         locked.error = ""
         locked.finished_at = None
         fields = ["status", "error", "finished_at", "updated_at"]
+        for name, value in kind.resume_reset.items():
+            setattr(locked, name, value)
+            fields.append(name)
         if budget != KEEP:
             locked.budget = budget
             fields.append("budget")

@@ -199,6 +199,13 @@ class Run(models.Model):
     metrics = models.JSONField(default=dict, blank=True)
     # {metric: [low, high]}: seeded bootstrap 95% intervals, computed after the metrics.
     intervals = models.JSONField(default=dict, blank=True)
+    # Every score name of its predictions in the order the predictions CSV lists them (by the
+    # first prediction, in position order, that has it, then its place among that
+    # prediction's keys), so the CSV's header needs no scan of the scores. Stored when the run
+    # finishes (evaluation.services._run_summary) and cleared when it is resumed: None unless
+    # the run is done (a cancelled run's answers in flight may still land), and the CSV then
+    # asks the predictions.
+    score_names = models.JSONField(null=True, blank=True, default=None, editable=False)
     # Imported runs: what the file held and what was done with it, because the duplicate
     # policy changes the metrics (evaluation.services.outputs_import documents the keys).
     import_report = models.JSONField(default=dict, blank=True)

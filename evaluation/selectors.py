@@ -13,6 +13,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
+from psycopg import sql
 
 from benchmarks.models import Benchmark, RevisedTool, Sample, Tool
 from benchmarks.suites.judging import metric_unit
@@ -27,6 +28,7 @@ from benchmarks.suites.protocol import (
 )
 from benchmarks.suites.registry import get_suite
 from benchmarks.suites.trials import TRIALS
+from config.csvexport import bool_cell_sql, json_cell_sql, text_cell_sql
 from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
 from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
 from evaluation.work.budget import Prices, Tokens, budget_unit, spent
@@ -571,9 +573,7 @@ def item_scores(scores: dict[str, Any] | None, spec: TaskSpec | None) -> dict[st
 
 # --- the predictions CSV ------------------------------------------------------------------------
 
-# A run's predictions as the CSV lists them, read through a server-side cursor (flat memory
-# however many there are) with no ORM row building: the answer and the scores arrive as JSON
-# text (Django's jsonb loader), decoded here exactly as the ORM's JSONField decodes them.
+# A run's predictions in the CSV's order, as stored: what perf/csv_speed.py's baseline COPYs.
 PREDICTION_CSV_SQL = """
 SELECT p.position, s.split, s.external_id, p.repeat, p.status, p.output, p.answer, p.parsed,
        p.note, p.error, p.attempts, p.latency_ms, p.cached, p.prompt_tokens,
@@ -585,7 +585,8 @@ ORDER BY p.position
 
 # Every score name of a run in the order a reader of its rows meets them: by the first row (in
 # position order) that has it, then its place among that row's keys (jsonb's own order, the
-# order the decoded dict keeps). Computed by PostgreSQL, without sending the scores over.
+# order the decoded dict keeps). Computed by PostgreSQL, without sending the scores over. A
+# finished run stores them (Run.score_names); this is for the others.
 SCORE_NAMES_SQL = """
 SELECT t.name
 FROM evaluation_prediction p
@@ -604,28 +605,75 @@ def prediction_score_names(run_id: int) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def prediction_csv_rows(run_id: int, chunk: int = 5000) -> Iterable[tuple[Any, ...]]:
-    """(position, split, external_id, repeat, status, output, answer, parsed, note, error,
-    attempts, latency_ms, cached, prompt_tokens, completion_tokens, cached_tokens, scores) per
-    prediction, in position order, answer and scores decoded."""
-    loads = json.loads
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(PREDICTION_CSV_SQL, [run_id])
-        while rows := cursor.fetchmany(chunk):
-            for row in rows:
-                answer, scores = row[6], row[16]
-                if answer is not None:
-                    # Most answers are a JSON string without escapes: its text is the value.
-                    if answer[0] == '"' and "\\" not in answer:
-                        answer = answer[1:-1]
-                    else:
-                        answer = loads(answer)
-                yield (
-                    *row[:6],
-                    answer,
-                    *row[7:16],
-                    None if scores is None else loads(scores),
-                )
+def cost_cell_sql(prices: Prices) -> sql.Composed:
+    """An item's cost at these prices as str(Prices.cost(...)) writes it, computed by
+    PostgreSQL: the exact amount (numeric arithmetic is exact, like Decimal's here), with as
+    many decimals as Decimal's division by a million keeps (trailing zeros dropped, but never
+    fewer than the prices have), in Decimal's scientific notation under a millionth
+    (3E-10, 1.25E-7), as Python's str() of a Decimal writes it."""
+    cached_price = prices.input if prices.cached is None else prices.cached
+    scale = max(
+        0, *(-int(d.as_tuple().exponent) for d in (prices.input, prices.output, cached_price))
+    )
+    amount = sql.SQL(
+        "((p.prompt_tokens - least(p.cached_tokens, p.prompt_tokens)) * {input}"
+        " + least(p.cached_tokens, p.prompt_tokens) * {cached}"
+        " + p.completion_tokens * {output}) * 0.000001"
+    ).format(
+        input=sql.Literal(prices.input),
+        cached=sql.Literal(cached_price),
+        output=sql.Literal(prices.output),
+    )
+    rounded = sql.SQL("round({v}, greatest({scale}, scale(trim_scale({v}))))").format(
+        v=amount, scale=sql.Literal(scale)
+    )
+    digits = sql.SQL("ltrim(replace({r}::text, '.', ''), '0')").format(r=rounded)
+    return sql.SQL(
+        "CASE WHEN {v} <> 0 AND {v} < 0.000001 THEN"
+        " CASE WHEN length({d}) = 1 THEN {d} ELSE left({d}, 1) || '.' || substr({d}, 2) END"
+        " || 'E' || (length({d}) - scale({r}) - 1)::text"
+        " ELSE {r}::text END"
+    ).format(v=amount, d=digits, r=rounded)
+
+
+def prediction_csv_query(
+    run: Run, *, score_names: Sequence[str], whole: set[str], prices: Prices | None
+) -> sql.Composed:
+    """The predictions CSV's rows (evaluation.views.CSV_COLUMNS, then one column per score
+    name) as the cells' text, for config.csvexport.copy_csv_lines: a trials run's repeat is its
+    trial (an imported run's further lines are not), counts and flags (`whole`) as whole
+    numbers, the cost at `prices` (empty without)."""
+    p = sql.SQL
+    scores = [
+        json_cell_sql(p("(p.scores -> {})").format(sql.Literal(name)), whole=name in whole)
+        for name in score_names
+    ]
+    columns = [
+        sql.Literal(run.pk),
+        p("p.position"),
+        text_cell_sql(p("s.split")),
+        text_cell_sql(p("s.external_id")),
+        p("p.repeat"),
+        p("p.repeat") if run.trials > 1 else sql.Literal(0),
+        text_cell_sql(p("p.status")),
+        text_cell_sql(p("p.output")),
+        json_cell_sql(p("p.answer")),
+        bool_cell_sql(p("p.parsed")),
+        text_cell_sql(p("p.note")),
+        text_cell_sql(p("p.error")),
+        p("p.attempts"),
+        p("p.latency_ms"),
+        bool_cell_sql(p("p.cached")),
+        p("p.prompt_tokens"),
+        p("p.completion_tokens"),
+        p("p.cached_tokens"),
+        cost_cell_sql(prices) if prices is not None else p("NULL"),
+        *scores,
+    ]
+    return p(
+        "SELECT {columns} FROM evaluation_prediction p JOIN benchmarks_sample s"
+        " ON s.id = p.sample_id WHERE p.run_id = {run} ORDER BY p.position"
+    ).format(columns=p(", ").join(columns), run=sql.Literal(run.pk))
 
 
 # --- two runs of one task, item by item -------------------------------------------------------

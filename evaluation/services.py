@@ -8,7 +8,7 @@ message meant for the person who asked. Work for workers is queued on commit onl
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
@@ -35,7 +35,6 @@ from benchmarks.suites.protocol import (
 from benchmarks.suites.trials import over_trials
 from config.errors import ApplicationError
 from evaluation import lifecycle
-from evaluation.bootstrap import bootstrap_intervals
 from evaluation.embedders import embedder_for
 from evaluation.inference import PREDICTIONS, prediction_handler
 from evaluation.models import LOCAL_ENDPOINT, Endpoint, Prediction, Run
@@ -417,16 +416,54 @@ def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
 
 def run_finalize(*, run_id: int) -> bool:
     """When every item of a running run is settled: compute its metrics with the suite's
-    aggregate, mark it done, and queue the bootstrap intervals. Idempotent; returns whether it
-    finished the run now."""
+    aggregate, mark it done, and store the bootstrap intervals with them when the metrics are
+    the plain means the suite declares (mean_metrics), else queue their task on the reports
+    queue. Idempotent; returns whether it finished the run now."""
     return lifecycle.finalize(RUNS, run_id)
 
 
 def _run_summary(run: Run) -> list[str]:
+    # Here, not at the top: the bootstrap is numpy, a fifth of a second of start-up for every
+    # process that sets Django up (the admin imports this module); workers load it at start.
+    from evaluation.bootstrap import mean_intervals
+
     evaluator, ctx = run_context(run)
-    run.metrics = run_aggregate(run, evaluator, ctx)(scored_items(run, evaluator, ctx))
-    run.intervals = {}
-    return ["metrics", "intervals"]
+    scored = scored_items(run, evaluator, ctx)
+    aggregate = run_aggregate(run, evaluator, ctx)
+    run.metrics = aggregate(scored)
+    # Intervals of plain means take milliseconds: stored with the metrics, the run's page is
+    # complete at once. Others are resampled through the aggregate on the reports queue.
+    run.intervals = (
+        mean_intervals(
+            scored,
+            aggregate,
+            _mean_metrics(run, evaluator, ctx),
+            resamples=bootstrap_resamples(),
+            seed=run.seed,
+        )
+        or {}
+    )
+    run.score_names = score_names_of(item.scores for item in scored)
+    return ["metrics", "intervals", "score_names"]
+
+
+def score_names_of(scores: Iterable[Any]) -> list[str]:
+    """Every name of these scores (in position order) in the order a reader meets them: by
+    the first scores that have it, then its place among their keys (Run.score_names)."""
+    names: dict[str, None] = {}
+    for each in scores:
+        if isinstance(each, dict):
+            names.update(dict.fromkeys(each))
+    return list(names)
+
+
+def _mean_metrics(run: Run, evaluator: Evaluator, ctx: Context) -> dict[str, int | None]:
+    # Several trials are aggregated over trials (means and pass@k), not as one mean.
+    return evaluator.mean_metrics(ctx) if run.trials == 1 else {}
+
+
+def bootstrap_resamples() -> int:
+    return int(getattr(settings, "EVALUATION_BOOTSTRAP_RESAMPLES", 1000))
 
 
 def run_aggregate(
@@ -450,12 +487,16 @@ def run_aggregate(
 def _queue_intervals(run_id: int) -> None:
     from config.celery import app as celery_app  # here: see lifecycle.queue_chunks
 
-    celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
+    # Unless the finalize stored them already (plain means, see _run_summary).
+    if Run.objects.filter(pk=run_id, intervals={}).exists():
+        celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
 
 
 def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[str, list[float]]:
     """Seeded bootstrap 95% intervals for a finished run's metrics (CPU work: the reports
     queue runs it). The seed is the run's, so the intervals are reproducible."""
+    from evaluation.bootstrap import bootstrap_intervals  # here: see _run_summary
+
     run = Run.objects.select_related("benchmark").filter(pk=run_id).first()
     if run is None or run.status != Run.Status.DONE:
         return {}
@@ -464,8 +505,9 @@ def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[
     intervals = bootstrap_intervals(
         scored,
         run_aggregate(run, evaluator, ctx),
-        resamples=resamples or int(getattr(settings, "EVALUATION_BOOTSTRAP_RESAMPLES", 1000)),
+        resamples=resamples or bootstrap_resamples(),
         seed=run.seed,
+        means=_mean_metrics(run, evaluator, ctx),
     )
     Run.objects.filter(pk=run_id, status=Run.Status.DONE).update(intervals=intervals)
     return intervals
@@ -501,6 +543,7 @@ RUNS = lifecycle.WorkKind(
     after_finish=_queue_intervals,
     retry=(Prediction.Status.FAILED,),
     retry_reset={"scores": {}},
+    resume_reset={"score_names": None},
     error=RunError,
     resume_refusal=_run_refusal,
 )

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-# A worker answers chunks with these clients: it loads them as it starts, not in its first
-# chunk (the modules below import them only when they make a client, to keep the other
-# processes that set Django up lean).
+# A worker answers chunks with these clients and sums runs up with numpy: it loads them as it
+# starts, not in its first chunk (the modules below import them only when they use them, to
+# keep the other processes that set Django up lean).
+import numpy  # noqa: F401
 import openai  # noqa: F401
 import redis.asyncio  # noqa: F401
 from celery import shared_task

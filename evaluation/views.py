@@ -4,7 +4,7 @@ and CSV export. One view serves the full page or, for htmx, the partial it swaps
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 from urllib.parse import urlencode
@@ -21,7 +21,7 @@ from benchmarks.models import Benchmark
 from benchmarks.suites.context import answer_calls, text_of
 from config.access import allows
 from config.charts import bar_chart
-from config.csvexport import csv_response
+from config.csvexport import copy_csv_response
 from config.errors import ApplicationError, shows_errors
 from evaluation import lifecycle
 from evaluation.analyses import declared as declared_analyses
@@ -29,14 +29,13 @@ from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
-    as_count,
     evaluator_for,
     input_summary,
     item_scores,
     job_panel,
     leaderboard,
     metric_row,
-    prediction_csv_rows,
+    prediction_csv_query,
     prediction_score_names,
     run_list,
     run_panel,
@@ -47,7 +46,7 @@ from evaluation.selectors import (
     task_spec,
 )
 from evaluation.services import RUNS
-from evaluation.work.budget import Prices, Tokens
+from evaluation.work.budget import Prices
 
 PAGE_SIZE = 50
 
@@ -359,11 +358,18 @@ CSV_COLUMNS = [
 
 @require_GET
 def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    """One row per prediction with its per-item scores (one column per metric name)."""
+    """One row per prediction with its per-item scores (one column per metric name, in the
+    order of Run.score_names), written by PostgreSQL's COPY and streamed (config.csvexport:
+    the rows cost no Python each). Cells as csv_cell makes them: formulas neutralised with an
+    apostrophe, booleans true/false, empty text as an empty cell, counts and flags as whole
+    numbers, the cost as str() of its Decimal. Lines end with \n; JSON cells (answers and
+    scores that are objects or lists) are PostgreSQL's jsonb text (keys shortest first), and
+    other numbers in scores and answers are as jsonb keeps them (1e-05 as 0.00001, -0.0 as
+    0.0): a CSV reader reads the same values."""
     run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
     spec = task_spec(run)
-    prices = Prices.of(run.endpoint)
-    score_names = prediction_score_names(run.pk)
+    # A finished run stores them (no scan of its scores before the first byte).
+    score_names = run.score_names if run.score_names is not None else prediction_score_names(run.pk)
     # Counts and flags as whole numbers; scores and undeclared names as stored.
     whole = {
         name
@@ -372,37 +378,11 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
         and (metric := spec.item_metric(name)) is not None
         and metric.kind in ("count", "flag")
     }
-
-    def cell(scores: dict[str, Any] | None, name: str) -> Any:
-        value = (scores or {}).get(name)
-        return as_count(value) if name in whole else value
-
-    trials = run.trials > 1
-
-    run_id = run.pk
-
-    def rows() -> Iterator[list[Any]]:
-        for values in prediction_csv_rows(run_id):
-            position, split, sample_id, repeat, *head, prompt, completion, cached, scores = values
-            cost = str(prices.cost(Tokens(prompt, completion, cached))) if prices else ""
-            yield [
-                run_id,
-                position,
-                split,
-                sample_id,
-                repeat,
-                # a trials run's repeat is the trial; an imported run's further lines are not
-                repeat if trials else 0,
-                *head,
-                prompt,
-                completion,
-                cached,
-                cost,
-                *(cell(scores, name) for name in score_names),
-            ]
-
+    query = prediction_csv_query(
+        run, score_names=score_names, whole=whole, prices=Prices.of(run.endpoint)
+    )
     header = CSV_COLUMNS + [f"score:{name}" for name in score_names]
-    return csv_response(f"run-{run.pk}-predictions.csv", header, rows())
+    return copy_csv_response(f"run-{run.pk}-predictions.csv", header, query)
 
 
 # --- judge jobs ---------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ measured in the same run.
                                  [--saturation-seconds 0] [--profile] [--drop-db]
                                  [--baseline-seconds S] [--saturation-annotators N]
                                  [--cpu-load N] [--results FILE] [--max-spread 0.15]
-                                 [--max-others 0.25]
+                                 [--max-others 0.25] [--protocol two|one]
 
 Setup (not timed): a Turing campaign of --items items (COPY of small payloads),
 labels_per_item 3, --annotators annotators as members, active; an Endpoint for the baseline
@@ -25,7 +25,10 @@ connection (http.client, standard library), looping: POST next, think (--think s
 jitter: annotators are people, so the default run is NOT a saturation test), POST submit with
 {"overall": "left", "format": "tie", "relevance": "right"} and a fresh token; a third of the
 iterations also GET /api/endpoints/<id>/ (the baseline: the session, the user and one
-primary-key lookup). The first --warmup seconds are not counted. --think 0 is the saturation
+primary-key lookup). --protocol one makes each item one request, as the studio page does after
+a submit: the first item by POST next, then each POST submit carries "next": true and its
+answer holds the next item (a CPU-per-request figure counts such a submit as two: a submit and
+a next). The first --warmup seconds are not counted. --think 0 is the saturation
 test; --saturation-seconds N runs one more phase with no think time after the main one and
 prints it too.
 
@@ -422,6 +425,7 @@ def annotator_run(
     think: float,
     window: tuple[float, float, float],
     only_baseline: bool = False,
+    protocol: str = "two",
 ) -> None:
     begin, counted_from, end = window
     rng = random.Random(who.index)
@@ -453,13 +457,16 @@ def annotator_run(
             call("baseline", "GET", baseline_path)
         return
 
+    given = None
     while time.perf_counter() < end:
         iteration += 1
-        status, content = call("next", "POST", next_path)
-        if status != 200:
-            time.sleep(0.1)
-            continue
-        given = json.loads(content)
+        if given is None:
+            # --protocol two: every item; one: the first item, or after a failed submit.
+            status, content = call("next", "POST", next_path)
+            if status != 200:
+                time.sleep(0.1)
+                continue
+            given = json.loads(content)
         if given["assignment"] is None:
             who.exhausted = True
             return
@@ -470,14 +477,21 @@ def annotator_run(
             time.sleep(think * rng.uniform(0.5, 1.5))
             if time.perf_counter() >= end:
                 return
-        call(
-            "submit",
-            "POST",
-            submit_path,
-            {"assignment": given["assignment"], "answers": ANSWERS, "token": str(uuid.uuid4())},
-        )
+        body = {"assignment": given["assignment"], "answers": ANSWERS, "token": str(uuid.uuid4())}
+        if protocol == "one":
+            # The studio page's way: the submit answers with the next item.
+            status, content = call("submit", "POST", submit_path, {**body, "next": True})
+            given = json.loads(content)["next"] if status in (200, 201) else None
+        else:
+            call("submit", "POST", submit_path, body)
+            given = None
         if iteration % 3 == 0:
             call("baseline", "GET", baseline_path)
+
+
+# How a client gets its items: `two` requests per item (next, then submit), or `one` (a submit
+# with "next": true answers with the next item, as the studio page's submit does).
+PROTOCOL_SHOWN = {"two": "", "one": "; one request per item: submit brings the next"}
 
 
 @dataclass
@@ -500,6 +514,7 @@ class Phase:
     # gunicorn's CPU seconds at the counted window's start, each third, and its end (--cpu ratio)
     server_marks: list[tuple[float, float]] = field(default_factory=list)
     load: honest.Load | None = None
+    protocol: str = "two"
 
 
 def browsers_open(port: int, fixture: Fixture) -> list[Annotator]:
@@ -525,6 +540,7 @@ def phase_run(
     *,
     only_baseline: bool = False,
     clients: int = 0,
+    protocol: str = "two",
     burner: Sequence[int] = (),
 ) -> Phase:
     annotators = browsers_open(server.port, fixture)
@@ -538,7 +554,9 @@ def phase_run(
     window = (begin, begin + warmup, begin + warmup + seconds)
     threads = [
         threading.Thread(
-            target=annotator_run, args=(a, fixture, think, window, only_baseline), daemon=True
+            target=annotator_run,
+            args=(a, fixture, think, window, only_baseline, protocol),
+            daemon=True,
         )
         for a in annotators
     ]
@@ -585,6 +603,7 @@ def phase_run(
         idle_busy=(idle1[0] - idle0[0]) / 2,
         server_marks=marks,
         load=load,
+        protocol=protocol,
     )
 
 
@@ -601,8 +620,12 @@ def cpu_per_request(phase: Phase) -> list[float]:
 def studio_cpu(phase: Phase, baseline_ms: float) -> float:
     """gunicorn's CPU milliseconds per next or submit in the load phase: its CPU, less the
     baseline requests mixed in (at the baseline phase's cost), over the next and submit
-    requests."""
-    studio = sum(s.kind in ("next", "submit") for s in phase.samples)
+    requests (with --protocol one, a submit that brings the next item is both: two)."""
+    studio = sum(
+        2 if s.kind == "submit" and phase.protocol == "one" else 1
+        for s in phase.samples
+        if s.kind in ("next", "submit")
+    )
     mixed = sum(s.kind == "baseline" for s in phase.samples)
     if not studio:
         return math.nan
@@ -676,6 +699,11 @@ def targets_print(
     phase at the same pace, so an overloaded server cannot pass more easily (the p95 ratio,
     shown for comparison, shrinks as the baseline queues too)."""
     nxt, sub, base = p95(phase, "next"), p95(phase, "submit"), p95(phase, "baseline")
+    if phase.protocol == "one":
+        # Each submit brings the next item: the wait for the next item is the submit's.
+        nxt = percentile(
+            [s.seconds * 1000 for s in phase.samples if s.kind in ("next", "submit")], 95
+        )
     ratio = nxt / base
     failed = sum(s.status >= 400 for s in phase.samples)
     windows = cpu_per_request(baseline)
@@ -715,6 +743,7 @@ def targets_print(
     competing = f", {args.cpu_load:g} core(s) held busy by --cpu-load" if args.cpu_load else ""
     setting = (
         f"{args.annotators} annotators, think {phase.think:g} s, gunicorn {phase.server}{competing}"
+        f"{PROTOCOL_SHOWN[phase.protocol]}"
     )
     integrity = checks_ok and failed == 0
     results = [
@@ -770,7 +799,7 @@ def capacity_print(
     result = honest.Result(
         script="annotate_load.py",
         measured=f"capacity: next+submit pairs/s, {annotators} annotators, no think time, "
-        f"gunicorn {phase.server}",
+        f"gunicorn {phase.server}{PROTOCOL_SHOWN[phase.protocol]}",
         value=f"{pairs:.1f} pairs/s ({rate:.1f} requests/s)",
         baseline="-",
         ratio="-",
@@ -1004,6 +1033,13 @@ def main() -> None:
         default=0,
         help="clients in the saturation phase (default: all; the capacity target is with 10)",
     )
+    parser.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOL_SHOWN),
+        default="two",
+        help="two requests per item (POST next, POST submit: default), or one (POST submit with "
+        '"next": true answers with the next item, as the studio page does after a submit)',
+    )
     honest.add_arguments(parser)
     args = parser.parse_args()
     sys.setswitchinterval(0.001)  # 50 client threads: hand the GIL over promptly
@@ -1086,7 +1122,14 @@ def main() -> None:
                 burner=burner.pids,
             )
             main_phase = phase_run(
-                "load", server, fixture, args.seconds, args.think, args.warmup, burner=burner.pids
+                "load",
+                server,
+                fixture,
+                args.seconds,
+                args.think,
+                args.warmup,
+                protocol=args.protocol,
+                burner=burner.pids,
             )
             phases.append(main_phase)
             saturation = None
@@ -1099,6 +1142,7 @@ def main() -> None:
                     0,
                     args.warmup,
                     clients=args.saturation_annotators,
+                    protocol=args.protocol,
                     burner=burner.pids,
                 )
                 phases.append(saturation)

@@ -15,8 +15,10 @@ after a fixed latency. Against it, in turn:
   processes and the same concurrency;
 - platform: `run_launch` of those items on an endpoint with the same concurrency, answered by
   real Celery worker processes (started before the clock), timed from launch until the run's
-  page is complete: its metrics AND its bootstrap intervals stored (the intervals are a task of
-  their own on the reports queue, after the run is done). Prompts, claims, the response cache,
+  page is complete: its metrics AND its bootstrap intervals stored (the generic suite's metrics
+  are plain means, whose intervals the finalize stores with them; a suite without that
+  declaration gets them from a task of its own on the reports queue, after the run is done,
+  and the clock waits for it just the same). Prompts, claims, the response cache,
   the shared Redis concurrency slots, every answer written to PostgreSQL as it arrives, scoring,
   metrics and intervals are all inside the clock. Because the clock stops only when the
   intervals are stored, no task of one pair is still running when the next bare loop starts;

@@ -4,9 +4,12 @@ row per item x rater x question, with the item's keys)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from typing import Any
+
+from psycopg import sql
 
 from annotation.agreement.data import (
     ITEM_KEY_COLUMNS,
@@ -18,8 +21,14 @@ from annotation.agreement.data import (
     question_coders,
 )
 from annotation.agreement.report import SUMMARY_COLUMNS, summary_rows
-from annotation.models import Campaign
-from config.csvexport import csv_lines
+from annotation.models import Campaign, Question
+from config.csvexport import (
+    copy_csv_lines,
+    csv_lines,
+    csv_rows_lf,
+    json_cell_sql,
+    text_cell_sql,
+)
 
 LABEL_COLUMNS = (
     "campaign_id",
@@ -76,8 +85,19 @@ def label_rows_long(campaign: Campaign, params: dict[str, Any]) -> Iterator[tupl
                 time_ms,
                 created_at.isoformat(),
             )
+    yield from automatic_label_rows(campaign, params, coders, keys)
+
+
+def automatic_label_rows(
+    campaign: Campaign,
+    params: dict[str, Any],
+    coders: list[Any],
+    keys: dict[int, tuple] | None = None,
+) -> Iterator[tuple[Any, ...]]:
+    """The judges' and metrics' rows of label_rows_long."""
     if not (params.get("metrics") or params.get("judges")):
         return
+    keys = item_keys(campaign) if keys is None else keys
     items = campaign_items(campaign)
     directions = metric_directions(campaign, params.get("metrics", []))
     automatic, _shown = automatic_ratings(
@@ -107,4 +127,137 @@ def label_rows_long(campaign: Campaign, params: dict[str, Any]) -> Iterator[tupl
 
 
 def label_csv_lines(campaign: Campaign, params: dict[str, Any]) -> Iterator[str]:
-    return csv_lines(LABEL_COLUMNS, label_rows_long(campaign, params))
+    """The labels CSV: LABEL_COLUMNS rows as label_rows_long gives them. The annotators' rows,
+    the bulk, are written by PostgreSQL's COPY (config.csvexport.copy_csv_lines: lines end
+    with \n, JSON answers are jsonb's text), their codes looked up in a VALUES list of the
+    questions' codes (human_label_query); the judges' and metrics' rows follow, written here
+    with the same line ends. A CSV reader gets label_rows_long's cells; what differs in the
+    text: an answer that is a JSON object is jsonb's text (keys shortest first, numbers as
+    stored), and so is an object or list inside a list of choices (Python wrote its repr).
+    A campaign with a question whose categories are found in the answers (item choices:
+    coded by first appearance) is written from label_rows_long."""
+    coders = question_coders(campaign)
+    if any(coder.open_set for coder in coders):
+        yield from csv_lines(LABEL_COLUMNS, label_rows_long(campaign, params))
+        return
+    for block in copy_csv_lines(LABEL_COLUMNS, human_label_query(campaign, coders)):
+        yield block.decode()
+    yield from csv_rows_lf(automatic_label_rows(campaign, params, coders))
+
+
+# A text that float() reads as a finite number (what _number accepts), which numeric reads too.
+NUMBER_PATTERN = r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
+
+
+# Python's str() of a JSON scalar: what a choice's answer is compared as (_Coder.code).
+def _py_str_sql(x: sql.Composable) -> sql.Composed:
+    return sql.SQL(
+        "CASE jsonb_typeof({x}) WHEN 'string' THEN {x} #>> '{{}}'"
+        " WHEN 'boolean' THEN CASE WHEN {x} = 'true'::jsonb THEN 'True' ELSE 'False' END"
+        " WHEN 'null' THEN 'None' ELSE {x}::text END"
+    ).format(x=x)
+
+
+def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
+    """The annotators' rows of label_rows_long as the cells' text, for COPY: every current
+    label x every coder (a VALUES list in the coders' order), in the order of label_rows."""
+    p = sql.SQL
+    raw = p("(x.answers -> q.source)")
+    coder_rows = p(", ").join(
+        p("({}, {}, {}, {}, {}, {}::jsonb)").format(
+            sql.Literal(n),
+            sql.Literal(coder.key),
+            sql.Literal(coder.source_key),
+            sql.Literal(
+                "choice"
+                if coder.choice is not None
+                else "pairwise"
+                if coder.scale == Question.Scale.PAIRWISE
+                else "codes"
+            ),
+            sql.Literal(coder.choice),
+            # answer as Python's str() -> the code's text
+            sql.Literal(json.dumps({text: str(_code(code)) for text, code in coder.codes.items()})),
+        )
+        for n, coder in enumerate(coders)
+    )
+    # as _Coder.code: no answer (missing, null, "") is no code
+    empty = p("({r} IS NULL OR {r} = 'null'::jsonb OR {r} = '\"\"'::jsonb)").format(r=raw)
+    # a pairwise answer: a number, or a text that reads as one, that is 1, 0 or -1
+    number = p(
+        "CASE jsonb_typeof({r}) WHEN 'number' THEN ({r})::numeric"
+        " WHEN 'string' THEN CASE WHEN ({r} #>> '{{}}') ~ {pattern}"
+        " THEN ({r} #>> '{{}}')::numeric END END"
+    ).format(r=raw, pattern=sql.Literal(NUMBER_PATTERN))
+    chosen = p(
+        "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof({r}) = 'array'"
+        " THEN {r} ELSE jsonb_build_array({r}) END) AS e(v) WHERE {v} = q.choice)"
+    ).format(r=raw, v=_py_str_sql(p("e.v")))
+    code = p(
+        "CASE WHEN {empty} THEN NULL"
+        " WHEN q.kind = 'choice' THEN CASE WHEN {chosen} THEN '1' ELSE '0' END"
+        " WHEN q.kind = 'pairwise' THEN CASE WHEN {number} IN (1, 0, -1)"
+        " THEN trunc({number})::int::text END"
+        " ELSE q.codes ->> ({text}) END"
+    ).format(empty=empty, chosen=chosen, number=number, text=_py_str_sql(raw))
+    # _answer: several choices joined by |, each as Python's str() of it
+    joined = p(
+        "(SELECT string_agg({v}, '|' ORDER BY e.o) FROM jsonb_array_elements({r})"
+        " WITH ORDINALITY AS e(v, o))"
+    ).format(r=raw, v=_py_str_sql(p("e.v")))
+    answer = p("CASE WHEN jsonb_typeof({r}) = 'array' THEN {joined} ELSE {json} END").format(
+        r=raw, joined=text_cell_sql(joined), json=json_cell_sql(raw)
+    )
+    labelled_at = p(
+        "to_char(x.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
+        " || CASE WHEN date_part('microseconds', x.created_at)::int % 1000000 <> 0"
+        " THEN to_char(x.created_at AT TIME ZONE 'UTC', '.US') ELSE '' END || '+00:00'"
+    )
+    columns = [
+        sql.Literal(campaign.pk),
+        # the item's keys (annotation.agreement.data.item_keys)
+        p("x.item_id"),
+        p("x.position"),
+        p("x.sample_id"),
+        text_cell_sql(p("x.external_id")),
+        text_cell_sql(p("x.tool")),
+        p("x.prediction_id"),
+        p("x.prediction_b_id"),
+        p("x.run_a"),
+        p("x.run_b"),
+        json_cell_sql(p("x.api")),
+        p("'human'"),
+        text_cell_sql(p("x.username")),
+        text_cell_sql(p("q.key")),
+        answer,
+        code,
+        text_cell_sql(p("x.shown_order")),
+        p("x.time_ms"),
+        labelled_at,
+    ]
+    # The labels sorted first (their columns as stored, narrow rows), then each label's rows
+    # made in the coders' order: the sort is of the labels, not of a million wide rows of cells.
+    return p(
+        "WITH q(n, key, source, kind, choice, codes) AS (VALUES {coders})"
+        " SELECT {columns} FROM ("
+        " SELECT l.answers, l.time_ms, l.created_at, i.id AS item_id, i.position, i.sample_id,"
+        " s.external_id, t.name AS tool, i.prediction_id, i.prediction_b_id,"
+        " pa.run_id AS run_a, pb.run_id AS run_b, i.payload -> 'api' AS api, u.username,"
+        " a.shown_order"
+        " FROM annotation_label l"
+        " JOIN annotation_item i ON i.id = l.item_id"
+        " JOIN auth_user u ON u.id = l.annotator_id"
+        " JOIN annotation_assignment a ON a.id = l.assignment_id"
+        " LEFT JOIN benchmarks_sample s ON s.id = i.sample_id"
+        " LEFT JOIN benchmarks_tool t ON t.id = i.tool_id"
+        " LEFT JOIN evaluation_prediction pa ON pa.id = i.prediction_id"
+        " LEFT JOIN evaluation_prediction pb ON pb.id = i.prediction_b_id"
+        " WHERE l.campaign_id = {campaign} AND l.is_current"
+        " ORDER BY i.position, u.username OFFSET 0"
+        ") x CROSS JOIN q"
+        " ORDER BY x.position, x.username, q.n"
+    ).format(
+        coders=coder_rows,
+        columns=p(", ").join(columns),
+        campaign=sql.Literal(campaign.pk),
+    )

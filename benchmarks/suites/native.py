@@ -213,10 +213,37 @@ def _flagged_required(sub: Any) -> bool:
     return isinstance(sub, Mapping) and sub.get("required") is True
 
 
+# object_schema's results by the JSON text of their document: a run declares the same tools
+# for item after item (and twice per item: its cache key, then its request), and cleaning a
+# schema is a recursive walk in Python. Bounded; emptied when full.
+_SCHEMAS: dict[str, str] = {}
+_SCHEMAS_MAX = 4096
+
+
 def object_schema(value: Any) -> dict[str, Any]:
     """The parameters of a function: `clean_schema` of the document as an object with
     `properties` (a document with no properties declares none); keywords that only fit other
-    types are left out."""
+    types are left out. A new object on every call (callers may change it)."""
+    try:
+        key = json.dumps(value, ensure_ascii=False)
+        plain = json.loads(key) == value  # not when JSON would change it (e.g. int keys)
+    except (TypeError, ValueError):
+        plain = False
+    if not plain:
+        return _object_schema(value)
+    known = _SCHEMAS.get(key)
+    if known is not None:
+        return json.loads(known)
+    result = _object_schema(value)
+    text = json.dumps(result, ensure_ascii=False)
+    if json.loads(text) == result:  # kept only what JSON gives back as it was
+        if len(_SCHEMAS) >= _SCHEMAS_MAX:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = text
+    return result
+
+
+def _object_schema(value: Any) -> dict[str, Any]:
     if _flat_parameters(value):
         # {"city": "the city", "day": {"type": "string"}}: the parameters themselves.
         value = {

@@ -39,6 +39,13 @@ and, where the default below does not fit:
                                                      names mapped to the API's pattern and back;
                                                      the default reads ToolSpec.parameters as
                                                      JSON Schema (native.py)
+    mean_metrics(ctx) -> {metric: digits | None}    the run metrics aggregate() computes as
+                                                     the mean of the items' values of the same
+                                                     name (items without one skipped), rounded
+                                                     to `digits`: the bootstrap then resamples
+                                                     those means directly (evaluation.bootstrap,
+                                                     which checks the claim against aggregate's
+                                                     own result); the default claims none
 
 `Evaluator(suite_module)` (a registry Suite's `evaluator`) fills in the defaults, so the
 platform calls one interface.
@@ -698,6 +705,12 @@ class Evaluator:
 
     def aggregate(self, scored: Sequence[Scored], ctx: Context) -> Scores:
         return self.module.aggregate(scored, ctx)
+
+    def mean_metrics(self, ctx: Context) -> dict[str, int | None]:
+        """The run metrics the task's aggregate computes as plain means of the items' values
+        (see the module's docstring); {} when the suite does not say."""
+        fn = getattr(self.module, "mean_metrics", None)
+        return dict(fn(ctx)) if fn else {}
 
     def declare_tools(self, tools: Sequence[ToolSpec]) -> ToolDeclarations:
         """The tools an item may use as OpenAI function tools, and the names they go by."""

@@ -617,3 +617,33 @@ def test_text_without_a_declared_call_leaks_nothing() -> None:
         {"name": "get_weather", "arguments": {"city": "Ghent"}},
         {"name": "get_weather", "arguments": {}},
     ]
+
+
+def test_a_document_declared_again_is_not_cleaned_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A native run declares the same tools item after item (issue 19): each document is
+    cleaned once, and every call still gets a schema of its own, equal to a fresh one."""
+    import benchmarks.suites.native as native
+
+    document = {"properties": {"n": {"type": "int", "description": "the number"}}, "required": 1}
+    fresh = native._object_schema(document)
+    cleaned: list[Any] = []
+    real = native.clean_schema
+
+    def counting(value: Any, depth: int = 0) -> dict[str, Any]:
+        if depth == 0:
+            cleaned.append(value)
+        return real(value, depth)
+
+    monkeypatch.setattr(native, "clean_schema", counting)
+    monkeypatch.setattr(native, "_SCHEMAS", {})
+    first = object_schema(document)
+    first["properties"]["n"]["description"] = "changed by a caller"
+    second = object_schema(json.loads(json.dumps(document)))
+    assert len(cleaned) == 1
+    assert second == fresh and second is not first
+    # what JSON would change is cleaned every time, not taken for its text's entry
+    assert object_schema({1: "the number"}) == native._object_schema({1: "the number"})
+    assert object_schema({"1": "the number"}) == native._object_schema({"1": "the number"})
+    assert object_schema({"q": {"enum": ("a", "b")}}) == native._object_schema(
+        {"q": {"enum": ("a", "b")}}
+    )

@@ -156,3 +156,119 @@ def test_a_metric_undefined_in_most_resamples_gets_no_interval() -> None:
 def test_nothing_to_resample_gives_no_intervals() -> None:
     assert bootstrap_intervals([], mean_of_acc, resamples=100) == {}
     assert bootstrap_intervals(scored([1.0, 0.0]), mean_of_acc, resamples=0) == {}
+
+
+# --- declared means (issue 19: the intervals of a 2,000-item run cost seconds of CPU) -------
+
+
+def rounded_means(names: Sequence[str], digits: int | None = 2):  # type: ignore[no-untyped-def]
+    """An aggregate that is what `means` declares, counting its calls."""
+    calls = []
+
+    def aggregate(sample: Sequence[Scored]) -> Scores:
+        calls.append(len(sample))
+        result: Scores = {}
+        for name in names:
+            value = mean([entry.scores.get(name) for entry in sample])
+            if value is not None and digits is not None:
+                value = round(value, digits)
+            result[name] = value
+        return result
+
+    return aggregate, calls
+
+
+def test_declared_means_are_resampled_without_calling_the_aggregate_each_time() -> None:
+    # given 2,000 items, a 0/1 metric and a continuous one, some without a value
+    rng = random.Random(8)
+    items = scored([float(rng.random() < 0.6) for _ in range(2000)])
+    for entry in items:
+        entry.scores["sim"] = None if rng.random() < 0.1 else rng.random()
+    aggregate, calls = rounded_means(["acc", "sim"])
+    # when
+    direct = bootstrap_intervals(
+        items, aggregate, resamples=1000, seed=3, means={"acc": 2, "sim": 2}
+    )
+    # then the aggregate ran once (to check the declaration), not once per resample
+    assert calls == [2000]
+    # and the intervals are the resampling's: within Monte Carlo error of the aggregate's own
+    calls.clear()
+    through_aggregate = bootstrap_intervals(items, aggregate, resamples=1000, seed=3)
+    assert len(calls) == 1000
+    assert set(direct) == set(through_aggregate) == {"acc", "sim"}
+    for name in direct:
+        for mine, theirs in zip(direct[name], through_aggregate[name], strict=True):
+            assert abs(mine - theirs) <= 0.011, (name, direct, through_aggregate)
+    # the normal approximation of acc's: 0.6 +/- 1.96 * sqrt(0.24 / 2000) = +/- 0.021
+    low, high = direct["acc"]
+    assert 0.035 <= high - low <= 0.05
+    # the same seed gives the same intervals, another seed others (unrounded, to see them)
+    assert direct == bootstrap_intervals(
+        items, aggregate, resamples=1000, seed=3, means={"acc": 2, "sim": 2}
+    )
+    exact, _ = rounded_means(["acc", "sim"], digits=None)
+    undeclared = {"acc": None, "sim": None}
+    first = bootstrap_intervals(items, exact, resamples=300, seed=3, means=undeclared)
+    assert first == bootstrap_intervals(items, exact, resamples=300, seed=3, means=undeclared)
+    assert first != bootstrap_intervals(items, exact, resamples=300, seed=4, means=undeclared)
+
+
+def test_declared_means_resample_whole_clusters() -> None:
+    # given 20 dialogues of 5 turns, each dialogue all right or all wrong: the interval of the
+    # mean is that of 20 draws, far wider than that of 100 independent items
+    groups = [f"d{i}" for i in range(20) for _ in range(5)]
+    values = [float(i < 50) for i in range(100)]
+    aggregate, _ = rounded_means(["acc"], digits=None)
+    [(low, high)] = bootstrap_intervals(
+        scored(values, groups), aggregate, resamples=2000, seed=0, means={"acc": None}
+    ).values()
+    # binomial(20, 0.5) / 20: its 2.5th and 97.5th percentiles are 0.3 and 0.7
+    assert 0.25 <= low <= 0.3 and 0.7 <= high <= 0.75
+    [(low_items, high_items)] = bootstrap_intervals(
+        scored(values), aggregate, resamples=2000, seed=0, means={"acc": None}
+    ).values()
+    # 100 independent items: 0.5 +/- 1.96 * sqrt(0.25 / 100) = +/- 0.098
+    assert 0.38 <= low_items < 0.5 < high_items <= 0.62
+
+
+def test_a_declaration_the_aggregate_does_not_bear_out_is_not_trusted() -> None:
+    rng = random.Random(2)
+    items = scored([rng.random() ** 3 for _ in range(50)])
+    # an aggregate that is not the mean it is declared to be (a median, about half the mean)
+    calls = []
+
+    def median(sample: Sequence[Scored]) -> Scores:
+        calls.append(1)
+        return {"acc": round(float(numpy.median([e.scores["acc"] for e in sample])), 2)}
+
+    # and one that returns a metric the declaration does not name
+    def more(sample: Sequence[Scored]) -> Scores:
+        calls.append(1)
+        return {**mean_of_acc(sample), "n": float(len(sample))}
+
+    for aggregate in (median, more):
+        calls.clear()
+        declared = bootstrap_intervals(items, aggregate, resamples=200, seed=1, means={"acc": 2})
+        # resampled through the aggregate: once for the check, then once per resample
+        assert len(calls) == 201
+        assert declared == bootstrap_intervals(items, aggregate, resamples=200, seed=1)
+
+
+def test_declared_means_keep_the_rules_on_undefined_and_constant_metrics() -> None:
+    # "acc" is always 1; "rare" has a value in one item of 40, so most resamples lack it
+    items = scored([1.0] * 40)
+    items[7].scores["rare"] = 1.0
+    aggregate, calls = rounded_means(["acc", "rare"])
+    intervals = bootstrap_intervals(
+        items, aggregate, resamples=500, seed=0, means={"acc": 2, "rare": 2}
+    )
+    assert calls == [40]
+    # P(item 7 drawn) = 1 - (39/40)^40 = 0.64: defined in more than half the resamples
+    assert intervals == {"acc": [1.0, 1.0], "rare": [1.0, 1.0]}
+    items[7].scores["rare"] = None
+    items[7].scores["never"] = None
+    aggregate, calls = rounded_means(["acc", "never"])
+    assert bootstrap_intervals(
+        items, aggregate, resamples=500, seed=0, means={"acc": 2, "never": 2}
+    ) == {"acc": [1.0, 1.0]}
+    assert calls == [40]

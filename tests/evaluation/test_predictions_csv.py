@@ -1,21 +1,28 @@
-"""The predictions CSV, streamed from a server-side cursor in chunks, is byte for byte what the
-export gave before (the ORM read twice, one line per chunk), on a hand-made run whose cells
-are hostile: formulas, quotes, separators, line breaks, JSON of every shape, keys in a
-different order on each row, a price, a count metric."""
+"""The predictions CSV, written by PostgreSQL's COPY and streamed in blocks, reads as what the
+export gave before (the ORM read twice, one line per row, Python's csv module), on a hand-made
+run whose cells are hostile: formulas, quotes, separators, line breaks, JSON of every shape,
+keys in a different order on each row, a price, a count metric. A CSV reader gets the same
+cells: every text cell (neutralised or not), flag, count and cost exactly; JSON cells (answers
+and scores that are numbers, objects or lists) as equal values, since jsonb writes its own key
+order and numbers (1e-05 as 0.00001). Lines end with \n (COPY's), the header's too."""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from psycopg import sql
 
 from evaluation.models import Endpoint, Prediction, Run
-from evaluation.selectors import as_count, task_spec
+from evaluation.selectors import as_count, cost_cell_sql, prediction_score_names, task_spec
+from evaluation.views import CSV_COLUMNS
 from evaluation.work.budget import Prices, Tokens
 from tests.factories import make_benchmark, make_researcher, make_sample
 
@@ -53,8 +60,6 @@ def old_lines(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[
 
 
 def old_export(run: Run) -> bytes:
-    from evaluation.views import CSV_COLUMNS
-
     spec = task_spec(run)
     prices = Prices.of(run.endpoint)
     predictions = run.predictions.order_by("position")
@@ -163,14 +168,14 @@ HOSTILE_SCORES: list[Any] = [
 ]
 
 
-def hostile_run(*, trials: int = 1) -> Run:
-    benchmark = make_benchmark(name="=cmd|' /C calc'!A0", suite="generic")
+def hostile_run(*, trials: int = 1, tag: str = "") -> Run:
+    benchmark = make_benchmark(name=f"=cmd|' /C calc'!A0{tag}", suite="generic")
     samples = [
         make_sample(benchmark=benchmark, split=f"=split{i % 2}", external_id=HOSTILE_TEXTS[i])
         for i in range(len(HOSTILE_TEXTS))
     ]
     endpoint = Endpoint.objects.create(
-        name="priced",
+        name=f"priced{tag}",
         base_url="http://127.0.0.1:9/v1",
         model="m",
         price_in=Decimal("0.0000025"),
@@ -218,28 +223,69 @@ def new_export(client: Client, run: Run) -> tuple[bytes, int]:
     return b"".join(chunks), len(chunks)
 
 
+def cells(text: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text.decode(), newline="")))
+
+
+def as_json(cell: str) -> Any:
+    try:
+        value = json.loads(cell)
+    except ValueError:
+        return None
+    # a JSON string is a text cell: compared exactly
+    return None if isinstance(value, str) else value
+
+
+def assert_reads_the_same(got: bytes, expected: bytes) -> None:
+    """The same cells, JSON cells (answer, scores) as equal JSON values, all else exactly."""
+    old, new = cells(expected), cells(got)
+    assert new[0] == old[0], "the same header"
+    assert len(new) == len(old)
+    json_columns = {i for i, name in enumerate(old[0]) if name == "answer" or name[:6] == "score:"}
+    for old_row, new_row in zip(old[1:], new[1:], strict=True):
+        assert len(new_row) == len(old_row)
+        for i, (was, now) in enumerate(zip(old_row, new_row, strict=True)):
+            if was == now:
+                continue
+            assert i in json_columns, (old[0][i], was, now)
+            assert as_json(was) is not None and as_json(now) == as_json(was), (old[0][i], was, now)
+    # the header's line ends as the rows' do
+    header_end = got.index(b"\nrun,") if got.startswith(b"\n") else got.index(b"\n")
+    assert not got[:header_end].endswith(b"\r")
+
+
 @pytest.mark.parametrize("trials", [1, 3])
-def test_the_streamed_export_is_byte_identical_to_the_old_one(client: Client, trials: int) -> None:
+@pytest.mark.parametrize("stored_names", [False, True])
+def test_the_streamed_export_reads_as_the_old_one(
+    client: Client, trials: int, stored_names: bool
+) -> None:
     run = hostile_run(trials=trials)
+    if stored_names:
+        Run.objects.filter(pk=run.pk).update(score_names=prediction_score_names(run.pk))
     expected = old_export(run)
-    # the hand-made set does reach every rule: a neutralised formula, JSON re-sorted, a cost
+    # the hand-made set does reach every rule: a neutralised formula, JSON, a cost
     text = expected.decode()
     assert "'=HYPERLINK" in text and "'@SUM" in text and "'\tTAB" in text
     assert '{""aa"": [1, ""=x""], ""b"": {""x"": true, ""yy"": null}, ""zeta"": 1}' in text
     assert "score:=evil" in text
     got, _chunks = new_export(client, run)
-    assert got == expected
+    assert_reads_the_same(got, expected)
+    # what differs is only what the module says: line ends, jsonb's JSON text
+    new_text = got.decode()
+    assert "'=HYPERLINK" in new_text and "'@SUM" in new_text and "'\tTAB" in new_text
+    assert "\n" in new_text and "\r\n" not in new_text.replace("line two\r\n", "")
+    assert '{""b"": {""x"": true, ""yy"": null}, ""aa"": [1, ""=x""], ""zeta"": 1}' in new_text
 
 
-def test_rows_come_in_chunks_after_a_header_of_their_own(client: Client, monkeypatch: Any) -> None:
+def test_rows_come_in_blocks_after_a_header_of_their_own(client: Client, monkeypatch: Any) -> None:
     from config import csvexport
 
-    monkeypatch.setattr(csvexport, "ROWS_PER_CHUNK", 5)
+    monkeypatch.setattr(csvexport, "COPY_BLOCK_BYTES", 1)
     run = hostile_run()
     got, chunks = new_export(client, run)
-    # the header alone, then 12 rows in chunks of 5: 5, 5, 2
-    assert chunks == 4
-    assert got == old_export(run)
+    # the header alone, then each of the 12 rows (one COPY message each) at once
+    assert chunks == 13
+    assert_reads_the_same(got, old_export(run))
 
 
 def test_a_run_without_predictions_exports_its_header() -> None:
@@ -247,5 +293,53 @@ def test_a_run_without_predictions_exports_its_header() -> None:
     run.predictions.all().delete()
     client = Client()
     got, chunks = new_export(client, run)
-    assert got == old_export(run) and chunks == 1
+    assert chunks == 1
+    assert got == old_export(run).replace(b"\r\n", b"\n")
     assert got.decode().startswith("run,position,split,sample_id,repeat,trial,status,")
+
+
+def test_a_header_cell_with_a_line_break_is_quoted(client: Client) -> None:
+    run = hostile_run()
+    Prediction.objects.filter(run=run, position=0).update(scores={"a\rb": 1, "c\nd": 2})
+    got, _chunks = new_export(client, run)
+    header, *rows = cells(got)
+    assert header[len(CSV_COLUMNS) : len(CSV_COLUMNS) + 2] == ["score:a\rb", "score:c\nd"]
+    assert len(rows) == 12 and all(len(row) == len(header) for row in rows)
+
+
+PRICES = [
+    Prices(Decimal("0.000003"), Decimal("0.000010"), Decimal("0.000001")),
+    Prices(Decimal("2.500000"), Decimal("10.000000"), None),
+    Prices(Decimal("0.150000"), Decimal("0.600000"), Decimal("0.075000")),
+    Prices(Decimal("0.000000"), Decimal("0.000000"), None),
+    Prices(Decimal("123456.789012"), Decimal("0.000001"), Decimal("7.000000")),
+]
+TOKENS = [
+    (0, 0, 0),
+    (1, 0, 0),
+    (0, 1, 0),
+    (100, 7, 0),
+    (100, 7, 150),
+    (120, 9, 40),
+    (10**6, 3, 10**5),
+    (3, 1, 3),
+    (999_999_999, 123_456, 5),
+    (7, 0, 2),
+]
+
+
+@pytest.mark.parametrize("prices", PRICES)
+def test_the_cost_is_the_text_of_its_decimal(prices: Prices) -> None:
+    query = sql.SQL(
+        "SELECT {cost} FROM (VALUES {rows}) AS p(prompt_tokens, completion_tokens, cached_tokens)"
+    ).format(
+        cost=cost_cell_sql(prices),
+        rows=sql.SQL(", ").join(
+            sql.SQL("({}::bigint, {}::bigint, {}::bigint)").format(*map(sql.Literal, t))
+            for t in TOKENS
+        ),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(query.as_string(cursor.cursor))
+        got = [row[0] for row in cursor.fetchall()]
+    assert got == [str(prices.cost(Tokens(*t))) for t in TOKENS]

@@ -90,10 +90,20 @@ def test_import_speed_times_the_whole_command(smoke_env: dict[str, str], tmp_pat
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_csv_speed_compares_the_view_with_copy(smoke_env: dict[str, str], tmp_path: Path) -> None:
-    (result,) = run_script(
-        smoke_env, tmp_path, "perf/csv_speed.py", "--rows", "500", "--repeat", "2"
+    predictions, labels = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/csv_speed.py",
+        "--rows",
+        "500",
+        "--repeat",
+        "2",
+        "--export",
+        "both",
     )
-    assert "COPY ... TO STDOUT" in result.baseline and "first byte" in result.value
+    for result, name in ((predictions, "predictions"), (labels, "labels")):
+        assert result.measured.startswith(f"{name} CSV of 500 rows")
+        assert "COPY ... TO STDOUT" in result.baseline and "first byte" in result.value
 
 
 @pytest.mark.slow
@@ -143,3 +153,23 @@ def test_annotate_load_compares_cpu_per_request(smoke_env: dict[str, str], tmp_p
         "capacity: next+submit pairs/s, 2 annotators, no think time, gunicorn 1x2",
     ]
     assert "competing load we started" in found[0].load
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_annotate_load_one_request_per_item(smoke_env: dict[str, str], tmp_path: Path) -> None:
+    """--protocol one: each submit brings the next item (as the studio page does); the items
+    are still given once each (the script's integrity checks fail the run otherwise)."""
+    found = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/annotate_load.py",
+        *("--seconds", "4", "--warmup", "1", "--annotators", "4", "--items", "300"),
+        *("--gunicorn", "1x2", "--baseline-seconds", "3", "--saturation-seconds", "3"),
+        *("--saturation-annotators", "2", "--protocol", "one", "--drop-db"),
+    )
+    assert len(found) == 3
+    for result in found:
+        assert "one request per item: submit brings the next" in result.measured
+    pairs = float(found[2].value.split(" pairs/s")[0])
+    assert pairs > 0

@@ -98,6 +98,7 @@ __all__ = [
     "aggregate",
     "answers_match",
     "build_prompt",
+    "mean_metrics",
     "normalise_answer",
     "parse",
     "read_predictions",
@@ -393,13 +394,21 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
     }
 
 
+MEAN_DIGITS = 2
+
+
 def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
     """Per metric, the mean over the items that have it, rounded to 2 decimals."""
     result: Scores = {}
     for metric in TASKS[_task(ctx)].metrics:
         value = mean([s.scores.get(metric) for s in scored])
-        result[metric] = None if value is None else round(value, 2)
+        result[metric] = None if value is None else round(value, MEAN_DIGITS)
     return result
+
+
+def mean_metrics(ctx: Context) -> dict[str, int | None]:
+    """Every metric of aggregate() is a mean of the items' values, rounded to 2 decimals."""
+    return dict.fromkeys(TASKS[_task(ctx)].metrics, MEAN_DIGITS)
 
 
 # --- prompts ------------------------------------------------------------------------------------
