@@ -406,8 +406,23 @@ def markdown_table(results: Sequence[Result], *, date: str, machine: str) -> str
     return "\n".join(lines) + "\n"
 
 
+def reference_loop_ms(repeat: int = 5) -> float:
+    """This machine's speed now, in one number: the best of `repeat` timings of a fixed pure
+    Python loop (the sum of the squares below a million), in milliseconds. A shared or
+    virtual machine's speed drifts over a day (the same 2-core machine gave 50 and 100 ms on
+    one day, and every figure of `make perf` moved with it); the table states it, so that two
+    tables are compared knowing how fast the machine was."""
+    best = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        sum(i * i for i in range(1_000_000))
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
 def machine_name() -> str:
-    """The machine in words: CPU model, cores, memory, kernel, Python."""
+    """The machine in words: CPU model, cores, memory, kernel, Python, and its speed now
+    (reference_loop_ms)."""
     model = ""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -424,7 +439,9 @@ def machine_name() -> str:
         pass
     return (
         f"{model or platform.machine()}, {os.cpu_count()} cores{memory},"
-        f" Linux {platform.release()}, Python {platform.python_version()}"
+        f" Linux {platform.release()}, Python {platform.python_version()};"
+        f" reference loop {reference_loop_ms():.0f} ms (the sum of the squares below a million,"
+        " best of 5: lower is faster)"
     )
 
 

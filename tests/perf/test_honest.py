@@ -185,3 +185,10 @@ def test_the_command_is_shown_without_where_its_results_went() -> None:
     assert honest.command_line(argv) == "./dev python perf/import_speed.py --repeat 3 --cpu-load=1"
     argv = ["perf/csv_speed.py", "--results=out.jsonl", "--rows", "10"]
     assert honest.command_line(argv) == "./dev python perf/csv_speed.py --rows 10"
+
+
+def test_the_machine_line_says_how_fast_the_machine_was() -> None:
+    line = honest.machine_name()
+    assert "cores" in line and "reference loop" in line
+    ms = float(line.split("reference loop ")[1].split(" ms")[0])
+    assert 1 < ms < 5000
