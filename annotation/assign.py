@@ -104,10 +104,11 @@ def item_next(*, campaign: Campaign, user: Any) -> Assignment | None:
 @functools.cache
 def _held_sql() -> str:
     # The annotator's latest lease in the campaign (written once: on every next item's path).
-    return (
-        f"SELECT {rows.columns(Assignment, 'a')} FROM {Assignment._meta.db_table} a"  # noqa: S608 (the models' own names)
-        " WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = 'leased'"
-        " ORDER BY a.leased_at DESC LIMIT 1"
+    return rows.select(
+        Assignment,
+        "a",
+        "WHERE a.campaign_id = %s AND a.annotator_id = %s AND a.status = 'leased'"
+        " ORDER BY a.leased_at DESC LIMIT 1",
     )
 
 
@@ -166,10 +167,7 @@ def _locked_assignment(assignment_id: int, user: Any) -> Assignment:
 
 @functools.cache
 def _locked_sql() -> str:
-    return (
-        f"SELECT {rows.columns(Assignment, 'a')} FROM {Assignment._meta.db_table} a"  # noqa: S608 (the models' own names)
-        " WHERE a.id = %s AND a.annotator_id = %s FOR UPDATE"
-    )
+    return rows.select(Assignment, "a", "WHERE a.id = %s AND a.annotator_id = %s FOR UPDATE")
 
 
 def item_skip(*, assignment_id: int, user: Any) -> None:
@@ -288,10 +286,11 @@ def label_submit(
 
 @functools.cache
 def _known_sql() -> str:
-    return (
-        f"SELECT {rows.columns(Label, 'l')} FROM {Label._meta.db_table} l"  # noqa: S608 (the models' own names)
-        " WHERE l.token = %s OR (l.assignment_id = %s AND NOT l.is_current)"
-        " ORDER BY l.created_at DESC"
+    return rows.select(
+        Label,
+        "l",
+        "WHERE l.token = %s OR (l.assignment_id = %s AND NOT l.is_current)"
+        " ORDER BY l.created_at DESC",
     )
 
 

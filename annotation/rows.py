@@ -34,6 +34,12 @@ def columns(model: type[Model], alias: str) -> str:
     return ", ".join(f"{alias}.{column}" for column in _layout(model)[0])
 
 
+def select(model: type[Model], alias: str, rest: str) -> str:
+    """`SELECT` of the model's columns (`instance` reads them) from its table as `alias`,
+    followed by `rest` (WHERE, ORDER BY, FOR UPDATE...): a statement to write once."""
+    return f"SELECT {columns(model, alias)} FROM {model._meta.db_table} {alias} {rest}"  # noqa: S608 (the models' own names)
+
+
 def width(model: type[Model]) -> int:
     return len(_layout(model)[0])
 

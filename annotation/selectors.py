@@ -182,10 +182,7 @@ def campaign_questions(campaign: Campaign) -> list[Question]:
 
 @functools.cache
 def _questions_sql() -> str:
-    return (
-        f"SELECT {rows.columns(Question, 'q')} FROM {Question._meta.db_table} q"  # noqa: S608 (the models' own names)
-        ' WHERE q.campaign_id = %s ORDER BY q."order", q.id'
-    )
+    return rows.select(Question, "q", 'WHERE q.campaign_id = %s ORDER BY q."order", q.id')
 
 
 def annotator_progress(campaign: Campaign, user: Any) -> dict[str, int]:

@@ -47,6 +47,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -99,6 +100,19 @@ def forget() -> None:
     Benchmark.objects.filter(name=BENCHMARK).delete()
 
 
+def samples_copy(cursor: Any, benchmark_id: int, split: str, prefix: str, count: int) -> None:
+    """`count` small samples of the benchmark (external ids prefix0, prefix1, ...), by COPY."""
+    now = timezone.now()
+    with cursor.cursor.copy(
+        "COPY benchmarks_sample (benchmark_id, split, external_id, kind, input, "
+        "candidate_tools, metadata, revision, created_at, updated_at) FROM STDIN"
+    ) as copy:
+        for i in range(count):
+            copy.write_row(
+                (benchmark_id, split, f"{prefix}{i}", "", '{"query": "q"}', "[]", "{}", 0, now, now)
+            )
+
+
 def build(rows: int) -> Run:
     forget()
     benchmark = Benchmark.objects.create(name=BENCHMARK, suite="generic")
@@ -107,25 +121,7 @@ def build(rows: int) -> Run:
     )
     now = timezone.now()
     with connection.cursor() as cursor:
-        with cursor.cursor.copy(
-            "COPY benchmarks_sample (benchmark_id, split, external_id, kind, input, "
-            "candidate_tools, metadata, revision, created_at, updated_at) FROM STDIN"
-        ) as copy:
-            for i in range(rows):
-                copy.write_row(
-                    (
-                        benchmark.pk,
-                        "default",
-                        f"q{i}",
-                        "",
-                        '{"query": "q"}',
-                        "[]",
-                        "{}",
-                        0,
-                        now,
-                        now,
-                    )
-                )
+        samples_copy(cursor, benchmark.pk, "default", "q", rows)
         cursor.execute(
             "SELECT id FROM benchmarks_sample WHERE benchmark_id = %s ORDER BY id", [benchmark.pk]
         )
@@ -287,14 +283,7 @@ def labels_build(rows: int) -> Campaign:
     )
     now = timezone.now()
     with connection.cursor() as cursor:
-        with cursor.cursor.copy(
-            "COPY benchmarks_sample (benchmark_id, split, external_id, kind, input, "
-            "candidate_tools, metadata, revision, created_at, updated_at) FROM STDIN"
-        ) as copy:
-            for i in range(items):
-                copy.write_row(
-                    (benchmark.pk, "test", f"s{i}", "", '{"query": "q"}', "[]", "{}", 0, now, now)
-                )
+        samples_copy(cursor, benchmark.pk, "test", "s", items)
         cursor.execute(
             "INSERT INTO annotation_item (campaign_id, position, sample_id, payload, active, "
             "submitted, is_open) SELECT %s, row_number() OVER (ORDER BY id) - 1, id, '{}', %s, "

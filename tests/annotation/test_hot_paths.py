@@ -138,16 +138,19 @@ def test_next_and_submit_cost_no_more_python_than_two_one_query_pages(settings: 
     client.get("/annotate/")
     token = client.cookies["csrftoken"].value
 
-    def pair() -> None:
-        given = client.post(f"/api/campaigns/{campaign.pk}/next/", HTTP_X_CSRFTOKEN=token)
-        body = {"assignment": given.json()["assignment"], "answers": {"reason": "B"}}
+    def submit(body: dict[str, Any]) -> dict[str, Any]:
         response = client.post(
             f"/api/campaigns/{campaign.pk}/submit/",
-            {**body, "token": str(uuid.uuid4())},
+            {**body, "answers": {"reason": "B"}, "token": str(uuid.uuid4())},
             content_type="application/json",
             HTTP_X_CSRFTOKEN=token,
         )
         assert response.status_code == 201, response.content
+        return response.json()
+
+    def pair() -> None:
+        given = client.post(f"/api/campaigns/{campaign.pk}/next/", HTTP_X_CSRFTOKEN=token)
+        submit({"assignment": given.json()["assignment"]})
 
     def pages() -> None:
         for _ in range(2):
@@ -161,19 +164,11 @@ def test_next_and_submit_cost_no_more_python_than_two_one_query_pages(settings: 
         profile.disable()
         return pstats.Stats(profile).total_calls / rounds  # type: ignore[attr-defined]
 
-    given = {}
+    given: dict[str, Any] = {}
 
     def one_request_pair() -> None:
         # As the studio page (and --protocol one): the submit brings the next item.
-        body = {"assignment": given["assignment"], "answers": {"reason": "B"}, "next": True}
-        response = client.post(
-            f"/api/campaigns/{campaign.pk}/submit/",
-            {**body, "token": str(uuid.uuid4())},
-            content_type="application/json",
-            HTTP_X_CSRFTOKEN=token,
-        )
-        assert response.status_code == 201, response.content
-        given.update(response.json()["next"])
+        given.update(submit({"assignment": given["assignment"], "next": True})["next"])
 
     original = ScopedRateThrottle.THROTTLE_RATES
     ScopedRateThrottle.THROTTLE_RATES = rates
