@@ -7,9 +7,18 @@ do, and every tasks module imports it before declaring its shared tasks, so thos
 this app, never to Celery's default one.
 """
 
+import os
 from typing import Any
 
 __all__ = ("celery_app",)
+
+if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
+    # Any process of the project on a dev machine (manage.py, a web worker, a Celery worker,
+    # pytest) uses the embedded stack: importing this package starts what is missing, as the
+    # Celery module did when this package still imported it (config.devstack.ensure_env).
+    from config.devstack import ensure_env
+
+    ensure_env()
 
 
 def __getattr__(name: str) -> Any:
