@@ -11,6 +11,7 @@ the model admin's own permission checks, which the walk asks for each page.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from django.core import checks
 from django.test import RequestFactory
 from django.urls import reverse
 
+from annotation.models import Assignment
 from config import access
 from evaluation.models import Run
 from tests.roles import ROLES, VIRTUAL_CALL, World, build_world
@@ -525,3 +527,36 @@ def test_running_an_action_with_only_the_view_permission_changes_nothing(world: 
 def test_the_readme_shows_the_table_the_code_applies() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert access.access_markdown() in readme, "README is out of date: manage.py access_table"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_a_submit_that_asks_for_the_next_item_gives_it_only_to_the_campaigns_annotator(
+    role: str, world: World
+) -> None:
+    """`"next": true` on the submit (one request per item) reveals an item and takes a lease:
+    only the campaign's annotator gets either; every other role is refused and nothing is
+    leased for them."""
+    campaign, assignment = world.motivation, world.assignment
+    before = Assignment.objects.filter(campaign=campaign).count()
+    response = world.client(role).post(
+        f"/api/campaigns/{campaign.pk}/submit/",
+        {
+            "assignment": assignment.pk,
+            "answers": {"reason": "A"},
+            "token": str(uuid.uuid4()),
+            "next": True,
+        },
+        content_type="application/json",
+    )
+    if role == "annotator":
+        assert response.status_code in (200, 201), response.content
+        assert set(response.json()) == {"label", "created", "next"}
+        given = response.json()["next"]
+        assert (
+            given["assignment"] is None
+            or Assignment.objects.get(pk=given["assignment"]).annotator == world.users["annotator"]
+        )
+    else:
+        assert response.status_code in (401, 403, 404), (role, response.status_code)
+        assert "next" not in response.content.decode()
+        assert Assignment.objects.filter(campaign=campaign).count() == before
