@@ -7,11 +7,8 @@ from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
-    # A worker started by hand on a dev machine uses the same embedded stack as manage.py.
-    from config.devstack import ensure_env
-
-    ensure_env()
+# A worker started by hand on a dev machine uses the same embedded stack as manage.py: the
+# `config` package, imported before this module, started what was missing (ensure_env).
 
 app = Celery("toolevals")
 app.config_from_object("django.conf:settings", namespace="CELERY")
