@@ -1,6 +1,7 @@
 """What the annotation app gives the papers' analyses (evaluation/analyses.py, the registry of
 inputs beyond a run's records): the labels humans gave a run's outputs. The evaluation app may
-not import this app, so this app registers the input when it starts (AnnotationConfig.ready).
+not import this app, so the settings name this module's PROVIDER (settings.ANALYSIS_INPUTS), which
+the analyses import the first time one of them reads the labels.
 
 "human_labels": {campaign kind: {(sample key "split/external_id", repeat): [answers, ...]}},
 every current, not revoked label of every campaign item that judges one of the run's
@@ -13,7 +14,7 @@ from typing import Any
 from django.db.models import Count, Max
 
 from annotation.models import Label
-from evaluation.analyses import InputProvider, register_input
+from evaluation.analyses import InputProvider
 from evaluation.models import Run
 
 
@@ -44,5 +45,4 @@ def human_labels_mark(run: Run) -> str:
     return f"{seen['n']}:{seen['last']}:{seen['revoked']}"
 
 
-def register() -> None:
-    register_input("human_labels", InputProvider(human_labels, human_labels_mark))
+PROVIDER = InputProvider(human_labels, human_labels_mark)

@@ -1,5 +1,16 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.core import checks
 from django.db.models.signals import post_migrate
+
+
+def every_url_has_a_rule(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """config.access's system check. The access table (and Django REST framework, which it
+    imports) is imported when the checks run, not at the start-up of every command."""
+    from config.access import check_every_url_has_a_rule
+
+    return check_every_url_has_a_rule(app_configs, **kwargs)
 
 
 class AnnotationConfig(AppConfig):
@@ -7,14 +18,9 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The access table's system check (every URL has a rule) registers on import.
-        import config.access  # noqa: F401
-        from annotation import analysis_inputs
         from annotation.roles import after_migrate
 
-        # The papers' analyses read the human labels of a run's outputs (WTU-Eval's error
-        # types): evaluation may not import this app, so the input is registered from here.
-        analysis_inputs.register()
-
+        # The access table's system check: every URL has a rule.
+        checks.register(every_url_has_a_rule, checks.Tags.security)
         # After every migrate and every flush: the role groups and their permissions.
         post_migrate.connect(after_migrate, sender=self, dispatch_uid="annotation-role-groups")

@@ -506,7 +506,6 @@ def url_names() -> list[str]:
     return list(url_routes())
 
 
-@checks.register(checks.Tags.security)
 def check_every_url_has_a_rule(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     missing = [name for name in url_names() if rule_for(name) is None]
     return [

@@ -64,7 +64,8 @@ elif not DEBUG and (
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # The admin, finding the apps' admin modules when first needed (not at every start-up).
+    "config.adminsite.AdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -192,6 +193,11 @@ FORMS_URLFIELD_ASSUME_HTTPS = True
 # The studio's access rule asks the annotation app which campaign a URL names for a user in a
 # role (config.access imports no app; this setting wires it).
 ACCESS_CAMPAIGN_LOOKUP = "annotation.selectors.campaign_get_for_user"
+
+# Inputs the papers' analyses read beyond a run's own records that a layer evaluation may not
+# import gives (name: dotted path of an evaluation.analyses.InputProvider), imported when an
+# analysis first asks: the human labels of a run's outputs (WTU-Eval's error types).
+ANALYSIS_INPUTS = {"human_labels": "annotation.analysis_inputs.PROVIDER"}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from benchmarks.suites.analyses import Analysis, AnalysisInput
 from benchmarks.suites.protocol import Scored
@@ -70,6 +71,7 @@ def fingerprint(run: Run) -> str:
     shapes = [
         (a.name, a.by, [(m.name, m.mean_of, m.percent) for m in a.metrics]) for a in declared(run)
     ]
+    providers = input_providers()
     parts = [
         run.status,
         run.updated_at.isoformat() if run.updated_at else "",
@@ -79,8 +81,8 @@ def fingerprint(run: Run) -> str:
         run.benchmark.updated_at.isoformat(),
         repr(shapes),
         *(
-            f"{name}={INPUT_PROVIDERS[name].mark(run)}"
-            for name in sorted({n for a in declared(run) for n in a.inputs} & set(INPUT_PROVIDERS))
+            f"{name}={providers[name].mark(run)}"
+            for name in sorted({n for a in declared(run) for n in a.inputs} & set(providers))
         ),
     ]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
@@ -102,9 +104,8 @@ def _records(run: Run) -> AnalysisInput:
         )
         records = [r for r in records if (r.item.split, r.item.external_id, r.repeat) in settled]
     wanted = {name for analysis in declared(run) for name in analysis.inputs}
-    inputs = {
-        name: INPUT_PROVIDERS[name].fetch(run) for name in sorted(wanted & set(INPUT_PROVIDERS))
-    }
+    providers = input_providers()
+    inputs = {name: providers[name].fetch(run) for name in sorted(wanted & set(providers))}
     return AnalysisInput(records=records, ctx=ctx, inputs=inputs)
 
 
@@ -115,18 +116,26 @@ def _records(run: Run) -> AnalysisInput:
 class InputProvider:
     """An input some analyses read beyond the run's own records (AnalysisInput.inputs):
     fetch(run) gives it; mark(run) sums up what it read, so that the stored analyses are
-    computed again when it changes. A layer that may read what the input needs registers it
-    (the human labels: annotation, which evaluation may not import, in its AppConfig.ready)."""
+    computed again when it changes. The platform's own inputs register here; a layer this app
+    may not import declares its own in settings.ANALYSIS_INPUTS (the human labels: annotation's
+    annotation.analysis_inputs.PROVIDER), imported the first time an analysis asks for it and
+    not at every start-up."""
 
     fetch: Callable[[Run], Any]
     mark: Callable[[Run], str]
 
 
-INPUT_PROVIDERS: dict[str, InputProvider] = {}
+_OWN_PROVIDERS: dict[str, InputProvider] = {}
 
 
 def register_input(name: str, provider: InputProvider) -> None:
-    INPUT_PROVIDERS[name] = provider
+    _OWN_PROVIDERS[name] = provider
+
+
+def input_providers() -> dict[str, InputProvider]:
+    """Every input an analysis may read, by name: this app's, and settings.ANALYSIS_INPUTS."""
+    declared = getattr(settings, "ANALYSIS_INPUTS", {})
+    return {**_OWN_PROVIDERS, **{name: import_string(path) for name, path in declared.items()}}
 
 
 def _baseline(run: Run) -> list[Scored]:

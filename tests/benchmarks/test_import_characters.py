@@ -603,3 +603,39 @@ def test_a_written_backslash_u0000_is_not_mistaken_for_nul() -> None:
     with transaction.atomic():
         _upsert_samples(benchmark.pk, [sample])
     assert Sample.objects.get().input == {"query": "C:\\u0000dir"}
+
+
+# Every character COPY's text format escapes (and the sequences it reads as escapes), in every
+# column the samples' COPY writes, through the first import (straight into the table) and a
+# second one (through the temporary table): stored exactly as given.
+COPY_ODDITIES = "a\\b \t \n \r\n \\N \\. \\t \b \v \f \x1f \\\\ end\\"
+
+
+def test_what_copy_escapes_is_stored_as_given() -> None:
+    benchmark = Benchmark.objects.create(name="B", suite="generic")
+
+    def records(note: str) -> list[SampleRecord]:
+        return [
+            SampleRecord(
+                split=f"split {COPY_ODDITIES}",
+                external_id=COPY_ODDITIES,
+                input={"query": COPY_ODDITIES, COPY_ODDITIES: [COPY_ODDITIES]},
+                reference={"tool": COPY_ODDITIES},
+                candidate_tools=[COPY_ODDITIES],
+                metadata={"note": note},
+            ),
+            SampleRecord(split="s", external_id="\\N", input={"query": "\\N"}, reference=None),
+        ]
+
+    with transaction.atomic():
+        _upsert_samples(benchmark.pk, records("first"))
+    with transaction.atomic():
+        _upsert_samples(benchmark.pk, records(f"second {COPY_ODDITIES}"))
+    odd = Sample.objects.get(external_id=COPY_ODDITIES)
+    assert odd.split == f"split {COPY_ODDITIES}"
+    assert odd.input == {"query": COPY_ODDITIES, COPY_ODDITIES: [COPY_ODDITIES]}
+    assert odd.reference == {"tool": COPY_ODDITIES}
+    assert odd.candidate_tools == [COPY_ODDITIES]
+    assert odd.metadata == {"note": f"second {COPY_ODDITIES}"}
+    plain = Sample.objects.get(external_id="\\N")
+    assert (plain.split, plain.input, plain.reference) == ("s", {"query": "\\N"}, None)
