@@ -10,7 +10,10 @@ of its own, start-up included (Python, Django, the suites), then its parsing, va
 upsert and commit. The baseline is a COPY of the very rows the import stored into an empty table
 of the same shape and indexes (created and committed before the clock), its clock stopped after
 the COMMIT (an import's time includes its commit too). Prints records per second, the ratio
-command / COPY, and a re-import of the same files (a no-op, also the whole command).
+command / COPY, and a re-import of the same files (a no-op, also the whole command). It also
+times the command's start-up alone (`import_benchmark --help`) and Django's own (its contrib apps
+and the PostgreSQL backend, none of ours), and shows the command's time after start-up against
+COPY: what start-up is, and how much of it any Django command pays on this machine.
 
 Targets (issues #2 and #19): at least 20,000 records/s, and within 3x of COPY. Each size gives
 a result with the machine's load while it ran; it is a pass only if the targets are met and the
@@ -133,6 +136,59 @@ def timed_import(paths: list[Path], name: str) -> float:
     return elapsed
 
 
+# A project with Django's own apps only and the PostgreSQL backend: what any Django command
+# here pays before it runs (Python, Django, psycopg), for the start-up column's comparison.
+FLOOR_SETTINGS = """
+SECRET_KEY = "perf-floor"
+INSTALLED_APPS = [
+    "django.contrib.admin.apps.SimpleAdminConfig",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+]
+DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "floor"}}
+"""
+FLOOR_CODE = (
+    "import django; django.setup(); import django.core.management; "
+    "from django.db import connection; connection.ops"
+)
+
+
+def timed_process(command: list[str], env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=env or os.environ.copy(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{command} failed:\n{done.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def timed_startup() -> float:
+    """The command's start-up alone: `import_benchmark --help` (Python, Django, the project's
+    apps, the command and its suites; no file read, no database)."""
+    return timed_process([sys.executable, "manage.py", "import_benchmark", "--help"])
+
+
+def timed_floor(folder: Path) -> float:
+    """Django's own start-up with the PostgreSQL backend and none of the project's apps."""
+    (folder / "perf_floor_settings.py").write_text(FLOOR_SETTINGS, encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(folder),
+        "DJANGO_SETTINGS_MODULE": "perf_floor_settings",
+    }
+    return timed_process([sys.executable, "-c", FLOOR_CODE], env)
+
+
 SAMPLE_COLUMNS = (
     "benchmark_id, split, external_id, kind, input, reference, candidate_tools, metadata, "
     "revision, created_at, updated_at"
@@ -203,12 +259,21 @@ def main() -> None:
         "import: the whole `manage.py import_benchmark` command, start-up included; "
         "COPY: from its start to its COMMIT"
     )
-    print(
-        f"{'rows':>8} {'import s':>9} {'rec/s':>9} {'COPY s':>8} {'ratio':>6} {'re-import s':>12}"
-    )
     results = []
     with tempfile.TemporaryDirectory() as tmp, honest.CpuLoad(args.cpu_load) as burner:
         watch_roots = postgres_pids()
+        # What part of the command is start-up, and what part of that any Django command pays.
+        startups = [timed_startup() for _ in range(args.repeat)]
+        floors = [timed_floor(Path(tmp)) for _ in range(args.repeat)]
+        startup, floor = statistics.median(startups), statistics.median(floors)
+        print(
+            f"start-up of the command (import_benchmark --help): {startup:.2f} s; "
+            f"Django with its own apps and the PostgreSQL backend only: {floor:.2f} s"
+        )
+        print(
+            f"{'rows':>8} {'import s':>9} {'rec/s':>9} {'COPY s':>8} {'ratio':>6}"
+            f" {'minus start-up':>15} {'re-import s':>12}"
+        )
         for size in sizes:
             folder = Path(tmp) / str(size)
             folder.mkdir()
@@ -229,9 +294,10 @@ def main() -> None:
             records = size + 199
             imp, cop, reimp = (statistics.median(x) for x in (imports, copies, reimports))
             ratio = imp / cop
+            work = (imp - startup) / cop
             print(
                 f"{size:>8} {imp:>9.2f} {records / imp:>9,.0f} {cop:>8.2f} {ratio:>6.2f}"
-                f" {reimp:>12.2f}"
+                f" {work:>14.2f}x {reimp:>12.2f}"
             )
             reasons = honest.disturbed(
                 copies, load.others, max_spread=args.max_spread, max_others=args.max_others
@@ -249,7 +315,13 @@ def main() -> None:
                 verdict=honest.verdict(met, reasons),
                 load=load.text(),
                 command=honest.command_line(),
-                notes=[*reasons, f"re-import of the same files (no-op): {reimp:.2f} s"],
+                notes=[
+                    *reasons,
+                    f"re-import of the same files (no-op): {reimp:.2f} s",
+                    f"start-up {startup:.2f} s of it (Django with its own apps and the "
+                    f"PostgreSQL backend: {floor:.2f} s); the command after start-up: "
+                    f"{imp - startup:.2f} s = {work:.2f}x COPY",
+                ],
             )
             result.print()
             results.append(result)

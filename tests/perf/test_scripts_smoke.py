@@ -85,6 +85,10 @@ def test_import_speed_times_the_whole_command(smoke_env: dict[str, str], tmp_pat
     (result,) = run_script(smoke_env, tmp_path, "perf/import_speed.py", "--sizes", "300")
     assert "the whole import_benchmark command" in result.measured
     assert "to its COMMIT" in result.baseline
+    # and it says what part is start-up, and what part of that Django itself takes
+    (startup,) = [note for note in result.notes if note.startswith("start-up ")]
+    assert "Django with its own apps and the PostgreSQL backend" in startup
+    assert "the command after start-up" in startup
 
 
 @pytest.mark.slow
