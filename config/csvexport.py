@@ -161,27 +161,21 @@ def copy_csv_lines(header: Sequence[str], query: sql.Composable) -> Iterator[byt
     csv.writer(buffer).writerow([csv_cell(name) for name in header])
     yield (buffer.getvalue().removesuffix("\r\n") + "\n").encode()
     copy_sql = sql.SQL("COPY ({}) TO STDOUT (FORMAT csv)").format(query)
-    with connection.cursor() as cursor:
-        # The cells' CASE expressions make the planner's cost pass jit_above_cost, and JIT
-        # then compiles them for seconds before the first row (4 s of 5 for 50,000 label rows
-        # measured here), more than it ever saves: off for this statement.
-        cursor.execute("SET jit = off")
-        try:
-            with cursor.cursor.copy(copy_sql) as copy:
-                read = copy.read
-                blocks: list[Any] = []
+    # JIT is off for every connection (config.db): the cells' CASE expressions would have it
+    # compile for seconds before the first row.
+    with connection.cursor() as cursor, cursor.cursor.copy(copy_sql) as copy:
+        read = copy.read
+        blocks: list[Any] = []
+        size = 0
+        while block := read():
+            blocks.append(block)
+            size += len(block)
+            if size >= COPY_BLOCK_BYTES:
+                yield b"".join(blocks)
+                blocks.clear()
                 size = 0
-                while block := read():
-                    blocks.append(block)
-                    size += len(block)
-                    if size >= COPY_BLOCK_BYTES:
-                        yield b"".join(blocks)
-                        blocks.clear()
-                        size = 0
-                if blocks:
-                    yield b"".join(blocks)
-        finally:
-            cursor.execute("RESET jit")
+        if blocks:
+            yield b"".join(blocks)
 
 
 def copy_csv_response(
