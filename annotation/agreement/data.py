@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
+from django.db.models import F
 
 from annotation.agreement.ratings import CampaignRatings, QuestionRatings, Rater
 from annotation.kinds import kind_of
@@ -48,6 +49,7 @@ from benchmarks.suites.judging import combine_orders
 from benchmarks.suites.protocol import MetricSpec, TaskSpec
 from benchmarks.suites.registry import get_suite
 from config.errors import ApplicationError
+from config.lookups import AnyOf
 from evaluation.models import Judge, Judgment, Prediction, Run
 
 
@@ -346,7 +348,7 @@ def campaign_ratings(
 
 def _pair_runs(items: list[tuple]) -> tuple[list[tuple[int, int]], dict[int, str]]:
     ids = {pid for _, a, b, _g in items for pid in (a, b) if pid}
-    run_of = dict(Prediction.objects.filter(pk__in=ids).values_list("id", "run_id"))
+    run_of = dict(Prediction.objects.filter(AnyOf(F("pk"), ids)).values_list("id", "run_id"))
     pairs = [(run_of.get(a, 0), run_of.get(b, 0)) for _, a, b, _g in items]
     names = {
         run.pk: run.name or run.model_name or f"run {run.pk}"
@@ -361,7 +363,7 @@ def _metric_values(
     """The metric's code per item: its value, or the sign of A's minus B's for a pair; turned
     when lower is better (a pair's then is the sign of B's minus A's)."""
     ids = {pid for _, a, b, _g in items for pid in (a, b) if pid}
-    scores = dict(Prediction.objects.filter(pk__in=ids).values_list("id", "scores"))
+    scores = dict(Prediction.objects.filter(AnyOf(F("pk"), ids)).values_list("id", "scores"))
     sign = -1.0 if lower else 1.0
 
     def score(prediction_id: int | None) -> float:
@@ -391,7 +393,7 @@ def _judge_values(
                 item_of[(b, a)] = (i, -1.0)
     predictions = {pid for pid, _other in item_of}
     judgments = Judgment.objects.filter(
-        job__judge=judge, prediction_id__in=predictions, status=Judgment.Status.DONE
+        AnyOf(F("prediction_id"), predictions), job__judge=judge, status=Judgment.Status.DONE
     ).values_list("prediction_id", "other_id", "repeat", "order", "value", "label", "values")
     # Per item and repeat: the verdicts by order (pairwise) or the one verdict.
     verdicts: dict[int, dict[int, dict[str, tuple]]] = defaultdict(lambda: defaultdict(dict))
@@ -508,15 +510,12 @@ def _metric_info(name: str, declared: dict[str, MetricSpec | None]) -> MetricInf
     return MetricInfo(name, "score", first.direction)
 
 
-def _prediction_ids(campaign: Campaign) -> set[int]:
-    return {
-        pid
-        for pair in Item.objects.filter(campaign=campaign).values_list(
-            "prediction_id", "prediction_b_id"
-        )
-        for pid in pair
-        if pid
-    }
+def _prediction_ids(campaign: Campaign) -> Any:
+    """The ids of the predictions behind the campaign's items (A's and B's), as a subquery."""
+    items = Item.objects.filter(campaign=campaign)
+    return items.values("prediction_id").union(
+        items.filter(prediction_b_id__isnull=False).values("prediction_b_id"), all=True
+    )
 
 
 # Per (suite, task) of the runs behind the predictions, the names their scores carry.
@@ -528,17 +527,18 @@ JOIN benchmarks_benchmark b ON b.id = r.benchmark_id
 CROSS JOIN LATERAL jsonb_object_keys(
     CASE WHEN jsonb_typeof(p.scores) = 'object' THEN p.scores ELSE '{}'::jsonb END
 ) AS k(name)
-WHERE p.id = ANY(%s)
+WHERE p.id IN (
+    SELECT prediction_id FROM annotation_item WHERE campaign_id = %(c)s
+    UNION ALL
+    SELECT prediction_b_id FROM annotation_item WHERE campaign_id = %(c)s
+)
 """
 
 
-def metric_catalogue(campaign: Campaign, ids: set[int] | None = None) -> dict[str, MetricInfo]:
+def metric_catalogue(campaign: Campaign) -> dict[str, MetricInfo]:
     """Every per-item value name the predictions behind the items carry, with what it is."""
-    ids = _prediction_ids(campaign) if ids is None else ids
-    if not ids:
-        return {}
     with connection.cursor() as cursor:
-        cursor.execute(METRIC_NAMES_SQL, [list(ids)])
+        cursor.execute(METRIC_NAMES_SQL, {"c": campaign.pk})
         rows = cursor.fetchall()
     tasks = {(suite, task): _task_spec(suite, task) for suite, task, _name in rows}
     declared: dict[str, dict[str, MetricSpec | None]] = defaultdict(dict)
@@ -579,11 +579,10 @@ def available_raters(campaign: Campaign) -> dict[str, Any]:
     items' per-item scores that point one way, `lower_is_better` naming those compared with
     the sign turned) and the judges that judged the items; and the items' other per-item
     values (counts, flags, undeclared names) with why they are not raters."""
-    ids = _prediction_ids(campaign)
-    catalogue = metric_catalogue(campaign, ids)
+    catalogue = metric_catalogue(campaign)
     judges = sorted(
         set(
-            Judge.objects.filter(jobs__judgments__prediction_id__in=ids)
+            Judge.objects.filter(jobs__judgments__prediction_id__in=_prediction_ids(campaign))
             .values_list("name", flat=True)
             .distinct()
         )

@@ -462,3 +462,30 @@ def test_a_result_computed_from_older_labels_is_not_stored_as_fresh() -> None:
 
     result = report_compute(report_id=report.pk, on_progress=newer_request_meanwhile)
     assert (result.fingerprint, result.status) == ("newer", AgreementReport.Status.PENDING)
+
+
+def test_the_judges_offered_are_those_that_judged_an_items_prediction_a_or_b() -> None:
+    from annotation.agreement.data import available_raters
+
+    campaign, run_a, run_b, _ = pairwise_campaign()
+    # one judge judged B's predictions (against A), one judged runs of no item of the campaign
+    judged("judge-of-b", run_b, run_a, repeats=1, verdict=lambda i, repeat, order: 1)
+    benchmark = run_a.benchmark
+    elsewhere = [
+        Run.objects.create(benchmark=benchmark, task="answer", status=Run.Status.DONE, name=n)
+        for n in ("C", "D")
+    ]
+    for run in elsewhere:
+        Prediction.objects.create(
+            run=run,
+            sample=run_a.predictions.first().sample,
+            position=0,
+            status=Prediction.Status.DONE,
+            scores={"accuracy": 1.0, "elsewhere_only": 1.0},
+        )
+    judged("judge-elsewhere", elsewhere[0], elsewhere[1], repeats=1, verdict=lambda *_: 1)
+
+    available = available_raters(campaign)
+    assert available["judges"] == ["judge-of-b"]
+    # and the metrics are the names the items' predictions carry, not other runs'
+    assert available["metrics"] == ["accuracy"] and not available["not_raters"]
