@@ -21,13 +21,15 @@ app.autodiscover_tasks()
 
 @task_prerun.connect
 @task_postrun.connect
-def close_old_connections(**_: Any) -> None:
+def close_old_connections(sender: Any = None, **_: Any) -> None:
     """Before and after each task, what Django does around each request: close the connections
     older than CONN_MAX_AGE or broken, keep the others (settings.CELERY_DB_REUSE_MAX stops
-    Celery's fixup from closing every connection after every task)."""
+    Celery's fixup from closing every connection after every task). Not for a task run eagerly,
+    in its caller's process and maybe its transaction (Celery's fixup leaves those too)."""
     from django.db import close_old_connections as close_old
 
-    close_old()
+    if not getattr(getattr(sender, "request", None), "is_eager", False):
+        close_old()
 
 
 @worker_process_init.connect

@@ -75,3 +75,17 @@ def test_a_pool_process_freezes_what_it_was_forked_with() -> None:
     # then the objects it inherited (Django, the suites, the clients' modules) are in the
     # permanent generation: the collections its answers' garbage triggers no longer walk them
     assert gc.get_freeze_count() > 0
+
+
+def test_a_task_run_eagerly_leaves_the_callers_connection_alone(chunk_task: object) -> None:
+    # given a caller's connection past its max age (a shell, a view inside a transaction)
+    connection.ensure_connection()
+    raw = connection.connection
+    connection.close_at = time.monotonic() - 1
+    # when a task runs in the caller's process (eagerly), as Celery's fixup also leaves it
+    eager = type("Request", (), {"is_eager": True})()
+    sender = type("Task", (), {"request": eager})()
+    task_prerun.send(sender=sender, task_id="1", task=sender, args=(), kwargs={})
+    task_postrun.send(sender=sender, task_id="1", task=sender, args=(), kwargs={}, retval=None)
+    # then the caller's connection is the caller's business
+    assert connection.connection is raw
