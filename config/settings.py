@@ -265,6 +265,11 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker keeps its database connection from one task to the next: Celery's Django fixup
+# would otherwise close it after every task, and each chunk would pay a new server backend
+# (a fork, authentication, cold catalog caches). config.celery closes it between tasks as
+# Django does between requests: when older than CONN_MAX_AGE, or broken.
+CELERY_DB_REUSE_MAX = 1_000_000
 CELERY_TASK_TIME_LIMIT = int(env("CELERY_TASK_TIME_LIMIT", "1800"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(env("CELERY_TASK_SOFT_TIME_LIMIT", "1740"))
 CELERY_TASK_DEFAULT_QUEUE = "default"

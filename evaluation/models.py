@@ -311,7 +311,16 @@ class Prediction(models.Model):
             ),
             models.UniqueConstraint(fields=["run", "position"], name="prediction_position_unique"),
         ]
-        indexes = [models.Index(fields=["run", "status"])]
+        indexes = [
+            models.Index(fields=["run", "status"]),
+            # The claim's scan (evaluation.work.locks): a run's unsettled items in position
+            # order, without walking the answered ones first (each refill would re-read them).
+            models.Index(
+                fields=["run", "position"],
+                name="prediction_unsettled",
+                condition=models.Q(status__in=["pending", "running"]),
+            ),
+        ]
 
     def __str__(self) -> str:
         suffix = f" (repeat {self.repeat})" if self.repeat else ""
@@ -490,7 +499,16 @@ class Judgment(models.Model):
             ),
             models.UniqueConstraint(fields=["job", "position"], name="judgment_position_unique"),
         ]
-        indexes = [models.Index(fields=["job", "status"]), models.Index(fields=["sample", "job"])]
+        indexes = [
+            models.Index(fields=["job", "status"]),
+            models.Index(fields=["sample", "job"]),
+            # The claim's scan, as for predictions (prediction_unsettled).
+            models.Index(
+                fields=["job", "position"],
+                name="judgment_unsettled",
+                condition=models.Q(status__in=["pending", "running"]),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.job_id}/{self.position}"

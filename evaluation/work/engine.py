@@ -303,13 +303,29 @@ class DatabaseCache:
         self.writer.add_cache((key, model, _json(request), _json(reply)))
 
 
-class Writer:
-    """Group commit: whatever has arrived while the last write ran goes in the next one."""
+def write_interval() -> float:
+    """The least time between two writes of one execution (EVALUATION_WRITE_INTERVAL_SECONDS)."""
+    return float(getattr(settings, "EVALUATION_WRITE_INTERVAL_SECONDS", 0.1))
 
-    def __init__(self, db: DatabaseThread, token: uuid.UUID, table: WorkTable) -> None:
+
+class Writer:
+    """Group commit over a window: whatever has arrived since the last write goes in the next,
+    at most one write per `interval`. Answers arrive one by one; a transaction each (a commit,
+    a statement per table) cost the database more than the answers' rows. An answer waits at
+    most the interval before it is stored, and until then it is like one still in flight: a
+    lost worker's item is answered again under a new claim, its late write finds no claim."""
+
+    def __init__(
+        self,
+        db: DatabaseThread,
+        token: uuid.UUID,
+        table: WorkTable,
+        interval: float | None = None,
+    ) -> None:
         self.db = db
         self.token = token
         self.table = table
+        self.interval = write_interval() if interval is None else interval
         self.results: list[Row] = []
         self.cache_rows: list[tuple] = []
         self.written = 0
@@ -328,12 +344,18 @@ class Writer:
         self.cache_rows.append(row)
 
     async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = -self.interval
         while True:
             await self._wake.wait()
+            wait = last + self.interval - loop.time()
+            if wait > 0 and not self._closing:
+                await asyncio.sleep(wait)  # the window: more answers join this write
             self._wake.clear()
             results, self.results = self.results, []
             cache_rows, self.cache_rows = self.cache_rows, []
             if results or cache_rows:
+                last = loop.time()
                 self.written += await self.db.run(
                     write, self.token, results, cache_rows, self.table
                 )

@@ -120,12 +120,14 @@ def from_jsonb(value: Any) -> Any:
 
 
 def extend_leases(token: uuid.UUID, parent_id: int, table: WorkTable) -> str | None:
-    """Extend this execution's leases; return the parent's status (None if it is gone)."""
+    """Extend this execution's leases; return the parent's status (None if it is gone). The
+    parent narrows the update to its unsettled items (an index): the claim column has none, and
+    every item of every run would be read at each heartbeat."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table.table} SET lease_until = now() + %s * interval '1 second' "  # noqa: S608
-            "WHERE claim = %s AND status = 'running'",
-            [lease_seconds(), token],
+            f"WHERE {table.parent} = %s AND claim = %s AND status = 'running'",
+            [lease_seconds(), parent_id, token],
         )
         cursor.execute(
             f"SELECT status FROM {table.parent_table} WHERE id = %s",  # noqa: S608

@@ -9,7 +9,7 @@ import pytest
 
 from evaluation import services
 from evaluation.models import Prediction, ResponseCache, Run
-from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
+from tests.evaluation.conftest import counting_answer, make_counting_benchmark, make_endpoint
 from tests.fake_openai import FakeOpenAI
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("broker")]
@@ -105,3 +105,21 @@ def test_an_item_that_keeps_failing_is_failed_with_its_reason(tmp_path: Path) ->
     assert all("gave up after 2 attempts" in p.error and "HTTP 500" in p.error for p in failed)
     # a failed item counts against the model
     assert run.metrics["accuracy"] == 0.0
+
+
+def test_answers_arriving_one_by_one_are_written_a_window_at_a_time(tmp_path: Path) -> None:
+    # given 80 items answered four at a time, one answer every few milliseconds
+    benchmark = make_counting_benchmark(tmp_path, 80)
+    with FakeOpenAI(responder=counting_answer, latency_ms=30) as server:
+        endpoint = make_endpoint(server.base_url, max_concurrency=4)
+        run = services.run_launch(
+            benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
+        )
+        # when the run is executed
+        execute_all(run)
+    # then every answer is stored, in few write transactions (one statement time, now(), each):
+    # a transaction per answer or two costs the database a commit each
+    rows = list(run.predictions.values_list("status", "updated_at"))
+    assert {status for status, _ in rows} == {Prediction.Status.DONE}
+    writes = len({updated_at for _, updated_at in rows})
+    assert len(rows) / writes >= 5, f"{writes} write transactions for {len(rows)} answers"
