@@ -129,6 +129,24 @@ def test_eval_overhead_in_both_modes_with_equal_processes(
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
+def test_eval_cpu_gives_each_sides_cpu_per_item(smoke_env: dict[str, str]) -> None:
+    # A diagnostic, not a target: no result for the table, the CPU per item of each side.
+    done = subprocess.run(
+        [sys.executable, "perf/eval_cpu.py", "--items", "30", "--pairs", "1"],
+        cwd=ROOT,
+        env=smoke_env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=840,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("pair 1: bare ")]
+    assert "| platform workers " in line and "| extra " in line
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_agreement_speed_goes_through_the_worker(smoke_env: dict[str, str], tmp_path: Path) -> None:
     (result,) = run_script(
         smoke_env,
