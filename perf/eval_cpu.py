@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,42 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from perf import eval_overhead as eo  # sets Django up, as the script does
 from perf import honest
-
-
-def start_workers(count: int, log_dir: Path, app: str) -> list[subprocess.Popen]:
-    procs = []
-    for index in range(count):
-        log = open(log_dir / f"worker-{index}.log", "wb")  # noqa: SIM115
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    app,
-                    "worker",
-                    "-Q",
-                    eo.QUEUES,
-                    "--concurrency",
-                    "1",
-                    "-n",
-                    f"cpu{index}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                    "-l",
-                    "warning",
-                ],
-                cwd=eo.ROOT,
-                env={**os.environ},
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        )
-    time.sleep(4)
-    return procs
 
 
 def thread_cpu(roots: list[int]) -> dict[str, float]:
@@ -99,7 +62,7 @@ def main() -> None:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
         app = "perf.profiled_worker:app"
     with tempfile.TemporaryDirectory() as tmp:
-        workers = start_workers(2, Path(tmp), app)
+        workers = [proc for proc, _log in eo.start_workers(2, Path(tmp), app)]
         try:
             benchmark = eo.build_benchmark(args.items, Path(tmp), mode)
             bodies = eo.requests_of(benchmark, mode)

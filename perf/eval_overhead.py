@@ -297,9 +297,10 @@ def platform(
     return elapsed, run
 
 
-def start_workers(count: int, log_dir: Path) -> list:
+def start_workers(count: int, log_dir: Path, app: str = "config") -> list:
     """`count` worker processes of one task at a time each, on every queue (the reports queue,
-    where the intervals are computed, included)."""
+    where the intervals are computed, included), of the Celery `app` (perf/eval_cpu.py's
+    profiling app wraps the project's); (process, log) pairs."""
     import subprocess
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -314,7 +315,7 @@ def start_workers(count: int, log_dir: Path) -> list:
                         "-m",
                         "celery",
                         "-A",
-                        "config",
+                        app,
                         "worker",
                         "-Q",
                         QUEUES,

@@ -48,12 +48,7 @@ def test_a_refill_does_not_read_the_runs_settled_items(tmp_path: Path) -> None:
     # and its query, run again, reads no answered item to find the next ones: at most the
     # unsettled (the 100 just claimed, running under a live lease), not the 1500 answered
     select = next(q["sql"] for q in queries if "SKIP LOCKED" in q["sql"])
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {select}")
-        plan = cursor.fetchone()[0]
-        transaction.set_rollback(True)
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    assert rows_read_and_dropped(plan[0]["Plan"]) <= 100, json.dumps(plan, indent=1)
+    assert_reads_at_most(select, 100)
 
 
 def test_extending_an_executions_leases_reads_its_runs_unsettled_items_only(
@@ -85,9 +80,15 @@ def test_extending_an_executions_leases_reads_its_runs_unsettled_items_only(
     # then the leases are extended, and the statement read none of the other run's items
     assert Prediction.objects.filter(claim=token, lease_until__isnull=False).count() == 100
     update = next(q["sql"] for q in queries if q["sql"].lstrip().startswith("UPDATE"))
+    assert_reads_at_most(update, 100)
+
+
+def assert_reads_at_most(statement: str, rows: int) -> None:
+    """The statement, run again under EXPLAIN ANALYZE (and rolled back), reads and drops at most
+    `rows` rows to find what it returns or changes."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {update}")
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}")
         plan = cursor.fetchone()[0]
         transaction.set_rollback(True)
     plan = json.loads(plan) if isinstance(plan, str) else plan
-    assert rows_read_and_dropped(plan[0]["Plan"]) <= 100, json.dumps(plan, indent=1)
+    assert rows_read_and_dropped(plan[0]["Plan"]) <= rows, json.dumps(plan, indent=1)
