@@ -261,12 +261,13 @@ def campaign_ratings(
     *,
     metrics: list[str] | tuple[str, ...] = (),
     judges: list[str] | tuple[str, ...] = (),
+    catalogue: dict[str, MetricInfo] | None = None,
 ) -> CampaignRatings:
     """Every question's ratings for the campaign's items: its annotators' current labels,
     then the named judges and metrics (AgreementError for a name that rates none of them, or
     for a metric that is not a score, metric_directions)."""
     kind = kind_of(campaign)
-    directions = metric_directions(campaign, metrics)
+    directions = metric_directions(campaign, metrics, catalogue)
     items = campaign_items(campaign)
     index = {item_id: i for i, (item_id, *_rest) in enumerate(items)}
     coders = question_coders(campaign)
@@ -548,12 +549,17 @@ def metric_catalogue(campaign: Campaign) -> dict[str, MetricInfo]:
     return {name: _metric_info(name, declared[name]) for name in sorted(declared)}
 
 
-def metric_directions(campaign: Campaign, names: list[str] | tuple[str, ...]) -> dict[str, str]:
+def metric_directions(
+    campaign: Campaign,
+    names: list[str] | tuple[str, ...],
+    catalogue: dict[str, MetricInfo] | None = None,
+) -> dict[str, str]:
     """Per named metric, "higher" or "lower" (is better); AgreementError for a name the
-    items' predictions do not carry, or one that is not a score better one way."""
+    items' predictions do not carry, or one that is not a score better one way. `catalogue`:
+    metric_catalogue(campaign), when the caller has read it already."""
     if not names:
         return {}
-    catalogue = metric_catalogue(campaign)
+    catalogue = metric_catalogue(campaign) if catalogue is None else catalogue
     directions: dict[str, str] = {}
     for name in names:
         info = catalogue.get(name)
@@ -574,12 +580,15 @@ def not_a_rater(name: str, why: str, scores: list[str]) -> str:
     )
 
 
-def available_raters(campaign: Campaign) -> dict[str, Any]:
+def available_raters(
+    campaign: Campaign, catalogue: dict[str, MetricInfo] | None = None
+) -> dict[str, Any]:
     """What a report on this campaign can be asked for: the metrics that may rate (the
     items' per-item scores that point one way, `lower_is_better` naming those compared with
     the sign turned) and the judges that judged the items; and the items' other per-item
-    values (counts, flags, undeclared names) with why they are not raters."""
-    catalogue = metric_catalogue(campaign)
+    values (counts, flags, undeclared names) with why they are not raters. `catalogue`:
+    metric_catalogue(campaign), when the caller has read it already."""
+    catalogue = metric_catalogue(campaign) if catalogue is None else catalogue
     judges = sorted(
         set(
             Judge.objects.filter(jobs__judgments__prediction_id__in=_prediction_ids(campaign))
@@ -600,6 +609,7 @@ def labels_fingerprint(
     campaign: Campaign,
     judges: list[str] | tuple[str, ...] = (),
     metrics: list[str] | tuple[str, ...] = (),
+    catalogue: dict[str, MetricInfo] | None = None,
 ) -> str:
     """What a report reads, in a few numbers: the campaign's questions, its items and their gold
     answers, its labels (added, undone, returned), and the named judges' judgments and the
@@ -647,7 +657,7 @@ def labels_fingerprint(
     if metrics:
         # Declarations are code: a report made before a metric's direction was declared (or
         # changed) compared it the other way, so it is stale.
-        catalogue = metric_catalogue(campaign)
+        catalogue = metric_catalogue(campaign) if catalogue is None else catalogue
         parts.append(
             ",".join(
                 f"{name}:{catalogue[name].direction if name in catalogue else '?'}"

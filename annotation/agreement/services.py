@@ -21,6 +21,7 @@ from annotation.agreement.data import (
     available_raters,
     campaign_ratings,
     labels_fingerprint,
+    metric_catalogue,
     not_a_rater,
 )
 from annotation.agreement.report import campaign_report
@@ -121,8 +122,12 @@ def report_request(
     AGREEMENT_INLINE_ANSWERS) are computed at once; large ones are queued for a worker and come
     back pending (`inline` forces either). Raises AgreementError for raters the campaign does
     not have."""
+    # One reading of the items' metric names serves the check and the fingerprint.
+    catalogue = metric_catalogue(campaign) if available is None else None
+    if available is None:
+        available = available_raters(campaign, catalogue)
     report_check(campaign, params, available)
-    fingerprint = labels_fingerprint(campaign, params["judges"], params["metrics"])
+    fingerprint = labels_fingerprint(campaign, params["judges"], params["metrics"], catalogue)
     key = _key(params)
     with transaction.atomic():
         report, created = AgreementReport.objects.select_for_update().get_or_create(
@@ -172,7 +177,10 @@ def report_compute(
     report = AgreementReport.objects.select_related("campaign").get(pk=report_id)
     campaign = report.campaign
     params = report.params
-    fingerprint = labels_fingerprint(campaign, params.get("judges", []), params.get("metrics", []))
+    metrics, judges = params.get("metrics", []), params.get("judges", [])
+    # One reading of the items' metric names serves the fingerprint and the ratings.
+    catalogue = metric_catalogue(campaign) if metrics else None
+    fingerprint = labels_fingerprint(campaign, judges, metrics, catalogue)
     if report.status == AgreementReport.Status.DONE and report.fingerprint == fingerprint:
         return report
     AgreementReport.objects.filter(pk=report_id).update(
@@ -188,9 +196,7 @@ def report_compute(
             on_progress(done, total)
 
     try:
-        ratings = campaign_ratings(
-            campaign, metrics=params.get("metrics", []), judges=params.get("judges", [])
-        )
+        ratings = campaign_ratings(campaign, metrics=metrics, judges=judges, catalogue=catalogue)
         data = campaign_report(
             ratings,
             resamples=params.get("resamples", 1000),

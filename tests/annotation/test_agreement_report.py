@@ -489,3 +489,19 @@ def test_the_judges_offered_are_those_that_judged_an_items_prediction_a_or_b() -
     assert available["judges"] == ["judge-of-b"]
     # and the metrics are the names the items' predictions carry, not other runs'
     assert available["metrics"] == ["accuracy"] and not available["not_raters"]
+
+
+def test_a_report_reads_the_metric_catalogue_once_to_check_and_once_to_compute() -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    campaign, *_ = pairwise_campaign()
+    with CaptureQueriesContext(connection) as queries:
+        report = report_request(
+            campaign, report_params(metrics=["accuracy"], resamples=20), inline=True
+        )
+    assert report.status == AgreementReport.Status.DONE
+    # the request checks the names and fingerprints the labels with one reading; the
+    # computation (a worker's, in general) fingerprints again and rates with another
+    catalogue = [q for q in queries.captured_queries if "jsonb_object_keys" in q["sql"]]
+    assert len(catalogue) == 2
