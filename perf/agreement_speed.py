@@ -48,7 +48,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -57,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 from config.devstack import ensure_env  # noqa: E402
 from perf import honest  # noqa: E402
+from perf.labels import LABEL_COLUMNS, label_row  # noqa: E402
 from perf.owndb import OwnDatabase  # noqa: E402
 
 PERF_DATABASE = "toolevals_perf_agreement"
@@ -282,26 +282,11 @@ def fixture_build(items: int, annotators: int, question_count: int) -> tuple[int
         for j, user in enumerate(users):
             given = {key: answers[key][i, j] for key in keys}
             buffer.append(
-                (
-                    campaign.pk,
-                    item,
-                    assignment_of[(item, user.pk)],
-                    user.pk,
-                    json.dumps(given, default=int),
-                    "",
-                    str(uuid.uuid4()),
-                    True,
-                    4000 + j,
-                    "",
-                    now,
+                label_row(
+                    campaign.pk, item, assignment_of[(item, user.pk)], user.pk, given, 4000 + j, now
                 )
             )
-    copy_rows(
-        "annotation_label",
-        "campaign_id, item_id, assignment_id, annotator_id, answers, note, token, is_current, "
-        "time_ms, review, created_at",
-        buffer,
-    )
+    copy_rows("annotation_label", LABEL_COLUMNS, buffer)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE annotation_label")
         cursor.execute("VACUUM ANALYZE annotation_item")

@@ -44,7 +44,6 @@ import os
 import statistics
 import sys
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +68,7 @@ from benchmarks.models import Benchmark  # noqa: E402
 from evaluation.models import Run  # noqa: E402
 from evaluation.selectors import PREDICTION_CSV_SQL, prediction_score_names  # noqa: E402
 from perf import honest  # noqa: E402
+from perf.labels import LABEL_COLUMNS, label_row  # noqa: E402
 
 BENCHMARK = "perf-csv-export"
 USER = "perf-csv-export"
@@ -299,10 +299,7 @@ def labels_build(rows: int) -> Campaign:
         )
         assignments = cursor.fetchall()
         order = {user.pk: j for j, user in enumerate(users)}
-        with cursor.cursor.copy(
-            "COPY annotation_label (campaign_id, item_id, assignment_id, annotator_id, answers, "
-            "note, token, is_current, time_ms, review, created_at) FROM STDIN"
-        ) as copy:
+        with cursor.cursor.copy(f"COPY annotation_label ({LABEL_COLUMNS}) FROM STDIN") as copy:
             for assignment, item, annotator, position in assignments:
                 j = order[annotator]
                 answers = {
@@ -310,19 +307,7 @@ def labels_build(rows: int) -> Campaign:
                     for q, (key, _scale, values) in enumerate(spec)
                 }
                 copy.write_row(
-                    (
-                        campaign.pk,
-                        item,
-                        assignment,
-                        annotator,
-                        json.dumps(answers),
-                        "",
-                        str(uuid.uuid4()),
-                        True,
-                        4000 + j,
-                        "",
-                        now,
-                    )
+                    label_row(campaign.pk, item, assignment, annotator, answers, 4000 + j, now)
                 )
         cursor.execute("VACUUM ANALYZE annotation_label")
         cursor.execute("VACUUM ANALYZE annotation_item")

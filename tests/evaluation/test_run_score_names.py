@@ -33,15 +33,21 @@ def assert_stored_as_scanned(run: Run) -> None:
     assert run.score_names == prediction_score_names(run.pk)
 
 
+def launched(tmp_path: Path, fake_server: FakeOpenAI, items: int) -> Run:
+    """A run of the counting benchmark's answer task, launched against the fake server."""
+    return services.run_launch(
+        benchmark=make_counting_benchmark(tmp_path, items),
+        task="answer",
+        endpoint=make_endpoint(fake_server.base_url),
+        split="default",
+    )
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_launched_run_stores_its_score_names_when_it_finishes(
     tmp_path: Path, fake_server: FakeOpenAI
 ) -> None:
-    benchmark = make_counting_benchmark(tmp_path, 12)
-    endpoint = make_endpoint(fake_server.base_url)
-    run = services.run_launch(
-        benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
-    )
+    run = launched(tmp_path, fake_server, 12)
     assert Run.objects.get(pk=run.pk).score_names is None
     execute_run(run)
     assert_stored_as_scanned(run)
@@ -51,11 +57,7 @@ def test_a_launched_run_stores_its_score_names_when_it_finishes(
 def test_resuming_forgets_the_names_until_the_run_finishes_again(
     tmp_path: Path, fake_server: FakeOpenAI
 ) -> None:
-    benchmark = make_counting_benchmark(tmp_path, 6)
-    endpoint = make_endpoint(fake_server.base_url)
-    run = services.run_launch(
-        benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
-    )
+    run = launched(tmp_path, fake_server, 6)
     execute_run(run)
     # given a finished run with a failed item, whose retry may bring other names
     Prediction.objects.filter(run=run, position=2).update(status="failed", scores={})
