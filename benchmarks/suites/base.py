@@ -212,14 +212,7 @@ def check_value(
                 )
             # Four bytes per character is the UTF-8 worst case: only measure the long ones.
             if len(node) * 4 > MAX_FIELD_BYTES and len(node.encode("utf-8")) > MAX_FIELD_BYTES:
-                raise ImportFormatError(
-                    f"value is {len(node.encode('utf-8')):,} bytes; the limit is "
-                    f"{MAX_FIELD_BYTES:,} bytes per field",
-                    file=file,
-                    line=line,
-                    record=record,
-                    field=at or None,
-                )
+                raise _too_large(node, file=file, line=line, record=record, field=at or None)
         elif isinstance(node, dict):
             for key, child in node.items():
                 inner = f"{at}.{key}" if at else str(key)
@@ -782,6 +775,17 @@ def _csv_rows(
         ) from None
 
 
+def _too_large(value: str, **where: Any) -> ImportFormatError:
+    """The error for a text over MAX_FIELD_BYTES (a JSON value or a CSV cell), at `where`
+    (file, line, record, field). The size test stays inline where values are walked: it runs on
+    every long text of the largest imports."""
+    return ImportFormatError(
+        f"value is {len(value.encode('utf-8')):,} bytes; the limit is "
+        f"{MAX_FIELD_BYTES:,} bytes per field",
+        **where,
+    )
+
+
 def _check_cells(
     header: Sequence[str], cells: Sequence[str], path: Path, line: int, check_characters: bool
 ) -> None:
@@ -793,13 +797,7 @@ def _check_cells(
             if problem:
                 raise _Unstorable(problem, code=_code(value), file=path, line=line, field=name)
         if len(value) * 4 > MAX_FIELD_BYTES and len(value.encode("utf-8")) > MAX_FIELD_BYTES:
-            raise ImportFormatError(
-                f"value is {len(value.encode('utf-8')):,} bytes; the limit is "
-                f"{MAX_FIELD_BYTES:,} bytes per field",
-                file=path,
-                line=line,
-                field=name,
-            )
+            raise _too_large(value, file=path, line=line, field=name)
 
 
 def check_file_name(path: Path) -> None:
