@@ -9,6 +9,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from django.db import connection
 from psycopg import sql
 
 from annotation.agreement.data import (
@@ -131,18 +132,67 @@ def label_csv_lines(campaign: Campaign, params: dict[str, Any]) -> Iterator[str]
     the bulk, are written by PostgreSQL's COPY (config.csvexport.copy_csv_lines: lines end
     with \n, JSON answers are jsonb's text), their codes looked up in a VALUES list of the
     questions' codes (human_label_query); the judges' and metrics' rows follow, written here
-    with the same line ends. A CSV reader gets label_rows_long's cells; what differs in the
-    text: an answer that is a JSON object is jsonb's text (keys shortest first, numbers as
-    stored), and so is an object or list inside a list of choices (Python wrote its repr).
-    A campaign with a question whose categories are found in the answers (item choices:
-    coded by first appearance) is written from label_rows_long."""
+    with the same line ends. An item-choices question's codes (categories found in the
+    answers, coded by first appearance) are made before the COPY by _Coder.code itself, from
+    each distinct answer in the order it first appears (open_set_codes), so they are
+    label_rows_long's whatever the answers hold; that is a query before the COPY's, and an
+    answer given between the two that it did not code stops the COPY with an error (one that
+    only appears earlier than before is not seen). A CSV reader gets label_rows_long's cells;
+    what differs in the text: an answer that is a JSON object is jsonb's text (keys shortest
+    first, numbers as stored), and so is an object or list inside a list of choices (Python
+    wrote its repr), and a number is written as stored (1.50, where Python wrote 1.5)."""
     coders = question_coders(campaign)
-    if any(coder.open_set for coder in coders):
-        yield from csv_lines(LABEL_COLUMNS, label_rows_long(campaign, params))
-        return
-    for block in copy_csv_lines(LABEL_COLUMNS, human_label_query(campaign, coders)):
+    query = human_label_query(campaign, coders, open_set_codes(campaign, coders))
+    for block in copy_csv_lines(LABEL_COLUMNS, query):
         yield block.decode()
     yield from csv_rows_lf(automatic_label_rows(campaign, params, coders))
+
+
+# Per question key, every distinct answer under it (jsonb's text, what human_label_query looks
+# up), in the order it first appears in label_rows' order (data.LABEL_ROWS_SQL).
+OPEN_SET_ANSWERS_SQL = """
+SELECT s.source, (x.answers -> s.source)::text AS answer
+FROM (
+    SELECT l.answers, row_number() OVER (ORDER BY i.position, u.username) AS n
+    FROM annotation_label l
+    JOIN annotation_item i ON i.id = l.item_id
+    JOIN auth_user u ON u.id = l.annotator_id
+    JOIN annotation_assignment a ON a.id = l.assignment_id
+    WHERE l.campaign_id = %s AND l.is_current
+) x
+CROSS JOIN unnest(%s::text[]) AS s(source)
+WHERE x.answers -> s.source IS NOT NULL
+GROUP BY s.source, answer
+ORDER BY s.source, min(x.n)
+"""
+
+
+def open_set_codes(campaign: Campaign, coders: list[Any]) -> dict[str, dict[str, str]]:
+    """Per open-set coder's key (an item-choices question), the code cell of every answer
+    (by jsonb's text of it) the campaign's current labels give: the distinct answers, in the
+    order they first appear, coded by the coder (which it fills as label_rows_long would).
+    Two answers of one text (["a", "b"] and "a + b") are given its one code; no answer
+    (null, "") none."""
+    open_coders = [coder for coder in coders if coder.open_set]
+    if not open_coders:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            OPEN_SET_ANSWERS_SQL,
+            [campaign.pk, sorted({coder.source_key for coder in open_coders})],
+        )
+        rows = cursor.fetchall()
+    answers: dict[str, list[str]] = {}
+    for source, answer in rows:
+        answers.setdefault(source, []).append(answer)
+    out: dict[str, dict[str, str]] = {}
+    for coder in open_coders:
+        cells = out[coder.key] = {}
+        for answer in answers.get(coder.source_key, []):
+            code = coder.code(json.loads(answer))
+            if not math.isnan(code):
+                cells[answer] = str(_code(code))
+    return out
 
 
 # A text that float() reads as a finite number (what _number accepts), which numeric reads too.
@@ -158,9 +208,13 @@ def _py_str_sql(x: sql.Composable) -> sql.Composed:
     ).format(x=x)
 
 
-def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
+def human_label_query(
+    campaign: Campaign, coders: list[Any], open_codes: dict[str, dict[str, str]]
+) -> sql.Composed:
     """The annotators' rows of label_rows_long as the cells' text, for COPY: every current
-    label x every coder (a VALUES list in the coders' order), in the order of label_rows."""
+    label x every coder (a VALUES list in the coders' order), in the order of label_rows.
+    `open_codes`: open_set_codes(campaign, coders); an answer to an item-choices question that
+    it does not code (a label changed since) stops the COPY with an error naming it."""
     p = sql.SQL
     raw = p("(x.answers -> q.source)")
     coder_rows = p(", ").join(
@@ -171,13 +225,21 @@ def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
             sql.Literal(
                 "choice"
                 if coder.choice is not None
+                else "open"
+                if coder.open_set
                 else "pairwise"
                 if coder.scale == Question.Scale.PAIRWISE
                 else "codes"
             ),
             sql.Literal(coder.choice),
-            # answer as Python's str() -> the code's text
-            sql.Literal(json.dumps({text: str(_code(code)) for text, code in coder.codes.items()})),
+            # answer as Python's str() -> the code's text; item choices: jsonb's text of it
+            sql.Literal(
+                json.dumps(
+                    open_codes[coder.key]
+                    if coder.open_set
+                    else {text: str(_code(code)) for text, code in coder.codes.items()}
+                )
+            ),
         )
         for n, coder in enumerate(coders)
     )
@@ -198,8 +260,19 @@ def human_label_query(campaign: Campaign, coders: list[Any]) -> sql.Composed:
         " WHEN q.kind = 'choice' THEN CASE WHEN {chosen} THEN '1' ELSE '0' END"
         " WHEN q.kind = 'pairwise' THEN CASE WHEN {number} IN (1, 0, -1)"
         " THEN trunc({number})::int::text END"
+        " WHEN q.kind = 'open' THEN coalesce(q.codes ->> ({r})::text, {uncoded})"
         " ELSE q.codes ->> ({text}) END"
-    ).format(empty=empty, chosen=chosen, number=number, text=_py_str_sql(raw))
+    ).format(
+        empty=empty,
+        chosen=chosen,
+        number=number,
+        r=raw,
+        text=_py_str_sql(raw),
+        # never an empty code for an answer: the cast fails, naming it, if one is reached
+        uncoded=p("({} || ({})::text)::int::text").format(
+            sql.Literal("an answer changed while the labels CSV was written: "), raw
+        ),
+    )
     # _answer: several choices joined by |, each as Python's str() of it
     joined = p(
         "(SELECT string_agg({v}, '|' ORDER BY e.o) FROM jsonb_array_elements({r})"

@@ -8,13 +8,21 @@ import csv
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+import psycopg
 import pytest
+from django.db import connection
 
-from annotation.agreement.data import label_rows
-from annotation.agreement.exports import LABEL_COLUMNS, label_csv_lines, label_rows_long
+from annotation.agreement.data import label_rows, question_coders
+from annotation.agreement.exports import (
+    LABEL_COLUMNS,
+    human_label_query,
+    label_csv_lines,
+    label_rows_long,
+    open_set_codes,
+)
 from annotation.agreement.services import report_params
 from annotation.models import Label, Question
-from config.csvexport import csv_lines
+from config.csvexport import copy_csv_lines, csv_lines
 from tests.annotation.test_agreement_report import pairwise_campaign
 from tests.evaluation.test_predictions_csv import assert_reads_the_same, cells, old_cell
 
@@ -130,12 +138,95 @@ def test_the_copied_labels_csv_reads_as_the_python_one(metrics: list[str]) -> No
         assert any(row[LABEL_COLUMNS.index("rater_kind")] == "metric" for row in got)
 
 
-def test_a_campaign_with_item_choices_is_written_by_python() -> None:
+# An item-choices question's answers as stored (a list of the item's choices in their order, one
+# choice, or none), and what else may be stored under its key. Listed here in the order of the
+# labels' primary keys; the CSV lists them by item position and annotator.
+TOOL_ANSWERS: list[Any] = [
+    ["weather", "search"],
+    "=1+1",
+    ["=1+1"],  # the same text as the single choice: the same code
+    ['a "quoted", comma'],
+    [],  # "(none)"
+    [""],  # "(none)" too
+    ["search", "weather"],  # another order, another text
+    "line\nbreak",
+    None,  # no answer: no code
+    "",  # no answer: no code
+    ["ü→✓", "@x"],
+    "a + b",
+    ["a", "b"],  # the same text as "a + b"
+    [True, 1, 1.5, None],  # "True + 1 + 1.5 + None"
+    ["True", "1", "1.5", "None"],  # the same text
+    1.0,  # "1.0": not the text of 1
+    1,
+    1.5,
+    [["x"], {"k": "v"}],  # Python's repr of each
+    "zzz",
+]
+
+
+def item_choices_campaign() -> Any:
+    """hostile_labels_campaign with an item-choices question "tools", answered as in
+    TOOL_ANSWERS (every 23rd label without the key), and one number stored as 1.50 (read as
+    the float 1.5, as the answer 1.5 of another label)."""
     campaign = hostile_labels_campaign()
     Question.objects.create(
-        campaign=campaign, key="tools", text="Tools", scale="item_choices", order=9
+        campaign=campaign, key="tools", text="=Tools", scale="item_choices", order=9
     )
+    labels = list(Label.objects.filter(campaign=campaign).order_by("pk"))
+    for n, label in enumerate(labels):
+        if n % 23 != 22:
+            label.answers = {**label.answers, "tools": TOOL_ANSWERS[n % len(TOOL_ANSWERS)]}
+            label.save(update_fields=["answers"])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE annotation_label SET answers = answers || '{\"tools\": 1.50}'::jsonb"
+            " WHERE id = %s",
+            [labels[-1].pk],
+        )
+    return campaign
+
+
+def test_an_item_choices_campaign_is_copied_with_the_python_codes() -> None:
+    campaign = item_choices_campaign()
     params = report_params(metrics=[], resamples=20)
-    assert "".join(label_csv_lines(campaign, params)) == "".join(
-        csv_lines(LABEL_COLUMNS, label_rows_long(campaign, params))
-    )
+    expected_text = "".join(csv_lines(LABEL_COLUMNS, label_rows_long(campaign, params)))
+    text = "".join(label_csv_lines(campaign, params))
+    # the codes exactly, the answers as text or as equal JSON; a list inside the choices is
+    # written as jsonb's text, not Python's repr (label_csv_lines)
+    nested = "['x']|{'k': 'v'}"
+    assert nested in expected_text
+    expected_text = expected_text.replace(nested, '"[""x""]|{""k"": ""v""}"')
+    assert_reads_the_same(text.encode(), expected_text.encode())
+    # written by COPY: its lines end with \n (csv_lines' with \r\n)
+    assert "\r\n" in expected_text
+    assert "\r\n" not in text
+    rows = cells(text.encode())[1:]
+    question, answer, code = (LABEL_COLUMNS.index(c) for c in ("question", "answer", "code"))
+    tools = [(row[answer], row[code]) for row in rows if row[question] == "tools"]
+    # coded by first appearance, which here is not the texts' sorted order
+    firsts = list(dict.fromkeys(c for _a, c in tools if c))
+    assert firsts == [str(n) for n in range(len(firsts))]
+    first_answers = list(dict.fromkeys(a for a, c in tools if c))
+    assert first_answers != sorted(first_answers)
+    codes: dict[str, set[str]] = {}
+    for cell, value in tools:
+        codes.setdefault(cell, set()).add(value)
+    assert len(codes["'=1+1"]) == 1  # "=1+1" and ["=1+1"]
+    assert codes["weather|search"] != codes["search|weather"]
+    assert codes["a + b"] == codes["a|b"] and codes["1.0"] != codes["1"]
+    assert codes["1.50"] == codes["1.5"]  # 1.50 as jsonb writes it, 1.5 as Python does
+    assert len(codes[""]) == 2 and "" in codes[""]  # no answer; "(none)" ([] and [""])
+    assert len({c for values in codes.values() for c in values}) > 12
+
+
+def test_an_answer_not_coded_before_the_copy_is_an_error() -> None:
+    campaign = item_choices_campaign()
+    coders = question_coders(campaign)
+    codes = open_set_codes(campaign, coders)
+    label = Label.objects.filter(campaign=campaign).order_by("pk").first()
+    assert label is not None
+    label.answers = {**label.answers, "tools": ["new"]}
+    label.save(update_fields=["answers"])
+    with pytest.raises(psycopg.DataError, match="new"):
+        list(copy_csv_lines(LABEL_COLUMNS, human_label_query(campaign, coders, codes)))
