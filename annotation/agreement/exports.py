@@ -4,12 +4,13 @@ row per item x rater x question, with the item's keys)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Iterator
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from psycopg import sql
 
 from annotation.agreement.data import (
@@ -135,17 +136,32 @@ def label_csv_lines(campaign: Campaign, params: dict[str, Any]) -> Iterator[str]
     with the same line ends. An item-choices question's codes (categories found in the
     answers, coded by first appearance) are made before the COPY by _Coder.code itself, from
     each distinct answer in the order it first appears (open_set_codes), so they are
-    label_rows_long's whatever the answers hold; that is a query before the COPY's, and an
-    answer given between the two that it did not code stops the COPY with an error (one that
-    only appears earlier than before is not seen). A CSV reader gets label_rows_long's cells;
-    what differs in the text: an answer that is a JSON object is jsonb's text (keys shortest
-    first, numbers as stored), and so is an object or list inside a list of choices (Python
-    wrote its repr), and a number is written as stored (1.50, where Python wrote 1.5)."""
+    label_rows_long's whatever the answers hold; that query and the COPY read one snapshot
+    (_one_snapshot), so a label changed while the CSV is written is in neither (an answer the
+    codes lack would stop the COPY with an error naming it). A CSV reader gets
+    label_rows_long's cells; what differs in the text: an answer that is a JSON object is
+    jsonb's text (keys shortest first, numbers as stored), and so is an object or list inside
+    a list of choices (Python wrote its repr), and a number is written as stored (1.50, where
+    Python wrote 1.5)."""
     coders = question_coders(campaign)
-    query = human_label_query(campaign, coders, open_set_codes(campaign, coders))
-    for block in copy_csv_lines(LABEL_COLUMNS, query):
-        yield block.decode()
+    with _one_snapshot(any(coder.open_set for coder in coders)):
+        query = human_label_query(campaign, coders, open_set_codes(campaign, coders))
+        for block in copy_csv_lines(LABEL_COLUMNS, query):
+            yield block.decode()
     yield from csv_rows_lf(automatic_label_rows(campaign, params, coders))
+
+
+@contextlib.contextmanager
+def _one_snapshot(needed: bool) -> Iterator[None]:
+    """A read-only REPEATABLE READ transaction, when `needed` and no transaction is open
+    (one already open is the caller's to choose): its statements read one snapshot, so the
+    open-set codes made first are those of every answer the COPY reads."""
+    if not needed or connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield
 
 
 # Per question key, every distinct answer under it (jsonb's text, what human_label_query looks

@@ -230,3 +230,26 @@ def test_an_answer_not_coded_before_the_copy_is_an_error() -> None:
     label.save(update_fields=["answers"])
     with pytest.raises(psycopg.DataError, match="new"):
         list(copy_csv_lines(LABEL_COLUMNS, human_label_query(campaign, coders, codes)))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_label_changed_while_the_csv_is_written_is_not_in_it() -> None:
+    """The codes and the COPY read one snapshot: an answer another connection commits after
+    the codes were made neither stops the CSV nor gets a code the codes do not have."""
+    campaign = item_choices_campaign()
+    params = report_params(metrics=[], resamples=20)
+    before = "".join(label_csv_lines(campaign, params))
+    lines = label_csv_lines(campaign, params)
+    header = next(lines)  # the codes are made; the COPY has not begun
+    label = Label.objects.filter(campaign=campaign).order_by("pk").first()
+    assert label is not None
+    db = connection.settings_dict
+    with psycopg.connect(
+        dbname=db["NAME"], user=db["USER"], host=db["HOST"], port=db["PORT"] or None
+    ) as other:
+        other.execute(
+            "UPDATE annotation_label SET answers = answers || %s::jsonb WHERE id = %s",
+            ['{"tools": ["new"]}', label.pk],
+        )
+    assert header + "".join(lines) == before
+    assert "new" in "".join(label_csv_lines(campaign, params))  # and the next CSV has it
