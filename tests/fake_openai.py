@@ -135,11 +135,13 @@ any other ``4xx``/``5xx`` (``"401"``, ``"404"`` ...)  that status: the matching 
 ``empty_choices``  200 with ``"choices": []``: no exception; the call returns a normal
                    ``ChatCompletion`` / ``Completion`` whose ``.choices == []``, so
                    ``resp.choices[0]`` raises ``IndexError``.
+``not_object``     200 whose JSON is a list holding the answer: no exception from the client; what
+                   it returns has no ``choices``.
 ``disconnect``     the connection is closed without a response: ``openai.APIConnectionError``.
 
 With ``max_retries > 0`` the client itself retries 429, 5xx, timeouts and disconnects (waiting
 ``Retry-After`` when it is at most 60 s) before raising the same exceptions; it never retries a
-truncated body or empty choices, since both arrive as a 200.
+truncated body, empty choices or a list, since all arrive as a 200.
 
 Directives in the request content (they win over ``fail_first``, which wins over the rates)
 ------------------------------------------------------------------------------------------
@@ -192,7 +194,17 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 # A responder answers a request body with text, or with a Reply (text and/or tool calls).
 Responder = Callable[[dict[str, Any]], "str | Reply"]
 
-NAMED_FAULTS = ("429", "500", "502", "503", "timeout", "truncated", "empty_choices", "disconnect")
+NAMED_FAULTS = (
+    "429",
+    "500",
+    "502",
+    "503",
+    "timeout",
+    "truncated",
+    "empty_choices",
+    "not_object",
+    "disconnect",
+)
 _STATUS_FAULT = re.compile(r"^[45]\d\d$")
 _FAULT_DIRECTIVE = re.compile(r"\[\[fault:([a-z_]+|\d{3})(?:x(\d+|\*))?\]\]")
 _FAIL_ALWAYS = "[[fail-always]]"
@@ -633,6 +645,8 @@ class RequestRecord:
     parallel_tool_calls: bool | None = None
     # The request as sent, when the server keeps bodies (``keep_bodies``); None otherwise.
     body: dict[str, Any] | None = None
+    # Its Authorization header (None when it had none): which key a client sent.
+    authorization: str | None = None
 
 
 class _Log:
@@ -1092,7 +1106,9 @@ class FakeOpenAI:
         if api_path in post_routes:
             if request.method != "POST":
                 return self._record_plain(request.method, path, _method_not_allowed(request))
-            return await self._api(path, request.body, post_routes[api_path], reader)
+            return await self._api(
+                path, request.body, post_routes[api_path], reader, request.headers
+            )
         if api_path == "/models" or api_path.startswith("/models/"):
             if request.method != "GET":
                 return self._record_plain(request.method, path, _method_not_allowed(request))
@@ -1143,6 +1159,7 @@ class FakeOpenAI:
         raw: bytes,
         handler: Callable[[dict[str, Any], str], dict[str, Any]],
         reader: asyncio.StreamReader,
+        headers: dict[str, str] | None = None,
     ) -> _Response:
         try:
             body = json.loads(raw)
@@ -1193,6 +1210,7 @@ class FakeOpenAI:
             tool_choice=body.get("tool_choice"),
             parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
             body=body if self.keep_bodies else None,
+            authorization=(headers or {}).get("authorization"),
         )
         self._log.add(record)
 
@@ -1246,7 +1264,7 @@ class FakeOpenAI:
             return _Response(status, _error_body(message, kind))
         if fault == "disconnect":
             return _Response(0, drop=True)
-        return None  # timeout, truncated, empty_choices: built from the normal answer
+        return None  # timeout, truncated, empty_choices, not_object: from the normal answer
 
     async def _hold(self, reader: asyncio.StreamReader, response: _Response) -> None:
         """Keep the request ``timeout_s`` before answering; drop it if the client hangs up."""
@@ -1448,7 +1466,10 @@ class FakeOpenAI:
 
 
 def _answer_response(payload: dict[str, Any], fault: str | None) -> _Response:
-    """A 200 for a normal answer, spoiled the way ``truncated`` / ``empty_choices`` ask."""
+    """A 200 for a normal answer, spoiled the way ``truncated`` / ``empty_choices`` /
+    ``not_object`` ask."""
+    if fault == "not_object":
+        return _Response(200, json.dumps([payload]).encode())  # JSON, but a list
     if fault == "empty_choices":
         if "output" in payload:
             payload["output"] = []

@@ -38,6 +38,11 @@ BACKOFF_CAP = 30.0
 RETRY_AFTER_CAP = 120.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
+# Where Caller._send posts each style's body, with the endpoint's key alone (as the client's
+# create() sends it: no other key the client finds in the environment).
+API_PATHS = {"chat": "/chat/completions", "completion": "/completions"}
+BEARER_ONLY: Any = {"security": {"bearer_auth": True}}
+
 
 @dataclass(frozen=True)
 class EndpointConfig:
@@ -275,6 +280,16 @@ def token_counts(usage: Mapping[str, Any] | None) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
 
 
+def _without_none(value: Any) -> Any:
+    """A JSON value without the members that are null (as the client's model_dump(
+    exclude_none=True) gave a tool call)."""
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -362,31 +377,46 @@ class Caller:
             return await self._send(body)
 
     async def _send(self, body: dict[str, Any]) -> Reply:
+        """One attempt. Chat and completion bodies are posted as they are, through the
+        client (its auth, timeout and errors) but not its typed create(): that one checks every
+        parameter's name (a server's own, like top_k, was a TypeError) and rebuilds the body
+        and the answer through its types, which cost more CPU than the rest of the call."""
         self.http_calls += 1
-        fields = dict(body)
+        style = self.config.style
+        if style == "responses":
+            return await self._send_responses(dict(body))
+        answer = await self.client.post(
+            API_PATHS[style], body=body, cast_to=object, options=BEARER_ONLY
+        )
+        if not isinstance(answer, dict):
+            raise Unusable("the answer was not a JSON object")
+        choices = answer.get("choices")
+        if not choices or not isinstance(choices, list):
+            raise Unusable("the answer had no choices")
+        choice = choices[0]
+        if not isinstance(choice, dict):
+            raise Unusable("the answer's first choice was not an object")
         tool_calls: list[dict[str, Any]] = []
-        if self.config.style == "responses":
-            return await self._send_responses(fields)
-        if self.config.style == "completion":
-            response = await self.client.completions.create(**fields)
-            if not response.choices:
-                raise Unusable("the answer had no choices")
-            choice = response.choices[0]
-            text = choice.text
+        if style == "completion":
+            text = choice.get("text")
         else:
-            response = await self.client.chat.completions.create(**fields)
-            if not response.choices:
-                raise Unusable("the answer had no choices")
-            choice = response.choices[0]
-            if choice.message is None:
+            message = choice.get("message")
+            if not isinstance(message, dict):
                 raise Unusable("the answer's first choice had no message")
-            text = choice.message.content or ""
-            tool_calls = [
-                call.model_dump(exclude_none=True) for call in choice.message.tool_calls or []
-            ]
-        usage = token_counts(response.usage.model_dump() if response.usage is not None else None)
+            text = message.get("content")
+            calls = message.get("tool_calls") or []
+            if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+                raise Unusable("the answer's tool_calls were not a list of objects")
+            tool_calls = [_without_none(call) for call in calls]
+        if text is not None and not isinstance(text, str):
+            raise Unusable("the answer's text was not a string")
+        finish = choice.get("finish_reason")
+        usage = answer.get("usage")
         return Reply(
-            text=text, usage=usage, finish_reason=choice.finish_reason, tool_calls=tool_calls
+            text=text or "",
+            usage=token_counts(usage if isinstance(usage, dict) else None),
+            finish_reason=finish if isinstance(finish, str) else None,
+            tool_calls=tool_calls,
         )
 
     async def _send_responses(self, fields: dict[str, Any]) -> Reply:

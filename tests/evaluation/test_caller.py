@@ -531,3 +531,31 @@ def test_completion_style_asks_the_completions_api() -> None:
     assert reply.attempts == 2
     assert reply.text == "User: [[fault:empty_choices]] base model\nAssistant:"
     assert "prompt" in cache.puts[0][2] and "messages" not in cache.puts[0][2]
+
+
+def test_a_list_in_place_of_an_answer_is_retried(server: FakeOpenAI) -> None:
+    reply = call(server, "[[fault:not_object]] a list", sleeps=Sleeps())
+    assert (reply.text, reply.attempts) == ("Answer: 42", 2)
+    with pytest.raises(CallFailed, match=r"; last: the answer was not a JSON object$"):
+        call(server, "[[fault:not_objectx*]] always a list", max_attempts=2)
+
+
+def test_parameters_the_client_does_not_name_go_to_the_server_to_judge() -> None:
+    """As the Responses style's extra_body: an OpenAI-compatible server's own sampling
+    parameters (top_k, repetition_penalty) are sent, for it to use or refuse with a 400."""
+    params = {"temperature": 0, "top_k": 5, "repetition_penalty": 1.1, "seed": 3}
+    with FakeOpenAI(keep_bodies=True) as srv:
+        call(srv, "with a server's own parameters", params=params)
+        [record] = srv.requests_for("with a server's own parameters")
+    assert record.body is not None
+    assert {name: record.body.get(name) for name in params} == params
+
+
+def test_a_request_carries_the_endpoints_key_and_no_other(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client reads an admin key from the environment; an endpoint's calls never send it.
+    monkeypatch.setenv("OPENAI_ADMIN_KEY", "sk-admin-of-this-machine")
+    call(server, "whose key")
+    [record] = server.requests_for("whose key")
+    assert record.authorization == "Bearer k"
