@@ -464,8 +464,10 @@ class Chunk:
     config: EndpointConfig
     max_claims: int
     budget: int = 0
-    # Items taken beyond the first claim (refills), for the report.
+    # Items taken beyond the first claim (refills), and how often a lane waited for them,
+    # for the report.
     refilled: int = 0
+    waited: int = 0
     cancelled: bool = False
     # The parent's budget, and whether this execution stopped at it.
     spending: Spending | None = None
@@ -502,6 +504,11 @@ class Execution:
         self.share_changed = asyncio.Condition()
         self.spending_changed = asyncio.Condition()
         self.refill_until = time.monotonic() + execution_seconds()
+        # More rows are claimed once this few are left (claim_ahead), and how often a lane
+        # found none while the parent had more.
+        self.low_water = refill_size() // 2
+        self.ahead: asyncio.Task[None] | None = None
+        self.waited = 0
 
     async def take(self, claimed: Sequence[Claimed], exhausted: Sequence[Claimed]) -> None:
         """Make newly claimed rows ready: what the handler needs, their cached answers."""
@@ -555,11 +562,12 @@ class Execution:
                 spending.add(Tokens.of_usage(result.usage))
             self.spending_changed.notify_all()
 
-    async def refill(self) -> bool:
-        """More of the parent's pending rows when this execution runs dry, within its budget."""
+    async def refill(self, ahead: bool = False) -> bool:
+        """More of the parent's pending rows, within this execution's budget: when a lane
+        finds none left, or `ahead` of that (see `claim_ahead`). False when none are left."""
         chunk = self.chunk
         async with self.refill_lock:
-            if chunk.claimed:
+            if len(chunk.claimed) > (self.low_water if ahead else 0):
                 return True
             if chunk.cancelled or chunk.budget <= 0 or time.monotonic() > self.refill_until:
                 return False
@@ -580,6 +588,40 @@ class Execution:
                 return False
             await self.take(claimed, exhausted)
             return bool(chunk.claimed)
+
+    def claim_ahead(self) -> None:
+        """Claim the next rows once no more than `low_water` are left, while the lanes still
+        answer those: a lane that finds no row waits for the claim, the items' loading and the
+        cache lookup, and so does every lane after it (`waited` in the report)."""
+        if len(self.chunk.claimed) > self.low_water:
+            return
+        if self.ahead is None or self.ahead.done():
+            self.ahead = asyncio.create_task(self._refill_ahead())
+
+    async def _refill_ahead(self) -> None:
+        try:
+            await self.refill(ahead=True)
+        except Exception:
+            # A lane that runs out refills itself, and meets the same error if it lasts.
+            log.warning("claiming rows ahead failed", exc_info=True)
+
+    async def rows_left(self) -> bool:
+        """Whether a claimed row is left for a lane, refilled when none is (a lane idle while
+        the parent had rows for it is counted in `waited`)."""
+        if self.chunk.claimed:
+            return True
+        if not await self.refill():
+            return False
+        self.waited += 1
+        return True
+
+    async def next_row(self) -> Claimed | None:
+        """The next claimed row (None: the work is done); claims more ahead when few are left."""
+        if not await self.rows_left():
+            return None
+        row = self.chunk.claimed.popleft()
+        self.claim_ahead()
+        return row
 
     async def run(self) -> None:
         chunk, config = self.chunk, self.chunk.config
@@ -623,7 +665,7 @@ class Execution:
                                 lambda: index < self.allowed or self.finished or chunk.cancelled
                             )
                         continue
-                    if not chunk.claimed and not await self.refill():
+                    if not await self.rows_left():
                         await self.finish()
                         return
                     if not await self.admit():
@@ -632,10 +674,10 @@ class Execution:
                     result = None
                     try:
                         # Another lane may have taken the last item while this one waited.
-                        if not chunk.claimed and not await self.refill():
+                        claimed = await self.next_row()
+                        if claimed is None:
                             await self.finish()
                             return
-                        claimed = chunk.claimed.popleft()
                         result = await chunk.handler.answer(claimed, caller, lane)
                         self.writer.add(result)
                     finally:
@@ -667,6 +709,9 @@ class Execution:
         finally:
             for task in helpers:
                 task.cancel()
+            if self.ahead is not None:
+                await self.ahead  # its rows are this execution's to answer or release
+            chunk.waited = self.waited
             await asyncio.shield(shares.leave(share_token))
             await self.writer.close()
         if (chunk.cancelled or chunk.over_budget) and chunk.claimed:
@@ -710,6 +755,8 @@ def execute(
     report = {"claimed": taken, **chunk.handler.report}
     if chunk.over_budget:
         report["over_budget"] = 1
+    if chunk.waited:
+        report["waited"] = chunk.waited
     return report
 
 

@@ -4,6 +4,7 @@ finalise; the response cache; idempotent re-execution. Real PostgreSQL and Redis
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,21 @@ def test_answers_arriving_one_by_one_are_written_a_window_at_a_time(tmp_path: Pa
     assert {status for status, _ in rows} == {Prediction.Status.DONE}
     writes = len({updated_at for _, updated_at in rows})
     assert len(rows) / writes >= 5, f"{writes} write transactions for {len(rows)} answers"
+
+
+def test_lanes_do_not_wait_for_rows_while_the_run_has_more(tmp_path: Path, settings: Any) -> None:
+    # given 80 items in chunks of 20, answered four at a time
+    settings.EVALUATION_CHUNK_SIZE = 20
+    benchmark = make_counting_benchmark(tmp_path, 80)
+    with FakeOpenAI(responder=counting_answer, latency_ms=40) as server:
+        endpoint = make_endpoint(server.base_url, max_concurrency=4)
+        run = services.run_launch(
+            benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
+        )
+        # when one execution answers its chunk and then the rest of the run
+        report = services.chunk_execute(run.pk, 0, 19)
+    # then it took the later rows before its lanes ran out (a lane that finds no row waits
+    # for the claim, the items and the cache lookups, and every other lane with it)
+    assert report["claimed"] == 80 and report["done"] == 80
+    assert report.get("waited", 0) == 0, report
+    assert server.total == 80
