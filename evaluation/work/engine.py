@@ -331,6 +331,7 @@ class Writer:
         self.written = 0
         self._wake = asyncio.Event()
         self._closing = False
+        self._closed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -350,7 +351,10 @@ class Writer:
             await self._wake.wait()
             wait = last + self.interval - loop.time()
             if wait > 0 and not self._closing:
-                await asyncio.sleep(wait)  # the window: more answers join this write
+                # The window: more answers join this write, until it ends or the execution
+                # closes (its last answers are written at once, not a window later).
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closed.wait(), wait)
             self._wake.clear()
             results, self.results = self.results, []
             cache_rows, self.cache_rows = self.cache_rows, []
@@ -364,6 +368,7 @@ class Writer:
 
     async def close(self) -> None:
         self._closing = True
+        self._closed.set()
         self._wake.set()
         if self._task is not None:
             await self._task

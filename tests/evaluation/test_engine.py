@@ -3,6 +3,7 @@ finalise; the response cache; idempotent re-execution. Real PostgreSQL and Redis
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,24 @@ def test_lanes_do_not_wait_for_rows_while_the_run_has_more(tmp_path: Path, setti
     assert report["claimed"] == 80 and report["done"] == 80
     assert report.get("waited", 0) == 0, report
     assert server.total == 80
+
+
+def test_the_last_answers_are_written_when_the_lanes_are_done_not_after_the_window(
+    tmp_path: Path, settings: Any
+) -> None:
+    # given a write window far longer than the answers take
+    settings.EVALUATION_WRITE_INTERVAL_SECONDS = 5.0
+    benchmark = make_counting_benchmark(tmp_path, 12)
+    with FakeOpenAI(responder=counting_answer, latency_ms=20) as server:
+        endpoint = make_endpoint(server.base_url, max_concurrency=2)
+        run = services.run_launch(
+            benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
+        )
+        # when one execution answers them all
+        started = time.monotonic()
+        report = services.chunk_execute(run.pk, 0, 11)
+        elapsed = time.monotonic() - started
+    # then what arrived after the first write is written as soon as the last lane is done
+    assert report["done"] == 12
+    assert run.predictions.filter(status=Prediction.Status.DONE).count() == 12
+    assert elapsed < 2.5, f"{elapsed:.2f} s: the writer waited out its window"
