@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -58,7 +57,8 @@ class Result:
     usage: dict[str, Any] = field(default_factory=dict)
     prompt: Any = None
 
-    def row(self, token: uuid.UUID) -> tuple[Any, ...]:
+    def values(self) -> tuple[Any, ...]:
+        """PREDICTIONS.written's values, then the row's id."""
         outcome = self.outcome
         return (
             self.status,
@@ -76,17 +76,7 @@ class Result:
             _json(outcome.tool_calls) if outcome else None,
             bool(outcome and outcome.leaked),
             self.id,
-            token,
         )
-
-
-WRITE_SQL = """
-UPDATE evaluation_prediction SET status = %s, output = %s, answer = %s::jsonb, parsed = %s,
-    trace = %s::jsonb, note = %s, scores = %s::jsonb, error = %s, latency_ms = %s, cached = %s,
-    usage = %s::jsonb, prompt = %s::jsonb, tool_calls = %s::jsonb, leaked = %s,
-    claim = NULL, lease_until = NULL, updated_at = now()
-WHERE id = %s AND claim = %s
-"""
 
 
 PREDICTIONS = WorkTable(
@@ -94,7 +84,22 @@ PREDICTIONS = WorkTable(
     parent="run_id",
     parent_table="evaluation_run",
     columns=("sample_id", "repeat", "context"),
-    write_sql=WRITE_SQL,
+    written=(
+        ("status", "text"),
+        ("output", "text"),
+        ("answer", "jsonb"),
+        ("parsed", "boolean"),
+        ("trace", "jsonb"),
+        ("note", "text"),
+        ("scores", "jsonb"),
+        ("error", "text"),
+        ("latency_ms", "integer"),
+        ("cached", "boolean"),
+        ("usage", "jsonb"),
+        ("prompt", "jsonb"),
+        ("tool_calls", "jsonb"),
+        ("leaked", "boolean"),
+    ),
     json_columns=frozenset({"context"}),
 )
 

@@ -44,19 +44,25 @@ from evaluation.work.locks import Claimed, WorkTable
 
 log = logging.getLogger(__name__)
 
-JUDGMENT_WRITE_SQL = """
-UPDATE evaluation_judgment SET status = %s, prompt = %s::jsonb, raw = %s, raw_first = %s,
-    values = %s::jsonb, value = %s, label = %s, reasoning = %s, error = %s, latency_ms = %s,
-    cached = %s, usage = %s::jsonb, claim = NULL, lease_until = NULL, updated_at = now()
-WHERE id = %s AND claim = %s
-"""
-
 JUDGMENTS = WorkTable(
     table="evaluation_judgment",
     parent="job_id",
     parent_table="evaluation_judgejob",
     columns=("sample_id", "prediction_id", "other_id", "repeat", "order"),
-    write_sql=JUDGMENT_WRITE_SQL,
+    written=(
+        ("status", "text"),
+        ("prompt", "jsonb"),
+        ("raw", "text"),
+        ("raw_first", "text"),
+        ("values", "jsonb"),
+        ("value", "double precision"),
+        ("label", "text"),
+        ("reasoning", "text"),
+        ("error", "text"),
+        ("latency_ms", "integer"),
+        ("cached", "boolean"),
+        ("usage", "jsonb"),
+    ),
 )
 
 
@@ -119,7 +125,8 @@ class JudgmentResult:
         self.cached = cached
         self.usage = usage or {}
 
-    def row(self, token: Any) -> tuple[Any, ...]:
+    def values(self) -> tuple[Any, ...]:
+        """JUDGMENTS.written's values, then the row's id."""
         verdict = self.verdict
         return (
             self.status,
@@ -135,7 +142,6 @@ class JudgmentResult:
             self.cached,
             _json(self.usage),
             self.id,
-            token,
         )
 
 

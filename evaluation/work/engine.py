@@ -124,9 +124,12 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
+# A batch of cache entries: keys, models, requests and responses, one array each.
 CACHE_SQL = """
 INSERT INTO evaluation_responsecache (key, model, request, response, created_at)
-VALUES (%s, %s, %s::jsonb, %s::jsonb, now()) ON CONFLICT (key) DO NOTHING
+SELECT key, model, request, response, now()
+FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::jsonb[]) AS v(key, model, request, response)
+ON CONFLICT (key) DO NOTHING
 """
 
 
@@ -135,19 +138,23 @@ class Row(Protocol):
     status: str
     usage: dict[str, Any]
 
-    def row(self, token: uuid.UUID) -> tuple[Any, ...]: ...
+    def values(self) -> tuple[Any, ...]:
+        """Its table's `written` columns' values, then its id."""
+        ...
 
 
 def write(
     token: uuid.UUID, results: Sequence[Row], cache_rows: Sequence[tuple], table: WorkTable
 ) -> int:
-    """Store answers (only where this execution still holds the claim) and cache entries."""
+    """Store answers (only where this execution still holds the claim) and cache entries, a
+    statement each, whatever their number."""
     written = 0
     with transaction.atomic(), connection.cursor() as cursor:
         if cache_rows:
-            cursor.executemany(CACHE_SQL, cache_rows)
+            cursor.execute(CACHE_SQL, [list(column) for column in zip(*cache_rows, strict=True)])
         if results:
-            cursor.executemany(table.write_sql, [r.row(token) for r in results])
+            columns = zip(*(result.values() for result in results), strict=True)
+            cursor.execute(table.write_sql, [*(list(column) for column in columns), token])
             written = cursor.rowcount
     return written
 

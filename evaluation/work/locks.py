@@ -9,6 +9,7 @@ to go on.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Sequence
@@ -36,8 +37,26 @@ class WorkTable:
     parent_table: str
     # Columns a handler needs besides id and attempts; the jsonb ones among them are decoded.
     columns: tuple[str, ...]
-    write_sql: str
+    # What an answer writes: each column with its SQL type, in the order of Row.values()
+    # (which then gives the row's id).
+    written: tuple[tuple[str, str], ...]
     json_columns: frozenset[str] = frozenset()
+
+    @functools.cached_property
+    def write_sql(self) -> str:
+        """One UPDATE for a batch of answers, each column's values one array parameter (then
+        the ids, then the claim): it writes a row only while the claim is still the writer's,
+        and frees it. One statement, where a statement per answer cost PostgreSQL about twice
+        the time per row."""
+        names = [f'"{name}"' for name, _type in self.written]  # quoted: one is "values"
+        assigned = ", ".join(f"{name} = v.{name}" for name in names)
+        arrays = ", ".join(f"%s::{sql_type}[]" for _name, sql_type in self.written)
+        return (
+            f"UPDATE {self.table} AS t SET {assigned},"  # noqa: S608 - names are ours
+            " claim = NULL, lease_until = NULL, updated_at = now()"
+            f" FROM unnest({arrays}, %s::bigint[]) AS v({', '.join(names)}, id)"
+            " WHERE t.id = v.id AND t.claim = %s"
+        )
 
 
 @dataclass

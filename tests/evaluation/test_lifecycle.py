@@ -16,9 +16,12 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.utils import timezone
 
-from evaluation import judging, lifecycle, services
+from benchmarks.suites.judging import Verdict
+from benchmarks.suites.protocol import Outcome
+from evaluation import inference, judging, lifecycle, services
 from evaluation.lifecycle import Control, WorkKind
 from evaluation.models import Endpoint, Judge, JudgeJob, Judgment, Prediction, Run
+from evaluation.work import engine
 from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
 from tests.factories import make_superuser, make_user
 from tests.fake_openai import FakeOpenAI
@@ -392,3 +395,73 @@ def test_the_admin_actions_cancel_and_resume(
     running.refresh_from_db()
     assert running.status == "running"
     assert queued(kind.queue) == 1
+
+
+# Texts an array parameter must carry as given: its own syntax, SQL's NULL, escapes, a newline.
+AWKWARD = ['{"a": "}"}', "NULL", 'x\\y "q" {1,2}', "línea\nnext ✓", ""]
+
+
+def _answers(name: str, ids: Sequence[int]) -> list[Any]:
+    if name == "run":
+        return [
+            inference.Result(
+                id=pk,
+                status="done",
+                outcome=Outcome(output=text, answer={"text": text}, trace=[{"note": text}]),
+                scores={"accuracy": 100.0},
+                latency_ms=n,
+                usage={"calls": 1},
+                prompt={"messages": [{"role": "user", "content": text}]},
+            )
+            for n, (pk, text) in enumerate(zip(ids, AWKWARD, strict=False))
+        ]
+    return [
+        judging.JudgmentResult(
+            pk,
+            "done",
+            prompt={"messages": [{"role": "user", "content": text}]},
+            raw=text,
+            verdict=Verdict(ok=True, values={"label": text}, reasoning=text),
+            value=0.5,
+            label="pass",
+            latency_ms=n,
+        )
+        for n, (pk, text) in enumerate(zip(ids, AWKWARD, strict=False))
+    ]
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_a_batch_of_answers_is_written_where_the_claim_is_still_held(name: str, work: Work) -> None:
+    kind = KINDS[name]
+    parent = work.make(name, ["running"] * 5)
+    rows = getattr(parent, kind.items).order_by("position")
+    token = uuid.uuid4()
+    rows.update(claim=token, lease_until=timezone.now() + timedelta(minutes=5))
+    ids = list(rows.values_list("id", flat=True))
+    # given the third item lost to another execution (its lease ran out, it was claimed again)
+    taken = uuid.uuid4()
+    rows.filter(pk=ids[2]).update(claim=taken)
+    # when this execution writes its five answers in one batch
+    written = engine.write(token, _answers(name, ids), [], kind.table)
+    # then four are stored, as given, and freed; the other is left to its new holder
+    assert written == 4
+    stored = {row.pk: row for row in getattr(parent, kind.items).all()}
+    for n, pk in enumerate(ids):
+        row = stored[pk]
+        if n == 2:
+            assert (row.status, row.claim) == ("running", taken)
+            continue
+        assert (row.status, row.claim, row.lease_until, row.latency_ms) == ("done", None, None, n)
+        assert row.prompt == {"messages": [{"role": "user", "content": AWKWARD[n]}]}
+        if name == "run":
+            assert (row.output, row.answer, row.trace) == (
+                AWKWARD[n],
+                {"text": AWKWARD[n]},
+                [{"note": AWKWARD[n]}],
+            )
+        else:
+            assert (row.raw, row.values, row.reasoning) == (
+                AWKWARD[n],
+                {"label": AWKWARD[n]},
+                AWKWARD[n],
+            )
