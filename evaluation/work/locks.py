@@ -50,11 +50,13 @@ class WorkTable:
         the time per row."""
         names = [f'"{name}"' for name, _type in self.written]  # quoted: one is "values"
         assigned = ", ".join(f"{name} = v.{name}" for name in names)
-        arrays = ", ".join(f"%s::{sql_type}[]" for _name, sql_type in self.written)
+        # %b: the arrays go in binary (psycopg writes a text array's escapes in Python, which
+        # cost ten times the rest of a write).
+        arrays = ", ".join(f"%b::{sql_type}[]" for _name, sql_type in self.written)
         return (
             f"UPDATE {self.table} AS t SET {assigned},"  # noqa: S608 - names are ours
             " claim = NULL, lease_until = NULL, updated_at = now()"
-            f" FROM unnest({arrays}, %s::bigint[]) AS v({', '.join(names)}, id)"
+            f" FROM unnest({arrays}, %b::bigint[]) AS v({', '.join(names)}, id)"
             " WHERE t.id = v.id AND t.claim = %s"
         )
 
