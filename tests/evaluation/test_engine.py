@@ -109,14 +109,19 @@ def test_an_item_that_keeps_failing_is_failed_with_its_reason(tmp_path: Path) ->
     assert run.metrics["accuracy"] == 0.0
 
 
+def counting_run(tmp_path: Path, items: int, server: FakeOpenAI, concurrency: int) -> Run:
+    """A run launched over `items` counting questions, on an endpoint of the server."""
+    benchmark = make_counting_benchmark(tmp_path, items)
+    endpoint = make_endpoint(server.base_url, max_concurrency=concurrency)
+    return services.run_launch(
+        benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
+    )
+
+
 def test_answers_arriving_one_by_one_are_written_a_window_at_a_time(tmp_path: Path) -> None:
     # given 80 items answered four at a time, one answer every few milliseconds
-    benchmark = make_counting_benchmark(tmp_path, 80)
     with FakeOpenAI(responder=counting_answer, latency_ms=30) as server:
-        endpoint = make_endpoint(server.base_url, max_concurrency=4)
-        run = services.run_launch(
-            benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
-        )
+        run = counting_run(tmp_path, 80, server, concurrency=4)
         # when the run is executed
         execute_all(run)
     # then every answer is stored, in few write transactions (one statement time, now(), each):
@@ -130,12 +135,8 @@ def test_answers_arriving_one_by_one_are_written_a_window_at_a_time(tmp_path: Pa
 def test_lanes_do_not_wait_for_rows_while_the_run_has_more(tmp_path: Path, settings: Any) -> None:
     # given 80 items in chunks of 20, answered four at a time
     settings.EVALUATION_CHUNK_SIZE = 20
-    benchmark = make_counting_benchmark(tmp_path, 80)
     with FakeOpenAI(responder=counting_answer, latency_ms=40) as server:
-        endpoint = make_endpoint(server.base_url, max_concurrency=4)
-        run = services.run_launch(
-            benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
-        )
+        run = counting_run(tmp_path, 80, server, concurrency=4)
         # when one execution answers its chunk and then the rest of the run
         report = services.chunk_execute(run.pk, 0, 19)
     # then it took the later rows before its lanes ran out (a lane that finds no row waits
@@ -150,12 +151,8 @@ def test_the_last_answers_are_written_when_the_lanes_are_done_not_after_the_wind
 ) -> None:
     # given a write window far longer than the answers take
     settings.EVALUATION_WRITE_INTERVAL_SECONDS = 5.0
-    benchmark = make_counting_benchmark(tmp_path, 12)
     with FakeOpenAI(responder=counting_answer, latency_ms=20) as server:
-        endpoint = make_endpoint(server.base_url, max_concurrency=2)
-        run = services.run_launch(
-            benchmark=benchmark, task="answer", endpoint=endpoint, split="default"
-        )
+        run = counting_run(tmp_path, 12, server, concurrency=2)
         # when one execution answers them all
         started = time.monotonic()
         report = services.chunk_execute(run.pk, 0, 11)
