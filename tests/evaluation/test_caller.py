@@ -364,7 +364,10 @@ def call(
 
     async def run() -> Reply:
         client = openai.AsyncOpenAI(
-            base_url=config.base_url, api_key="k", max_retries=0, timeout=config.timeout
+            base_url=config.base_url,
+            api_key=config.api_key,
+            max_retries=0,
+            timeout=config.timeout,
         )
         caller = Caller(
             config,
@@ -554,7 +557,8 @@ def test_parameters_the_client_does_not_name_go_to_the_server_to_judge() -> None
 def test_a_request_carries_the_endpoints_key_and_no_other(
     server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The client reads an admin key from the environment; an endpoint's calls never send it.
+    # The client reads an admin key from the environment; an endpoint's calls never send it
+    # (the engine always gives the client a key: the endpoint's, or a placeholder).
     monkeypatch.setenv("OPENAI_ADMIN_KEY", "sk-admin-of-this-machine")
     call(server, "whose key")
     [record] = server.requests_for("whose key")
