@@ -123,8 +123,9 @@ def report_request(
     back pending (`inline` forces either). Raises AgreementError for raters the campaign does
     not have."""
     # One reading of the items' metric names serves the check and the fingerprint.
-    catalogue = metric_catalogue(campaign) if available is None else None
+    catalogue = None
     if available is None:
+        catalogue = metric_catalogue(campaign)
         available = available_raters(campaign, catalogue)
     report_check(campaign, params, available)
     fingerprint = labels_fingerprint(campaign, params["judges"], params["metrics"], catalogue)
