@@ -513,33 +513,31 @@ def _metric_info(name: str, declared: dict[str, MetricSpec | None]) -> MetricInf
 
 def _prediction_ids(campaign: Campaign) -> Any:
     """The ids of the predictions behind the campaign's items (A's and B's), as a subquery."""
-    items = Item.objects.filter(campaign=campaign)
+    items = Item.objects.filter(campaign=campaign).order_by()  # a set: no sort, no join
     return items.values("prediction_id").union(
         items.filter(prediction_b_id__isnull=False).values("prediction_b_id"), all=True
     )
 
 
-# Per (suite, task) of the runs behind the predictions, the names their scores carry.
+# Per (suite, task) of the runs behind the predictions, the names their scores carry; the
+# predictions are _prediction_ids' subquery.
 METRIC_NAMES_SQL = """
 SELECT DISTINCT b.suite, r.task, k.name
 FROM evaluation_prediction p
 JOIN evaluation_run r ON r.id = p.run_id
 JOIN benchmarks_benchmark b ON b.id = r.benchmark_id
 CROSS JOIN LATERAL jsonb_object_keys(
-    CASE WHEN jsonb_typeof(p.scores) = 'object' THEN p.scores ELSE '{}'::jsonb END
+    CASE WHEN jsonb_typeof(p.scores) = 'object' THEN p.scores ELSE '{{}}'::jsonb END
 ) AS k(name)
-WHERE p.id IN (
-    SELECT prediction_id FROM annotation_item WHERE campaign_id = %(c)s
-    UNION ALL
-    SELECT prediction_b_id FROM annotation_item WHERE campaign_id = %(c)s
-)
+WHERE p.id IN ({ids})
 """
 
 
 def metric_catalogue(campaign: Campaign) -> dict[str, MetricInfo]:
     """Every per-item value name the predictions behind the items carry, with what it is."""
+    ids, params = _prediction_ids(campaign).query.sql_with_params()
     with connection.cursor() as cursor:
-        cursor.execute(METRIC_NAMES_SQL, {"c": campaign.pk})
+        cursor.execute(METRIC_NAMES_SQL.format(ids=ids), params)
         rows = cursor.fetchall()
     tasks = {(suite, task): _task_spec(suite, task) for suite, task, _name in rows}
     declared: dict[str, dict[str, MetricSpec | None]] = defaultdict(dict)
