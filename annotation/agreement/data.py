@@ -667,15 +667,23 @@ def labels_fingerprint(
 
 # The labels of the long-format CSV in the order it lists them, read by a server-side cursor
 # without building ORM rows (the answers arrive as JSON text and are decoded as the ORM would).
-LABEL_ROWS_SQL = """
+# A campaign's labels with their item, annotator and assignment (l, i, u, a), and the order
+# label_rows gives them in: the labels CSV and its open-set codes (first appearance) read the
+# labels through these too.
+LABELS_FROM = (
+    "annotation_label l"
+    " JOIN annotation_item i ON i.id = l.item_id"
+    " JOIN auth_user u ON u.id = l.annotator_id"
+    " JOIN annotation_assignment a ON a.id = l.assignment_id"
+)
+LABEL_ORDER = "i.position, u.username"
+
+LABEL_ROWS_SQL = f"""
 SELECT l.item_id, u.username, l.answers, a.shown_order, l.time_ms, l.created_at
-FROM annotation_label l
-JOIN annotation_item i ON i.id = l.item_id
-JOIN auth_user u ON u.id = l.annotator_id
-JOIN annotation_assignment a ON a.id = l.assignment_id
+FROM {LABELS_FROM}
 WHERE l.campaign_id = %s AND l.is_current
-ORDER BY i.position, u.username
-"""
+ORDER BY {LABEL_ORDER}
+"""  # noqa: S608 - constants of this module
 
 
 def label_rows(campaign: Campaign, chunk: int = 5000) -> Any:

@@ -15,6 +15,8 @@ from psycopg import sql
 
 from annotation.agreement.data import (
     ITEM_KEY_COLUMNS,
+    LABEL_ORDER,
+    LABELS_FROM,
     automatic_ratings,
     campaign_items,
     item_keys,
@@ -166,21 +168,18 @@ def _one_snapshot(needed: bool) -> Iterator[None]:
 
 # Per question key, every distinct answer under it (jsonb's text, what human_label_query looks
 # up), in the order it first appears in label_rows' order (data.LABEL_ROWS_SQL).
-OPEN_SET_ANSWERS_SQL = """
+OPEN_SET_ANSWERS_SQL = f"""
 SELECT s.source, (x.answers -> s.source)::text AS answer
 FROM (
-    SELECT l.answers, row_number() OVER (ORDER BY i.position, u.username) AS n
-    FROM annotation_label l
-    JOIN annotation_item i ON i.id = l.item_id
-    JOIN auth_user u ON u.id = l.annotator_id
-    JOIN annotation_assignment a ON a.id = l.assignment_id
+    SELECT l.answers, row_number() OVER (ORDER BY {LABEL_ORDER}) AS n
+    FROM {LABELS_FROM}
     WHERE l.campaign_id = %s AND l.is_current
 ) x
 CROSS JOIN unnest(%s::text[]) AS s(source)
 WHERE x.answers -> s.source IS NOT NULL
 GROUP BY s.source, answer
 ORDER BY s.source, min(x.n)
-"""
+"""  # noqa: S608 - constants of annotation.agreement.data
 
 
 def open_set_codes(campaign: Campaign, coders: list[Any]) -> dict[str, dict[str, str]]:
@@ -333,20 +332,19 @@ def human_label_query(
         " s.external_id, t.name AS tool, i.prediction_id, i.prediction_b_id,"
         " pa.run_id AS run_a, pb.run_id AS run_b, i.payload -> 'api' AS api, u.username,"
         " a.shown_order"
-        " FROM annotation_label l"
-        " JOIN annotation_item i ON i.id = l.item_id"
-        " JOIN auth_user u ON u.id = l.annotator_id"
-        " JOIN annotation_assignment a ON a.id = l.assignment_id"
+        " FROM {labels}"
         " LEFT JOIN benchmarks_sample s ON s.id = i.sample_id"
         " LEFT JOIN benchmarks_tool t ON t.id = i.tool_id"
         " LEFT JOIN evaluation_prediction pa ON pa.id = i.prediction_id"
         " LEFT JOIN evaluation_prediction pb ON pb.id = i.prediction_b_id"
         " WHERE l.campaign_id = {campaign} AND l.is_current"
-        " ORDER BY i.position, u.username OFFSET 0"
+        " ORDER BY {order} OFFSET 0"
         ") x CROSS JOIN q"
         " ORDER BY x.position, x.username, q.n"
     ).format(
         coders=coder_rows,
         columns=p(", ").join(columns),
+        labels=p(LABELS_FROM),
+        order=p(LABEL_ORDER),
         campaign=sql.Literal(campaign.pk),
     )
