@@ -55,10 +55,10 @@ def smoke_env() -> Iterator[dict[str, str]]:
 PERF_DBS = ("annotate", "agreement")
 
 
-def run_script(env: dict[str, str], tmp_path: Path, *args: str) -> list[honest.Result]:
-    results = tmp_path / "results.jsonl"
-    done = subprocess.run(
-        [sys.executable, *args, "--results", str(results)],
+def run_python(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """A perf script run from the checkout's root, its output captured."""
+    return subprocess.run(
+        [sys.executable, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -66,6 +66,11 @@ def run_script(env: dict[str, str], tmp_path: Path, *args: str) -> list[honest.R
         check=False,
         timeout=840,
     )
+
+
+def run_script(env: dict[str, str], tmp_path: Path, *args: str) -> list[honest.Result]:
+    results = tmp_path / "results.jsonl"
+    done = run_python(env, *args, "--results", str(results))
     output = done.stdout + done.stderr
     # 0 pass, 1 missed, 3 disturbed: every one a finished measurement; anything else a crash
     assert done.returncode in (0, 1, 3), output
@@ -131,15 +136,7 @@ def test_eval_overhead_in_both_modes_with_equal_processes(
 @pytest.mark.timeout(900)
 def test_eval_cpu_gives_each_sides_cpu_per_item(smoke_env: dict[str, str]) -> None:
     # A diagnostic, not a target: no result for the table, the CPU per item of each side.
-    done = subprocess.run(
-        [sys.executable, "perf/eval_cpu.py", "--items", "30", "--pairs", "1"],
-        cwd=ROOT,
-        env=smoke_env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=840,
-    )
+    done = run_python(smoke_env, "perf/eval_cpu.py", "--items", "30", "--pairs", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     (line,) = [line for line in done.stdout.splitlines() if line.startswith("pair 1: bare ")]
     assert "| platform workers " in line and "| extra " in line
