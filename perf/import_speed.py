@@ -118,22 +118,30 @@ def build_files(folder: Path, rows: int, tools: int = 199, seed: int = 7) -> lis
     return [tool_file, query_file]
 
 
-def timed_import(paths: list[Path], name: str) -> float:
-    """The whole command, as a user runs it: a new process, start-up included."""
+def timed_process(command: list[str], env: dict[str, str] | None = None) -> float:
+    """Seconds a new process takes to run `command` from the checkout's root (its stderr, a
+    progress bar, is shown if it fails)."""
     start = time.perf_counter()
-    command = [sys.executable, "manage.py", "import_benchmark", "metatool", *map(str, paths)]
     done = subprocess.run(
-        [*command, "--benchmark", name],
+        command,
         cwd=ROOT,
-        env=os.environ.copy(),
+        env=env or os.environ.copy(),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,  # its progress bar; shown if it fails
+        stderr=subprocess.PIPE,
         check=False,
     )
     elapsed = time.perf_counter() - start
     if done.returncode:
-        raise SystemExit(f"import_benchmark failed:\n{done.stderr.decode(errors='replace')}")
+        raise SystemExit(f"{command} failed:\n{done.stderr.decode(errors='replace')}")
     return elapsed
+
+
+def timed_import(paths: list[Path], name: str) -> float:
+    """The whole command, as a user runs it: a new process, start-up included."""
+    files = [str(path) for path in paths]
+    return timed_process(
+        [sys.executable, "manage.py", "import_benchmark", "metatool", *files, "--benchmark", name]
+    )
 
 
 # A project with Django's own apps only and the PostgreSQL backend: what any Django command
@@ -154,22 +162,6 @@ FLOOR_CODE = (
     "import django; django.setup(); import django.core.management; "
     "from django.db import connection; connection.ops"
 )
-
-
-def timed_process(command: list[str], env: dict[str, str] | None = None) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(
-        command,
-        cwd=ROOT,
-        env=env or os.environ.copy(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
-    elapsed = time.perf_counter() - start
-    if done.returncode:
-        raise SystemExit(f"{command} failed:\n{done.stderr.decode(errors='replace')}")
-    return elapsed
 
 
 def timed_startup() -> float:
