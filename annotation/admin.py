@@ -122,6 +122,7 @@ class CampaignForm(forms.ModelForm):
         model = Campaign
         fields = [
             "name",
+            "public_name",
             "kind",
             "benchmark",
             "status",
@@ -145,7 +146,7 @@ class CampaignAdmin(admin.ModelAdmin):
     actions = ("activate", "close", "score_baseline", "agreement_report")
     readonly_fields = ("run_a", "run_b", "task", "links", "created_by", "created_at")
     fieldsets = (
-        (None, {"fields": ("name", "kind", "benchmark", "status", "guidelines")}),
+        (None, {"fields": ("name", "public_name", "kind", "benchmark", "status", "guidelines")}),
         (
             "Labelling",
             {
