@@ -236,10 +236,12 @@ class CampaignViewSet(ViewSet):
     @extend_schema(request=SkipSerializer, responses=None)
     @action(detail=True, methods=["post"])
     def skip(self, request: Request, pk: Any = None) -> Response:
-        self._campaign(request, pk)
+        campaign = self._campaign(request, pk)
         body = SkipSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        item_skip(assignment_id=body.validated_data["assignment"], user=request.user)
+        item_skip(
+            campaign=campaign, assignment_id=body.validated_data["assignment"], user=request.user
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -236,7 +236,7 @@ def submit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpRe
 @shows_errors(_workspace_refused)
 def skip(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id)
-    item_skip(assignment_id=assignment_id, user=request.user)
+    item_skip(campaign=campaign, assignment_id=assignment_id, user=request.user)
     return workspace(request, campaign)
 
 

@@ -386,6 +386,7 @@ def test_an_adjudicator_of_a_blind_campaign_is_as_blind_as_its_annotators(
     for user, value in ((first, 1), (second, -1)):
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             label_submit(
+                campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
                 answers=dict.fromkeys(keys, value),

@@ -27,7 +27,11 @@ def clean_cache() -> None:
 def answer_one(campaign: Any, user: Any) -> None:
     assignment = item_next(campaign=campaign, user=user)
     label_submit(
-        assignment_id=assignment.pk, user=user, answers={"reason": "A"}, token=uuid.uuid4()
+        campaign=assignment.campaign,
+        assignment_id=assignment.pk,
+        user=user,
+        answers={"reason": "A"},
+        token=uuid.uuid4(),
     )
 
 
