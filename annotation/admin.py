@@ -34,6 +34,7 @@ from annotation.models import (
 )
 from annotation.setup import campaign_readiness, question_check
 from benchmarks.admin import pretty_json
+from config.access import allows
 from evaluation.models import Run, TuringPair
 
 QUESTION_FIELDS = ("key", "text", "scale", "min_choices", "max_choices")
@@ -258,10 +259,14 @@ class CampaignAdmin(admin.ModelAdmin):
                 ),
             )
 
-    # Only a link to the report (which the table lets campaign readers open): a read.
+    def has_read_labels_permission(self, request: HttpRequest) -> bool:
+        # The report shows every annotator's answers: the access table's rule for it.
+        return allows(request.user, "annotation:agreement")
+
+    # Only a link to the report (which the table lets label readers open): a read.
     @admin.action(
         description="Agreement report: annotators, judges and metrics compared",
-        permissions=["view"],
+        permissions=["read_labels"],
     )
     def agreement_report(
         self, request: HttpRequest, queryset: QuerySet[Campaign]

@@ -92,6 +92,7 @@ def campaign_overview(request: HttpRequest) -> HttpResponse:
         {
             "rows": rows,
             "can_create": allows(request.user, "annotation:setup-new"),
+            "can_read_labels": allows(request.user, "annotation:progress", campaign_id=0),
             "nav_campaigns": True,
         },
     )
