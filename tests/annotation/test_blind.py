@@ -28,7 +28,7 @@ from benchmarks.services import benchmark_import
 from evaluation import services as evaluation_services
 from evaluation.models import Run
 from tests.evaluation.conftest import execute_run, make_endpoint
-from tests.factories import make_user
+from tests.factories import make_researcher, make_user
 from tests.fake_openai import FakeOpenAI, ToolRequest, oracle, tool_reply
 from tests.workers import flush_test_broker
 
@@ -363,6 +363,8 @@ def test_no_annotator_response_maps_a_side_to_what_made_it(
             if len(shapes) == 2 and shapes[0] != shapes[1]:
                 leaks.append(f"{what}: the sides differ in shape: {shapes[0]} / {shapes[1]}")
     assert not leaks, "\n".join(leaks)
+    # what the annotator is shown instead: the campaign's neutral name
+    assert all(campaign.shown_name in seen.pages[what] for what in seen.pages if "studio" in what)
 
 
 def test_an_adjudicator_of_a_blind_campaign_is_as_blind_as_its_annotators(
@@ -423,3 +425,39 @@ def test_an_adjudicator_of_a_blind_campaign_is_as_blind_as_its_annotators(
         assert settled.answers == dict.fromkeys(keys, 1 if real_left else -1)
     # and the real response is not always on the same side
     assert set(real_on_the_left) == {True, False}
+
+
+def test_a_researcher_names_what_members_see_and_keeps_their_own_name(client: Client) -> None:
+    researcher = make_researcher()
+    client.force_login(researcher)
+    # created as the run comparison's link names it, with the name members see beside it
+    response = client.post(
+        "/campaigns/new/",
+        {"kind": "turing", "name": "gpt-sim vs the Oban API", "public_name": "Tide study"},
+    )
+    assert response.status_code == 302
+    campaign = Campaign.objects.get(name="gpt-sim vs the Oban API")
+    assert campaign.shown_name == "Tide study"
+    # the researcher's pages show their own name, and what members see
+    overview = client.get("/campaigns/").content.decode()
+    assert "gpt-sim vs the Oban API" in overview and "Tide study" in overview
+    details = client.get(f"/campaigns/{campaign.pk}/setup/").content.decode()
+    assert 'value="Tide study"' in details
+    # changed (blank: a blind campaign's members see its kind and number), or too long: refused
+    # naming the field
+    too_long = client.post(
+        f"/campaigns/{campaign.pk}/setup/",
+        {"name": campaign.name, "public_name": "x" * 201, "labels_per_item": "3"},
+    )
+    assert too_long.status_code == 400
+    assert re.search(r'id="public_name"[^>]*aria-invalid="true"', too_long.content.decode())
+    client.post(
+        f"/campaigns/{campaign.pk}/setup/",
+        {"name": campaign.name, "public_name": " ", "labels_per_item": "3"},
+    )
+    campaign.refresh_from_db()
+    assert campaign.public_name == ""
+    assert campaign.shown_name == f"Turing test of API responses #{campaign.pk}"
+    # a campaign without sides shows its members its name when it has no public one
+    plain = services.campaign_create(name="Tool motivations", kind="motivation")
+    assert plain.shown_name == "Tool motivations"
