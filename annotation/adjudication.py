@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.utils.crypto import salted_hmac
 
 from annotation.assign import AnnotationError
 from annotation.kinds import kind_of
@@ -169,15 +170,46 @@ def settled_answers(item: Item) -> dict[str, Any] | None:
     return None if disagreements(labels, keys) else labels[0]
 
 
-def answer_text(question: Question, value: Any) -> str:
-    """A stored answer as an adjudicator reads it (pairwise in the canonical A / B order)."""
+def shown_order(item: Item, adjudicator: Any) -> str:
+    """The order a sided item's two sides are shown to an adjudicator ("AB": A on the left;
+    "" for a kind without sides). An adjudicator of a blind campaign is as blind as its
+    annotators: the canonical order would tell them which side is the real API response or
+    which run is which, so each adjudicator gets an order of their own per item, as each
+    annotator does ("AB" when the campaign does not randomise sides). It is derived from the
+    secret key, the item and the adjudicator, so that it is the same on every visit and on
+    the submit without being stored or sent."""
+    campaign = item.campaign
+    if not kind_of(campaign).sided:
+        return ""
+    if not campaign.randomize_sides:
+        return "AB"
+    digest = salted_hmac("annotation.adjudication.shown_order", f"{item.pk}:{adjudicator.pk}")
+    return "BA" if digest.digest()[0] & 1 else "AB"
+
+
+PAIRWISE_SHOWN = {"left": "left better", "tie": "tie", "right": "right better"}
+
+
+def answer_text(question: Question, value: Any, order: str = "AB") -> str:
+    """A stored answer as an adjudicator reads it (pairwise as the sides are shown to them:
+    `order`, shown_order)."""
     if value is None or value == "" or value == []:
         return "—"
     if question.scale == Question.Scale.PAIRWISE:
-        return {1: "A better", 0: "tie", -1: "B better"}.get(value, str(value))
+        if value not in (1, 0, -1):
+            return str(value)
+        return PAIRWISE_SHOWN[side_shown(value, order)]
     labels = {str(c["value"]): c.get("label", str(c["value"])) for c in question.choices}
     values = value if isinstance(value, list) else [value]
     return ", ".join(
         f"{v} · {labels[str(v)]}" if str(v) in labels and labels[str(v)] != str(v) else str(v)
         for v in values
     )
+
+
+def side_shown(value: int, order: str) -> str:
+    """A stored pairwise answer (1 A better, 0 a tie, -1 B better) as the side it is on for
+    someone shown the sides in `order`: "left", "tie" or "right"."""
+    if value == 0:
+        return "tie"
+    return "left" if (value == 1) == (order != "BA") else "right"

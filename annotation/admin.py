@@ -34,6 +34,7 @@ from annotation.models import (
 )
 from annotation.setup import campaign_readiness, question_check
 from benchmarks.admin import pretty_json
+from config.access import allows
 from evaluation.models import Run, TuringPair
 
 QUESTION_FIELDS = ("key", "text", "scale", "min_choices", "max_choices")
@@ -122,6 +123,7 @@ class CampaignForm(forms.ModelForm):
         model = Campaign
         fields = [
             "name",
+            "public_name",
             "kind",
             "benchmark",
             "status",
@@ -145,7 +147,7 @@ class CampaignAdmin(admin.ModelAdmin):
     actions = ("activate", "close", "score_baseline", "agreement_report")
     readonly_fields = ("run_a", "run_b", "task", "links", "created_by", "created_at")
     fieldsets = (
-        (None, {"fields": ("name", "kind", "benchmark", "status", "guidelines")}),
+        (None, {"fields": ("name", "public_name", "kind", "benchmark", "status", "guidelines")}),
         (
             "Labelling",
             {
@@ -257,10 +259,14 @@ class CampaignAdmin(admin.ModelAdmin):
                 ),
             )
 
-    # Only a link to the report (which the table lets campaign readers open): a read.
+    def has_read_labels_permission(self, request: HttpRequest) -> bool:
+        # The report shows every annotator's answers: the access table's rule for it.
+        return allows(request.user, "annotation:agreement")
+
+    # Only a link to the report (which the table lets label readers open): a read.
     @admin.action(
         description="Agreement report: annotators, judges and metrics compared",
-        permissions=["view"],
+        permissions=["read_labels"],
     )
     def agreement_report(
         self, request: HttpRequest, queryset: QuerySet[Campaign]

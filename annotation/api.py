@@ -14,6 +14,7 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
+    extend_schema_field,
     extend_schema_view,
     inline_serializer,
 )
@@ -27,6 +28,7 @@ from rest_framework.viewsets import ViewSet
 from annotation.agreement.data import available_raters
 from annotation.agreement.services import params_from, report_request
 from annotation.assign import item_next, item_skip
+from annotation.kinds import kind_of
 from annotation.models import AgreementReport, Assignment, Campaign, Member, Question
 from annotation.selectors import (
     annotator_progress,
@@ -36,16 +38,39 @@ from annotation.selectors import (
     item_view,
     studio_campaign,
 )
+from annotation.services import SIDES
 from annotation.submit import answers_submit
 
 
 class QuestionSerializer(serializers.ModelSerializer):
+    choices = serializers.SerializerMethodField()
+
     class Meta:
         model = Question
         fields = ["key", "text", "scale", "choices", "multiple", "min_choices", "max_choices"]
 
+    @extend_schema_field(
+        serializers.ListField(
+            child=serializers.DictField(),
+            help_text='{"value", "label", "key"} each; a pairwise question\'s values are the '
+            "sides as shown to you: left, tie, right.",
+        )
+    )
+    def get_choices(self, question: Question) -> list[dict[str, Any]]:
+        # A pairwise question is answered by the side shown (the submit takes left / tie /
+        # right): its stored choices name the canonical A and B, which annotators never see.
+        if question.scale == Question.Scale.PAIRWISE:
+            labels = kind_of(question.campaign).side_labels
+            return [
+                {"value": side, "label": label, "key": key}
+                for side, label, key in zip(SIDES, labels, ("1", "2", "3"), strict=True)
+            ]
+        return list(question.choices)
+
 
 class CampaignSerializer(serializers.ModelSerializer):
+    # The name its members see (Campaign.shown_name), never the researcher's own.
+    name = serializers.CharField(source="shown_name", read_only=True)
     items = serializers.IntegerField(source="n_items", read_only=True)
     mine = serializers.IntegerField(read_only=True, help_text="Items you have answered.")
     questions = QuestionSerializer(many=True, read_only=True)
@@ -68,8 +93,10 @@ NextSerializer = inline_serializer(
     "NextItem",
     {
         "assignment": serializers.IntegerField(allow_null=True),
-        "shown_order": serializers.CharField(),
-        "item": serializers.JSONField(help_text="What the item shows, by the campaign's kind."),
+        "item": serializers.JSONField(
+            help_text="What the item shows, by the campaign's kind; two sides in the order "
+            "shown to you (left first), which is all a pairwise answer names."
+        ),
         "progress": serializers.DictField(child=serializers.IntegerField()),
     },
 )
@@ -127,10 +154,11 @@ def next_payload(campaign: Campaign, user: Any) -> dict[str, Any]:
     assignment = item_next(campaign=campaign, user=user)
     progress = annotator_progress(campaign, user)
     if assignment is None:
-        return {"assignment": None, "shown_order": "", "item": None, "progress": progress}
+        return {"assignment": None, "item": None, "progress": progress}
+    # The order the sides are shown in stays on the server (the submit reads it from the
+    # assignment): an annotator of a blind campaign is never told which side is which.
     return {
         "assignment": assignment.pk,
-        "shown_order": assignment.shown_order,
         "item": item_payload(assignment, campaign),
         "progress": progress,
     }
@@ -208,10 +236,12 @@ class CampaignViewSet(ViewSet):
     @extend_schema(request=SkipSerializer, responses=None)
     @action(detail=True, methods=["post"])
     def skip(self, request: Request, pk: Any = None) -> Response:
-        self._campaign(request, pk)
+        campaign = self._campaign(request, pk)
         body = SkipSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        item_skip(assignment_id=body.validated_data["assignment"], user=request.user)
+        item_skip(
+            campaign=campaign, assignment_id=body.validated_data["assignment"], user=request.user
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -157,9 +157,12 @@ def _lease(campaign: Campaign, item_id: int, user: Any, now: Any) -> Assignment:
     return assignment
 
 
-def _locked_assignment(assignment_id: int, user: Any) -> Assignment:
-    # Written once (on every submit's path); its campaign and item are read only if asked for.
-    row = rows.fetch(_locked_sql(), [assignment_id, user.pk])
+def _locked_assignment(campaign: Campaign, assignment_id: int, user: Any) -> Assignment:
+    """The user's assignment in this campaign, locked: a studio action names the campaign in
+    its URL, and an assignment of theirs in another campaign (one they were removed from) is
+    no item of theirs here. Written once (on every submit's path); its campaign and item are
+    read only if asked for."""
+    row = rows.fetch(_locked_sql(), [assignment_id, campaign.pk, user.pk])
     if row is None:
         raise AnnotationError("no such item for you")
     return rows.instance(Assignment, row)
@@ -167,13 +170,18 @@ def _locked_assignment(assignment_id: int, user: Any) -> Assignment:
 
 @functools.cache
 def _locked_sql() -> str:
-    return rows.select(Assignment, "a", "WHERE a.id = %s AND a.annotator_id = %s FOR UPDATE")
+    return rows.select(
+        Assignment,
+        "a",
+        "WHERE a.id = %s AND a.campaign_id = %s AND a.annotator_id = %s FOR UPDATE",
+    )
 
 
-def item_skip(*, assignment_id: int, user: Any) -> None:
-    """The annotator passes on the item: it returns to the pool (for others)."""
+def item_skip(*, campaign: Campaign, assignment_id: int, user: Any) -> None:
+    """The annotator passes on their item in the campaign: it returns to the pool (for
+    others)."""
     with transaction.atomic():
-        assignment = _locked_assignment(assignment_id, user)
+        assignment = _locked_assignment(campaign, assignment_id, user)
         if assignment.status != Assignment.Status.LEASED:
             raise AnnotationError("only an item you hold can be skipped")
         assignment.status = Assignment.Status.SKIPPED
@@ -207,6 +215,7 @@ def _retake_slot(assignment: Assignment) -> None:
 
 def label_submit(
     *,
+    campaign: Campaign,
     assignment_id: int,
     user: Any,
     answers: dict[str, Any],
@@ -215,11 +224,12 @@ def label_submit(
     time_ms: int | None = None,
     review: str = "",
 ) -> tuple[Label, bool]:
-    """Store the annotator's (already validated) answers for their item; (label, created).
+    """Store the annotator's (already validated) answers for their item in the campaign;
+    (label, created).
 
     Idempotent: the same token, or a second submit of an assignment already submitted, returns
-    the stored label with created=False. Raises AnnotationError when the item is not theirs,
-    was skipped, or went to someone else after the lease ran out."""
+    the stored label with created=False. Raises AnnotationError when the item is not theirs in
+    this campaign, was skipped, or went to someone else after the lease ran out."""
     # One read for both: a label already stored with this form's token (a double click, a
     # second tab), and an earlier, undone label of this assignment (the new one supersedes it).
     known = [
@@ -227,12 +237,12 @@ def label_submit(
     ]
     same = next((label for label in known if label.token == token), None)
     if same is not None:
-        if same.annotator_id != user.pk:
+        if same.annotator_id != user.pk or same.campaign_id != campaign.pk:
             raise AnnotationError("this form was not yours")
         return same, False
     try:
         with transaction.atomic():
-            assignment = _locked_assignment(assignment_id, user)
+            assignment = _locked_assignment(campaign, assignment_id, user)
             if assignment.status == Assignment.Status.SUBMITTED:
                 current = Label.objects.get(assignment=assignment, is_current=True)
                 return current, False

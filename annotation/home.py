@@ -117,6 +117,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "mine": my_campaigns(user),
             "campaigns": campaigns_in_progress() if can_campaigns else [],
             "can_campaigns": can_campaigns,
+            "can_read_labels": allows(user, "annotation:progress", campaign_id=0),
             "recent": recent_runs() if can_runs else [],
             "can_launch": allows(user, "evaluation:run-new"),
         }

@@ -35,7 +35,15 @@ class Campaign(models.Model):
         ACTIVE = "active", "Active"
         CLOSED = "closed", "Closed"
 
+    # The researcher's own name (researcher pages, the admin); members see `shown_name`.
     name = models.CharField(max_length=200, unique=True)
+    public_name = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The name annotators, reviewers and adjudicators see. Blank: the name, except "
+        "for a blind campaign (pairwise, Turing), whose members see a neutral one (its kind and "
+        "number), since its own name may say which runs or responses it compares.",
+    )
     kind = models.CharField(max_length=20, help_text="A registered campaign kind.")
     benchmark = models.ForeignKey(
         Benchmark, null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
@@ -89,6 +97,19 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def shown_name(self) -> str:
+        """The name the campaign's members see (every studio page, the studio's API): its public
+        name; without one, a blind campaign's (a kind with sides) is neutral, its kind and
+        number, and any other's is its name."""
+        if self.public_name:
+            return self.public_name
+        try:
+            kind = kind_named(self.kind)
+        except ValueError:
+            return f"Campaign {self.pk}"
+        return f"{kind.label} #{self.pk}" if kind.sided else self.name
 
     @property
     def kind_label(self) -> str:

@@ -245,11 +245,14 @@ def output_view(prediction: Any, summary: OutputSummary | None = None) -> dict[s
     """One judged output as the templates (and the API) show it: the raw text, the trace, the
     error, and what its suite says a judge reads first (`summary`, plain data: facts, calls,
     steps, offered tools)."""
+    shown = asdict(summary) if summary is not None else None
+    text = shown.pop("text", None) if shown is not None else None
     return {
-        "output": prediction.output,
+        # As its suite has a judge read it (OutputSummary.text), else as stored.
+        "output": prediction.output if text is None else text,
         # False: its suite could not read it (the raw text is then what a judge reads first).
         "parsed": prediction.parsed,
-        "summary": asdict(summary) if summary is not None else None,
+        "summary": shown,
         "trace": prediction.trace or [],
         "error": prediction.error,
         "status": prediction.status,
@@ -268,19 +271,27 @@ def judged_output(prediction: Any) -> JudgedOutput:
     )
 
 
-def item_view(item: Item, assignment: Assignment | None) -> dict[str, Any]:
+def item_view(
+    item: Item, assignment: Assignment | None, *, order: str | None = None
+) -> dict[str, Any]:
     """Everything a kind's template shows about an item (all text is escaped by the
     templates): what a human needs beside the outputs, as the sample's suite says (its item
     context: the query or the dialogue's turns, the candidate tools with their descriptions,
     the gold when the campaign shows it, and a summary of each judged output: `judged`, in the
-    canonical order), and what the campaign's kind adds (CampaignKind.item_view). Sides come
-    in the order this annotator is shown."""
+    canonical order), and what the campaign's kind adds (CampaignKind.item_view).
+
+    A sided kind's `sides` come in the order shown to the person who asked: the assignment's
+    (an annotator), or `order` ("AB" / "BA": an adjudicator's, annotation.adjudication.
+    shown_order), named Left and Right; with neither, in the canonical order, named A and B
+    (what a researcher reads). The order itself is never in the view: it stays on the server,
+    and a side says nothing of what made it (sides_alike)."""
     kind = kind_of(item.campaign)
-    # Without an assignment (an adjudicator's view) the sides are in the canonical order.
+    if assignment is not None:
+        order = assignment.shown_order or "AB"
     view: dict[str, Any] = {
         "kind": kind.name,
         "item": item,
-        "side_names": ("Left", "Right") if assignment is not None else ("A", "B"),
+        "side_names": ("Left", "Right") if order else ("A", "B"),
     }
     sample = item.sample
     predictions = [getattr(item, relation) for relation in kind.judged]
@@ -309,14 +320,43 @@ def item_view(item: Item, assignment: Assignment | None) -> dict[str, Any]:
         summaries = []
     summaries += [None] * (len(predictions) - len(summaries))
     view["judged"] = [output_view(p, s) for p, s in zip(predictions, summaries, strict=False)]
-    for side in view["judged"]:
-        offered = (side["summary"] or {}).get("offered") or ()
-        side["offered"] = [
-            {"name": n, "description": view.get("tool_descriptions", {}).get(n, "")}
-            for n in offered
-        ]
+    present_alike(view)
     kind.item_view(item, assignment, view)
+    if kind.sided and order == "BA" and "sides" in view:
+        view["sides"] = list(reversed(view["sides"]))
     return view
+
+
+def present_alike(view: dict[str, Any]) -> None:
+    """Every judged output of an item in the same sections under the same labels, whatever
+    made it (a text or a native run, one whose text was read or not), so that nothing but
+    what each output says tells the sides of a blind comparison apart:
+
+    - the tools offered: a suite names a side's own list only where it differs from the
+      item's (OutputSummary.offered). When every output was offered the same list, the item
+      shows it once and no side shows one; otherwise every side shows its own (the item's,
+      for a side that names none; possibly empty) in the same form (`offered_per_side`), and
+      the item shows every tool either was offered, not one side's list;
+    - the raw text and the trace: every side has the section when any has it (`traced`)."""
+    judged = view["judged"]
+    descriptions = view.get("tool_descriptions", {})
+    candidates = [tool.name for tool in view.get("tools", [])]
+    offered = [list((side["summary"] or {}).get("offered") or candidates) for side in judged]
+    per_side = len({tuple(names) for names in offered}) > 1
+    view["offered_per_side"] = per_side
+    view["traced"] = any(side["trace"] for side in judged)
+    if per_side:
+        every = list(dict.fromkeys(name for names in offered for name in names))
+        known = {tool.name: tool for tool in view.get("tools", [])}
+        view["tools"] = [
+            known.get(name) or Tool(name=name, description=descriptions.get(name, ""))
+            for name in every
+        ]
+    for side, names in zip(judged, offered, strict=True):
+        shown = names if per_side else []
+        side["offered"] = [{"name": n, "description": descriptions.get(n, "")} for n in shown]
+        if side["summary"] is not None:
+            side["summary"]["offered"] = shown
 
 
 def sample_as_item(sample: Sample) -> SuiteItem:

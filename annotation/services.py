@@ -33,20 +33,24 @@ def campaign_create(
     labels_per_item: int | None = None,
     guidelines: str = "",
     user: Any = None,
+    public_name: str = "",
     **fields: Any,
 ) -> Campaign:
     """A draft campaign with its kind's default questions and, unless given, its kind's
     number of labels per item (three per Turing and pairwise item, two per motivation item:
-    CampaignKind.labels_per_item); a researcher may change both. Raises AnnotationError for a
-    kind the registry (annotation.kinds) does not know."""
+    CampaignKind.labels_per_item); a researcher may change both. `public_name` is the name its
+    members see (Campaign.shown_name: blank, a blind campaign's is neutral). Raises
+    AnnotationError for a kind the registry (annotation.kinds) does not know."""
     kind_of_campaign = kind_named(kind)
     name = campaign_name_check(name)
+    public_name = public_name_check(public_name)
     if Campaign.objects.filter(name=name).exists():
         raise AnnotationError(f"a campaign named {name!r} exists already", field="name")
     if labels_per_item is not None:
         labels_per_item_check(labels_per_item)
     campaign = Campaign(
         name=name,
+        public_name=public_name,
         kind=kind,
         benchmark=benchmark,
         labels_per_item=labels_per_item or kind_of_campaign.labels_per_item,
@@ -76,6 +80,17 @@ def campaign_name_check(name: str) -> str:
     if len(name) > 200:
         raise AnnotationError("the name is longer than 200 characters", field="name")
     return name
+
+
+def public_name_check(public_name: str) -> str:
+    """The name members see, stripped (blank: Campaign.shown_name's default); refused longer
+    than the column."""
+    public_name = public_name.strip()
+    if len(public_name) > 200:
+        raise AnnotationError(
+            "the name annotators see is longer than 200 characters", field="public_name"
+        )
+    return public_name
 
 
 def labels_per_item_check(labels_per_item: int) -> None:

@@ -29,7 +29,12 @@ from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
 from annotation.kinds.pairwise import PAIRWISE_CHOICES
 from annotation.models import Campaign, Member, Question
 from annotation.selectors import campaign_totals_forget
-from annotation.services import campaign_name_check, items_build, labels_per_item_check
+from annotation.services import (
+    campaign_name_check,
+    items_build,
+    labels_per_item_check,
+    public_name_check,
+)
 from benchmarks.models import Benchmark
 from evaluation.models import Run
 
@@ -76,11 +81,14 @@ def campaign_details_update(
     show_gold: bool = False,
     review_stage: bool = False,
     adjudication_stage: bool = False,
+    public_name: str = "",
 ) -> Campaign:
-    """A draft's name, benchmark, guidelines and labelling settings (its kind stays: another
-    kind is another campaign). The benchmark cannot change under items built from it."""
+    """A draft's name, the name its members see, benchmark, guidelines and labelling settings
+    (its kind stays: another kind is another campaign). The benchmark cannot change under
+    items built from it."""
     setup_editable(campaign)
     name = campaign_name_check(name)
+    public_name = public_name_check(public_name)
     if Campaign.objects.filter(name=name).exclude(pk=campaign.pk).exists():
         raise AnnotationError(f"a campaign named {name!r} exists already", field="name")
     labels_per_item_check(labels_per_item)
@@ -90,6 +98,7 @@ def campaign_details_update(
             field="benchmark",
         )
     campaign.name = name
+    campaign.public_name = public_name
     campaign.benchmark = benchmark
     campaign.guidelines = guidelines
     campaign.labels_per_item = labels_per_item

@@ -92,6 +92,7 @@ def campaign_overview(request: HttpRequest) -> HttpResponse:
         {
             "rows": rows,
             "can_create": allows(request.user, "annotation:setup-new"),
+            "can_read_labels": allows(request.user, "annotation:progress", campaign_id=0),
             "nav_campaigns": True,
         },
     )
@@ -228,6 +229,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
         runs = {"run_a": prefill.runs[0], "run_b": prefill.runs[1]}
     campaign = services.campaign_create(
         name=data.get("name", ""),
+        public_name=data.get("public_name", ""),
         kind=data.get("kind", ""),
         benchmark=_benchmark(data.get("benchmark", "")),
         guidelines=data.get("guidelines", ""),
@@ -273,6 +275,7 @@ def setup_details(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if request.method == "GET":
         posted = {
             "name": campaign.name,
+            "public_name": campaign.public_name,
             "benchmark": str(campaign.benchmark_id or ""),
             "guidelines": campaign.guidelines,
             "labels_per_item": str(campaign.labels_per_item),
@@ -287,6 +290,7 @@ def setup_details(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign_details_update(
         campaign=campaign,
         name=data.get("name", ""),
+        public_name=data.get("public_name", ""),
         benchmark=_benchmark(data.get("benchmark", "")),
         guidelines=data.get("guidelines", ""),
         labels_per_item=labels if labels is not None else 0,

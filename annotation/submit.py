@@ -48,6 +48,7 @@ def answers_submit(
     # every annotator's path all day: no savepoints it does not need).
     with transaction.atomic() if submission.then else nullcontext():
         label, created = label_submit(
+            campaign=campaign,
             assignment_id=assignment.pk,
             user=user,
             answers=submission.answers,

@@ -18,6 +18,8 @@ from annotation.adjudication import (
     adjudication_submit,
     answer_text,
     dispute_get,
+    shown_order,
+    side_shown,
 )
 from annotation.assign import (
     AnnotationError,
@@ -82,17 +84,17 @@ def campaign_row(campaign: Campaign, roles: list[str]) -> dict[str, Any]:
 
 
 def question_views(
-    questions: list[Question], view: dict[str, Any], kind: CampaignKind, canonical: bool = False
+    questions: list[Question], view: dict[str, Any], kind: CampaignKind
 ) -> list[dict[str, Any]]:
-    """Each question with its choices and their keyboard keys, as the form shows them
-    (`canonical`: pairwise sides named A and B, as an adjudicator sees them)."""
+    """Each question with its choices and their keyboard keys, as the form shows them (a
+    pairwise question by the sides as shown: left, tie, right)."""
     shown = []
     pairwise_index = 0
     for question in questions:
         if question.scale == Question.Scale.PAIRWISE:
             keys = PAIRWISE_KEYS[pairwise_index] if pairwise_index < 3 else ("", "", "")
             pairwise_index += 1
-            labels = ("A is better", "Tie", "B is better") if canonical else kind.side_labels
+            labels = kind.side_labels
             choices = [
                 {"value": side, "label": label, "key": key}
                 for side, label, key in zip(("left", "tie", "right"), labels, keys, strict=True)
@@ -234,7 +236,7 @@ def submit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpRe
 @shows_errors(_workspace_refused)
 def skip(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpResponse:
     campaign = studio_campaign(request, campaign_id)
-    item_skip(assignment_id=assignment_id, user=request.user)
+    item_skip(campaign=campaign, assignment_id=assignment_id, user=request.user)
     return workspace(request, campaign)
 
 
@@ -254,19 +256,14 @@ def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return workspace(request, campaign, assignment=assignment, posted=posted)
 
 
-def shown_answers(
-    questions: list[Question], answers: dict[str, Any], shown_order: str
-) -> dict[str, Any]:
+def shown_answers(questions: list[Question], answers: dict[str, Any], order: str) -> dict[str, Any]:
     """Stored answers as the form shows them: a pairwise 1 / 0 / -1 (canonical) becomes the
     side it is on for this annotator."""
     shown = dict(answers)
     for question in questions:
         value = answers.get(question.key)
         if question.scale == Question.Scale.PAIRWISE and value in (1, 0, -1):
-            a_first = shown_order != "BA"
-            shown[question.key] = (
-                "tie" if value == 0 else ("left" if (value == 1) == a_first else "right")
-            )
+            shown[question.key] = side_shown(value, order)
     return shown
 
 
@@ -406,6 +403,8 @@ def _adjudication_page(
     posted: dict[str, Any] | None = None,
     saved: bool = False,
 ) -> HttpResponse:
+    # The sides in the adjudicator's own order, and every answer as the side it is on there.
+    order = shown_order(dispute.item, request.user) if dispute is not None else ""
     context: dict[str, Any] = {
         "campaign": campaign,
         "counts": adjudication_counts(campaign),
@@ -415,7 +414,7 @@ def _adjudication_page(
         "posted": posted
         or (
             {
-                **shown_answers(list(campaign.questions.all()), dispute.current.answers, "AB"),
+                **shown_answers(list(campaign.questions.all()), dispute.current.answers, order),
                 "note": dispute.current.note,
             }
             if dispute is not None and dispute.current is not None
@@ -428,7 +427,7 @@ def _adjudication_page(
     if dispute is not None:
         kind = kind_of(campaign)
         item = dispute.item
-        view = item_view(item, None)
+        view = item_view(item, None, order=order)
         questions = list(campaign.questions.all())
         by_key = {q.key: q for q in questions}
         context.update(
@@ -437,19 +436,20 @@ def _adjudication_page(
                 "view": view,
                 "item_template": kind.item_template,
                 "sided": kind.sided,
-                "questions": question_views(questions, view, kind, canonical=True),
+                "questions": question_views(questions, view, kind),
                 "table": [
                     {
                         "question": q,
                         "differs": q.key in dispute.keys,
                         "answers": [
-                            answer_text(q, label.answers.get(q.key)) for label in dispute.labels
+                            answer_text(q, label.answers.get(q.key), order)
+                            for label in dispute.labels
                         ],
                     }
                     for q in questions
                 ],
                 "current_text": {
-                    key: answer_text(by_key[key], value)
+                    key: answer_text(by_key[key], value, order)
                     for key, value in (dispute.current.answers if dispute.current else {}).items()
                     if key in by_key
                 },
@@ -523,7 +523,7 @@ def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> H
         questions=list(campaign.questions.all()),
         item=item,
         raw=_posted_answers(request, campaign),
-        shown_order="AB",
+        shown_order=shown_order(item, request.user),
     )
     adjudication_submit(
         item=item,

@@ -10,9 +10,10 @@ Roles:
 - researcher: the `researchers` group, which holds annotation.roles.RESEARCHER_PERMISSIONS
   (granted by the migration annotation 0004 and kept by every `migrate`). Researcher pages
   (benchmarks, samples with their gold, endpoints, runs, predictions, judging, leaderboards,
-  campaign progress and agreement) each need one model permission, so a staff user given
+  campaign progress and agreement) each need their model permissions, so a staff user given
   scattered permissions gets exactly the pages those permissions name and nothing more; a read
-  permission never writes.
+  permission never writes. Labels are read with `annotation.view_label` wherever they are
+  shown (READ_LABELS).
 - superuser: every permission, but studio pages still need membership.
 - the admin (`admin:*`) is Django's: staff status and model permissions, checked per page.
 
@@ -213,6 +214,11 @@ REVIEWER = Member("reviewer")
 ADJUDICATOR = Member("adjudicator")
 API_ANNOTATOR = Member("annotator", kwarg="pk")
 VIEW_CAMPAIGN = Perm("annotation.view_campaign")
+# Labels (what each annotator answered, and how long they took) are read with view_label
+# wherever they are shown: one by one (the labels CSV; the admin's label list, by Django's own
+# check of the same permission) or per annotator (the agreement report, its summary CSV and
+# API, a campaign's progress). Reading a campaign alone shows none.
+READ_LABELS = Perm("annotation.view_campaign", "annotation.view_label")
 VIEW_RUN = Perm("evaluation.view_run")
 # Setting a campaign up changes it (its items are built by whoever may change it, as in the admin).
 SETUP_CAMPAIGN = Perm("annotation.change_campaign")
@@ -264,10 +270,10 @@ ACCESS: dict[str, Rule] = {
     "annotation:review-submit": REVIEWER,
     "annotation:adjudicate": ADJUDICATOR,
     "annotation:adjudicate-submit": ADJUDICATOR,
-    "annotation:progress": VIEW_CAMPAIGN,
-    "annotation:agreement": VIEW_CAMPAIGN,
-    "annotation:agreement-summary-csv": VIEW_CAMPAIGN,
-    "annotation:agreement-labels-csv": VIEW_CAMPAIGN,
+    "annotation:progress": READ_LABELS,
+    "annotation:agreement": READ_LABELS,
+    "annotation:agreement-summary-csv": READ_LABELS,
+    "annotation:agreement-labels-csv": READ_LABELS,
     # --- campaign setup (annotation.setup_views): researchers set campaigns up as a flow ---
     "annotation:campaign-overview": VIEW_CAMPAIGN,
     "annotation:setup-new": Perm("annotation.add_campaign"),
@@ -332,8 +338,8 @@ ACCESS: dict[str, Rule] = {
     "campaign-next": API_ANNOTATOR,
     "campaign-submit": API_ANNOTATOR,
     "campaign-skip": API_ANNOTATOR,
-    "agreement-list": VIEW_CAMPAIGN,
-    "agreement-detail": VIEW_CAMPAIGN,
+    "agreement-list": READ_LABELS,
+    "agreement-detail": READ_LABELS,
 }
 
 

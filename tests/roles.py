@@ -114,7 +114,11 @@ def _submit(campaign: Campaign, user: Any, raw: dict[str, Any]) -> Label:
         shown_order=assignment.shown_order,
     )
     label, _ = label_submit(
-        assignment_id=assignment.pk, user=user, answers=answers, token=uuid.uuid4()
+        campaign=assignment.campaign,
+        assignment_id=assignment.pk,
+        user=user,
+        answers=answers,
+        token=uuid.uuid4(),
     )
     return label
 

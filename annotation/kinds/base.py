@@ -66,7 +66,9 @@ class CampaignKind:
     question_set: list[dict[str, Any]] = []
     # The item relations its view reads (joined on every next item).
     relations: tuple[str, ...] = ("sample",)
-    # Two sides (A and B) shown in an order of their own to each annotator.
+    # Two sides (A and B) shown in an order of their own to each annotator (and adjudicator):
+    # item_view puts them in `view["sides"]` as A then B, the studio orders them for whoever
+    # is shown them, and that order never leaves the server.
     sided: bool = False
     side_labels: tuple[str, str, str] = ("Left", "Tie", "Right")
     # Disagreeing labels go to an adjudicator (when the campaign has that stage).

@@ -48,10 +48,8 @@ class Pairwise(CampaignKind):
         )
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
-        sides = list(view["judged"])
-        if assignment is not None and assignment.shown_order == "BA":
-            sides.reverse()
-        view["sides"] = sides
+        # A then B: the studio puts them in the order each person is shown (selectors.item_view).
+        view["sides"] = list(view["judged"])
 
 
 KIND = Pairwise()

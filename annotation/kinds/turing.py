@@ -33,10 +33,9 @@ class Turing(CampaignKind):
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         payload = item.payload
-        sides = [pretty(payload.get("real")), pretty(payload.get("simulated"))]
-        if assignment is not None and assignment.shown_order == "BA":
-            sides.reverse()
-        view["sides"] = sides
+        # A (real) then B (simulated): the studio puts them in the order each person is shown
+        # (selectors.item_view), and nothing else on a side says which it is.
+        view["sides"] = [pretty(payload.get("real")), pretty(payload.get("simulated"))]
         view["documentation"] = pretty(payload.get("documentation"))
         view["arguments"] = pretty(payload.get("arguments"))
         view["api"] = payload.get("api", "")

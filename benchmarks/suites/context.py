@@ -54,12 +54,17 @@ class OutputSummary:
       text is then what the judge reads).
     steps: (number, text) pairs of a plan.
     offered: the tools this output was offered, when its run chose them (MetaTool's sampled
-      candidates); the studio describes them."""
+      candidates); the studio describes them.
+    text: the output's text as a judge reads it, when that is not the text as stored (None):
+      what the platform wrote around the model's answer that says how it was run, and not
+      what it answered, is left out (StableToolBench's answer object without its method), so
+      that a blind judge cannot tell a text run's output from a native run's by it."""
 
     facts: tuple[tuple[str, str], ...] = ()
     calls: tuple[ShownCall, ...] | None = None
     steps: tuple[tuple[str, str], ...] = ()
     offered: tuple[str, ...] = ()
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

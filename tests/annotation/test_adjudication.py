@@ -52,7 +52,13 @@ def label(campaign: Campaign, user: Any, categories: list[str]) -> Item:
         raw={"reason": categories},
         shown_order="",
     )
-    label_submit(assignment_id=assignment.pk, user=user, answers=answers, token=uuid.uuid4())
+    label_submit(
+        campaign=assignment.campaign,
+        assignment_id=assignment.pk,
+        user=user,
+        answers=answers,
+        token=uuid.uuid4(),
+    )
     return assignment.item
 
 

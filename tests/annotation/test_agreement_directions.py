@@ -85,6 +85,7 @@ def r4_campaign() -> tuple[Campaign, Run, Run]:
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             votes = ITEMS[positions[assignment.item_id]][1]
             label_submit(
+                campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
                 answers={"better": votes[j]},

@@ -90,6 +90,7 @@ def pairwise_campaign() -> tuple[Campaign, Run, Run, list[Any]]:
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             i = positions[assignment.item_id]
             label_submit(
+                campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
                 answers={"better": answer(i, j)},
@@ -333,6 +334,7 @@ def test_turing_votes_are_shared_per_dimension() -> None:
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             vote = overall[j * 10 + k]
             label_submit(
+                campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
                 answers={"overall": vote, "format": 0, "relevance": -1},
@@ -425,6 +427,7 @@ def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> N
             i = positions[assignment.item_id]
             types = ["incorrect_invocation"] + (["endless_retry"] if i in chosen[j] else [])
             label_submit(
+                campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
                 answers={"types": types},

@@ -67,6 +67,7 @@ def test_error_type_labels_are_read_beside_the_automatic_types() -> None:
         assignment = item_next(campaign=campaign, user=user)
         split = assignment.item.prediction.sample.split
         label_submit(
+            campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=user,
             answers={"types": answers[split]},

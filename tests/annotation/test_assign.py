@@ -21,7 +21,11 @@ from tests.annotation.conftest import motivation_campaign
 
 def answer(assignment: Assignment, user, choice: str = "A") -> Label:  # type: ignore[no-untyped-def]
     label, _ = label_submit(
-        assignment_id=assignment.pk, user=user, answers={"reason": choice}, token=uuid.uuid4()
+        campaign=assignment.campaign,
+        assignment_id=assignment.pk,
+        user=user,
+        answers={"reason": choice},
+        token=uuid.uuid4(),
     )
     return label
 
@@ -56,7 +60,7 @@ def test_twenty_annotators_at_once_give_every_item_exactly_n_distinct_labels() -
                     time.sleep(0.01)
                     continue
                 if rng.random() < 0.1:
-                    item_skip(assignment_id=assignment.pk, user=user)
+                    item_skip(campaign=assignment.campaign, assignment_id=assignment.pk, user=user)
                     with lock:
                         state["skips"] += 1
                         state["busy"] -= 1
@@ -66,7 +70,11 @@ def test_twenty_annotators_at_once_give_every_item_exactly_n_distinct_labels() -
                 # a double click: the same form sent twice
                 for _ in range(2 if rng.random() < 0.2 else 1):
                     label_submit(
-                        assignment_id=assignment.pk, user=user, answers=answer_once, token=token
+                        campaign=assignment.campaign,
+                        assignment_id=assignment.pk,
+                        user=user,
+                        answers=answer_once,
+                        token=token,
                     )
                 with lock:
                     state["busy"] -= 1
@@ -125,7 +133,7 @@ def test_a_reload_gives_the_same_item_and_a_skip_never_comes_back() -> None:
     campaign, (ann,) = motivation_campaign(tools=2, labels_per_item=1, annotators=1)
     first = item_next(campaign=campaign, user=ann)
     assert item_next(campaign=campaign, user=ann) == first
-    item_skip(assignment_id=first.pk, user=ann)
+    item_skip(campaign=first.campaign, assignment_id=first.pk, user=ann)
     second = item_next(campaign=campaign, user=ann)
     assert second.item_id != first.item_id
     answer(second, ann)

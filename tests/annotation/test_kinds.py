@@ -63,6 +63,7 @@ def test_labels_stored_with_the_old_error_code_are_renamed() -> None:
     services.campaign_activate(campaign=campaign)
     assignment = item_next(campaign=campaign, user=user)
     label, _ = label_submit(
+        campaign=assignment.campaign,
         assignment_id=assignment.pk,
         user=user,
         answers={"types": ["null_content", "invalid_repeated"]},

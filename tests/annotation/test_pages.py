@@ -319,6 +319,7 @@ def test_the_human_baseline_is_scored_like_a_model(client: Client, seeddata: Any
         assignment = item_next(campaign=campaign, user=ann)
         choices = assignment.item.payload["choices"]
         label_submit(
+            campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=ann,
             token=uuid.uuid4(),

@@ -4,6 +4,7 @@ when asked. Pure: no database."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from benchmarks.suites.context import JudgedOutput, OutputSummary, ShownCall, answer_calls
@@ -160,6 +161,25 @@ def test_stabletoolbench_shows_each_final_answer_and_a_trace_summary() -> None:
     assert shown.gold_view is None
     gold = context("stabletoolbench", STB, a, gold=True).gold_view
     assert gold == OutputSummary(facts=(("Relevant APIs", "ferries"),))
+
+
+def test_stabletoolbench_shows_an_answer_object_without_the_method_that_made_it() -> None:
+    # The text agent and the native one write ToolBench's answer object under their own
+    # method (ReAct@1, CoT@1): a judge of a blind pair reads the answer, never which agent
+    # made it (ToolBench's own preference judge drops "method" too).
+    record = {"total_steps": 1, "final_answer": "At 10:00", "answer_details": []}
+    a, b = (
+        JudgedOutput(
+            task="pass_rate", text=json.dumps({"method": method, **record}), answer="At 10:00"
+        )
+        for method in ("ReAct@1", "CoT@1")
+    )
+    shown = context("stabletoolbench", STB, a, b)
+    assert shown.sides[0].text == shown.sides[1].text
+    assert json.loads(shown.sides[0].text or "") == record
+    # a text the suite cannot read is shown as it is
+    unread = JudgedOutput(task="pass_rate", text="garbage", parsed=False)
+    assert context("stabletoolbench", STB, unread).sides[0].text is None
 
 
 # --- WTU-Eval ---------------------------------------------------------------------------------

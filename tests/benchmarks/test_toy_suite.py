@@ -83,6 +83,7 @@ def test_a_suite_defined_only_in_the_tests_goes_from_import_to_agreement(
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             n = int(assignment.item.sample.external_id)
             label_submit(
+                campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
                 answers={"better": 1 if n % 2 else 0},

@@ -72,6 +72,7 @@ def wtueval_run_with_labels() -> Run:
         assignment = item_next(campaign=campaign, user=user)
         split = assignment.item.prediction.sample.split
         label_submit(
+            campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=user,
             answers={"types": answers[split]},

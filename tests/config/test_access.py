@@ -34,8 +34,9 @@ pytestmark = pytest.mark.django_db
 SIGNED = frozenset(ROLES) - {"anonymous"}
 EVERYONE = frozenset(ROLES)
 RESEARCH = frozenset({"researcher", "superuser"})
-# `scattered` has view_campaign, view_endpoint and view_tool
+# `scattered` has view_campaign, view_endpoint and view_tool (no view_label: no labels)
 CAMPAIGN_READERS = RESEARCH | {"scattered"}
+LABEL_READERS = RESEARCH
 NOBODY: frozenset[str] = frozenset()
 
 EXPECTED: dict[str, frozenset[str]] = {
@@ -69,11 +70,11 @@ EXPECTED: dict[str, frozenset[str]] = {
     "annotation:adjudicate-submit": frozenset({"adjudicator"}),
     # M's guidelines: its members (annotator, adjudicator) and whoever reads campaigns
     "annotation:guidelines": frozenset({"annotator", "adjudicator"}) | CAMPAIGN_READERS,
-    # researcher pages
-    "annotation:progress": CAMPAIGN_READERS,
-    "annotation:agreement": CAMPAIGN_READERS,
-    "annotation:agreement-summary-csv": CAMPAIGN_READERS,
-    "annotation:agreement-labels-csv": CAMPAIGN_READERS,
+    # researcher pages: what annotators answered, and their times, need view_label too
+    "annotation:progress": LABEL_READERS,
+    "annotation:agreement": LABEL_READERS,
+    "annotation:agreement-summary-csv": LABEL_READERS,
+    "annotation:agreement-labels-csv": LABEL_READERS,
     # --- campaign setup: the researchers' campaign list and setup flow ---
     "annotation:campaign-overview": CAMPAIGN_READERS,
     "annotation:setup-new": RESEARCH,
@@ -135,8 +136,8 @@ EXPECTED: dict[str, frozenset[str]] = {
     "campaign-next": frozenset({"annotator"}),
     "campaign-submit": frozenset({"annotator"}),
     "campaign-skip": frozenset({"annotator"}),
-    "agreement-list": CAMPAIGN_READERS,
-    "agreement-detail": CAMPAIGN_READERS,
+    "agreement-list": LABEL_READERS,
+    "agreement-detail": LABEL_READERS,
 }
 
 

@@ -453,6 +453,7 @@ def test_a_human_baseline_of_a_run_with_repeats_scores_an_answer_per_item(s_m_fi
     annotation.campaign_activate(campaign=campaign)
     while (assignment := item_next(campaign=campaign, user=human)) is not None:
         label_submit(
+            campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=human,
             token=uuid.uuid4(),

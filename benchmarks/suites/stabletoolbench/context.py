@@ -45,7 +45,24 @@ def _side(output: JudgedOutput) -> OutputSummary:
     if failed:
         trace += f"; {failed} answered with an error"
     answer = text_of(output.answer) if output.answer else "none (gave up or no answer)"
-    return OutputSummary(facts=(("Final answer", answer), ("Trace", trace)), calls=calls)
+    return OutputSummary(
+        facts=(("Final answer", answer), ("Trace", trace)),
+        calls=calls,
+        text=_without_method(output),
+    )
+
+
+def _without_method(output: JudgedOutput) -> str | None:
+    """ToolBench's answer object without "method" (the text agent's ReAct@1, the native one's
+    CoT@1: how it was run, not what it answered), as ToolBench's own preference judge reads
+    it; None for a text that is no answer object (shown as it is)."""
+    try:
+        record = json.loads(output.text)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or "method" not in record:
+        return None
+    return json.dumps({k: v for k, v in record.items() if k != "method"}, ensure_ascii=False)
 
 
 def item_context(item: Item, show_gold: bool, outputs: Sequence[JudgedOutput]) -> ItemContext:
