@@ -175,10 +175,17 @@ def item_writers(apps, wanted, groups):
 def rekey_cached_answers(apps, schema_editor):
     ResponseCache = apps.get_model("evaluation", "ResponseCache")
     Judgment = apps.get_model("evaluation", "Judgment")
+    JudgeJob = apps.get_model("evaluation", "JudgeJob")
     if not ResponseCache.objects.exists():
         return
     asked, embedded = candidates(apps)
-    repeats = Judgment.objects.aggregate(n=models.Max("repeat"))["n"] or 0
+    # A judge's repeat r > 0 salted its key: every repeat a job asked for, or a judgment has
+    # (at least ten, for jobs deleted since).
+    repeats = max(
+        10,
+        JudgeJob.objects.aggregate(n=models.Max("repeats"))["n"] or 0,
+        (Judgment.objects.aggregate(n=models.Max("repeat"))["n"] or 0) + 1,
+    )
     salts = ["", *(f"judge-repeat-{n}" for n in range(1, repeats + 1))]
     moves = []  # (old key, new key, base URL, request or None to keep it)
     ambiguous = {}  # old key -> (model, style, salt, request)
