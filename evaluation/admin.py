@@ -58,7 +58,8 @@ class EndpointForm(forms.ModelForm):
 
     class Meta:
         model = Endpoint
-        fields = "__all__"
+        # The editable fields the admin's fieldsets show (the key's columns are not editable).
+        fields = [*ENDPOINT_FIELDS]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

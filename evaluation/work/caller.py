@@ -350,9 +350,7 @@ def endpoint_client(config: EndpointConfig) -> openai.AsyncOpenAI:
         api_key=config.api_key,
         timeout=config.timeout,
         max_retries=0,
-        http_client=openai.DefaultAsyncHttpxClient(
-            follow_redirects=False, timeout=config.timeout
-        ),
+        http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False, timeout=config.timeout),
     )
 
 

@@ -59,8 +59,8 @@ from evaluation.credentials import (
     unseal,
 )
 from evaluation.models import Endpoint
-from evaluation.work.budget import Spending, Tokens
 from evaluation.work.addresses import normalised_base_url
+from evaluation.work.budget import Spending, Tokens
 from evaluation.work.caller import (
     TOKEN_FIELDS,
     Caller,

@@ -118,9 +118,7 @@ def test_check_deploy_refuses_a_missing_or_unusable_encryption_key() -> None:
 
     cases[DEV_FIELD_ENCRYPTION_KEY] = "FIELD_ENCRYPTION_KEY is the public development key"
     for key, why in cases.items():
-        done = _run(
-            CHECK_DEPLOY, **production(SECRET_KEY=secret_key, FIELD_ENCRYPTION_KEY=key)
-        )
+        done = _run(CHECK_DEPLOY, **production(SECRET_KEY=secret_key, FIELD_ENCRYPTION_KEY=key))
         assert done.returncode != 0, key
         assert f"ImproperlyConfigured: {why}" in done.stderr, (key, done.stderr[-2000:])
     # two good keys (a rotation in progress) are taken
@@ -137,9 +135,7 @@ def test_with_debug_on_neither_key_is_needed() -> None:
 def test_settings_made_another_way_meet_the_same_rules_as_deploy_errors(tmp_path: Path) -> None:
     # given a settings module that loads the project's, then sets weak keys in code
     (tmp_path / "weak_settings.py").write_text(
-        "from config.settings import *  # noqa\n"
-        "SECRET_KEY = 'abc'\n"
-        "FIELD_ENCRYPTION_KEYS = []\n"
+        "from config.settings import *  # noqa\nSECRET_KEY = 'abc'\nFIELD_ENCRYPTION_KEYS = []\n"
     )
     env = production(
         DJANGO_SETTINGS_MODULE="weak_settings", PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}"

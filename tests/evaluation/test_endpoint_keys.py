@@ -205,9 +205,7 @@ def test_a_new_base_url_needs_the_key_again(server: FakeOpenAI) -> None:
         assert page.status_code == 200
         assert "enter the key again" in page.content.decode()
         with pytest.raises(CommandError, match="enter the key again"):
-            call_command(
-                "add_endpoint", "keyed", "--base-url", elsewhere.base_url, "--model", "m"
-            )
+            call_command("add_endpoint", "keyed", "--base-url", elsewhere.base_url, "--model", "m")
         # a spelling of the same address is the same address
         endpoint_save(endpoint=endpoint, base_url=server.base_url.upper().replace("/V1", "/v1/"))
         endpoint.refresh_from_db()
@@ -254,7 +252,10 @@ def test_a_key_is_stored_or_read_from_a_variable_not_both(settings: Any) -> None
     settings.ENDPOINT_KEY_VARIABLES = ["CORP_LLM_KEY"]
     with pytest.raises(RunError, match="not both"):
         endpoint_save(
-            name="e", base_url="https://api.example/v1", model="m", api_key=KEY,
+            name="e",
+            base_url="https://api.example/v1",
+            model="m",
+            api_key=KEY,
             api_key_env="CORP_LLM_KEY",
         )
     endpoint = endpoint_save(name="e", base_url="https://api.example/v1", model="m", api_key=KEY)

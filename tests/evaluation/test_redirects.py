@@ -11,7 +11,6 @@ import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -203,4 +202,3 @@ def test_a_base_url_is_an_address_and_nothing_else_in_every_way_in(
 )
 def test_an_ordinary_base_url_is_taken(base_url: str) -> None:
     Endpoint(name="e", base_url=base_url, model="m").full_clean()
-
