@@ -2,7 +2,8 @@
 
 DATABASE_URL   PostgreSQL only (psycopg 3), e.g. postgres://user@127.0.0.1:5432/toolevals
 REDIS_URL      the Celery broker, e.g. redis://127.0.0.1:6379/0
-SECRET_KEY     required when DEBUG is off
+SECRET_KEY     required when DEBUG is off: long and random (config.secrets)
+FIELD_ENCRYPTION_KEY  required when DEBUG is off: encrypts the endpoints' keys (config.secrets)
 DEBUG          "1"/"true" to turn on; off by default
 ALLOWED_HOSTS  comma-separated
 
@@ -19,11 +20,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.secrets import (
+    DEV_FIELD_ENCRYPTION_KEY,
+    INSECURE_DEV_SECRET_KEY,
+    encryption_keys_problem,
+    fernet_key_problem,
+    secret_key_problem,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-# A key that is public by being in this file; it is refused whenever DEBUG is off.
-INSECURE_DEV_SECRET_KEY = "dev-insecure-key-never-use-in-production"  # noqa: S105
-
 
 # Every variable this module reads, so that nothing else can be pointed at one of them (an
 # endpoint's key variable naming SECRET_KEY would send it to the endpoint: evaluation.credentials).
@@ -47,19 +52,30 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DEBUG")
+# SECRET_KEY signs; FIELD_ENCRYPTION_KEY (comma-separated: the first encrypts, each decrypts, so
+# a new key goes first and the old one stays until `manage.py rotate_endpoint_keys` has run)
+# encrypts the endpoints' keys at rest. With DEBUG off both must be real (config.secrets: long,
+# random, not the public development ones, not each other), or nothing starts; with DEBUG on
+# the development ones stand in for what is unset.
 SECRET_KEY = env("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY is not set. Set SECRET_KEY in the environment (DEBUG is off)."
-        )
-    SECRET_KEY = INSECURE_DEV_SECRET_KEY
-elif not DEBUG and (
-    SECRET_KEY == INSECURE_DEV_SECRET_KEY or SECRET_KEY.startswith("django-insecure")
-):
-    raise ImproperlyConfigured(
-        "SECRET_KEY is the public development key. Set a real SECRET_KEY (DEBUG is off)."
+FIELD_ENCRYPTION_KEYS = env_list("FIELD_ENCRYPTION_KEY")
+if DEBUG:
+    SECRET_KEY = SECRET_KEY or INSECURE_DEV_SECRET_KEY
+    FIELD_ENCRYPTION_KEYS = FIELD_ENCRYPTION_KEYS or [DEV_FIELD_ENCRYPTION_KEY]
+    _problem = next(
+        (
+            f"FIELD_ENCRYPTION_KEY {problem}."
+            for problem in map(fernet_key_problem, FIELD_ENCRYPTION_KEYS)
+            if problem
+        ),
+        "",
     )
+else:
+    _problem = secret_key_problem(SECRET_KEY) or encryption_keys_problem(
+        FIELD_ENCRYPTION_KEYS, SECRET_KEY
+    )
+if _problem:
+    raise ImproperlyConfigured(_problem + ("" if DEBUG else " (DEBUG is off)"))
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
 
@@ -325,8 +341,9 @@ IMPORT_MAX_FIELD_BYTES = int(env("IMPORT_MAX_FIELD_BYTES", str(1 << 20)))
 IMPORT_MAX_RECORD_BYTES = int(env("IMPORT_MAX_RECORD_BYTES", str(4 << 20)))
 IMPORT_MAX_RECORD_ITEMS = int(env("IMPORT_MAX_RECORD_ITEMS", "200000"))
 
-# Endpoint key variables: a name ending in _API_KEY or _TOKEN, or one listed here
-# (evaluation.credentials); never a variable this module reads.
+# The environment variables an endpoint's (or a real API's) key may be read from instead of a key
+# entered in the platform, stored encrypted (evaluation.credentials): only these, never a
+# variable this module reads. Empty by default: every key is entered.
 ENDPOINT_KEY_VARIABLES = env_list("ENDPOINT_KEY_VARIABLES")
 
 LOGGING = {

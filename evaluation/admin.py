@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
 from typing import Any
 
 from django import forms
@@ -18,7 +20,7 @@ from benchmarks.admin import pretty_json
 from benchmarks.suites.judging import template_named, templates
 from config.errors import ApplicationError
 from evaluation import lifecycle
-from evaluation.credentials import KeyVariableError, key_from_environment
+from evaluation.credentials import KEY_MAX_LENGTH
 from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
 from evaluation.judging import JUDGE_JOBS, JudgeError, solvability_mark
 from evaluation.models import (
@@ -36,11 +38,51 @@ from evaluation.models import (
 )
 from evaluation.selectors import ordered_metrics
 from evaluation.services import ENDPOINT_FIELDS, RUNS, RunError, endpoint_save
-from evaluation.work.caller import failure_summary
+from evaluation.work.caller import endpoint_sync_client, failure_summary
+from evaluation.work.engine import ConfigurationError, endpoint_config
+
+
+class EndpointForm(forms.ModelForm):
+    """The endpoint's fields, and its key: entered here (never shown again), or removed."""
+
+    api_key = forms.CharField(
+        label="Key",
+        required=False,
+        max_length=KEY_MAX_LENGTH,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Stored encrypted and sent only to this base URL; never shown again (only "
+        "its last four characters). Leave empty to keep the stored key; a new base URL needs "
+        "the key entered again.",
+    )
+    clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
+
+    class Meta:
+        model = Endpoint
+        # The editable fields the admin's fieldsets show (the key's columns are not editable).
+        fields = [*ENDPOINT_FIELDS]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        # The service's own checks (a new address without the key, a key and a variable...)
+        # before the admin saves, so that they are shown on the form like the model's.
+        try:
+            endpoint_save(
+                endpoint=copy.copy(self.instance),
+                api_key=data.get("api_key"),
+                clear_api_key=bool(data.get("clear_api_key")),
+                commit=False,
+                **{n: data[n] for n in ENDPOINT_FIELDS if n in data},
+            )
+        except RunError as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, str(exc))
+        return data
 
 
 @admin.register(Endpoint)
 class EndpointAdmin(admin.ModelAdmin):
+    form = EndpointForm
     list_display = (
         "name",
         "model",
@@ -53,10 +95,18 @@ class EndpointAdmin(admin.ModelAdmin):
     )
     list_filter = ("style", "status", "is_local")
     search_fields = ("name", "model", "base_url")
-    readonly_fields = ("is_local", "status", "status_detail", "status_changed_at")
+    readonly_fields = ("key_status", "is_local", "status", "status_detail", "status_changed_at")
     actions = ("check_connection",)
     fieldsets = (
-        (None, {"fields": ("name", "base_url", "model", "api_key_env", "style")}),
+        (None, {"fields": ("name", "base_url", "model", "style")}),
+        (
+            "Key",
+            {
+                "fields": ("key_status", "api_key", "clear_api_key", "api_key_env"),
+                "description": "Enter the key here (stored encrypted), or name a variable the "
+                "operator lists in ENDPOINT_KEY_VARIABLES; neither for a server without keys.",
+            },
+        ),
         (
             "Requests",
             {
@@ -83,11 +133,21 @@ class EndpointAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Endpoint, form: Any, change: bool) -> None:
         # The one path for endpoint writes (the API and add_endpoint take it too).
-        fields = {n: form.cleaned_data[n] for n in ENDPOINT_FIELDS if n in form.cleaned_data}
+        data = form.cleaned_data
+        fields = {n: data[n] for n in ENDPOINT_FIELDS if n in data}
         try:
-            endpoint_save(endpoint=obj, **fields)
+            endpoint_save(
+                endpoint=obj,
+                api_key=data.get("api_key"),
+                clear_api_key=bool(data.get("clear_api_key")),
+                **fields,
+            )
         except RunError as exc:
             raise ValidationError(str(exc)) from None
+
+    @admin.display(description="stored key")
+    def key_status(self, obj: Endpoint) -> str:
+        return obj.key_display
 
     @admin.display(description="style", ordering="style")
     def style_code(self, obj: Endpoint) -> str:
@@ -106,22 +166,13 @@ class EndpointAdmin(admin.ModelAdmin):
     def check_connection(self, request: HttpRequest, queryset: QuerySet[Endpoint]) -> None:
         for endpoint in queryset:
             try:
-                key = key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else ""
-            except KeyVariableError as exc:
+                config = endpoint_config(endpoint)
+            except ConfigurationError as exc:
                 self.message_user(request, f"{endpoint.name}: {exc}", messages.ERROR)
-                continue
-            if endpoint.api_key_env and not key:
-                self.message_user(
-                    request,
-                    f"{endpoint.name}: {endpoint.api_key_env} is not set for the web process",
-                    messages.WARNING,
-                )
                 continue
             import openai  # here: the client library is seconds of start-up
 
-            client = openai.OpenAI(
-                base_url=endpoint.base_url, api_key=key or "unused", timeout=10, max_retries=0
-            )
+            client = endpoint_sync_client(replace(config, timeout=10))
             try:
                 models = [m.id for m in client.models.list()]
             except openai.OpenAIError as exc:
@@ -348,10 +399,10 @@ class PredictionAdmin(admin.ModelAdmin):
 
 @admin.register(ResponseCache)
 class ResponseCacheAdmin(admin.ModelAdmin):
-    list_display = ("key", "model", "created_at")
-    search_fields = ("key", "model")
+    list_display = ("key", "model", "base_url", "created_at")
+    search_fields = ("key", "model", "base_url")
     show_full_result_count = False
-    fields = ("key", "model", "request_pretty", "response_pretty", "created_at")
+    fields = ("key", "model", "base_url", "request_pretty", "response_pretty", "created_at")
     readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -23,6 +23,7 @@ from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from evaluation.analyses import run_analyses_get
+from evaluation.credentials import KEY_MAX_LENGTH
 from evaluation.models import Endpoint, Prediction, Run, RunAnalysis
 from evaluation.selectors import (
     run_metric_rows,
@@ -37,7 +38,8 @@ from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create
 class EndpointSerializer(serializers.ModelSerializer):
     class Meta:
         model = Endpoint
-        fields = ["id", *ENDPOINT_FIELDS, "is_local", "status", "status_detail"]
+        # The key itself never: only whether one is stored and its last four characters.
+        fields = ["id", *ENDPOINT_FIELDS, "api_key_last4", "is_local", "status", "status_detail"]
         read_only_fields = fields
 
 
@@ -196,7 +198,20 @@ class EndpointInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     base_url = serializers.CharField(max_length=500)
     model = serializers.CharField(max_length=200)
-    api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    api_key = serializers.CharField(
+        max_length=KEY_MAX_LENGTH,
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="The endpoint's key: stored encrypted, sent only to this base URL, never "
+        "shown again (the answer has its last four characters).",
+    )
+    api_key_env = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        help_text="Instead of api_key: a variable the operator lists in ENDPOINT_KEY_VARIABLES.",
+    )
     style = serializers.ChoiceField(choices=Endpoint.Style.choices, required=False)
     default_params = serializers.DictField(required=False)
     max_concurrency = serializers.IntegerField(min_value=1, required=False)
@@ -238,8 +253,8 @@ class EndpointInputSerializer(serializers.Serializer):
 
 
 class EndpointViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
-    """Endpoints (the key itself is never stored; api_key_env names the variable, which must
-    be named like a key variable: evaluation.credentials). Researchers may add one."""
+    """Endpoints. Researchers may add one, with its key (stored encrypted and never answered
+    back: evaluation.credentials) or a variable the operator lists."""
 
     serializer_class = EndpointSerializer
     queryset = Endpoint.objects.order_by("name")

@@ -8,14 +8,13 @@ embeds nothing again.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evaluation.credentials import key_from_environment
 from evaluation.models import Endpoint, ResponseCache
+from evaluation.work.caller import Origin, cache_key, endpoint_sync_client
+from evaluation.work.engine import ConfigurationError, endpoint_config
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
 BATCH = 256
@@ -33,9 +32,11 @@ def embedder_for(options: dict[str, Any]) -> Embed:
     return lambda texts: remote_embed(endpoint, texts)
 
 
-def _key(model: str, text: str) -> str:
-    canonical = json.dumps({"embeddings": model, "input": text}, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+EMBEDDINGS = "embeddings"  # the style part of an embedding's cache key
+
+
+def _body(model: str, text: str) -> dict[str, Any]:
+    return {"model": model, "input": text}
 
 
 def _unit(vector: Sequence[float]) -> list[float]:
@@ -44,36 +45,38 @@ def _unit(vector: Sequence[float]) -> list[float]:
 
 
 def remote_embed(endpoint: Endpoint, texts: Sequence[str]) -> list[list[float]]:
-    keys = [_key(endpoint.model, text) for text in texts]
+    """Each text's unit vector from `endpoint`'s /v1/embeddings, through the response cache
+    under the same key as every other answer (caller.cache_key: the server, the model, the
+    request), so that a vector is only reused for the server that gave it."""
+    try:
+        config = endpoint_config(endpoint)
+    except ConfigurationError as exc:
+        raise ValueError(str(exc)) from None
+    origin = Origin.of(config.base_url, config.model, EMBEDDINGS)
+    keys = [cache_key(origin, _body(config.model, text)) for text in texts]
     found = {
         row.key: row.response["embedding"]
         for row in ResponseCache.objects.filter(key__in=set(keys))
     }
     missing = sorted({i for i, key in enumerate(keys) if key not in found}, key=keys.__getitem__)
     if missing:
-        api_key = key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "unused"
-        if not api_key:
-            raise ValueError(f"the environment variable {endpoint.api_key_env} is not set")
-        import openai  # here: the client library is seconds of start-up for every process
-
-        client = openai.OpenAI(
-            base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.timeout_seconds
-        )
+        client = endpoint_sync_client(config, retries=max(0, config.max_attempts - 1))
         unique = list(dict.fromkeys(keys[i] for i in missing))
         text_of = {keys[i]: texts[i] for i in missing}
         rows = []
         for start in range(0, len(unique), BATCH):
             batch = unique[start : start + BATCH]
             response = client.embeddings.create(
-                model=endpoint.model, input=[text_of[key] for key in batch]
+                model=config.model, input=[text_of[key] for key in batch]
             )
             for key, data in zip(batch, sorted(response.data, key=lambda d: d.index), strict=True):
                 found[key] = list(data.embedding)
                 rows.append(
                     ResponseCache(
                         key=key,
-                        model=endpoint.model,
-                        request={"embeddings": endpoint.model, "input": text_of[key]},
+                        model=config.model,
+                        base_url=origin.base_url,
+                        request=_body(config.model, text_of[key]),
                         response={"embedding": found[key]},
                     )
                 )

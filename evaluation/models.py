@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
 from django.db import models
 from django.db.models.fields.json import KT
@@ -10,6 +11,7 @@ from django.db.models.functions import Cast, Coalesce
 
 from benchmarks.models import Benchmark, Sample, ToolRevision
 from evaluation.credentials import validate_key_variable
+from evaluation.work.addresses import base_url_problem
 
 # Named by migration 0001; the rule itself is evaluation.credentials'.
 validate_env_name = validate_key_variable
@@ -17,6 +19,15 @@ base_url_validator = URLValidator(
     schemes=["http", "https"],
     message="Enter the API's http:// or https:// address, e.g. https://api.openai.com/v1.",
 )
+
+
+def validate_base_url(value: str) -> None:
+    """An endpoint's base URL: http(s), a host, a path, nothing else (no user name or password,
+    query or fragment: evaluation.work.addresses), and well formed."""
+    problem = base_url_problem(value)
+    if problem:
+        raise ValidationError(problem, code="base_url")
+    base_url_validator(value.strip())
 
 
 # The embedded model's endpoint (`make run`), registered by evaluation.services and the
@@ -35,8 +46,9 @@ def usage_tokens(name: str) -> models.GeneratedField:
 
 
 class Endpoint(models.Model):
-    """An OpenAI-compatible API. The key is never stored: only the name of the environment
-    variable that holds it on the workers."""
+    """An OpenAI-compatible API. Its key, when it needs one, is entered in the platform and
+    stored sealed (encrypted, bound to the base URL; evaluation.credentials), or read from an
+    environment variable the operator lists in ENDPOINT_KEY_VARIABLES."""
 
     class Style(models.TextChoices):
         CHAT = "chat", "Chat (messages)"
@@ -53,18 +65,25 @@ class Endpoint(models.Model):
     name = models.CharField(max_length=100, unique=True)
     base_url = models.CharField(
         max_length=500,
-        validators=[base_url_validator],
+        validators=[validate_base_url],
         help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8001/v1",
     )
     model = models.CharField(max_length=200, help_text="The model name sent with each request.")
+    # The key entered in the platform, encrypted together with the base URL it was entered for
+    # (evaluation.credentials.seal), and all that is ever shown of it. Written only by
+    # services.endpoint_save.
+    api_key_sealed = models.TextField(blank=True, default="", editable=False)
+    api_key_last4 = models.CharField(
+        "key ends with", max_length=4, blank=True, default="", editable=False
+    )
     api_key_env = models.CharField(
         "API key variable",
         max_length=100,
         blank=True,
         validators=[validate_key_variable],
-        help_text="Name of the environment variable that holds the key on the workers "
-        "(never the key itself), ending in _API_KEY or _TOKEN (or listed in the "
-        "ENDPOINT_KEY_VARIABLES setting). Empty for servers that need no key.",
+        help_text="Instead of a key entered here: the environment variable that holds it on "
+        "the workers, one the operator lists in ENDPOINT_KEY_VARIABLES. Empty for a key "
+        "entered here or a server that needs no key.",
     )
     style = models.CharField(max_length=20, choices=Style.choices, default=Style.CHAT)
     default_params = models.JSONField(
@@ -150,6 +169,19 @@ class Endpoint(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def has_stored_key(self) -> bool:
+        return bool(self.api_key_sealed)
+
+    @property
+    def key_display(self) -> str:
+        """What a page says of the endpoint's key: never the key."""
+        if self.api_key_sealed:
+            return f"stored, ends with …{self.api_key_last4}" if self.api_key_last4 else "stored"
+        if self.api_key_env:
+            return f"read from {self.api_key_env}"
+        return "none"
 
 
 class Run(models.Model):
@@ -328,11 +360,17 @@ class Prediction(models.Model):
 
 
 class ResponseCache(models.Model):
-    """An endpoint's answer to one exact request: sha256 of (model, request, parameters).
-    Only clean answers are stored, so a rerun is free and gives the same text."""
+    """A server's answer to one exact request: keyed by sha256 of who answered (the normalised
+    base URL, the model, the style) and the whole request (evaluation.work.caller.cache_key),
+    so an answer is reused only for the server that gave it. Only clean answers are stored, so
+    a rerun is free and gives the same text."""
 
     key = models.CharField(max_length=64, primary_key=True)
     model = models.CharField(max_length=200)
+    # The normalised base URL of the server that answered; empty for an answer stored before
+    # the key named the server whose writer could not be told (migration 0017: no endpoint's
+    # key reaches it).
+    base_url = models.CharField(max_length=500, blank=True, default="", db_default="")
     request = models.JSONField()
     response = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)

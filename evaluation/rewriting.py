@@ -30,7 +30,7 @@ from config.errors import ApplicationError
 from evaluation.models import Endpoint, Prediction, ResponseCache, Run
 from evaluation.selectors import items_by_sample_id, tool_specs
 from evaluation.work.budget import Prices, Tokens, spent
-from evaluation.work.caller import Caller
+from evaluation.work.caller import Caller, Origin, endpoint_client
 from evaluation.work.engine import ConfigurationError, endpoint_config, request_key
 from evaluation.work.limits import RateLimit, Slots
 
@@ -75,8 +75,10 @@ class _Cache:
     async def get(self, key: str) -> dict[str, Any] | None:
         return self.known.get(key)
 
-    def put(self, key: str, model: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
-        self.new[key] = ResponseCache(key=key, model=model, request=request, response=reply)
+    def put(self, key: str, origin: Origin, request: dict[str, Any], reply: dict[str, Any]) -> None:
+        self.new[key] = ResponseCache(
+            key=key, model=origin.model, base_url=origin.base_url, request=request, response=reply
+        )
 
 
 def tool_descriptions_rewrite(
@@ -184,13 +186,10 @@ async def _ask(
     """Every prompt's answer text, at most the endpoint's concurrency at once (across processes:
     its slots), and the reason the work stopped ("" when it did not)."""
     # Here: the client libraries are seconds of start-up for every process that sets Django up.
-    import openai
     import redis.asyncio as aioredis
 
     redis_client = aioredis.Redis.from_url(settings.CELERY_BROKER_URL)
-    client = openai.AsyncOpenAI(
-        base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0
-    )
+    client = endpoint_client(config)
     caller = Caller(
         config,
         client=client,

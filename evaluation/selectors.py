@@ -11,7 +11,9 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import BigIntegerField, Count, Q, QuerySet, Sum
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from django.utils import timezone
 from psycopg import sql
 
@@ -173,15 +175,31 @@ def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, in
             n=Count("id"),
             prompt=Sum("prompt_tokens"),
             completion=Sum("completion_tokens"),
-            cached=Sum("cached_tokens"),
+            cached_sum=Sum("cached_tokens"),
+            from_cache=Count("id", filter=Q(cached=True)),
+            calls=Sum(_usage_count("calls")),
+            cached_calls=Sum(_usage_count("cached_calls")),
         )
-        .values_list("status", "n", "prompt", "completion", "cached")
+        .values_list(
+            "status",
+            "n",
+            "prompt",
+            "completion",
+            "cached_sum",
+            "from_cache",
+            "calls",
+            "cached_calls",
+        )
     )
     counts: dict[str, int] = {}
     tokens = Tokens()
-    for status, n, prompt, completion, cached in rows:
+    cache = {"items_from_cache": 0, "calls": 0, "calls_from_cache": 0}
+    for status, n, prompt, completion, cached, from_cache, calls, cached_calls in rows:
         counts[status] = n
         tokens = tokens + Tokens(prompt or 0, completion or 0, cached or 0)
+        cache["items_from_cache"] += from_cache or 0
+        cache["calls"] += calls or 0
+        cache["calls_from_cache"] += cached_calls or 0
     progress = {status: counts.get(status, 0) for status in statuses}
     progress["total"] = sum(progress.values())
     progress["to_go"] = progress.get("pending", 0) + progress.get("running", 0)
@@ -189,7 +207,28 @@ def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, in
     progress["prompt_tokens"] = tokens.prompt
     progress["completion_tokens"] = tokens.completion
     progress["cached_tokens"] = tokens.cached
+    progress.update(cache)
     return progress
+
+
+def _usage_count(name: str) -> Cast:
+    """A count of an item's `usage` (engine.ItemCalls.usage) as a number (0 when absent)."""
+    return Cast(KT(f"usage__{name}"), BigIntegerField())
+
+
+def cache_use(progress: dict[str, Any]) -> dict[str, int] | None:
+    """How many of a run's or judge job's settled items, and of their calls, were answered
+    from the response cache (None when none was): its page says so, since those numbers come
+    from an earlier request to the same server, not from this work's own."""
+    calls_from_cache = progress.get("calls_from_cache", 0)
+    if not calls_from_cache:
+        return None
+    return {
+        "items": progress.get("items_from_cache", 0),
+        "settled": progress.get("settled", 0),
+        "calls": calls_from_cache,
+        "all_calls": progress.get("calls", 0),
+    }
 
 
 def spending(
@@ -325,6 +364,7 @@ def progress_panel(
         "metrics_caption": metrics_caption,
         "metrics_template": metrics_template,
         "spending": spending(progress, endpoint, getattr(parent, "budget", None)),
+        "from_cache": cache_use(progress),
     }
 
 

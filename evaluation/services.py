@@ -35,6 +35,14 @@ from benchmarks.suites.protocol import (
 from benchmarks.suites.trials import over_trials
 from config.errors import ApplicationError
 from evaluation import lifecycle
+from evaluation.credentials import (
+    SealedKeyError,
+    key_problem,
+    last_four,
+    reseal,
+    seal,
+    sealed_for,
+)
 from evaluation.embedders import embedder_for
 from evaluation.inference import PREDICTIONS, prediction_handler
 from evaluation.models import LOCAL_ENDPOINT, Endpoint, Prediction, Run
@@ -46,6 +54,7 @@ from evaluation.selectors import (
     run_context,
     sample_rows,
 )
+from evaluation.work.addresses import normalised_base_url
 from evaluation.work.caller import EndpointConfig
 from evaluation.work.engine import endpoint_config
 
@@ -877,20 +886,46 @@ ENDPOINT_FIELDS = (
 
 
 def endpoint_create(**fields: Any) -> Endpoint:
-    """A new endpoint from ENDPOINT_FIELDS (see endpoint_save)."""
+    """A new endpoint from ENDPOINT_FIELDS and its key (see endpoint_save)."""
     return endpoint_save(**fields)
 
 
-def endpoint_save(*, endpoint: Endpoint | None = None, **fields: Any) -> Endpoint:
+def endpoint_save(
+    *,
+    endpoint: Endpoint | None = None,
+    api_key: str | None = None,
+    clear_api_key: bool = False,
+    commit: bool = True,
+    **fields: Any,
+) -> Endpoint:
     """Set ENDPOINT_FIELDS on an endpoint (a new one unless given) and save it, checked by the
-    model's rules (the key variable's name above all: evaluation.credentials; prices not
-    negative). The admin's form, the API and `add_endpoint` (which creates or updates) all come
-    here. Raises RunError naming each bad field."""
+    model's rules (the base URL: http(s), no user name, query or fragment; the key variable:
+    evaluation.credentials; prices not negative). The admin's form, the API and `add_endpoint`
+    (which creates or updates) all come here.
+
+    Its key: `api_key` is stored sealed for the base URL being saved (encrypted, never shown
+    again but for its last four characters); `clear_api_key` removes the stored one; with
+    neither, a stored key stays. A stored key is sent only to the address it was entered for,
+    so saving another base URL keeps none: it is refused unless the key is entered again (or
+    removed). An endpoint has a stored key or a key variable, not both. Raises RunError naming
+    each bad field. With commit=False nothing is saved (a form's checks before its save)."""
     unknown = sorted(set(fields) - set(ENDPOINT_FIELDS))
     if unknown:
         raise RunError(f"unknown endpoint field(s): {', '.join(unknown)}")
+    key = (api_key or "").strip()
+    if key and clear_api_key:
+        raise RunError("enter a new key or remove the stored one, not both", field="api_key")
+    problem = key_problem(key) if key else ""
+    if problem:
+        raise RunError(problem, field="api_key")
     if endpoint is None:
         endpoint = Endpoint()
+    entered_for = ""
+    if endpoint.api_key_sealed and not key and not clear_api_key:
+        try:
+            entered_for = sealed_for(endpoint.api_key_sealed)
+        except SealedKeyError as exc:
+            raise RunError(f"{exc}, or remove it", field="api_key") from None
     for name, value in fields.items():
         setattr(endpoint, name, value)
     try:
@@ -899,10 +934,45 @@ def endpoint_save(*, endpoint: Endpoint | None = None, **fields: Any) -> Endpoin
         raise RunError(
             "; ".join(
                 f"{field}: {' '.join(problems)}" for field, problems in exc.message_dict.items()
-            )
+            ),
+            field=next(iter(exc.message_dict), ""),
         ) from None
-    endpoint.save()
+    address = normalised_base_url(endpoint.base_url)
+    if key:
+        endpoint.api_key_sealed, endpoint.api_key_last4 = seal(key, address), last_four(key)
+    elif clear_api_key:
+        endpoint.api_key_sealed, endpoint.api_key_last4 = "", ""
+    elif endpoint.api_key_sealed and entered_for != address:
+        raise RunError(
+            f"base_url: the stored key was entered for {entered_for} and is sent only there; "
+            "to use another address, enter the key again with it (or remove the stored key)",
+            field="base_url",
+        )
+    if endpoint.api_key_sealed and endpoint.api_key_env:
+        raise RunError(
+            "api_key_env: the key is either stored here or read from a variable, not both: "
+            "clear the key variable, or remove the stored key",
+            field="api_key_env",
+        )
+    if commit:
+        endpoint.save()
     return endpoint
+
+
+def endpoint_rotate_keys() -> int:
+    """Seal every stored key again under the first of FIELD_ENCRYPTION_KEYS (after a new key is
+    put first, before the old one is dropped). Returns how many were sealed again. Raises
+    RunError naming an endpoint whose key none of the keys opens."""
+    count = 0
+    with transaction.atomic():
+        for endpoint in Endpoint.objects.select_for_update().exclude(api_key_sealed=""):
+            try:
+                sealed = reseal(endpoint.api_key_sealed)
+            except SealedKeyError as exc:
+                raise RunError(f"endpoint {endpoint.name!r}: {exc}", field="api_key") from None
+            Endpoint.objects.filter(pk=endpoint.pk).update(api_key_sealed=sealed)
+            count += 1
+    return count
 
 
 def endpoint_set_status(*, endpoint_id: int, status: str, detail: str = "") -> None:

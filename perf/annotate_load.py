@@ -66,6 +66,7 @@ drops it at the end.
 from __future__ import annotations
 
 import argparse
+import base64
 import http.client
 import itertools
 import json
@@ -118,6 +119,7 @@ SERVER_ENV = {
     "REDIS_URL": PERF_REDIS_URL,
     "DEBUG": "0",
     "SECRET_KEY": secrets.token_urlsafe(50),
+    "FIELD_ENCRYPTION_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),
     "ALLOWED_HOSTS": HOST,
     "SECURE_SSL_REDIRECT": "0",
     "THROTTLE_ANNOTATION": "1000000/s",

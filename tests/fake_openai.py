@@ -35,7 +35,7 @@ wrong methods 405. Control endpoints, never counted: ``GET /_stats`` (the counte
 ``?contains=<text>`` adds ``"matching"``, the number of logged requests whose content contains
 it), ``POST /_reset`` (clears counters, log and per-content attempt numbers) and ``POST /_config``
 (JSON with any of ``latency_ms``, ``faults``, ``seed``, ``fail_first``, ``fail_first_fault``,
-``retry_after``, ``timeout_s``: changes them at run time).
+``retry_after``, ``timeout_s``, ``redirect_to``: changes them at run time).
 
 Answers
 -------
@@ -126,6 +126,10 @@ Fault kinds, and what ``openai`` 3.54 (``max_retries=0``) raises for each
                    (``exc.status_code`` tells which).
 any other ``4xx``/``5xx`` (``"401"``, ``"404"`` ...)  that status: the matching ``APIStatusError``
                    subclass (``AuthenticationError``, ``NotFoundError`` ...).
+a ``3xx`` (``"301"``, ``"307"`` ...)  that status with ``Location: <redirect_to>`` (the
+                   ``redirect_to`` / ``--redirect-to`` knob, ``/v1/moved`` by default, which
+                   answers 404): a client that follows redirects posts there; one that does not
+                   gets an ``APIStatusError`` with that status.
 ``timeout``        the request is held ``timeout_s``: ``openai.APITimeoutError`` once the client's
                    own timeout passes.
 ``truncated``      200, ``Content-Type: application/json``, the body cut in half with a matching
@@ -205,7 +209,7 @@ NAMED_FAULTS = (
     "not_object",
     "disconnect",
 )
-_STATUS_FAULT = re.compile(r"^[45]\d\d$")
+_STATUS_FAULT = re.compile(r"^[345]\d\d$")
 _FAULT_DIRECTIVE = re.compile(r"\[\[fault:([a-z_]+|\d{3})(?:x(\d+|\*))?\]\]")
 _FAIL_ALWAYS = "[[fail-always]]"
 _LATENCY_DIRECTIVE = re.compile(r"\[\[latency-ms:(\d+(?:\.\d+)?)\]\]")
@@ -597,7 +601,9 @@ def _normalize_fault(kind: object) -> str:
     name = str(kind).strip().lower()
     if name in NAMED_FAULTS or _STATUS_FAULT.match(name):
         return name
-    raise ValueError(f"unknown fault kind {kind!r}; expected one of {NAMED_FAULTS} or a 4xx/5xx")
+    raise ValueError(
+        f"unknown fault kind {kind!r}; expected one of {NAMED_FAULTS} or a 3xx/4xx/5xx"
+    )
 
 
 def _normalize_rates(faults: Mapping[Any, float] | None) -> list[tuple[str, float]]:
@@ -869,6 +875,7 @@ class FakeOpenAI:
         timeout_s: float = 30.0,
         fail_first: int = 0,
         fail_first_fault: str = "500",
+        redirect_to: str = "/v1/moved",
         embedding_dim: int = 8,
         model: str = "fake-model",
         host: str = "127.0.0.1",
@@ -897,6 +904,7 @@ class FakeOpenAI:
             timeout_s=timeout_s,
             fail_first=fail_first,
             fail_first_fault=fail_first_fault,
+            redirect_to=redirect_to,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
@@ -915,6 +923,7 @@ class FakeOpenAI:
         timeout_s: float | None = None,
         fail_first: int | None = None,
         fail_first_fault: str | None = None,
+        redirect_to: str | None = None,
     ) -> None:
         """Change knobs while running (each request reads them when it arrives)."""
         if latency_ms is not None:
@@ -931,6 +940,8 @@ class FakeOpenAI:
             self.fail_first = int(fail_first)
         if fail_first_fault is not None:
             self.fail_first_fault = _normalize_fault(fail_first_fault)
+        if redirect_to is not None:
+            self.redirect_to = str(redirect_to)
 
     @property
     def faults(self) -> dict[str, float]:
@@ -1253,6 +1264,9 @@ class FakeOpenAI:
                 "rate_limit_exceeded",
             )
             return _Response(429, body, [("retry-after", value)])
+        if _STATUS_FAULT.match(fault) and fault.startswith("3"):
+            body = _error_body(f"Moved (fake server {fault}).", "invalid_request_error")
+            return _Response(int(fault), body, [("location", self.redirect_to)])
         if _STATUS_FAULT.match(fault):
             status = int(fault)
             message = (
@@ -1724,6 +1738,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timeout-s", type=float, default=30.0, help="how long timeouts hold")
     parser.add_argument("--fail-first", type=int, default=0, metavar="N")
     parser.add_argument("--fail-first-fault", default="500")
+    parser.add_argument("--redirect-to", default="/v1/moved", help="a 3xx fault's Location")
     parser.add_argument("--embedding-dim", type=int, default=8)
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--max-records", type=int, default=100_000, help="request log size")
@@ -1742,6 +1757,7 @@ def main(argv: list[str] | None = None) -> None:
             timeout_s=args.timeout_s,
             fail_first=args.fail_first,
             fail_first_fault=args.fail_first_fault,
+            redirect_to=args.redirect_to,
             embedding_dim=args.embedding_dim,
             model=args.model,
             host=args.host,

@@ -20,8 +20,9 @@ broker's Redis database (flushed), so nothing touches the checkout's .data/ stac
 start's seeds come first and later blocks use the demo objects by name.
 
 A `production` block gets a deployment's environment instead: DEBUG unset, a long random
-SECRET_KEY, ALLOWED_HOSTS and CSRF_TRUSTED_ORIGINS set, STATIC_ROOT in a temporary folder, and
-the venv's bin first on PATH (its virtualenv active), so `pip` and `python` are the deployment's.
+SECRET_KEY and FIELD_ENCRYPTION_KEY, ALLOWED_HOSTS and CSRF_TRUSTED_ORIGINS set, STATIC_ROOT in a
+temporary folder, and the venv's bin first on PATH (its virtualenv active), so `pip` and
+`python` are the deployment's.
 
 So a command added to the README must either run as written from a fresh clone (through `./dev`,
 naming demo objects or files that exist, not placeholders) and exit 0, or carry one of the
@@ -31,6 +32,7 @@ removed afterwards.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import secrets
@@ -166,6 +168,7 @@ def test_the_readme_commands_run_as_written(
         "PATH": _shell_path(with_venv=True),
         "VIRTUAL_ENV": str(ROOT / ".venv"),
         "SECRET_KEY": secrets.token_urlsafe(60),
+        "FIELD_ENCRYPTION_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),
         "ALLOWED_HOSTS": "evals.example.org",
         "CSRF_TRUSTED_ORIGINS": "https://evals.example.org",
         "STATIC_ROOT": str(tmp_path / "static"),

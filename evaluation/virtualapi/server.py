@@ -41,7 +41,7 @@ from evaluation.models import (
 from evaluation.virtualapi import simulator
 from evaluation.virtualapi.fetch import FetchFailed, FetchRefused, fetch
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
-from evaluation.work.caller import Caller
+from evaluation.work.caller import Caller, endpoint_client
 from evaluation.work.engine import ConfigurationError, endpoint_config
 
 log = logging.getLogger(__name__)
@@ -314,20 +314,15 @@ class NoCache:
     async def get(self, key: str) -> None:
         return None
 
-    def put(self, key: str, model: str, request: Any, reply: Any) -> None:
+    def put(self, key: str, origin: Any, request: Any, reply: Any) -> None:
         return None
 
 
 def simulator_caller(endpoint: Endpoint) -> Any:
     """A Caller for the simulator endpoint with its own generation parameters (the endpoint's,
     whatever the run asked of its model)."""
-    import openai  # here: the client library is seconds of start-up for every process
-
     config = endpoint_config(endpoint)
-    client = openai.AsyncOpenAI(
-        base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0
-    )
-    return Caller(config, client=client, cache=NoCache(), slots=None, rate=None)
+    return Caller(config, client=endpoint_client(config), cache=NoCache(), slots=None, rate=None)
 
 
 class ThreadSteps:

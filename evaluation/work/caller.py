@@ -21,10 +21,12 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Protocol
 
 from benchmarks.suites.protocol import CallFailed, Prompt, Style
+from evaluation.work.addresses import normalised_base_url
 from evaluation.work.limits import Lane, RateLimit, Slots
 from evaluation.work.native_responses import chat_tool_calls, responses_native_fields
 
@@ -45,17 +47,38 @@ BEARER_ONLY: Any = {"security": {"bearer_auth": True}}
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Who gives an answer: the server (its base URL, normalised), the model and the API style.
+    Part of every response cache key, so that an answer is only ever reused for the server
+    that gave it: two endpoints with one model name and one request share nothing."""
+
+    base_url: str
+    model: str
+    style: str
+
+    @classmethod
+    def of(cls, base_url: str, model: str, style: str) -> Origin:
+        return cls(normalised_base_url(base_url), model, style)
+
+
+@dataclass(frozen=True)
 class EndpointConfig:
     id: int
     base_url: str
     model: str
-    api_key: str
+    # Never in a repr (a log line, a traceback's locals): the key is the endpoint owner's.
+    api_key: str = field(repr=False)
     style: Style
     params: Mapping[str, Any]
     timeout: float
     max_attempts: int
     max_concurrency: int
     requests_per_minute: int | None
+
+    @cached_property
+    def origin(self) -> Origin:
+        # Once per config: every call's cache key names it.
+        return Origin.of(self.base_url, self.model, self.style)
 
 
 @dataclass
@@ -72,7 +95,9 @@ class Reply:
 class Cache(Protocol):
     async def get(self, key: str) -> dict[str, Any] | None: ...
 
-    def put(self, key: str, model: str, request: dict[str, Any], reply: dict[str, Any]) -> None: ...
+    def put(
+        self, key: str, origin: Origin, request: dict[str, Any], reply: dict[str, Any]
+    ) -> None: ...
 
 
 class Unusable(Exception):
@@ -158,10 +183,15 @@ def with_seed(params: Mapping[str, Any], seed: int | None) -> Mapping[str, Any]:
     return params if seed is None else {**params, "seed": seed}
 
 
-def cache_key(style: Style, body: Mapping[str, Any], salt: str = "") -> str:
-    """sha256 of the style and the whole body (model, messages or prompt, parameters), and a
-    salt that tells apart requests meant to be asked again (a judge's repeats)."""
-    key: dict[str, Any] = {"style": style, "body": body}
+def cache_key(origin: Origin, body: Mapping[str, Any], salt: str = "") -> str:
+    """sha256 of who answers (`origin`: the normalised base URL, the model and the style) and
+    the whole body (model, messages or prompt, parameters), and a salt that tells apart
+    requests meant to be asked again (a judge's repeats). The one key of the response cache:
+    every reader and writer of it (runs, judge jobs, rewriting, embeddings) comes here."""
+    key: dict[str, Any] = {
+        "origin": [origin.base_url, origin.model, origin.style],
+        "body": body,
+    }
     if salt:
         key["salt"] = salt
     canonical = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -207,6 +237,9 @@ def classify(exc: BaseException) -> tuple[bool, str, float | None]:
 
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
+        if 300 <= status < 400:
+            # Never followed (endpoint_client): the whole prompt would go wherever it points.
+            return False, f"HTTP {status}: {_redirect_text(exc)}", None
         detail = _error_text(exc)
         reason = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
         wait = retry_after_seconds(exc.response.headers) if exc.response is not None else None
@@ -233,13 +266,25 @@ def failure_summary(exc: BaseException) -> str:
             phrase = HTTPStatus(exc.status_code).phrase
         except ValueError:
             phrase = "unknown status"
-        return f"the server answered HTTP {exc.status_code} ({phrase})"
+        summary = f"the server answered HTTP {exc.status_code} ({phrase})"
+        if 300 <= exc.status_code < 400:
+            summary += f": {_redirect_text(exc)}"
+        return summary
     if isinstance(exc, openai.APITimeoutError):
         return "the server did not answer in time"
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return f"could not connect ({type(cause).__name__})"
     return f"the request failed ({type(exc).__name__})"
+
+
+def _redirect_text(exc: openai.APIStatusError) -> str:
+    """Where a 3xx pointed (its Location, cut short and printable), and that it was not
+    followed."""
+    headers = exc.response.headers if exc.response is not None else {}
+    location = "".join(ch for ch in str(headers.get("location") or "") if ch.isprintable())
+    where = f"a redirect to {location[:200]}" if location else "a redirect with no Location"
+    return f"{where}; redirects are not followed (give the endpoint's final address)"
 
 
 def _error_text(exc: openai.APIStatusError) -> str:
@@ -293,6 +338,44 @@ def _without_none(value: Any) -> Any:
 Sleep = Callable[[float], Awaitable[None]]
 
 
+def endpoint_client(config: EndpointConfig) -> openai.AsyncOpenAI:
+    """The one way a client of an endpoint is made (runs, judge jobs, rewriting, the simulator):
+    its base URL, key and timeout, no retries of its own (the Caller retries what is
+    transient), and no redirect followed: a 3xx is the answer, an error that says where it
+    pointed (classify). Following one would post the whole prompt wherever a server says."""
+    import openai
+
+    return openai.AsyncOpenAI(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        timeout=config.timeout,
+        max_retries=0,
+        http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False, timeout=config.timeout),
+    )
+
+
+def endpoint_sync_client(config: EndpointConfig, *, retries: int = 0) -> openai.OpenAI:
+    """`endpoint_client` for code that calls without a Caller (embeddings, the admin's
+    connection check): the same rules, and the client's own `retries` of what is transient."""
+    import openai
+
+    return openai.OpenAI(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        timeout=config.timeout,
+        max_retries=retries,
+        http_client=openai.DefaultHttpxClient(follow_redirects=False, timeout=config.timeout),
+    )
+
+
+def without_key(text: str, key: str) -> str:
+    """`text` with the endpoint's key replaced: a server that echoes the key it was sent in an
+    error must not have it shown on the pages that show the item's error."""
+    if len(key) < 8:  # "unused", or nothing that could be told from other text
+        return text
+    return text.replace(key, "[the endpoint's key]")
+
+
 class Caller:
     """One endpoint, as seen by one chunk execution."""
 
@@ -324,7 +407,7 @@ class Caller:
         too: trials of one item are distinct entries, and a trial asked again finds its own."""
         config = self.config
         body = request_body(prompt, config.style, config.model, with_seed(config.params, seed))
-        key = cache_key(config.style, body, salt)
+        key = cache_key(config.origin, body, salt)
         hit = await self.cache.get(key)
         if hit is not None:
             return Reply(
@@ -341,13 +424,14 @@ class Caller:
                 reply = await self._attempt(body, lane)
             except Exception as exc:  # classify() decides what is transient
                 retryable, reason, wait = classify(exc)
+                reason = without_key(reason, config.api_key)
                 if not retryable:
                     raise CallFailed(reason) from None
             else:
                 reply.attempts = attempt
                 self.cache.put(
                     key,
-                    config.model,
+                    config.origin,
                     body,
                     {
                         "text": reply.text,

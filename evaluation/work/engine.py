@@ -52,15 +52,23 @@ from django.conf import settings
 from django.db import connection, connections, transaction
 
 from benchmarks.suites.protocol import Prompt
-from evaluation.credentials import KeyVariableError, key_from_environment
+from evaluation.credentials import (
+    KeyVariableError,
+    SealedKeyError,
+    key_from_environment,
+    unseal,
+)
 from evaluation.models import Endpoint
+from evaluation.work.addresses import normalised_base_url
 from evaluation.work.budget import Spending, Tokens
 from evaluation.work.caller import (
     TOKEN_FIELDS,
     Caller,
     EndpointConfig,
+    Origin,
     Reply,
     cache_key,
+    endpoint_client,
     prompt_fields,
     request_body,
     with_seed,
@@ -93,22 +101,16 @@ class ConfigurationError(RuntimeError):
 def endpoint_config(
     endpoint: Endpoint, *, model: str = "", style: str = "", params: dict[str, Any] | None = None
 ) -> EndpointConfig:
-    api_key = "unused"  # the client insists on a key; servers without auth ignore it
-    if endpoint.api_key_env:
-        try:
-            api_key = key_from_environment(endpoint.api_key_env)
-        except KeyVariableError as exc:
-            raise ConfigurationError(f"endpoint {endpoint.name!r}: {exc}") from None
-        if not api_key:
-            raise ConfigurationError(
-                f"the environment variable {endpoint.api_key_env} (the key of endpoint "
-                f"{endpoint.name!r}) is not set on worker {socket.gethostname()}"
-            )
+    """What calling `endpoint` needs, its key opened here (the one place a key is read: runs,
+    judge jobs, rewriting, embeddings, the simulator and the admin's connection check). Raises
+    ConfigurationError when the key cannot be sent: a stored key entered for another address
+    or sealed under another encryption key, a variable the operator does not list, or one
+    unset on this machine."""
     return EndpointConfig(
         id=endpoint.pk,
         base_url=endpoint.base_url,
         model=model or endpoint.model,
-        api_key=api_key,
+        api_key=endpoint_key(endpoint),
         style=style or endpoint.style,  # type: ignore[arg-type]
         params=params if params is not None else endpoint.default_params,
         timeout=endpoint.timeout_seconds,
@@ -118,6 +120,33 @@ def endpoint_config(
     )
 
 
+def endpoint_key(endpoint: Endpoint) -> str:
+    """The key sent to `endpoint`'s base URL (see endpoint_config); "unused" for a server that
+    needs none (the client insists on a key; such servers ignore it)."""
+    if endpoint.api_key_sealed and endpoint.api_key_env:
+        raise ConfigurationError(
+            f"endpoint {endpoint.name!r} has both a stored key and a key variable; save it "
+            "again with one of them"
+        )
+    if endpoint.api_key_sealed:
+        try:
+            return unseal(endpoint.api_key_sealed, normalised_base_url(endpoint.base_url))
+        except SealedKeyError as exc:
+            raise ConfigurationError(f"endpoint {endpoint.name!r}: {exc}") from None
+    if not endpoint.api_key_env:
+        return "unused"
+    try:
+        api_key = key_from_environment(endpoint.api_key_env)
+    except KeyVariableError as exc:
+        raise ConfigurationError(f"endpoint {endpoint.name!r}: {exc}") from None
+    if not api_key:
+        raise ConfigurationError(
+            f"the environment variable {endpoint.api_key_env} (the key of endpoint "
+            f"{endpoint.name!r}) is not set on worker {socket.gethostname()}"
+        )
+    return api_key
+
+
 # --- results ------------------------------------------------------------------------------------
 
 
@@ -125,12 +154,13 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
-# A batch of cache entries: keys, models, requests and responses, one array each, in binary
-# (see WorkTable.write_sql).
+# A batch of cache entries: keys, models, base URLs, requests and responses, one array each, in
+# binary (see WorkTable.write_sql).
 CACHE_SQL = """
-INSERT INTO evaluation_responsecache (key, model, request, response, created_at)
-SELECT key, model, request, response, now()
-FROM unnest(%b::text[], %b::text[], %b::jsonb[], %b::jsonb[]) AS v(key, model, request, response)
+INSERT INTO evaluation_responsecache (key, model, base_url, request, response, created_at)
+SELECT key, model, base_url, request, response, now()
+FROM unnest(%b::text[], %b::text[], %b::text[], %b::jsonb[], %b::jsonb[])
+    AS v(key, model, base_url, request, response)
 ON CONFLICT (key) DO NOTHING
 """
 
@@ -263,14 +293,7 @@ class ProcessLoop:
         key = (config.base_url, config.api_key, config.timeout)
         client = self.clients.get(key)
         if client is None:
-            import openai
-
-            client = self.clients[key] = openai.AsyncOpenAI(
-                base_url=config.base_url,
-                api_key=config.api_key,
-                timeout=config.timeout,
-                max_retries=0,
-            )
+            client = self.clients[key] = endpoint_client(config)
         return client
 
     def redis_client(self) -> aioredis.Redis:
@@ -312,9 +335,9 @@ class DatabaseCache:
         self.looked_up.add(key)
         return found.get(key)
 
-    def put(self, key: str, model: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
+    def put(self, key: str, origin: Origin, request: dict[str, Any], reply: dict[str, Any]) -> None:
         self.known[key] = reply
-        self.writer.add_cache((key, model, _json(request), _json(reply)))
+        self.writer.add_cache((key, origin.model, origin.base_url, _json(request), _json(reply)))
 
 
 def write_interval() -> float:
@@ -497,7 +520,7 @@ def request_key(
     prompt: Prompt, config: EndpointConfig, salt: str = "", seed: int | None = None
 ) -> str:
     body = request_body(prompt, config.style, config.model, with_seed(config.params, seed))
-    return cache_key(config.style, body, salt)
+    return cache_key(config.origin, body, salt)
 
 
 def exhausted_error(row: Claimed) -> str:

@@ -384,7 +384,8 @@ def test_runs_and_judges_answer_through_the_responses_api(name: str, work: Work)
 
 
 @pytest.mark.django_db
-def test_add_endpoint_creates_then_updates_only_what_it_is_given() -> None:
+def test_add_endpoint_creates_then_updates_only_what_it_is_given(settings: Any) -> None:
+    settings.ENDPOINT_KEY_VARIABLES = ["OPENAI_API_KEY"]
     out = io.StringIO()
     call_command(
         "add_endpoint",

@@ -22,11 +22,13 @@ from evaluation.work.caller import (
     RETRY_AFTER_CAP,
     Caller,
     EndpointConfig,
+    Origin,
     Reply,
     Unusable,
     backoff_seconds,
     cache_key,
     classify,
+    endpoint_client,
     request_body,
     retry_after_seconds,
 )
@@ -237,6 +239,9 @@ def test_unusable_answers_are_retried_and_anything_else_is_not() -> None:
 # --- cache_key and request_body -------------------------------------------------------------
 
 
+CHAT = Origin.of("http://127.0.0.1:8001/v1", MODEL, "chat")
+
+
 def test_the_cache_key_ignores_key_order() -> None:
     body = {
         "model": MODEL,
@@ -250,8 +255,8 @@ def test_the_cache_key_ignores_key_order() -> None:
         "model": MODEL,
         "temperature": 0,
     }
-    assert cache_key("chat", body) == cache_key("chat", reordered)
-    assert len(cache_key("chat", body)) == 64
+    assert cache_key(CHAT, body) == cache_key(CHAT, reordered)
+    assert len(cache_key(CHAT, body)) == 64
 
 
 @pytest.mark.parametrize(
@@ -271,19 +276,48 @@ def test_the_cache_key_changes_with_any_part_of_the_request(change: dict[str, An
         "messages": [{"role": "user", "content": "hi"}],
         "max_tokens": 16,
     }
-    assert cache_key("chat", body) != cache_key("chat", {**body, **change})
+    assert cache_key(CHAT, body) != cache_key(CHAT, {**body, **change})
 
 
-def test_the_cache_key_depends_on_the_style() -> None:
-    body = {"model": MODEL, "prompt": "hi"}
-    assert cache_key("chat", body) != cache_key("completion", body)
+@pytest.mark.parametrize(
+    "other",
+    [
+        Origin.of("http://127.0.0.1:8002/v1", MODEL, "chat"),  # another server
+        Origin.of("http://127.0.0.1:8001/v2", MODEL, "chat"),  # another path on it
+        Origin.of("https://127.0.0.1:8001/v1", MODEL, "chat"),  # another scheme
+        Origin.of("http://127.0.0.1:8001/v1", "other-model", "chat"),
+        Origin.of("http://127.0.0.1:8001/v1", MODEL, "completion"),
+    ],
+)
+def test_the_cache_key_names_who_answers(other: Origin) -> None:
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    assert cache_key(CHAT, body) != cache_key(other, body)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "http://127.0.0.1:8001/v1/",
+        "HTTP://127.0.0.1:8001/v1",
+        "http://127.0.0.1:8001/v1 ",
+    ],
+)
+def test_one_address_spelt_two_ways_is_one_server(spelling: str) -> None:
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    assert cache_key(Origin.of(spelling, MODEL, "chat"), body) == cache_key(CHAT, body)
+    assert Origin.of("https://Api.Example:443/v1/", MODEL, "chat").base_url == (
+        "https://api.example/v1"
+    )
+    assert Origin.of("http://api.example:8080", MODEL, "chat").base_url == (
+        "http://api.example:8080"
+    )
 
 
 def test_a_salt_makes_another_key_and_no_salt_keeps_the_plain_one() -> None:
     body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
-    plain = cache_key("chat", body)
-    assert cache_key("chat", body, "") == plain
-    assert len({plain, cache_key("chat", body, "1"), cache_key("chat", body, "2")}) == 3
+    plain = cache_key(CHAT, body)
+    assert cache_key(CHAT, body, "") == plain
+    assert len({plain, cache_key(CHAT, body, "1"), cache_key(CHAT, body, "2")}) == 3
 
 
 def test_the_prompts_own_stop_and_max_tokens_win_over_the_run_parameters() -> None:
@@ -307,15 +341,15 @@ class MemoryCache:
 
     def __init__(self, entries: dict[str, dict[str, Any]] | None = None) -> None:
         self.entries = dict(entries or {})
-        self.puts: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
+        self.puts: list[tuple[str, Origin, dict[str, Any], dict[str, Any]]] = []
         self.gets = 0
 
     async def get(self, key: str) -> dict[str, Any] | None:
         self.gets += 1
         return self.entries.get(key)
 
-    def put(self, key: str, model: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
-        self.puts.append((key, model, request, reply))
+    def put(self, key: str, origin: Origin, request: dict[str, Any], reply: dict[str, Any]) -> None:
+        self.puts.append((key, origin, request, reply))
         self.entries[key] = reply
 
 
@@ -363,12 +397,7 @@ def call(
     config = endpoint_config(server.base_url, **fields)
 
     async def run() -> Reply:
-        client = openai.AsyncOpenAI(
-            base_url=config.base_url,
-            api_key=config.api_key,
-            max_retries=0,
-            timeout=config.timeout,
-        )
+        client = endpoint_client(config)
         caller = Caller(
             config,
             client=client,
@@ -392,14 +421,14 @@ def test_a_clean_answer_is_returned_and_cached(server: FakeOpenAI) -> None:
     assert reply.text == "Answer: 42"
     assert (reply.cached, reply.attempts, reply.finish_reason) == (False, 1, "stop")
     assert reply.usage["completion_tokens"] > 0 and reply.usage["prompt_tokens"] > 0
-    [(key, model, request, stored)] = cache.puts
-    assert model == MODEL
+    [(key, origin, request, stored)] = cache.puts
+    assert origin == Origin.of(server.base_url, MODEL, "chat")
     assert request == {
         "model": MODEL,
         "temperature": 0,
         "messages": [{"role": "user", "content": "What is six times seven?"}],
     }
-    assert key == cache_key("chat", request)
+    assert key == cache_key(origin, request)
     assert stored == {"text": "Answer: 42", "usage": reply.usage, "finish_reason": "stop"}
 
 
@@ -407,7 +436,7 @@ def test_a_cache_hit_makes_no_request(server: FakeOpenAI) -> None:
     # given the cache already holds the answer to this exact request
     body = request_body(ask("cached question"), "chat", MODEL, {"temperature": 0})
     cached = {"text": "Answer: from the cache", "usage": {"prompt_tokens": 3}, "finish_reason": "x"}
-    cache = MemoryCache({cache_key("chat", body): cached})
+    cache = MemoryCache({cache_key(Origin.of(server.base_url, MODEL, "chat"), body): cached})
     # when
     reply = call(server, "cached question", cache=cache)
     # then

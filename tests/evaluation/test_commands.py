@@ -95,13 +95,15 @@ def test_launch_run_waits_for_the_workers_and_prints_the_metrics(
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_launch_run_waits_and_reports_a_run_the_workers_cannot_start(
-    tmp_path: Path, fake_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
-    # given an endpoint whose key variable the workers do not have
+    # given an endpoint whose key variable (one the operator lists) the workers do not have
     monkeypatch.delenv("H6_UNSET_API_KEY", raising=False)
+    settings.ENDPOINT_KEY_VARIABLES = ["H6_UNSET_API_KEY"]
     make_counting_benchmark(tmp_path, 4)
     make_endpoint(fake_server.base_url, api_key_env="H6_UNSET_API_KEY")
-    with celery_worker(tmp_path, concurrency=1), deadline(120):
+    listed = {"ENDPOINT_KEY_VARIABLES": "H6_UNSET_API_KEY"}
+    with celery_worker(tmp_path, concurrency=1, **listed), deadline(120):
         printed = launch("--split", "default", "--wait")
     run = Run.objects.get()
     status_line, error_line = printed.splitlines()

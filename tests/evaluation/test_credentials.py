@@ -1,7 +1,8 @@
-"""Secrets stay on the machine (issue 13, finding 1): an endpoint's key variable must be named like
-a key variable and never be one of the platform's own settings, in the model, the admin's form,
-the API and the command alike; a row that got around the rule sends nothing; and what a failing
-server says is never shown back."""
+"""Secrets stay on the machine (issue 13, finding 1): an endpoint's key variable is never one of
+the platform's own settings (and, since issue 27, only one the operator lists), in the model, the
+admin's form, the API and the command alike; a row that got around the rule sends nothing; and
+what a failing server says is never shown back. Keys entered in the platform:
+test_endpoint_keys.py."""
 
 from __future__ import annotations
 
@@ -31,7 +32,12 @@ class Listener:
     """A server on loopback that records every request (headers and body) and answers with a
     fixed status and body: what an endpoint's owner would run to collect keys."""
 
-    def __init__(self, status: int = 200, body: bytes = b'{"object": "list", "data": []}'):
+    def __init__(
+        self,
+        status: int = 200,
+        body: bytes = b'{"object": "list", "data": []}',
+        headers: dict[str, str] | None = None,
+    ):
         self.requests: list[dict[str, Any]] = []
         listener = self
 
@@ -50,6 +56,8 @@ class Listener:
                     "Content-Type", "text/html" if status >= 400 else "application/json"
                 )
                 self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -182,8 +190,9 @@ def test_a_row_that_got_around_the_rule_sends_nothing(
 
 
 def test_a_named_key_variable_travels_only_to_its_endpoint(
-    listener: Listener, monkeypatch: pytest.MonkeyPatch
+    listener: Listener, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
+    settings.ENDPOINT_KEY_VARIABLES = ["COLLECTOR_API_KEY"]
     monkeypatch.setenv("COLLECTOR_API_KEY", "the-endpoint-key")
     endpoint = Endpoint(
         name="collector", base_url=listener.base_url, model="m", api_key_env="COLLECTOR_API_KEY"
@@ -205,7 +214,7 @@ def test_the_settings_list_admits_a_variable_but_never_a_platform_one(settings: 
         Endpoint(
             name="b", base_url="https://x.example/v1", model="m", api_key_env="SECRET_KEY"
         ).full_clean()
-    with pytest.raises(ValidationError, match="does not look like a key variable"):
+    with pytest.raises(ValidationError, match="not a variable the operator lists"):
         Endpoint(
             name="c", base_url="https://x.example/v1", model="m", api_key_env="HOME"
         ).full_clean()
@@ -230,7 +239,8 @@ def test_the_connection_check_shows_no_word_of_what_the_server_sent() -> None:
     assert "hunter2" not in page and "alert(1)" not in page
 
 
-def test_the_command_adds_an_endpoint_the_api_then_lists(tmp_path: Path) -> None:
+def test_the_command_adds_an_endpoint_the_api_then_lists(tmp_path: Path, settings: Any) -> None:
+    settings.ENDPOINT_KEY_VARIABLES = ["OPENAI_API_KEY"]
     call_command(
         "add_endpoint",
         "openai",

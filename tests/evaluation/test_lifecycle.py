@@ -211,9 +211,10 @@ def test_finalize_waits_for_every_item_and_runs_once(name: str, work: Work) -> N
 
 @pytest.mark.parametrize("name", KINDS)
 def test_an_unset_key_variable_fails_the_parent_with_the_reason(
-    name: str, work: Work, monkeypatch: pytest.MonkeyPatch
+    name: str, work: Work, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
     monkeypatch.delenv("LIFECYCLE_UNSET_API_KEY", raising=False)
+    settings.ENDPOINT_KEY_VARIABLES = ["LIFECYCLE_UNSET_API_KEY"]
     keyed = make_endpoint(
         "http://127.0.0.1:9/v1", name="keyed", api_key_env="LIFECYCLE_UNSET_API_KEY"
     )
@@ -225,7 +226,7 @@ def test_an_unset_key_variable_fails_the_parent_with_the_reason(
     assert report == {f"failed_{kind.words.noun}": 1}
     parent.refresh_from_db()
     assert parent.status == "failed"
-    assert "LIFECYCLE_UNSET_API_KEY" in parent.error
+    assert "LIFECYCLE_UNSET_API_KEY" in parent.error and "is not set" in parent.error
     assert items(kind, parent) == [("pending", 0, "")]
 
 

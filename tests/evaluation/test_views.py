@@ -525,9 +525,10 @@ def test_the_admin_actions_cancel_and_resume_runs(
 
 
 def test_the_connection_check_asks_the_endpoint_for_its_models(
-    client: Client, fake_server: Any, monkeypatch: pytest.MonkeyPatch
+    client: Client, fake_server: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
     monkeypatch.delenv("H6_UNSET_API_KEY", raising=False)
+    settings.ENDPOINT_KEY_VARIABLES = ["H6_UNSET_API_KEY"]
     reachable = make_endpoint(fake_server.base_url, name="reachable")
     other_model = make_endpoint(fake_server.base_url, name="other", model="not-served")
     keyless = make_endpoint(fake_server.base_url, name="keyless", api_key_env="H6_UNSET_API_KEY")
@@ -536,7 +537,8 @@ def test_the_connection_check_asks_the_endpoint_for_its_models(
     # (the admin capitalises its messages)
     assert "Reachable: reachable; it offers model &#x27;fake-model&#x27; (1 model(s))" in html
     assert "Other: reachable; it does not list model &#x27;not-served&#x27;" in html
-    assert "Keyless: H6_UNSET_API_KEY is not set for the web process" in html
+    assert "Keyless: the environment variable H6_UNSET_API_KEY (the key of endpoint" in html
+    assert "is not set on worker" in html
 
 
 def test_the_admin_escapes_what_models_and_servers_wrote(
@@ -663,7 +665,9 @@ def test_an_endpoint_refuses_a_key_where_the_variable_name_belongs(value: str) -
         ("my key", False),
     ],
 )
-def test_an_endpoint_takes_a_variable_name(value: str, ok: bool) -> None:
+def test_an_endpoint_takes_a_variable_name(value: str, ok: bool, settings: Any) -> None:
+    # (listed by the operator: only listed variables are taken at all, test_endpoint_keys)
+    settings.ENDPOINT_KEY_VARIABLES = [value]
     endpoint = Endpoint(name="e", base_url="https://api.example/v1", model="m", api_key_env=value)
     if ok:
         endpoint.full_clean()

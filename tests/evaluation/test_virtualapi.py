@@ -235,11 +235,13 @@ def test_without_a_simulator_a_miss_says_so(settings: Any) -> None:
 @pytest.mark.django_db
 def test_a_simulator_without_its_key_here_is_no_simulator(settings: Any, monkeypatch: Any) -> None:
     monkeypatch.delenv("SIMULATOR_UNSET_API_KEY", raising=False)
+    settings.ENDPOINT_KEY_VARIABLES = ["SIMULATOR_UNSET_API_KEY"]
     make_simulator(
         settings, "http://127.0.0.1:9/v1", name="keyed", api_key_env="SIMULATOR_UNSET_API_KEY"
     )
     served = serve_now(Call(FERRY, {"port": "Nowhere"}))
     assert served.source == "failed" and "SIMULATOR_UNSET_API_KEY" in served.detail
+    assert "is not set" in served.detail
     assert ServedCall.objects.get().source == "failed"  # logged like any answer
 
 

@@ -1,18 +1,23 @@
-"""python manage.py add_endpoint NAME --base-url URL --model MODEL [--key-env VAR]
-[--style chat|completion|responses] [--concurrency N] [--price-in X --price-out Y] [...]
+"""python manage.py add_endpoint NAME --base-url URL --model MODEL [--key-stdin | --clear-key]
+[--key-env VAR] [--style chat|completion|responses] [--concurrency N] [--price-in X --price-out Y]
+[...]
 
 Registers an OpenAI-compatible endpoint, or updates the one of that name (only the options
 given change), with the same checks as the admin's form and the API
-(evaluation.services.endpoint_save): the key variable must be named like one (ending in
-_API_KEY or _TOKEN, or listed in ENDPOINT_KEY_VARIABLES) and never be one of the platform's own
-settings, the base URL must be http(s), prices (per million tokens) not negative.
+(evaluation.services.endpoint_save). The key is read from standard input with --key-stdin
+(prompted for without echo on a terminal; never an argument, which the shell's history and
+`ps` would keep), stored encrypted and sent only to the base URL; a new base URL needs it again.
+--key-env names instead a variable the operator lists in ENDPOINT_KEY_VARIABLES. The base URL
+must be http(s) without a user name, query or fragment; prices (per million tokens) not negative.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
+import sys
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -31,23 +36,43 @@ def price(text: str) -> Decimal:
     return value
 
 
+def read_key(stream: TextIO) -> str:
+    """The key from `stream`: asked for without echo on a terminal, else its first line."""
+    if stream.isatty():
+        return getpass.getpass("Key (not shown): ")
+    key = stream.readline().strip()
+    if not key:
+        raise CommandError("--key-stdin: no key on standard input")
+    return key
+
+
 class Command(BaseCommand):
+    # call_command(..., stdin=...) gives the key's stream in tests.
+    stealth_options = ("stdin",)
     help = (
-        "Register an OpenAI-compatible endpoint, or update the one of that name (the key stays "
-        "in an environment variable)."
+        "Register an OpenAI-compatible endpoint, or update the one of that name (its key read "
+        "from standard input with --key-stdin, stored encrypted)."
     )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("name")
         parser.add_argument("--base-url", required=True, help="e.g. https://api.openai.com/v1")
         parser.add_argument("--model", required=True, help="The model name sent with requests.")
+        key = parser.add_mutually_exclusive_group()
+        key.add_argument(
+            "--key-stdin",
+            action="store_true",
+            help="Read the endpoint's key from standard input (prompted for on a terminal); "
+            "stored encrypted, never shown again.",
+        )
+        key.add_argument("--clear-key", action="store_true", help="Remove the stored key.")
         parser.add_argument(
             "--key-env",
             "--key-variable",
             dest="key_variable",
             default=None,
-            help="Name of the environment variable holding the key on the workers "
-            "(e.g. OPENAI_API_KEY); empty for servers without a key.",
+            help="Instead of a stored key: a variable holding it on the workers, one the "
+            "operator lists in ENDPOINT_KEY_VARIABLES; empty for none.",
         )
         parser.add_argument(
             "--style",
@@ -101,8 +126,17 @@ class Command(BaseCommand):
         }
         fields = {name: value for name, value in given.items() if value is not None}
         existing = Endpoint.objects.filter(name=options["name"]).first()
+        api_key = None
+        if options["key_stdin"]:
+            api_key = read_key(options.get("stdin") or sys.stdin)
         try:
-            endpoint = endpoint_save(endpoint=existing, name=options["name"], **fields)
+            endpoint = endpoint_save(
+                endpoint=existing,
+                name=options["name"],
+                api_key=api_key,
+                clear_api_key=options["clear_key"],
+                **fields,
+            )
         except RunError as exc:
             raise CommandError(str(exc)) from None
         verb = "updated" if existing is not None else "added"
