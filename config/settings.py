@@ -185,6 +185,10 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     if env_bool("BEHIND_TLS_PROXY"):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Proxies in front of the app that append the address they were reached from to
+# X-Forwarded-For: the client's address is that many entries from the right (config.address);
+# 0 (no proxy) reads REMOTE_ADDR and ignores the header.
+TRUSTED_PROXY_COUNT = int(env("TRUSTED_PROXY_COUNT", "0"))
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 X_FRAME_OPTIONS = "DENY"
 # A URL typed without a scheme is taken as https (Django 6's default, chosen now).

@@ -19,6 +19,8 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from rest_framework.throttling import ScopedRateThrottle
 
+from config.address import client_address
+
 # KEYS[1] the window; ARGV now, duration, limit, a unique member. Drops the requests older than
 # the window (as DRF drops history[-1] <= now - duration), then admits and records this one if
 # fewer than `limit` remain; otherwise answers the oldest request's time (for Retry-After).
@@ -56,6 +58,11 @@ class OneTripThrottle(ScopedRateThrottle):
     ScopedRateThrottle.THROTTLE_RATES (settings, or a test's patch of them)."""
 
     oldest: float | None = None
+
+    def get_ident(self, request: Any) -> str:
+        # Anonymous requests are counted by address: the one reading of it (DRF's own believes
+        # any X-Forwarded-For a client writes when NUM_PROXIES is unset).
+        return client_address(request)
 
     def allow_request(self, request: Any, view: Any) -> bool:
         window = _window()
