@@ -18,13 +18,17 @@ import pytest
 import redis
 from django.conf import settings as django_settings
 from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.throttling import ScopedRateThrottle
 
 from annotation.models import AgreementReport, Label
+from benchmarks.models import ImportJob
 from config import cache as shared_cache
 from config.throttle import OneTripThrottle
-from evaluation.models import Run
+from evaluation import lifecycle, services
+from evaluation.models import Run, RunAnalysis
 from tests.annotation.conftest import motivation_campaign
 from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
 from tests.factories import TEST_PASSWORD, make_researcher, make_superuser, make_user
@@ -200,6 +204,67 @@ def test_launching_a_run_with_the_broker_down_says_so_and_saves_nothing(
     assert response.status_code == 503
     assert "queue" in response.content.decode()
     assert not Run.objects.exists()
+    assert timed.slowest < BOUND
+
+
+def test_every_other_way_to_start_work_says_the_queue_is_down_and_saves_nothing(
+    server: PrivateRedis, client: Client, tmp_path: Path, settings: Any
+) -> None:
+    benchmark = make_counting_benchmark(tmp_path, 3)
+    endpoint = make_endpoint("http://127.0.0.1:9/v1")
+    cancelled = services.run_launch(
+        benchmark=benchmark, task="answer", split="default", endpoint=endpoint
+    )
+    lifecycle.cancel(services.RUNS, cancelled)
+    settings.BENCHMARK_UPLOAD_DIR = tmp_path / "uploads"
+    client.force_login(make_superuser())
+    # the admin's modules are imported by its first page (seconds; nothing to do with Redis)
+    assert client.get("/admin/evaluation/run/add/").status_code == 200
+    server.kill()
+    timed = Timed(client)
+    launch = {
+        "name": "queued?",
+        "benchmark": benchmark.pk,
+        "task": "generic:answer",
+        "split": "default",
+        "endpoint": endpoint.pk,
+        "tool_mode": "text",
+        "shots": 0,
+        "trials": 1,
+        "seed": 0,
+    }
+    # the admin's launch form
+    html = timed("post", "/admin/evaluation/run/add/", launch).content.decode()
+    assert "The work queue (Redis) does not answer" in html
+    # the command line
+    with pytest.raises(CommandError, match="work queue"):
+        call_command(
+            "launch_run",
+            *("--benchmark", benchmark.name, "--task", "answer", "--split", "default"),
+            *("--endpoint", endpoint.name),
+        )
+    assert Run.objects.count() == 1
+    # resuming the cancelled run from its page: it stays cancelled, the page says why
+    timed("post", f"/runs/{cancelled.pk}/resume/", {"budget": ""})
+    page = client.get(f"/runs/{cancelled.pk}/").content.decode()
+    assert "The work queue (Redis) does not answer" in page
+    cancelled.refresh_from_db()
+    assert cancelled.status == "cancelled"
+    # an import from the browser: refused, its upload not kept
+    upload = SimpleUploadedFile("questions.jsonl", b'{"id": "q1", "question": "?"}\n')
+    refused = timed(
+        "post",
+        "/benchmarks/import/",
+        {"suite": "generic", "benchmark_name": "B", "files": [upload]},
+    )
+    assert refused.status_code == 503 and "work queue" in refused.content.decode()
+    assert not ImportJob.objects.exists()
+    assert not any((tmp_path / "uploads").glob("*/*"))
+    # a large run's analyses, asked for by their page
+    settings.ANALYSES_INLINE_ITEMS = -1
+    analyses = timed("get", f"/runs/{cancelled.pk}/analyses/")
+    assert analyses.status_code == 503 and "work queue" in analyses.content.decode()
+    assert not RunAnalysis.objects.exists()
     assert timed.slowest < BOUND
 
 
