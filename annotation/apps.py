@@ -4,6 +4,8 @@ from django.apps import AppConfig
 from django.core import checks
 from django.db.models.signals import post_migrate
 
+from config.address import check_trusted_proxies
+
 
 def every_url_has_a_rule(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """config.access's system check. The access table (and Django REST framework, which it
@@ -22,5 +24,7 @@ class AnnotationConfig(AppConfig):
 
         # The access table's system check: every URL has a rule.
         checks.register(every_url_has_a_rule, checks.Tags.security)
+        # check --deploy: behind a TLS proxy, the proxies whose X-Forwarded-For is believed.
+        checks.register(check_trusted_proxies, checks.Tags.security, deploy=True)
         # After every migrate and every flush: the role groups and their permissions.
         post_migrate.connect(after_migrate, sender=self, dispatch_uid="annotation-role-groups")

@@ -28,6 +28,7 @@ from benchmarks.services import benchmark_import
 from benchmarks.suites.base import ImportFormatError, unstorable
 from benchmarks.suites.registry import get_suite, suite_names
 from config.errors import ApplicationError
+from config.queue import send_after_commit
 
 log = logging.getLogger(__name__)
 
@@ -176,14 +177,8 @@ def import_job_create(
                 folder=folder_name,
                 files=records,
             )
-            job_id = job.pk
-            # Here, not at the top: Celery is a third of a second of start-up for every
-            # process that sets Django up (the admin imports this module).
-            from config.celery import app as celery_app
-
-            transaction.on_commit(
-                lambda: celery_app.send_task(TASK, args=[job_id], queue="default")
-            )
+            # Refused, and rolled back, when the broker does not answer (config.queue).
+            send_after_commit((TASK, [job.pk], "default"))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

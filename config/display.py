@@ -21,6 +21,21 @@ def pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
+# Rows of an outline (a plan's steps, a refinement's calls) are indented by their depth with the
+# stylesheet's classes indent-0 .. indent-MAX_INDENT, never a style attribute (config.csp); a
+# deeper row is indented as the deepest (its number still says where it is).
+MAX_INDENT = 12
+
+
+@register.filter
+def indent(depth: Any) -> str:
+    try:
+        level = int(depth or 0)
+    except (TypeError, ValueError):
+        level = 0
+    return f"indent-{max(0, min(level, MAX_INDENT))}"
+
+
 @register.filter
 def as_json(value: Any) -> str:
     """As experts read tool arguments, schemas and API responses."""

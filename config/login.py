@@ -1,21 +1,33 @@
-"""The login page, with failed attempts counted per user name and per address: after
-LOGIN_MAX_FAILURES within LOGIN_LOCKOUT_SECONDS, logins from there pause (in the shared cache,
-so every web worker agrees)."""
+"""The login page, with failed attempts counted per account name and per client address
+(config.address): after LOGIN_MAX_FAILURES within LOGIN_LOCKOUT_SECONDS, logins for that name or
+from that address pause (in the shared cache, so every web worker agrees)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.forms import UsernameField
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 
+from config.address import client_address
+
+
+def login_name(raw: str) -> str:
+    """The name a login form's text is looked up by: the form's own field reads it (stripped,
+    NFKC-normalised, as AbstractBaseUser.normalize_username stores it), and the lookup is exact,
+    so every spelling that reaches one account is one name here, and two accounts are two."""
+    return str(UsernameField().to_python(raw))
+
 
 def _keys(request: HttpRequest) -> list[str]:
-    address = request.META.get("REMOTE_ADDR", "")
-    username = (request.POST.get("username") or "").strip().lower()
-    return [f"login-fail:addr:{address}", f"login-fail:user:{username}"]
+    name = login_name(request.POST.get("username") or "")
+    # Hashed: a name may be any text (up to the request's size), a cache key may not.
+    user = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+    return [f"login-fail:addr:{client_address(request)}", f"login-fail:user:{user}"]
 
 
 class ThrottledLoginView(LoginView):

@@ -99,6 +99,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response: the app's own files only (config.csp).
+    "config.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -175,9 +177,9 @@ STORAGES = {
     },
 }
 
-# Sessions are read from the cache (every request reads one) and written through to the
-# database, so a flushed cache logs nobody out.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Sessions are in PostgreSQL only, never in Redis: signing in and annotating depend on the
+# database alone, and a session ended (logout) while Redis is unreachable stays ended.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 # The first reads a session's user with a statement written once (config/auth.py); ModelBackend
 # stays for sessions that name it (signed in before it was added).
@@ -201,6 +203,10 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     if env_bool("BEHIND_TLS_PROXY"):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Proxies in front of the app that append the address they were reached from to
+# X-Forwarded-For: the client's address is that many entries from the right (config.address);
+# 0 (no proxy) reads REMOTE_ADDR and ignores the header.
+TRUSTED_PROXY_COUNT = int(env("TRUSTED_PROXY_COUNT", "0"))
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 X_FRAME_OPTIONS = "DENY"
 # A URL typed without a scheme is taken as https (Django 6's default, chosen now).
@@ -240,6 +246,10 @@ REST_FRAMEWORK = {
     },
 }
 
+# How long a request waits on Redis (connecting, then each reply) before it goes on without
+# it: the cache and the throttles then count in the process's memory (config.cache), and a page
+# that queues work says the queue is unreachable (config.queue).
+REDIS_SOCKET_TIMEOUT = float(env("REDIS_SOCKET_TIMEOUT", "0.5"))
 # One cache for every process (throttles count across web workers): the broker's Redis, under
 # its own key prefix.
 CACHES = {
@@ -247,6 +257,10 @@ CACHES = {
         "BACKEND": "config.cache.RedisCache",
         "LOCATION": env("REDIS_URL", ""),
         "KEY_PREFIX": "toolevals-cache",
+        "OPTIONS": {
+            "socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
+            "socket_timeout": REDIS_SOCKET_TIMEOUT,
+        },
     }
 }
 # Failed logins per user name and per address before a pause (config.login).
@@ -292,7 +306,13 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # Named queues: inference talks to model endpoints, judging to judge endpoints, reports are CPU.
 CELERY_TASK_QUEUES_NAMES = ("default", "inference", "judging", "reports")
 # Redis redelivers an unacked task after the visibility timeout; keep it above the time limit.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 600}
+# A publish waits at most a few seconds on a broker that stopped answering (kombu's default is
+# for ever); pages check the broker answers before they save work (config.queue).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + 600,
+    "socket_connect_timeout": 2.0,
+    "socket_timeout": 5.0,
+}
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_ROUTES = {
     "evaluation.tasks.run_chunk": {"queue": "inference"},

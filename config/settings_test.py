@@ -23,7 +23,7 @@ def _with_db(url: str, db: int) -> str:
 CELERY_BROKER_URL = _with_db(CELERY_BROKER_URL, TEST_REDIS_DB)
 CACHES = {
     "default": {
-        "BACKEND": "config.cache.RedisCache",
+        **CACHES["default"],  # noqa: F405
         "LOCATION": CELERY_BROKER_URL,
         "KEY_PREFIX": "toolevals-test-cache",
     }

@@ -5,7 +5,9 @@ around the API's limit by posting the page's form.
 The throttle (`OneTripThrottle`, DEFAULT_THROTTLE_CLASSES) is DRF's ScopedRateThrottle (the same
 scopes, rates and sliding window) with its window kept in a Redis sorted set and decided by one
 script: one round trip a request instead of DRF's read and write of the whole pickled history,
-and atomic, so two web workers cannot both take the last slot of a window."""
+and atomic, so two web workers cannot both take the last slot of a window. While Redis does not
+answer, each process counts on its own (config.cache): requests are never refused or held up for
+want of Redis."""
 
 from __future__ import annotations
 
@@ -15,9 +17,13 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.core.cache import cache
+from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
+from redis.exceptions import RedisError
 from rest_framework.throttling import ScopedRateThrottle
+
+from config.address import client_address
+from config.cache import RedisCache
 
 # KEYS[1] the window; ARGV now, duration, limit, a unique member. Drops the requests older than
 # the window (as DRF drops history[-1] <= now - duration), then admits and records this one if
@@ -37,18 +43,19 @@ return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
 _script: Any = None
 
 
-def _window() -> tuple[Any, Any] | None:
-    """(the script, a client of the cache's Redis), or None when the cache is not Redis (DRF's
-    own way then). The script is sent once; later calls name it by its hash (EVALSHA)."""
+def _window() -> tuple[Any, Any, RedisCache] | None:
+    """(the script, a client of the cache's Redis, the cache), or None when the cache is not
+    Redis or Redis is down (config.cache: DRF's own way then, through the cache, which counts in
+    the process's memory meanwhile). The script is sent once; later calls name it by its hash
+    (EVALSHA)."""
     global _script
-    backend = getattr(cache, "_cache", None)
-    get_client = getattr(backend, "get_client", None)
-    if get_client is None:
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache) or not backend.redis_usable():
         return None
-    client = get_client(None, write=True)
+    client = backend.redis_client()
     if _script is None:
         _script = client.register_script(WINDOW_SCRIPT)
-    return _script, client
+    return _script, client, backend
 
 
 class OneTripThrottle(ScopedRateThrottle):
@@ -56,6 +63,11 @@ class OneTripThrottle(ScopedRateThrottle):
     ScopedRateThrottle.THROTTLE_RATES (settings, or a test's patch of them)."""
 
     oldest: float | None = None
+
+    def get_ident(self, request: Any) -> str:
+        # Anonymous requests are counted by address: the one reading of it (DRF's own believes
+        # any X-Forwarded-For a client writes when NUM_PROXIES is unset).
+        return client_address(request)
 
     def allow_request(self, request: Any, view: Any) -> bool:
         window = _window()
@@ -72,14 +84,19 @@ class OneTripThrottle(ScopedRateThrottle):
         if self.key is None:
             return True
         self.now = self.timer()
-        key = cache.make_and_validate_key(f"{self.key}:window")
+        script, client, backend = window
+        key = backend.make_and_validate_key(f"{self.key}:window")
         member = f"{self.now!r}:{secrets.token_hex(6)}"
-        script, client = window
-        oldest = script(
-            keys=[key],
-            args=[repr(self.now), self.duration, self.num_requests, member],
-            client=client,
-        )
+        try:
+            oldest = script(
+                keys=[key],
+                args=[repr(self.now), self.duration, self.num_requests, member],
+                client=client,
+            )
+        except RedisError as error:
+            backend.outage.failed(error)
+            return super().allow_request(request, view)
+        backend.outage.answered()
         if not oldest:
             return True
         self.oldest = float(oldest)
@@ -88,7 +105,7 @@ class OneTripThrottle(ScopedRateThrottle):
     def wait(self) -> float | None:
         if self.oldest is None:
             return super().wait()
-        return max(0.0, self.duration - (self.now - self.oldest))
+        return max(0.0, float(self.duration or 0) - (self.now - self.oldest))
 
 
 def throttled(scope: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:

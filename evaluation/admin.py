@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString
 from benchmarks.admin import pretty_json
 from benchmarks.suites.judging import template_named, templates
 from config.errors import ApplicationError
+from config.queue import QueueUnavailable
 from evaluation import lifecycle
 from evaluation.credentials import KEY_MAX_LENGTH
 from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
@@ -213,7 +214,7 @@ def launch_view(
     if request.method == "POST" and form.is_valid():
         try:
             created = launch(form.cleaned_data)
-        except errors as exc:
+        except (*errors, QueueUnavailable) as exc:
             form.add_error(None, str(exc))
         else:
             model_admin.message_user(request, f"{created} launched.", messages.SUCCESS)

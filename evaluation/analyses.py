@@ -29,6 +29,7 @@ from benchmarks.suites.analyses import Analysis, AnalysisInput
 from benchmarks.suites.protocol import Scored
 from benchmarks.suites.registry import get_suite
 from config.errors import ApplicationError
+from config.queue import send_after_commit
 from evaluation.models import Judgment, Prediction, Run, RunAnalysis
 from evaluation.selectors import run_context
 from evaluation.services import scored_items
@@ -281,21 +282,10 @@ def run_analyses_get(run: Run, *, inline: bool | None = None) -> RunAnalysis:
         stored.done, stored.total = 0, len(declared(run))
         stored.save()
         if not inline:
-            stored_id = stored.pk
-            transaction.on_commit(
-                lambda: _queue(stored_id),
-            )
+            # By name: the services never import the tasks module.
+            send_after_commit(("evaluation.tasks.run_analyses_compute", [stored.pk], "reports"))
             return stored
     return run_analyses_compute(analysis_id=stored.pk)
-
-
-def _queue(analysis_id: int) -> None:
-    # By name: the services never import the tasks module.
-    from config.celery import app as celery_app
-
-    celery_app.send_task(
-        "evaluation.tasks.run_analyses_compute", args=[analysis_id], queue="reports"
-    )
 
 
 def run_analyses_compute(*, analysis_id: int) -> RunAnalysis:

@@ -36,6 +36,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from config.errors import ApplicationError
+from config.queue import Task, send, send_after_commit
 from evaluation.models import Endpoint
 from evaluation.work.budget import Prices, Spending
 from evaluation.work.caller import EndpointConfig
@@ -107,23 +108,22 @@ def chunk_starts(positions: Iterable[int], size: int) -> list[int]:
     return sorted({position // size * size for position in positions})
 
 
-def queue_chunks(kind: WorkKind, parent_id: int, starts: Sequence[int], size: int) -> None:
-    # Here, not at the top: Celery is a third of a second of start-up for every process that
-    # sets Django up (the admin imports this module), most of which never queue work.
-    from config.celery import app as celery_app
+def chunk_tasks(kind: WorkKind, parent_id: int, starts: Sequence[int], size: int) -> list[Task]:
+    return [(kind.chunk_task, [parent_id, first, first + size - 1], kind.queue) for first in starts]
 
-    for first in starts:
-        celery_app.send_task(
-            kind.chunk_task, args=[parent_id, first, first + size - 1], queue=kind.queue
-        )
+
+def queue_chunks(kind: WorkKind, parent_id: int, starts: Sequence[int], size: int) -> None:
+    for name, args, queue in chunk_tasks(kind, parent_id, starts, size):
+        send(name, args, queue)
 
 
 def launch(kind: WorkKind, parent_id: int, count: int) -> None:
     """Inside the transaction that created a parent and its `count` items (positions
-    0..count-1): queue their chunks once it commits."""
+    0..count-1): queue their chunks once it commits (refused, and so rolled back, when the
+    broker does not answer: config.queue)."""
     size = chunk_size()
     starts = list(range(0, count, size))
-    transaction.on_commit(lambda: queue_chunks(kind, parent_id, starts, size))
+    send_after_commit(*chunk_tasks(kind, parent_id, starts, size))
 
 
 def cancel(kind: WorkKind, parent: Any) -> bool:
@@ -185,7 +185,7 @@ def resume(
             fields.append("budget")
         locked.save(update_fields=fields)
         if starts:
-            transaction.on_commit(lambda: queue_chunks(kind, parent.pk, starts, size))
+            send_after_commit(*chunk_tasks(kind, parent.pk, starts, size))
         else:
             transaction.on_commit(lambda: finalize(kind, parent.pk))
     return count

@@ -33,6 +33,7 @@ from benchmarks.suites.protocol import (
     TaskSpec,
 )
 from benchmarks.suites.trials import over_trials
+from config import queue
 from config.errors import ApplicationError
 from evaluation import lifecycle
 from evaluation.credentials import (
@@ -494,11 +495,9 @@ def run_aggregate(
 
 
 def _queue_intervals(run_id: int) -> None:
-    from config.celery import app as celery_app  # here: see lifecycle.queue_chunks
-
     # Unless the finalize stored them already (plain means, see _run_summary).
     if Run.objects.filter(pk=run_id, intervals={}).exists():
-        celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
+        queue.send("evaluation.tasks.run_intervals", [run_id], "reports")
 
 
 def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[str, list[float]]:

@@ -17,6 +17,7 @@ from celery.signals import worker_ready
 
 # First the app these shared tasks belong to: Django's start no longer imports it (config).
 import config.celery  # noqa: F401
+from config import queue
 from evaluation import analyses, judging, lifecycle, services
 from evaluation.work.locks import lease_seconds
 
@@ -64,4 +65,4 @@ def judge_finalize(job_id: int) -> bool:
 def recover_after_start(**_: Any) -> None:
     # A worker that starts may be replacing one that was killed: once the dead worker's leases
     # have run out, take its items back (beat repeats this every minute in any case).
-    runs_recover.apply_async(countdown=lease_seconds() + 1)
+    queue.send("evaluation.tasks.runs_recover", countdown=lease_seconds() + 1)

@@ -26,6 +26,7 @@ from annotation.agreement.data import (
 )
 from annotation.agreement.report import campaign_report
 from annotation.models import AgreementReport, Campaign, Label
+from config.queue import send_after_commit
 
 log = logging.getLogger(__name__)
 # An interval's resamples cost time in proportion; more than this buys no precision worth it.
@@ -160,12 +161,8 @@ def report_request(
         report.done, report.total = 0, 1
         report.save()
         if not inline:
-            from annotation.tasks import agreement_report_compute
-
-            report_id = report.pk
-            transaction.on_commit(
-                lambda: agreement_report_compute.apply_async(args=[report_id], queue="reports")
-            )
+            # By name (annotation.tasks): refused, and rolled back, when the broker is down.
+            send_after_commit(("annotation.tasks.agreement_report_compute", [report.pk], "reports"))
             return report
     return report_compute(report_id=report.pk, on_progress=on_progress)
 

@@ -57,19 +57,20 @@ def test_next_and_submit_read_the_same_few_queries_however_large_the_campaign(
 ) -> None:
     campaign, (ann,) = motivation_campaign(tools=tools, labels_per_item=1, annotators=1)
     client.force_login(ann)
-    client.get("/annotate/")  # the session is read into the cache
+    client.get("/annotate/")  # the session's first request
     answer_one(campaign, ann)  # an answer of theirs exists, as all day long
     campaign_totals(campaign)  # the campaign's counts are cached, as all day long
-    # user (the session is cached), campaign and membership, held lease, expired leases, the
-    # next item, its holder count with the new assignment, the annotator's count, the item and
-    # its tool; and the test's savepoint around the transaction, twice
-    with django_assert_num_queries(8 + 2):
+    # the session (in PostgreSQL, never in Redis), user, campaign and membership, held lease,
+    # expired leases, the next item, its holder count with the new assignment, the annotator's
+    # count, the item and its tool; and the test's savepoint around the transaction, twice
+    with django_assert_num_queries(1 + 8 + 2):
         given = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
     body = {"assignment": given["assignment"], "answers": {"reason": "B"}}
-    # user, campaign and membership, the assignment and its item, the questions, labels with
-    # the token or undone on the assignment, the locked assignment, the label, the assignment's
-    # status with the item's count; and the test's savepoint around the transaction, twice
-    with django_assert_num_queries(8 + 2):
+    # the session, user, campaign and membership, the assignment and its item, the questions,
+    # labels with the token or undone on the assignment, the locked assignment, the label, the
+    # assignment's status with the item's count; and the test's savepoint around the
+    # transaction, twice
+    with django_assert_num_queries(1 + 8 + 2):
         response = client.post(
             f"/api/campaigns/{campaign.pk}/submit/",
             {**body, "token": str(uuid.uuid4())},
@@ -108,13 +109,13 @@ def test_a_pairwise_item_with_its_suite_context_reads_the_same_few_queries(
     # a MetaTool pair whose runs offered `tools` candidates, each described on the page
     campaign, ann = metatool_pair(extra_tools=tools - 3)
     client.force_login(ann)
-    client.get("/annotate/")  # the session is read into the cache
+    client.get("/annotate/")  # the session's first request
     campaign_totals(campaign)  # the campaign's counts are cached, as all day long
-    # user, campaign and membership, held lease, expired leases, the next item, its holder
-    # count with the new assignment, the annotator's count, the item with its sample, both
-    # predictions and their runs (one query), the offered tools (one query however many); and
-    # the test's savepoint around the transaction, twice
-    with django_assert_num_queries(9 + 2):
+    # the session, user, campaign and membership, held lease, expired leases, the next item,
+    # its holder count with the new assignment, the annotator's count, the item with its
+    # sample, both predictions and their runs (one query), the offered tools (one query however
+    # many); and the test's savepoint around the transaction, twice
+    with django_assert_num_queries(1 + 9 + 2):
         given = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
     assert len(given["item"]["tools"]) == tools
 
@@ -202,17 +203,17 @@ def test_a_submit_can_bring_the_next_item_as_the_studio_page_does(
     and answers with the annotator's next item, exactly what `next` would have given."""
     campaign, (ann,) = motivation_campaign(tools=4, labels_per_item=1, annotators=1)
     client.force_login(ann)
-    client.get("/annotate/")  # the session is read into the cache
+    client.get("/annotate/")  # the session's first request
     answer_one(campaign, ann)
     campaign_totals(campaign)
     given = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
     seen = [given["item"]["id"]]
     for _ in range(3):
         body = {"assignment": given["assignment"], "answers": {"reason": "B"}, "next": True}
-        # the submit's 8 and the next item's 6 (no second user, campaign or membership read);
-        # and the test's savepoints around each of the two transactions (fewer when none is
-        # left: no lease taken, no item read)
-        with django_assert_max_num_queries(8 + 6 + 4):
+        # the session, the submit's 8 and the next item's 6 (no second user, campaign or
+        # membership read); and the test's savepoints around each of the two transactions
+        # (fewer when none is left: no lease taken, no item read)
+        with django_assert_max_num_queries(1 + 8 + 6 + 4):
             response = client.post(
                 f"/api/campaigns/{campaign.pk}/submit/",
                 {**body, "token": str(uuid.uuid4())},

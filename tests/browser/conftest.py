@@ -72,13 +72,27 @@ for (const type of ["pointerdown", "mousedown", "wheel", "touchstart"]) {
 """
 
 
+# Reports every Content-Security-Policy violation of every page (config.csp): what the policy
+# blocked (an inline script or style, an eval, a file from elsewhere), as the browser saw it.
+CSP_WATCH = """
+addEventListener("securitypolicyviolation", (event) => {
+  window.reportViolation(
+    `${event.violatedDirective} blocked ${event.blockedURI || "inline"} ` +
+    `at ${event.sourceFile || location.href}:${event.lineNumber} ${event.sample || ""}`
+  );
+}, true);
+"""
+
+
 @pytest.fixture
 def login(browser: Browser, live_server: Any) -> Iterator[Any]:
     """login(user) -> a page, in a browser context of its own, in which `user` is logged in.
-    At the end the test fails if a page had a script error or saw the mouse."""
+    At the end the test fails if a page had a script error, broke the Content-Security-Policy
+    (login.violations, which a test that breaks it on purpose empties) or saw the mouse."""
     contexts: list[BrowserContext] = []
     script_errors: list[str] = []
     pointer: list[str] = []
+    violations: list[str] = []
 
     def log_in(user: Any) -> Page:
         client = Client()
@@ -96,16 +110,28 @@ def login(browser: Browser, live_server: Any) -> Iterator[Any]:
         )
         context.expose_function("reportPointer", lambda kind: pointer.append(kind))
         context.add_init_script(POINTER_WATCH)
+        context.expose_function("reportViolation", lambda text: violations.append(text))
+        context.add_init_script(CSP_WATCH)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: script_errors.append(f"{page.url}: {exc}"))
+        page.on(
+            "console",
+            lambda message: (
+                violations.append(f"{page.url}: {message.text}")
+                if message.type == "error" and "Content Security Policy" in message.text
+                else None
+            ),
+        )
         return page
 
+    log_in.violations = violations  # type: ignore[attr-defined]
     expect.set_options(timeout=TIMEOUT_MS)
     yield log_in
     for context in contexts:
         context.close()
     assert not script_errors, script_errors
+    assert not violations, f"Content-Security-Policy violations: {violations}"
     assert not pointer, f"the pages saw the mouse: {pointer}"
 
 
@@ -130,8 +156,10 @@ def posting(page: Page, path: str) -> Iterator[None]:
     with page.expect_response(lambda r: path in r.url and r.request.method == "POST") as info:
         yield
     assert info.value.ok, f"{info.value.status} from {info.value.url}"
-    # wait_for_function gives up after the context's timeout; awaiting a promise would not.
-    page.wait_for_function("window.htmxSettled === true")
+    # wait_for_function gives up after the context's timeout; awaiting a promise would not. A
+    # function, not an expression: Playwright polls an expression with eval, which the pages'
+    # Content-Security-Policy refuses.
+    page.wait_for_function("() => window.htmxSettled === true")
 
 
 def focused(page: Page) -> Any:

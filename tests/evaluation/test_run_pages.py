@@ -279,10 +279,10 @@ def test_the_rows_poll_reads_only_the_rows(
         benchmark=benchmark, task="answer", split="default", endpoint=endpoint
     )
     watch = ",".join(f"{p.pk}.pending" for p in run.predictions.all())
-    researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})  # the session, warm
+    researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})  # a first request
     Prediction.objects.filter(run=run, position__lt=3).update(status="done", output="Answer: 9")
-    # session and user, the run, the watched rows with their samples
-    with django_assert_max_num_queries(5):
+    # the session, the user, the run, the watched rows with their samples
+    with django_assert_max_num_queries(6):
         part = researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})
     assert part.content.decode().count("hx-swap-oob") == 3 + 1
 
@@ -429,8 +429,9 @@ def test_compare_paginates(
         )
         runs.append(run)
     query = {"a": runs[0].pk, "b": runs[1].pk, "show": "disagree"}
-    researcher.get("/runs/compare/", query)  # the session, warm
-    # the user, the two runs, both runs' answers and scores, the page's predictions and samples
+    researcher.get("/runs/compare/", query)  # a first request
+    # the session, the user, the two runs, both runs' answers and scores, the page's
+    # predictions and samples
     with django_assert_max_num_queries(8):
         first = researcher.get("/runs/compare/", query).content.decode()
     assert "page 1 of 3" in first and "q0" not in first and "q1<" in first

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from config.queue import QueueUnavailable
 from evaluation.judging import JudgeError, judge_launch
 from evaluation.management.commands._common import follow
 from evaluation.models import Judge, JudgeJob, Judgment, Run
@@ -68,7 +69,7 @@ class Command(BaseCommand):
                 repeats=options["repeat"],
                 budget=options["budget"],
             )
-        except JudgeError as exc:
+        except (JudgeError, QueueUnavailable) as exc:
             raise CommandError(str(exc)) from None
         quiet = options["json"] or options["verbosity"] == 0
         if not quiet:

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from config.queue import QueueUnavailable
 from evaluation.management.commands._common import (
     find_benchmark,
     follow,
@@ -76,7 +77,7 @@ class Command(BaseCommand):
                 name=options["name"],
                 budget=options["budget"],
             )
-        except RunError as exc:
+        except (RunError, QueueUnavailable) as exc:
             raise CommandError(str(exc)) from None
         quiet = options["json"] or options["verbosity"] == 0
         if not quiet:
