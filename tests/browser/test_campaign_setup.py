@@ -125,12 +125,14 @@ def test_a_researcher_sets_up_a_pairwise_campaign_from_two_runs_and_opens_it(
     fits(page)
     screenshot(page, "campaign-setup-list")
 
-    # an annotator sees it in their list and gets its first item
+    # an annotator sees it in their list under its neutral name (a blind campaign's own name
+    # may say which runs it compares) and gets its first item
     annotator = login(studio.users["annotator1"])
     annotator.set_viewport_size(WIDE)
     annotator.goto(f"{live_server.url}/annotate/")
-    mine = annotator.locator("tr", has_text="Demo A vs B, from the browser")
+    mine = annotator.locator("tr", has_text=campaign.shown_name)
     expect(mine).to_be_visible()
+    expect(annotator.locator("main")).not_to_contain_text("Demo A vs B")
     press(annotator, f'a[href="/annotate/{campaign.pk}/"]')
     expect(annotator.locator(".item-view .side")).to_have_count(2)
     expect(annotator.locator('input[name="better"]')).to_have_count(3)
