@@ -498,7 +498,7 @@ def test_options_the_reference_fixes_may_be_given_with_its_values() -> None:
     )
     assert EVALUATOR.prepare([item({}), item({})], ctx) == [{}, {}]
     for task in ultratool.REFERENCE_TASKS:
-        assert ultratool.TASKS[task].options["variant"] == "default"
+        assert ultratool.TASKS[task].defaults["variant"] == "default"
 
 
 def test_a_run_under_the_reference_asks_for_param() -> None:
