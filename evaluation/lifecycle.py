@@ -197,6 +197,11 @@ def fail(kind: WorkKind, parent_id: int, error: str) -> None:
     )
 
 
+def stopped_by(exc: BaseException) -> str:
+    """What a parent failed by an error in its own work says (the log has the traceback)."""
+    return f"stopped by an error: {type(exc).__name__}: {exc}"[:2000]
+
+
 def unsettled(kind: WorkKind, parent_id: int) -> bool:
     return kind.item._default_manager.filter(
         **{kind.table.parent: parent_id, "status__in": UNSETTLED}
@@ -205,7 +210,17 @@ def unsettled(kind: WorkKind, parent_id: int) -> bool:
 
 def finalize(kind: WorkKind, parent_id: int) -> bool:
     """When every item of a running parent is settled: the kind's summary, then done.
-    Idempotent; returns whether it finished the parent now."""
+    Idempotent; returns whether it finished the parent now. A summary that raises fails the
+    parent with the error (its items stay as they are)."""
+    try:
+        return _finalize(kind, parent_id)
+    except Exception as exc:
+        log.exception("%s %s could not be finished", kind.words.noun, parent_id)
+        fail(kind, parent_id, stopped_by(exc))
+        return False
+
+
+def _finalize(kind: WorkKind, parent_id: int) -> bool:
     with transaction.atomic():
         parent: Any = (
             kind.parent._default_manager.select_for_update()
@@ -273,8 +288,14 @@ def stop_at_budget(kind: WorkKind, parent_id: int, spending: Spending) -> None:
 
 def chunk(kind: WorkKind, parent_id: int, first: int, last: int) -> dict[str, int]:
     """What a chunk's task does: execute it; the chunk that settles the last item finalizes
-    the parent (idempotent if two race)."""
-    report = execute_chunk(kind, parent_id, first, last)
+    the parent (idempotent if two race). Any error on the way fails the parent with it: a
+    worker never leaves its parent running (the items it held are pending again: engine)."""
+    try:
+        report = execute_chunk(kind, parent_id, first, last)
+    except Exception as exc:
+        log.exception("a chunk of %s %s failed", kind.words.noun, parent_id)
+        fail(kind, parent_id, stopped_by(exc))
+        return {f"failed_{kind.words.noun}": 1}
     if report.get("claimed"):
         finalize(kind, parent_id)
     return report

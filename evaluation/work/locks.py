@@ -171,6 +171,19 @@ def release(token: uuid.UUID, ids: Sequence[int], table: WorkTable) -> None:
         )
 
 
+def release_held(token: uuid.UUID, parent_id: int, table: WorkTable) -> int:
+    """Give back every item an execution still holds (it broke off): pending, the attempt its
+    claim counted undone. Returns how many."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table.table} SET status = 'pending', claim = NULL, "  # noqa: S608
+            "lease_until = NULL, attempts = greatest(attempts - 1, 0) "
+            f"WHERE {table.parent} = %s AND claim = %s AND status = 'running'",
+            [parent_id, token],
+        )
+        return cursor.rowcount
+
+
 def take_back_lost(table: WorkTable) -> list[tuple[int, int]]:
     """Items of running parents whose lease ran out (their worker was lost): back to pending,
     their claim count kept. Returns (parent id, position) of each."""
