@@ -15,9 +15,14 @@ answered (the handler), and how a finished parent is summed up (its metrics).
     budget     a parent with a budget (`budget`, see evaluation.work.budget) starts no item
                that would pass it: the execution that sees this stops the parent (cancelled,
                with the reason); its other items stay pending, resumable with a larger budget
-    fail       stop, with the reason (e.g. the endpoint's key variable is unset on the worker)
+    fail       stop, with the reason (e.g. the endpoint's key variable is unset on the worker,
+               or an error in the work itself: any error in a chunk or a finish fails it)
     finalize   when every item is settled: the kind's summary, then done
-    recover    take back the items of lost workers and queue their chunks again
+    recover    the kind's part of the one recovery rule of background work (config.background,
+               where every WorkKind registers): take back the items of lost workers and queue
+               their chunks again; finish a parent whose items are all settled (its worker died
+               before the finish); queue again a parent whose pending items no execution has
+               touched for a lease (their messages were lost)
 
 Chunks are queued by task name, so the services that declare kinds never import the tasks that
 call them. Work for workers is queued on commit only.
@@ -28,13 +33,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
 from django.conf import settings
 from django.db import models, transaction
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from config import background
 from config.errors import ApplicationError
 from evaluation.models import Endpoint
 from evaluation.work.budget import Prices, Spending
@@ -96,6 +104,12 @@ class WorkKind:
     error: type[ApplicationError] = ApplicationError
     # Why a parent cannot be resumed ("" if it can).
     resume_refusal: Callable[[Any], str] = lambda parent: ""
+
+    def __post_init__(self) -> None:
+        # Known to the sweep of every kind of background work (config.background).
+        background.register(
+            background.Kind(f"{self.words.noun}s", (self.chunk_task,), lambda: recover([self]))
+        )
 
 
 def chunk_size() -> int:
@@ -302,9 +316,13 @@ def chunk(kind: WorkKind, parent_id: int, first: int, last: int) -> dict[str, in
 
 
 def recover(kinds: Sequence[WorkKind]) -> dict[str, int]:
-    """Take back the items whose worker was lost (their lease ran out) and queue their chunks
-    again (the next claim fails those that have used up their claims). Safe to run any time,
-    anywhere. Returns how many items and parents of each kind were taken back."""
+    """Each kind's part of the sweep (config.background): take back the items whose worker was
+    lost (their lease ran out) and queue their chunks again (the next claim fails those that
+    have used up their claims); finish a running parent whose items are all settled; queue the
+    first pending chunk of a running parent that no execution has touched for a lease (its
+    messages were lost: an execution goes on with the parent's other pending items). Safe to
+    run any time, anywhere. Returns how many items and parents of each kind were taken back
+    (and, when there were any, how many parents were finished and queued again)."""
     size = chunk_size()
     report: dict[str, int] = {}
     for kind in kinds:
@@ -323,7 +341,55 @@ def recover(kinds: Sequence[WorkKind]) -> dict[str, int]:
             queue_chunks(kind, parent_id, starts, size)
         report[kind.items] = len(lost)
         report[f"{kind.words.noun}s"] = len(by_parent)
+        finished = sum(finalize(kind, parent_id) for parent_id in _settled_running(kind))
+        stalled = _stalled(kind, exclude=set(by_parent))
+        for parent_id, first in stalled:
+            log.warning(
+                "%s %s: no worker has it; its pending items queued again",
+                kind.words.noun,
+                parent_id,
+            )
+            start = first // size * size
+            queue_chunks(kind, parent_id, [start], size)
+        if finished:
+            report[f"{kind.words.noun}s finished"] = finished
+        if stalled:
+            report[f"{kind.words.noun}s queued again"] = len(stalled)
     return report
+
+
+def _items(kind: WorkKind, parent: Any) -> Any:
+    return kind.item._default_manager.filter(**{kind.table.parent: parent})
+
+
+def _settled_running(kind: WorkKind) -> list[int]:
+    """Running parents with nothing left pending or running."""
+    unsettled = _items(kind, OuterRef("pk")).filter(status__in=UNSETTLED)
+    return list(
+        kind.parent._default_manager.filter(status=RUNNING)
+        .exclude(Exists(unsettled))
+        .values_list("pk", flat=True)
+    )
+
+
+def _stalled(kind: WorkKind, exclude: set[int]) -> list[tuple[int, int]]:
+    """(parent, its first pending position) for each running parent with pending items, none
+    running, and no item or the parent itself changed for a lease. The item whose chunk is
+    queued is touched, so that the next sweep waits another lease before asking again."""
+    stale = timezone.now() - timedelta(seconds=background.lease_seconds())
+    pending = _items(kind, OuterRef("pk")).filter(status=PENDING)
+    busy = _items(kind, OuterRef("pk")).filter(Q(status=RUNNING) | Q(updated_at__gte=stale))
+    found = list(
+        kind.parent._default_manager.filter(status=RUNNING, updated_at__lt=stale)
+        .filter(Exists(pending))
+        .exclude(Exists(busy))
+        .exclude(pk__in=exclude)
+        .annotate(first=Subquery(pending.order_by("position").values("position")[:1]))
+        .values_list("pk", "first")
+    )
+    for parent_id, first in found:
+        _items(kind, parent_id).filter(position=first).update(updated_at=timezone.now())
+    return found
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from benchmarks.suites.protocol import (
 )
 from benchmarks.suites.registry import get_suite
 from benchmarks.suites.trials import over_trials
+from config import background
 from config.errors import ApplicationError
 from evaluation import lifecycle
 from evaluation.embedders import embedder_for
@@ -457,7 +458,12 @@ def _run_summary(run: Run) -> list[str]:
         or {}
     )
     run.score_names = score_names_of(item.scores for item in scored)
-    return ["metrics", "intervals", "score_names"]
+    fields = ["metrics", "intervals", "score_names"]
+    # Others are owed, by the reports queue (queued once this transaction commits).
+    owed = RUN_INTERVALS.fresh() if not run.intervals else {"intervals_status": ""}
+    for name, value in owed.items():
+        setattr(run, name, value)
+    return [*fields, *owed]
 
 
 def score_names_of(scores: Iterable[Any]) -> list[str]:
@@ -498,11 +504,22 @@ def run_aggregate(
 
 
 def _queue_intervals(run_id: int) -> None:
-    from config.celery import app as celery_app  # here: see lifecycle.queue_chunks
-
     # Unless the finalize stored them already (plain means, see _run_summary).
-    if Run.objects.filter(pk=run_id, intervals={}).exists():
-        celery_app.send_task("evaluation.tasks.run_intervals", args=[run_id], queue="reports")
+    if Run.objects.filter(pk=run_id, intervals_status=RUN_INTERVALS.waiting).exists():
+        background.send(RUN_INTERVALS.task, [run_id], RUN_INTERVALS.queue)
+
+
+def run_intervals_compute(*, run_id: int) -> dict[str, list[float]]:
+    """The reports task's body: the intervals a finished run is owed, computed once
+    (RUN_INTERVALS: a second delivery, or a run whose intervals are done, does nothing; a
+    worker lost while computing them is replaced by the sweep)."""
+    held = RUN_INTERVALS.claim(run_id)
+    if held is None:
+        return {}
+    with held:
+        intervals = run_compute_intervals(run_id=run_id)
+        held.mine().update(intervals_status="done", intervals_lease_until=None)
+    return intervals
 
 
 def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[str, list[float]]:
@@ -556,9 +573,21 @@ RUNS = lifecycle.WorkKind(
     after_finish=_queue_intervals,
     retry=(Prediction.Status.FAILED,),
     retry_reset={"scores": {}},
-    resume_reset={"score_names": None},
+    resume_reset={"score_names": None, "intervals_status": ""},
     error=RunError,
     resume_refusal=_run_refusal,
+)
+
+RUN_INTERVALS = background.RowWork(
+    name="run intervals",
+    model=Run,
+    task="evaluation.tasks.run_intervals",
+    queue="reports",
+    waiting="queued",
+    prefix="intervals_",
+    lost=lambda attempts: (
+        f"the worker computing them was lost {attempts} times (out of memory or time?)"
+    ),
 )
 
 

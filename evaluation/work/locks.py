@@ -17,13 +17,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-
-def lease_seconds() -> float:
-    return float(getattr(settings, "EVALUATION_LEASE_SECONDS", 60))
+# Every kind of background work holds its leases for as long (config.background).
+from config.background import lease_seconds
 
 
 @dataclass(frozen=True)
