@@ -128,8 +128,8 @@ class RowWork:
     `attempts` (how often a worker started it) and `error`. A row whose worker was lost
     `max_attempts` times is failed with `lost(attempts)`; `failed_fields()` are set with any
     failure and `waiting_fields` whenever it waits again, and `cleanup(row)` removes what a
-    failed row leaves behind. `sweep_extra()` is more
-    of the kind's sweep (files no row needs any more), by count."""
+    failed row leaves behind. `sweep_extra()` is more of the kind's sweep (files no row needs
+    any more), by count."""
 
     name: str
     model: type[models.Model]
@@ -282,8 +282,6 @@ class Held:
         self.attempt = attempt
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        # Whether the row is still this execution's (False once another took it back).
-        self.holding = True
 
     def __enter__(self) -> Held:
         # Inside a transaction (a page computing inline within one) the claim is seen by no one
@@ -317,8 +315,7 @@ class Held:
             while not self._stop.wait(interval):
                 lease = timezone.now() + timedelta(seconds=lease_seconds())
                 if not self.mine().update(**{self.work.lease: lease}):
-                    self.holding = False
-                    return
+                    return  # ended, or taken back from this execution
         except Exception:
             log.exception("the heartbeat of %s %s failed", self.work.name, self.pk)
         finally:
