@@ -79,6 +79,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from benchmarks.suites.base import unstorable
+
 if TYPE_CHECKING:
     from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
 
@@ -294,7 +296,9 @@ class Option:
         if self.kind == "text":
             if not isinstance(value, str):
                 return "is not a text"
-            return "is too long" if len(value) > MAX_OPTION_TEXT else ""
+            if len(value) > MAX_OPTION_TEXT:
+                return "is too long"
+            return unstorable(value) or ""
         if self.kind == "boolean":
             return "" if isinstance(value, bool) else "is not true or false"
         if self.kind == "integer":
@@ -305,7 +309,9 @@ class Option:
             return "" if isinstance(value, int) or math.isfinite(value) else "is not finite"
         if not isinstance(value, list) or len(value) > MAX_OPTION_NAMES:
             return "is not a list of names"
-        if any(not isinstance(v, str) or len(v) > MAX_OPTION_TEXT for v in value):
+        if any(
+            not isinstance(v, str) or len(v) > MAX_OPTION_TEXT or unstorable(v) for v in value
+        ):
             return "is not a list of names"
         return ""
 

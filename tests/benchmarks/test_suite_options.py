@@ -43,7 +43,7 @@ def invalid_values(option: Option) -> list[Any]:
     if not option.nullable:
         values.append(None)
     if option.kind == "text":
-        values += [5, True, ["strict"]]
+        values += [5, True, ["strict"], "nul\x00", "half \ud800 pair", "x" * 10_000]
         if option.choices:
             values += ["bogus", str(option.choices[0]).upper() + "?"]
     elif option.kind == "integer":
@@ -61,7 +61,7 @@ def invalid_values(option: Option) -> list[Any]:
     elif option.kind == "boolean":
         values += ["true", 1, 0, "yes"]
     elif option.kind == "names":
-        values += ["a tool", [1], [None], ["x" * 10_000]]
+        values += ["a tool", [1], [None], ["x" * 10_000], ["nul\x00"]]
     return values
 
 
