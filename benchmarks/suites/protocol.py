@@ -309,9 +309,7 @@ class Option:
             return "" if isinstance(value, int) or math.isfinite(value) else "is not finite"
         if not isinstance(value, list) or len(value) > MAX_OPTION_NAMES:
             return "is not a list of names"
-        if any(
-            not isinstance(v, str) or len(v) > MAX_OPTION_TEXT or unstorable(v) for v in value
-        ):
+        if any(not isinstance(v, str) or len(v) > MAX_OPTION_TEXT or unstorable(v) for v in value):
             return "is not a list of names"
         return ""
 
