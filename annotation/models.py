@@ -412,6 +412,10 @@ class AgreementReport(models.Model):
     params = models.JSONField(default=dict)
     fingerprint = models.CharField(max_length=200)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    # How often a worker started this computation, and until when the one holding it (or its
+    # message, while pending) counts as alive: config.background's one recovery rule.
+    attempts = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     data = models.JSONField(null=True, blank=True)

@@ -3,8 +3,10 @@ a Celery task imports them with the same service as the CLI (services.benchmark_
 job row says how far it got, so that its page can poll it and survive reloads.
 
 The import itself is all or nothing (one transaction): a worker killed in the middle leaves no
-half import, and the redelivered task (acks_late, reject_on_worker_lost) runs it again from the
-start; an attempt counter stops a job that kills its worker every time.
+half import. The job is background work under config.background's one rule (IMPORT_JOBS): the
+worker holds it under a lease it renews while it reads and stores; when the worker is lost,
+the sweep queues it again (it runs again from the start), and fails it, its files removed, once
+its workers were lost MAX_ATTEMPTS times. A job whose message the broker lost is sent again.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from benchmarks.models import Benchmark, ImportJob
 from benchmarks.services import benchmark_import
 from benchmarks.suites.base import ImportFormatError, unstorable
 from benchmarks.suites.registry import get_suite, suite_names
+from config.background import Held, RowWork
 from config.errors import ApplicationError
-from config.queue import send_after_commit
 
 log = logging.getLogger(__name__)
 
@@ -177,8 +179,7 @@ def import_job_create(
                 folder=folder_name,
                 files=records,
             )
-            # Refused, and rolled back, when the broker does not answer (config.queue).
-            send_after_commit((TASK, [job.pk], "default"))
+            IMPORT_JOBS.enqueue(job.pk)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -194,37 +195,24 @@ def _located(exc: ImportFormatError, folder: Path) -> tuple[str, str]:
     return text, file
 
 
-def _finish(job_id: int, **fields: Any) -> None:
-    ImportJob.objects.filter(pk=job_id).update(finished_at=timezone.now(), **fields)
-
-
 def import_job_run(*, job_id: int) -> str:
     """Run a queued import job: read its files with its suite and store them, all or nothing
-    (services.benchmark_import), writing phase and rows read as it goes. Idempotent: a finished
-    job is left as it is; a job started before (its worker lost) starts again, at most
-    MAX_ATTEMPTS times. The files are removed when the job ends. Returns the job's status
-    ("gone" when there is no such job)."""
-    with transaction.atomic():
-        job = ImportJob.objects.select_for_update().filter(pk=job_id).first()
-        if job is None:
-            return "gone"
-        if job.finished:
-            return job.status
-        job.attempts += 1
-        if job.attempts > MAX_ATTEMPTS:
-            job.status, job.phase = ImportJob.Status.FAILED, "failed"
-            job.error = (
-                f"Nothing imported. The import was started {MAX_ATTEMPTS} times and its worker "
-                "was lost each time (out of memory or time?); import these files with the CLI."
-            )
-            job.finished_at = timezone.now()
-            job.save()
-            _remove_files(job)
-            return job.status
-        job.status, job.phase, job.rows_read = ImportJob.Status.RUNNING, "reading", 0
-        job.started_at = timezone.now()
-        job.save(update_fields=["attempts", "status", "phase", "rows_read", "started_at"])
+    (services.benchmark_import), writing phase and rows read as it goes. Idempotent: a job that
+    ended, or that a live worker holds, is left as it is (IMPORT_JOBS.claim); a job whose
+    worker was lost starts again from the start. The files are removed when the job ends.
+    Returns the job's status ("gone" when there is no such job)."""
+    held = IMPORT_JOBS.claim(job_id)
+    if held is None:
+        status = ImportJob.objects.filter(pk=job_id).values_list("status", flat=True).first()
+        return status or "gone"
+    with held:
+        return _run(held)
 
+
+def _run(held: Held) -> str:
+    job_id = held.pk
+    job = ImportJob.objects.get(pk=job_id)
+    held.mine().update(phase="reading", rows_read=0, started_at=timezone.now())
     folder = upload_root() / job.folder
     paths = [folder / record["name"] for record in job.files]
     read = 0
@@ -240,6 +228,13 @@ def import_job_run(*, job_id: int) -> str:
 
     def on_phase(phase: str) -> None:
         ImportJob.objects.filter(pk=job_id).update(phase=phase, rows_read=read)
+
+    def finish(**fields: Any) -> str:
+        # Only while the job is still this attempt's: a worker that lost it writes nothing and
+        # leaves the files to the attempt that has it.
+        if held.mine().update(finished_at=timezone.now(), lease_until=None, **fields):
+            _remove_files(job)
+        return str(fields["status"])
 
     try:
         missing = [path.name for path in paths if not path.is_file()]
@@ -259,8 +254,7 @@ def import_job_run(*, job_id: int) -> str:
         )
     except ImportFormatError as exc:
         text, file = _located(exc, folder)
-        _finish(
-            job_id,
+        return finish(
             status=ImportJob.Status.FAILED,
             phase="failed",
             rows_read=read,
@@ -269,23 +263,17 @@ def import_job_run(*, job_id: int) -> str:
             error_line=exc.line,
             error_field=(exc.field or "")[:200],
         )
-        _remove_files(job)
-        return ImportJob.Status.FAILED
     except Exception as exc:
         # Not the files' fault: a defect or the database. Said on the page, logged in full.
         log.exception("import job %s failed", job_id)
-        _finish(
-            job_id,
+        return finish(
             status=ImportJob.Status.FAILED,
             phase="failed",
             rows_read=read,
             error=f"Nothing imported. The import stopped unexpectedly ({type(exc).__name__}); "
             "the server's log has the details.",
         )
-        _remove_files(job)
-        return ImportJob.Status.FAILED
-    _finish(
-        job_id,
+    return finish(
         status=ImportJob.Status.DONE,
         phase="done",
         rows_read=read,
@@ -298,10 +286,56 @@ def import_job_run(*, job_id: int) -> str:
         },
         benchmark=Benchmark.objects.filter(name=summary.benchmark).first(),
     )
-    _remove_files(job)
-    return ImportJob.Status.DONE
 
 
 def _remove_files(job: ImportJob) -> None:
     if job.folder and "/" not in job.folder and job.folder not in (".", ".."):
         shutil.rmtree(upload_root() / job.folder, ignore_errors=True)
+
+
+# Uploads no unfinished job needs are removed by the sweep: a finished job's folder that is
+# still there (its worker died before removing it) at once; a folder that no job names (the
+# upload broke off before its job was stored) once it is this old.
+ORPHAN_SECONDS = 3600
+
+
+def _remove_leftovers() -> dict[str, int]:
+    root = upload_root()
+    if not root.is_dir():
+        return {}
+    folders = {path.name: path for path in root.iterdir() if path.is_dir()}
+    if not folders:
+        return {}
+    named = dict(ImportJob.objects.filter(folder__in=list(folders)).values_list("folder", "status"))
+    removed = 0
+    for name, path in folders.items():
+        status = named.get(name)
+        if status is None:
+            try:
+                if time.time() - path.stat().st_mtime < ORPHAN_SECONDS:
+                    continue
+            except OSError:
+                continue
+        elif status not in (ImportJob.Status.DONE, ImportJob.Status.FAILED):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return {"upload folders removed": removed}
+
+
+IMPORT_JOBS = RowWork(
+    name="import jobs",
+    model=ImportJob,
+    task=TASK,
+    queue="default",
+    waiting=ImportJob.Status.QUEUED,
+    max_attempts=MAX_ATTEMPTS,
+    lost=lambda attempts: (
+        f"Nothing imported. The import was started {attempts} times and its worker was lost "
+        "each time (out of memory or time?); import these files with the CLI."
+    ),
+    failed_fields=lambda: {"phase": "failed", "finished_at": timezone.now()},
+    waiting_fields={"phase": "queued"},
+    cleanup=_remove_files,
+    sweep_extra=_remove_leftovers,
+)

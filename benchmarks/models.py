@@ -193,7 +193,10 @@ class ImportJob(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     phase = models.CharField(max_length=20, default="queued")
     rows_read = models.PositiveIntegerField(default=0)
+    # How often a worker started it, and until when the worker holding it (or its message, while
+    # it is queued) counts as alive: config.background's one recovery rule.
     attempts = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True, help_text="As the CLI shows it: file, line, field.")
     error_file = models.CharField(max_length=300, blank=True)
     error_line = models.PositiveIntegerField(null=True, blank=True)

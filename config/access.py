@@ -329,7 +329,7 @@ ACCESS: dict[str, Rule] = {
         read=Perm("evaluation.view_endpoint"), write=Perm("evaluation.add_endpoint")
     ),
     "endpoint-detail": Perm("evaluation.view_endpoint"),
-    "run-list": VIEW_RUN,
+    "run-list": ByMethod(read=VIEW_RUN, write=Perm("evaluation.add_run")),
     "run-detail": VIEW_RUN,
     "run-analyses": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "prediction-list": Perm("evaluation.view_prediction"),

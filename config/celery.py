@@ -5,7 +5,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_process_init, worker_ready
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -38,3 +38,21 @@ def freeze_inherited_objects(**_: Any) -> None:
     clients): moved to the permanent generation, they are no longer walked by the collections
     that each answer's short-lived objects trigger."""
     gc.freeze()
+
+
+@app.task(name="config.celery.recover_lost_work", acks_late=True)
+def recover_lost_work() -> dict[str, int]:
+    """The sweep of every kind of background work (config.background.recover)."""
+    from config import background
+
+    return background.recover()
+
+
+@worker_ready.connect
+def recover_after_start(**_: Any) -> None:
+    """A worker that starts may be replacing one that was killed: once the dead worker's
+    leases have run out, take back what it held (beat repeats this every
+    RECOVERY_INTERVAL_SECONDS in any case)."""
+    from config import background
+
+    recover_lost_work.apply_async(countdown=background.lease_seconds() + 1)

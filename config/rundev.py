@@ -187,7 +187,7 @@ def main() -> int:
                 "2",
                 "-l",
                 "info",
-                # Embedded beat: the periodic recovery of a lost worker's items.
+                # Embedded beat: the periodic sweep of lost background work (config.background).
                 "-B",
                 "--schedule",
                 str(devstack.data_dir() / "celerybeat-schedule"),

@@ -321,14 +321,20 @@ CELERY_TASK_ROUTES = {
     "evaluation.tasks.judge_chunk": {"queue": "judging"},
     "annotation.tasks.agreement_report_compute": {"queue": "reports"},
 }
-# Periodic work (celery beat; `make run` embeds it in its worker, the Procfile runs it alone).
+# Background work (config.background): whatever a worker works on (a run's items, an import, a
+# report) is held under a lease it renews every third of it; a killed worker's is taken back
+# when the lease runs out, by the sweep every worker runs as it starts and beat runs every
+# RECOVERY_INTERVAL_SECONDS (`make run` embeds beat in its worker, the Procfile runs it alone).
+EVALUATION_LEASE_SECONDS = float(env("EVALUATION_LEASE_SECONDS", "60"))
+RECOVERY_INTERVAL_SECONDS = float(env("RECOVERY_INTERVAL_SECONDS", "60"))
 CELERY_BEAT_SCHEDULE = {
-    "recover-lost-work": {"task": "evaluation.tasks.runs_recover", "schedule": 60.0},
+    "recover-lost-work": {
+        "task": "config.celery.recover_lost_work",
+        "schedule": RECOVERY_INTERVAL_SECONDS,
+    },
 }
 
-# Runs. A chunk holds its items under a lease it renews every third of it; a killed worker's
-# items are taken back when the lease runs out. Chunks are the unit of work a worker takes.
-EVALUATION_LEASE_SECONDS = float(env("EVALUATION_LEASE_SECONDS", "60"))
+# Runs. Chunks of items are the unit of work a worker takes.
 EVALUATION_CHUNK_SIZE = int(env("EVALUATION_CHUNK_SIZE", "100"))
 # Items one execution may take from the rest of its run before it lets the queue decide again.
 EVALUATION_EXECUTION_MAX_ITEMS = int(env("EVALUATION_EXECUTION_MAX_ITEMS", "1000"))

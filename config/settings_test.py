@@ -9,7 +9,7 @@ import os
 from urllib.parse import urlsplit, urlunsplit
 
 from config.settings import *  # noqa: F403
-from config.settings import CELERY_BROKER_URL
+from config.settings import CELERY_BEAT_SCHEDULE, CELERY_BROKER_URL
 
 # Two test sessions at once (say, two checkouts) each name their own with TEST_REDIS_DB.
 TEST_REDIS_DB = int(os.environ.get("TEST_REDIS_DB", "15"))
@@ -29,5 +29,11 @@ CACHES = {
     }
 }
 EVALUATION_LEASE_SECONDS = 3.0
+# A test worker started with beat (-B) sweeps every other second.
+RECOVERY_INTERVAL_SECONDS = 2.0
+CELERY_BEAT_SCHEDULE = {
+    name: {**entry, "schedule": RECOVERY_INTERVAL_SECONDS}
+    for name, entry in CELERY_BEAT_SCHEDULE.items()
+}
 EVALUATION_BOOTSTRAP_RESAMPLES = 200
 AGREEMENT_BOOTSTRAP_RESAMPLES = 200

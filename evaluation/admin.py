@@ -215,7 +215,9 @@ def launch_view(
         try:
             created = launch(form.cleaned_data)
         except (*errors, QueueUnavailable) as exc:
-            form.add_error(None, str(exc))
+            # Beside the field the refusal names (on the form when it names none of its fields).
+            named = getattr(exc, "field", "")
+            form.add_error(named if named in form.fields else None, str(exc))
         else:
             model_admin.message_user(request, f"{created} launched.", messages.SUCCESS)
             return HttpResponseRedirect(reverse(detail, args=[created.pk]))

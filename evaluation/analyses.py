@@ -16,7 +16,6 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -28,8 +27,8 @@ from django.utils.module_loading import import_string
 from benchmarks.suites.analyses import Analysis, AnalysisInput
 from benchmarks.suites.protocol import Scored
 from benchmarks.suites.registry import get_suite
+from config.background import Held, RowWork
 from config.errors import ApplicationError
-from config.queue import send_after_commit
 from evaluation.models import Judgment, Prediction, Run, RunAnalysis
 from evaluation.selectors import run_context
 from evaluation.services import scored_items
@@ -269,42 +268,45 @@ def run_analyses_get(run: Run, *, inline: bool | None = None) -> RunAnalysis:
         if not created and stored.fingerprint == mark:
             if stored.status == RunAnalysis.Status.DONE:
                 return stored
+            # Queued or being computed for this state of the run: wait for it while its lease
+            # lasts (the sweep takes it back from a worker that was lost: RUN_ANALYSES).
             busy = stored.status in (RunAnalysis.Status.PENDING, RunAnalysis.Status.RUNNING)
-            limit = timedelta(seconds=int(getattr(settings, "CELERY_TASK_TIME_LIMIT", 1800)))
-            if busy and not inline and stored.updated_at > timezone.now() - limit:
+            alive = stored.lease_until is not None and stored.lease_until > timezone.now()
+            if busy and alive and not inline:
                 return stored
         if inline is None:
             items = Prediction.objects.filter(run=run).count()
             inline = items <= int(getattr(settings, "ANALYSES_INLINE_ITEMS", 5000))
         stored.fingerprint = mark
-        stored.status = RunAnalysis.Status.PENDING
-        stored.error = ""
         stored.done, stored.total = 0, len(declared(run))
+        for name, value in RUN_ANALYSES.fresh().items():
+            setattr(stored, name, value)
         stored.save()
         if not inline:
-            # By name: the services never import the tasks module.
-            send_after_commit(("evaluation.tasks.run_analyses_compute", [stored.pk], "reports"))
+            RUN_ANALYSES.enqueue(stored.pk)
             return stored
     return run_analyses_compute(analysis_id=stored.pk)
 
 
 def run_analyses_compute(*, analysis_id: int) -> RunAnalysis:
-    """Compute a run's stored analyses (the reports task's body; safe to run twice: the second
-    finds them done for the same fingerprint). Progress is saved per analysis; an analysis that
-    fails marks the whole row failed with its error."""
+    """Compute a run's stored analyses that wait for it (the reports task's body, or a page's
+    inline): safe to run twice, the second finds them computed, or held by a live worker, and
+    returns them as they are (RUN_ANALYSES.claim). Progress is saved per analysis; an analysis
+    that fails marks the whole row failed with its error."""
     stored = RunAnalysis.objects.select_related("run__benchmark").get(pk=analysis_id)
-    run = stored.run
-    mark = fingerprint(run)
-    if stored.status == RunAnalysis.Status.DONE and stored.fingerprint == mark:
+    held = RUN_ANALYSES.claim(analysis_id)
+    if held is None:
+        stored.refresh_from_db()
         return stored
+    with held:
+        return _compute_held(held, stored)
+
+
+def _compute_held(held: Held, stored: RunAnalysis) -> RunAnalysis:
+    analysis_id, run = stored.pk, stored.run
+    mark = fingerprint(run)
     analyses = declared(run)
-    RunAnalysis.objects.filter(pk=analysis_id).update(
-        status=RunAnalysis.Status.RUNNING,
-        fingerprint=mark,
-        done=0,
-        total=len(analyses),
-        updated_at=timezone.now(),
-    )
+    held.mine().update(fingerprint=mark, done=0, total=len(analyses), updated_at=timezone.now())
     started = time.perf_counter()
 
     def progress(done: int, total: int) -> None:
@@ -316,20 +318,36 @@ def run_analyses_compute(*, analysis_id: int) -> RunAnalysis:
         result = compute(analyses, _records(run), progress)
     except Exception as exc:
         log.exception("analyses of run %s failed", run.pk)
-        RunAnalysis.objects.filter(pk=analysis_id).update(
-            status=RunAnalysis.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
+        held.mine().update(
+            status=RunAnalysis.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            lease_until=None,
         )
         stored.refresh_from_db()
         return stored
     # Only for what it read: a newer request (the run changed meanwhile) stores its own.
-    RunAnalysis.objects.filter(pk=analysis_id, fingerprint=mark).update(
+    held.mine().filter(fingerprint=mark).update(
         status=RunAnalysis.Status.DONE,
         data={"run": run.pk, "analyses": result},
         seconds=time.perf_counter() - started,
+        lease_until=None,
         updated_at=timezone.now(),
     )
     stored.refresh_from_db()
     return stored
+
+
+RUN_ANALYSES = RowWork(
+    name="run analyses",
+    model=RunAnalysis,
+    task="evaluation.tasks.run_analyses_compute",
+    queue="reports",
+    waiting=RunAnalysis.Status.PENDING,
+    lost=lambda attempts: (
+        f"its worker was lost {attempts} times while computing them (out of memory or time?); "
+        "ask for them again, or compute them with the run_analysis command"
+    ),
+)
 
 
 # --- several runs -------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
+from benchmarks.models import Benchmark
 from evaluation.analyses import run_analyses_get
 from evaluation.credentials import KEY_MAX_LENGTH
 from evaluation.models import Endpoint, Prediction, Run, RunAnalysis
@@ -32,7 +33,7 @@ from evaluation.selectors import (
     task_spec,
     trial_summary,
 )
-from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create
+from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create, run_launch
 
 
 class EndpointSerializer(serializers.ModelSerializer):
@@ -270,6 +271,35 @@ class EndpointViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(EndpointSerializer(endpoint).data, status=status.HTTP_201_CREATED)
 
 
+class RunLaunchSerializer(serializers.Serializer):
+    """What `POST /api/runs/` takes: what the page's launch form takes, checked by the same
+    service (run_launch), which refuses options the task's suite does not declare."""
+
+    benchmark = serializers.PrimaryKeyRelatedField(queryset=Benchmark.objects.all())
+    task = serializers.CharField(max_length=50)
+    endpoint = serializers.PrimaryKeyRelatedField(queryset=Endpoint.objects.all())
+    split = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, help_text="Empty: the task's own."
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    shots = serializers.IntegerField(min_value=0, max_value=32767, required=False)
+    item_limit = serializers.IntegerField(
+        min_value=1, max_value=2_147_483_647, required=False, allow_null=True
+    )
+    params = serializers.DictField(required=False, help_text="Generation parameters.")
+    options = serializers.DictField(
+        required=False,
+        help_text="Task options: only those the task's suite declares (the run form lists them; "
+        "a refusal names the option and what it takes).",
+    )
+    seed = serializers.IntegerField(
+        min_value=-(2**31), max_value=2**31 - 1, required=False, help_text="Default 0."
+    )
+    budget = serializers.DecimalField(
+        max_digits=18, decimal_places=6, min_value=Decimal(0), required=False, allow_null=True
+    )
+
+
 @extend_schema_view(
     list=extend_schema(
         parameters=[
@@ -279,10 +309,33 @@ class EndpointViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         ]
     )
 )
-class RunViewSet(viewsets.ReadOnlyModelViewSet):
-    """Runs with their progress, metrics and bootstrap 95% intervals, newest first."""
+class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Runs with their progress, metrics and bootstrap 95% intervals, newest first. Researchers
+    may launch one (the same service as the page, the admin and `launch_run`)."""
 
     serializer_class = RunSerializer
+
+    @extend_schema(request=RunLaunchSerializer, responses={201: RunSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        body = RunLaunchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        run = run_launch(
+            benchmark=data["benchmark"],
+            task=data["task"],
+            endpoint=data["endpoint"],
+            split=data.get("split", "").strip(),
+            shots=data.get("shots", 0),
+            item_limit=data.get("item_limit"),
+            params=data.get("params"),
+            options=data.get("options"),
+            seed=data.get("seed", 0),
+            name=data.get("name", ""),
+            user=request.user,
+            budget=data.get("budget"),
+        )
+        shown = self.get_queryset().get(pk=run.pk)
+        return Response(RunSerializer(shown).data, status=status.HTTP_201_CREATED)
 
     def get_queryset(self) -> QuerySet[Run]:
         runs = runs_with_progress(

@@ -38,6 +38,23 @@ def task_choices(benchmark: Benchmark | None = None) -> list[tuple[str, list[tup
     return groups
 
 
+def task_options(benchmark: Benchmark) -> list[dict[str, Any]]:
+    """Each task of the benchmark's suite with the options a run of it takes ({"task", "title",
+    "options": [Option.as_dict()]}), for the launch form to show."""
+    try:
+        suite = get_suite(benchmark.suite)
+    except ValueError:
+        return []
+    return [
+        {
+            "task": name,
+            "title": spec.title,
+            "options": [option.as_dict() for option in suite.options(name)],
+        }
+        for name, spec in suite.tasks.items()
+    ]
+
+
 MAX_JSON_BYTES = 64_000
 
 
@@ -104,7 +121,11 @@ class LaunchRunForm(forms.Form):
     params = JSONObjectField(
         label="Generation parameters", help_text='Over the endpoint\'s, e.g. {"temperature": 0}'
     )
-    options = JSONObjectField(label="Task options", help_text='e.g. {"variant": "strict"}')
+    options = JSONObjectField(
+        label="Task options",
+        help_text='e.g. {"unparsed": "exclude"}: only the options the task declares (listed '
+        "below once a benchmark is chosen)",
+    )
     seed = forms.IntegerField(initial=0)
     budget = forms.DecimalField(
         required=False, min_value=0, help_text=Run._meta.get_field("budget").help_text
@@ -115,6 +136,8 @@ class LaunchRunForm(forms.Form):
         task = self.fields["task"]
         assert isinstance(task, forms.ChoiceField)
         task.choices = task_choices(benchmark)
+        # The options each task of the benchmark takes, as its suite declares them.
+        self.task_options = task_options(benchmark) if benchmark is not None else []
         if benchmark is not None:
             task.help_text = f"The tasks of {benchmark.suite} benchmarks."
             splits = benchmark.samples.order_by("split").values_list("split", flat=True).distinct()

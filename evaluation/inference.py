@@ -195,12 +195,14 @@ class PredictionHandler:
     def exhausted(self, row: Claimed) -> Row:
         item = self.items[row.sample_id]
         self.report["failed"] += 1
+        error = exhausted_error(row)
+        try:
+            scores = self.evaluator.score(None, item, self.ctx, row.context)
+        except Exception as exc:  # as in answer(): the item fails with the reason, not the chunk
+            log.exception("scoring %s of run %s failed", item.key, self.run.pk)
+            scores, error = {}, f"{error}; {type(exc).__name__} while scoring: {exc}"[:2000]
         return Result(
-            id=row.id,
-            status=Prediction.Status.FAILED,
-            outcome=None,
-            scores=self.evaluator.score(None, item, self.ctx, row.context),
-            error=exhausted_error(row),
+            id=row.id, status=Prediction.Status.FAILED, outcome=None, scores=scores, error=error
         )
 
 

@@ -15,9 +15,14 @@ answered (the handler), and how a finished parent is summed up (its metrics).
     budget     a parent with a budget (`budget`, see evaluation.work.budget) starts no item
                that would pass it: the execution that sees this stops the parent (cancelled,
                with the reason); its other items stay pending, resumable with a larger budget
-    fail       stop, with the reason (e.g. the endpoint's key variable is unset on the worker)
+    fail       stop, with the reason (e.g. the endpoint's key variable is unset on the worker,
+               or an error in the work itself: any error in a chunk or a finish fails it)
     finalize   when every item is settled: the kind's summary, then done
-    recover    take back the items of lost workers and queue their chunks again
+    recover    the kind's part of the one recovery rule of background work (config.background,
+               where every WorkKind registers): take back the items of lost workers and queue
+               their chunks again; finish a parent whose items are all settled (its worker died
+               before the finish); queue again a parent whose pending items no execution has
+               touched for a lease (their messages were lost)
 
 Chunks are queued by task name, so the services that declare kinds never import the tasks that
 call them. Work for workers is queued on commit only.
@@ -28,13 +33,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
 from django.conf import settings
 from django.db import models, transaction
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from config import background
 from config.errors import ApplicationError
 from config.queue import Task, send, send_after_commit
 from evaluation.models import Endpoint
@@ -97,6 +105,12 @@ class WorkKind:
     error: type[ApplicationError] = ApplicationError
     # Why a parent cannot be resumed ("" if it can).
     resume_refusal: Callable[[Any], str] = lambda parent: ""
+
+    def __post_init__(self) -> None:
+        # Known to the sweep of every kind of background work (config.background).
+        background.register(
+            background.Kind(f"{self.words.noun}s", (self.chunk_task,), lambda: recover([self]))
+        )
 
 
 def chunk_size() -> int:
@@ -197,6 +211,11 @@ def fail(kind: WorkKind, parent_id: int, error: str) -> None:
     )
 
 
+def stopped_by(exc: BaseException) -> str:
+    """What a parent failed by an error in its own work says (the log has the traceback)."""
+    return f"stopped by an error: {type(exc).__name__}: {exc}"[:2000]
+
+
 def unsettled(kind: WorkKind, parent_id: int) -> bool:
     return kind.item._default_manager.filter(
         **{kind.table.parent: parent_id, "status__in": UNSETTLED}
@@ -205,7 +224,17 @@ def unsettled(kind: WorkKind, parent_id: int) -> bool:
 
 def finalize(kind: WorkKind, parent_id: int) -> bool:
     """When every item of a running parent is settled: the kind's summary, then done.
-    Idempotent; returns whether it finished the parent now."""
+    Idempotent; returns whether it finished the parent now. A summary that raises fails the
+    parent with the error (its items stay as they are)."""
+    try:
+        return _finalize(kind, parent_id)
+    except Exception as exc:
+        log.exception("%s %s could not be finished", kind.words.noun, parent_id)
+        fail(kind, parent_id, stopped_by(exc))
+        return False
+
+
+def _finalize(kind: WorkKind, parent_id: int) -> bool:
     with transaction.atomic():
         parent: Any = (
             kind.parent._default_manager.select_for_update()
@@ -273,17 +302,27 @@ def stop_at_budget(kind: WorkKind, parent_id: int, spending: Spending) -> None:
 
 def chunk(kind: WorkKind, parent_id: int, first: int, last: int) -> dict[str, int]:
     """What a chunk's task does: execute it; the chunk that settles the last item finalizes
-    the parent (idempotent if two race)."""
-    report = execute_chunk(kind, parent_id, first, last)
+    the parent (idempotent if two race). Any error on the way fails the parent with it: a
+    worker never leaves its parent running (the items it held are pending again: engine)."""
+    try:
+        report = execute_chunk(kind, parent_id, first, last)
+    except Exception as exc:
+        log.exception("a chunk of %s %s failed", kind.words.noun, parent_id)
+        fail(kind, parent_id, stopped_by(exc))
+        return {f"failed_{kind.words.noun}": 1}
     if report.get("claimed"):
         finalize(kind, parent_id)
     return report
 
 
 def recover(kinds: Sequence[WorkKind]) -> dict[str, int]:
-    """Take back the items whose worker was lost (their lease ran out) and queue their chunks
-    again (the next claim fails those that have used up their claims). Safe to run any time,
-    anywhere. Returns how many items and parents of each kind were taken back."""
+    """Each kind's part of the sweep (config.background): take back the items whose worker was
+    lost (their lease ran out) and queue their chunks again (the next claim fails those that
+    have used up their claims); finish a running parent whose items are all settled; queue the
+    first pending chunk of a running parent that no execution has touched for a lease (its
+    messages were lost: an execution goes on with the parent's other pending items). Safe to
+    run any time, anywhere. Returns how many items and parents of each kind were taken back
+    (and, when there were any, how many parents were finished and queued again)."""
     size = chunk_size()
     report: dict[str, int] = {}
     for kind in kinds:
@@ -302,7 +341,55 @@ def recover(kinds: Sequence[WorkKind]) -> dict[str, int]:
             queue_chunks(kind, parent_id, starts, size)
         report[kind.items] = len(lost)
         report[f"{kind.words.noun}s"] = len(by_parent)
+        finished = sum(finalize(kind, parent_id) for parent_id in _settled_running(kind))
+        stalled = _stalled(kind, exclude=set(by_parent))
+        for parent_id, first in stalled:
+            log.warning(
+                "%s %s: no worker has it; its pending items queued again",
+                kind.words.noun,
+                parent_id,
+            )
+            start = first // size * size
+            queue_chunks(kind, parent_id, [start], size)
+        if finished:
+            report[f"{kind.words.noun}s finished"] = finished
+        if stalled:
+            report[f"{kind.words.noun}s queued again"] = len(stalled)
     return report
+
+
+def _items(kind: WorkKind, parent: Any) -> Any:
+    return kind.item._default_manager.filter(**{kind.table.parent: parent})
+
+
+def _settled_running(kind: WorkKind) -> list[int]:
+    """Running parents with nothing left pending or running."""
+    unsettled = _items(kind, OuterRef("pk")).filter(status__in=UNSETTLED)
+    return list(
+        kind.parent._default_manager.filter(status=RUNNING)
+        .exclude(Exists(unsettled))
+        .values_list("pk", flat=True)
+    )
+
+
+def _stalled(kind: WorkKind, exclude: set[int]) -> list[tuple[int, int]]:
+    """(parent, its first pending position) for each running parent with pending items, none
+    running, and no item or the parent itself changed for a lease. The item whose chunk is
+    queued is touched, so that the next sweep waits another lease before asking again."""
+    stale = timezone.now() - timedelta(seconds=background.lease_seconds())
+    pending = _items(kind, OuterRef("pk")).filter(status=PENDING)
+    busy = _items(kind, OuterRef("pk")).filter(Q(status=RUNNING) | Q(updated_at__gte=stale))
+    found = list(
+        kind.parent._default_manager.filter(status=RUNNING, updated_at__lt=stale)
+        .filter(Exists(pending))
+        .exclude(Exists(busy))
+        .exclude(pk__in=exclude)
+        .annotate(first=Subquery(pending.order_by("position").values("position")[:1]))
+        .values_list("pk", "first")
+    )
+    for parent_id, first in found:
+        _items(kind, parent_id).filter(position=first).update(updated_at=timezone.now())
+    return found
 
 
 @dataclass(frozen=True)

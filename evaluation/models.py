@@ -231,6 +231,13 @@ class Run(models.Model):
     metrics = models.JSONField(default=dict, blank=True)
     # {metric: [low, high]}: seeded bootstrap 95% intervals, computed after the metrics.
     intervals = models.JSONField(default=dict, blank=True)
+    # When they are computed after the run finished (the reports queue): "queued", "running",
+    # "done" or "failed" ("" when none are owed), and config.background's lease, attempts and
+    # error of that computation.
+    intervals_status = models.CharField(max_length=20, blank=True, default="")
+    intervals_lease_until = models.DateTimeField(null=True, blank=True)
+    intervals_attempts = models.PositiveIntegerField(default=0)
+    intervals_error = models.TextField(blank=True)
     # Every score name of its predictions in the order the predictions CSV lists them (by the
     # first prediction, in position order, that has it, then its place among that
     # prediction's keys), so the CSV's header needs no scan of the scores. Stored when the run
@@ -258,7 +265,15 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["benchmark", "task", "status"])]
+        indexes = [
+            models.Index(fields=["benchmark", "task", "status"]),
+            # The sweep's look at the runs whose intervals are owed (config.background).
+            models.Index(
+                fields=["intervals_lease_until"],
+                condition=models.Q(intervals_status__in=["queued", "running"]),
+                name="run_intervals_owed",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name or f"run {self.pk}"
@@ -709,6 +724,10 @@ class RunAnalysis(models.Model):
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="analysis")
     fingerprint = models.CharField(max_length=200)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    # How often a worker started this computation, and until when the one holding it (or its
+    # message, while pending) counts as alive: config.background's one recovery rule.
+    attempts = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     data = models.JSONField(null=True, blank=True)

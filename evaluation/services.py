@@ -24,16 +24,18 @@ from benchmarks.services import dumps_json
 from benchmarks.suites.base import ImportFormatError
 from benchmarks.suites.predictions import read_generic_predictions
 from benchmarks.suites.protocol import (
-    TOOL_MODES,
+    PLATFORM_OPTIONS,
     Context,
     Evaluator,
+    OptionError,
     Outcome,
     PublishedOutput,
     Scored,
     TaskSpec,
 )
+from benchmarks.suites.registry import get_suite
 from benchmarks.suites.trials import over_trials
-from config import queue
+from config import background, queue
 from config.errors import ApplicationError
 from evaluation import lifecycle
 from evaluation.credentials import (
@@ -118,6 +120,7 @@ def run_launch(
     """
     evaluator = evaluator_for(benchmark)
     spec = _task_spec(evaluator, task)
+    options = run_options(benchmark, task, options)
     if endpoint.status != Endpoint.Status.READY:
         raise RunError(
             f"endpoint {endpoint.name!r} is {endpoint.get_status_display().lower()}"
@@ -130,8 +133,7 @@ def run_launch(
         raise RunError(problem)
     rows, _ = _task_items(benchmark, evaluator, task, split)
     merged_params = {**endpoint.default_params, **(params or {})}
-    _check_tool_mode(spec, benchmark, endpoint, options or {}, merged_params, shots)
-    options = _check_trials(options or {})
+    _check_tool_mode(spec, benchmark, endpoint, options, merged_params, shots)
     ctx = context_for(
         benchmark=benchmark,
         evaluator=evaluator,
@@ -139,9 +141,9 @@ def run_launch(
         shots=shots,
         style=endpoint.style,  # type: ignore[arg-type]
         seed=seed,
-        options=options or {},
+        options=options,
     )
-    ctx.embed = embedder_for(ctx.options)
+    ctx.embed = _embedder(ctx.options)
     try:
         chosen, contexts = _choose(evaluator, ctx, rows, item_limit)
     except (ValueError, KeyError) as exc:
@@ -159,7 +161,7 @@ def run_launch(
             shots=shots,
             item_limit=item_limit,
             params=merged_params,
-            options=options or {},
+            options=options,
             seed=seed,
             budget=budget,
             created_by=user if getattr(user, "is_authenticated", False) else None,
@@ -201,6 +203,8 @@ def run_rerun(
         )
     if problem := lifecycle.budget_error(budget):
         raise RunError(problem, field="budget")
+    # Checked again: the suite's declarations may have changed since the run was launched.
+    options = run_options(run.benchmark, run.task, run.options)
     rows = list(
         Prediction.objects.filter(run=run, repeat=0)
         .order_by("position")
@@ -221,7 +225,7 @@ def run_rerun(
             shots=run.shots,
             item_limit=run.item_limit,
             params=run.params,
-            options=run.options,
+            options=options,
             seed=run.seed,
             budget=budget,
             tool_revision=tool_revision,
@@ -233,24 +237,36 @@ def run_rerun(
     return rerun
 
 
-MAX_TRIALS = 100
+# The most trials a run may have (the platform's option `trials` declares it).
+MAX_TRIALS = int(next(o.maximum or 1 for o in PLATFORM_OPTIONS if o.name == "trials"))
 
 
-def _check_trials(options: dict[str, Any]) -> dict[str, Any]:
-    """The run option trials (launch_run --repeat): how many times each item is answered, a
-    whole number from 1 to MAX_TRIALS; stored as a number, left out when it is 1."""
-    if "trials" not in options:
-        return options
-    raw = options["trials"]
-    if isinstance(raw, str) and raw.strip().isdigit():
-        raw = int(raw)
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= MAX_TRIALS:
-        raise RunError(
-            f"trials (--repeat) must be a whole number from 1 to {MAX_TRIALS}, not {raw!r}",
-            field="options",
-        )
-    rest = {key: value for key, value in options.items() if key != "trials"}
-    return rest if raw == 1 else {**rest, "trials": raw}
+def run_options(benchmark: Benchmark, task: str, options: Any) -> dict[str, Any]:
+    """A run's options as its suite declares them for the task (registry.Suite.options):
+    the one check of every way of launching or importing a run, made before anything is
+    stored or queued. trials=1 (the default) is left out. RunError (field "options") naming
+    the option the task does not declare, or whose value is not one its declaration allows,
+    and saying what there is; RunError (field "task") for a task the suite does not have."""
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise RunError("the options must be a JSON object", field="options")
+    try:
+        checked = get_suite(benchmark.suite).check_options(task, options)
+    except OptionError as exc:
+        raise RunError(str(exc), field="options") from None
+    except ValueError as exc:
+        raise RunError(str(exc), field="task") from None
+    if checked.get("trials") == 1:
+        del checked["trials"]
+    return checked
+
+
+def _embedder(options: dict[str, Any]) -> Any:
+    try:
+        return embedder_for(options)
+    except ValueError as exc:
+        raise RunError(str(exc), field="options") from None
 
 
 # Generation parameters that only mean something when tools are declared.
@@ -268,10 +284,7 @@ def _check_tool_mode(
     """The run's tool_mode option: "text" (the default) or "native", which needs a task with a
     native form and a chat or responses endpoint, and is zero-shot (the benchmarks' examples
     are text answers); tool_choice and parallel_tool_calls need native."""
-    mode = options.get("tool_mode", "text")
-    if mode not in TOOL_MODES:
-        raise RunError(f"tool_mode must be one of {', '.join(TOOL_MODES)}; got {mode!r}")
-    if mode == "native":
+    if options.get("tool_mode", "text") == "native":
         if not spec.native:
             raise RunError(
                 f"task {spec.name!r} of {benchmark.name} has no native tool mode; "
@@ -454,7 +467,12 @@ def _run_summary(run: Run) -> list[str]:
         or {}
     )
     run.score_names = score_names_of(item.scores for item in scored)
-    return ["metrics", "intervals", "score_names"]
+    fields = ["metrics", "intervals", "score_names"]
+    # Others are owed, by the reports queue (queued once this transaction commits).
+    owed = RUN_INTERVALS.fresh() if not run.intervals else {"intervals_status": ""}
+    for name, value in owed.items():
+        setattr(run, name, value)
+    return [*fields, *owed]
 
 
 def score_names_of(scores: Iterable[Any]) -> list[str]:
@@ -496,8 +514,21 @@ def run_aggregate(
 
 def _queue_intervals(run_id: int) -> None:
     # Unless the finalize stored them already (plain means, see _run_summary).
-    if Run.objects.filter(pk=run_id, intervals={}).exists():
-        queue.send("evaluation.tasks.run_intervals", [run_id], "reports")
+    if Run.objects.filter(pk=run_id, intervals_status=RUN_INTERVALS.waiting).exists():
+        queue.send(RUN_INTERVALS.task, [run_id], RUN_INTERVALS.queue)
+
+
+def run_intervals_compute(*, run_id: int) -> dict[str, list[float]]:
+    """The reports task's body: the intervals a finished run is owed, computed once
+    (RUN_INTERVALS: a second delivery, or a run whose intervals are done, does nothing; a
+    worker lost while computing them is replaced by the sweep)."""
+    held = RUN_INTERVALS.claim(run_id)
+    if held is None:
+        return {}
+    with held:
+        intervals = run_compute_intervals(run_id=run_id)
+        held.mine().update(intervals_status="done", intervals_lease_until=None)
+    return intervals
 
 
 def run_compute_intervals(*, run_id: int, resamples: int | None = None) -> dict[str, list[float]]:
@@ -551,9 +582,21 @@ RUNS = lifecycle.WorkKind(
     after_finish=_queue_intervals,
     retry=(Prediction.Status.FAILED,),
     retry_reset={"scores": {}},
-    resume_reset={"score_names": None},
+    resume_reset={"score_names": None, "intervals_status": ""},
     error=RunError,
     resume_refusal=_run_refusal,
+)
+
+RUN_INTERVALS = background.RowWork(
+    name="run intervals",
+    model=Run,
+    task="evaluation.tasks.run_intervals",
+    queue="reports",
+    waiting="queued",
+    prefix="intervals_",
+    lost=lambda attempts: (
+        f"the worker computing them was lost {attempts} times (out of memory or time?)"
+    ),
 )
 
 
@@ -666,6 +709,8 @@ def outputs_import(
     """
     _check_policy(on_duplicate)
     evaluator = evaluator_for(benchmark)
+    _task_spec(evaluator, task)
+    options = run_options(benchmark, task, options)
     rows, splits = _task_items(benchmark, evaluator, task, split)
     ctx = context_for(
         benchmark=benchmark,
@@ -674,9 +719,9 @@ def outputs_import(
         shots=0,
         style="chat",
         seed=0,
-        options=options or {},
+        options=options,
     )
-    ctx.embed = embedder_for(ctx.options)
+    ctx.embed = _embedder(ctx.options)
     if contexts is not None and len(contexts) != len(outputs):
         raise RunError("one context per output")
     lines = _match_outputs(outputs, rows, splits, on_duplicate)
@@ -721,7 +766,7 @@ def outputs_import(
             split=split,
             source=Run.Source.IMPORTED,
             model_name=model_name or name,
-            options=options or {},
+            options=options,
             import_report=report,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )

@@ -4,8 +4,6 @@ name (so that nothing below imports this module)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 # A worker answers chunks with these clients and sums runs up with numpy: it loads them as it
 # starts, not in its first chunk (the modules below import them only when they use them, to
 # keep the other processes that set Django up lean).
@@ -13,13 +11,11 @@ import numpy  # noqa: F401
 import openai  # noqa: F401
 import redis.asyncio  # noqa: F401
 from celery import shared_task
-from celery.signals import worker_ready
 
 # First the app these shared tasks belong to: Django's start no longer imports it (config).
 import config.celery  # noqa: F401
 from config import queue
 from evaluation import analyses, judging, lifecycle, services
-from evaluation.work.locks import lease_seconds
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -28,13 +24,8 @@ def run_chunk(run_id: int, first: int, last: int) -> dict[str, int]:
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
-def run_finalize(run_id: int) -> bool:
-    return services.run_finalize(run_id=run_id)
-
-
-@shared_task(acks_late=True, reject_on_worker_lost=True)
 def run_intervals(run_id: int) -> dict[str, list[float]]:
-    return services.run_compute_intervals(run_id=run_id)
+    return services.run_intervals_compute(run_id=run_id)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -46,23 +37,5 @@ def run_analyses_compute(analysis_id: int) -> str:
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
-def runs_recover() -> dict[str, int]:
-    # Every kind of machine work: runs' predictions and judge jobs' judgments.
-    return lifecycle.recover([services.RUNS, judging.JUDGE_JOBS])
-
-
-@shared_task(acks_late=True, reject_on_worker_lost=True)
 def judge_chunk(job_id: int, first: int, last: int) -> dict[str, int]:
     return lifecycle.chunk(judging.JUDGE_JOBS, job_id, first, last)
-
-
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def judge_finalize(job_id: int) -> bool:
-    return judging.job_finalize(job_id=job_id)
-
-
-@worker_ready.connect
-def recover_after_start(**_: Any) -> None:
-    # A worker that starts may be replacing one that was killed: once the dead worker's leases
-    # have run out, take its items back (beat repeats this every minute in any case).
-    queue.send("evaluation.tasks.runs_recover", countdown=lease_seconds() + 1)

@@ -117,3 +117,35 @@ def celery_worker(
         yield worker
     finally:
         worker.stop()
+
+
+@contextlib.contextmanager
+def celery_beat(tmp_path: Path) -> Iterator[Worker]:
+    """Beat on the test broker, as the Procfile runs it: it sends the sweep of lost background
+    work (config.background) every RECOVERY_INTERVAL_SECONDS (2 s under the test settings)."""
+    log = tmp_path / f"beat-{uuid.uuid4().hex[:8]}.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "beat",
+                "-s",
+                str(log.with_suffix(".schedule")),
+                "-l",
+                "info",
+            ],
+            cwd=ROOT,
+            env=worker_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    beat = Worker(proc, log)
+    try:
+        yield beat
+    finally:
+        beat.stop()

@@ -9,7 +9,6 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -26,7 +25,7 @@ from annotation.agreement.data import (
 )
 from annotation.agreement.report import campaign_report
 from annotation.models import AgreementReport, Campaign, Label
-from config.queue import send_after_commit
+from config.background import Held, RowWork
 
 log = logging.getLogger(__name__)
 # An interval's resamples cost time in proportion; more than this buys no precision worth it.
@@ -140,14 +139,13 @@ def report_request(
         if not created and report.fingerprint == fingerprint:
             if report.status == AgreementReport.Status.DONE:
                 return report
-            # Queued or being computed for these labels: wait for it, unless its worker was
-            # lost longer ago than a task may run.
+            # Queued or being computed for these labels: wait for it while its lease lasts
+            # (the sweep takes it back from a worker that was lost: AGREEMENT_REPORTS).
             busy = report.status in (
                 AgreementReport.Status.PENDING,
                 AgreementReport.Status.RUNNING,
             )
-            limit = timedelta(seconds=int(getattr(settings, "CELERY_TASK_TIME_LIMIT", 1800)))
-            if busy and report.updated_at > timezone.now() - limit:
+            if busy and report.lease_until and report.lease_until > timezone.now():
                 return report
         if inline is None:
             answers = Label.objects.filter(campaign=campaign, is_current=True).count() * max(
@@ -156,13 +154,12 @@ def report_request(
             inline = answers <= int(getattr(settings, "AGREEMENT_INLINE_ANSWERS", 20000))
         report.fingerprint = fingerprint
         report.params = params
-        report.status = AgreementReport.Status.PENDING
-        report.error = ""
         report.done, report.total = 0, 1
+        for name, value in AGREEMENT_REPORTS.fresh().items():
+            setattr(report, name, value)
         report.save()
         if not inline:
-            # By name (annotation.tasks): refused, and rolled back, when the broker is down.
-            send_after_commit(("annotation.tasks.agreement_report_compute", [report.pk], "reports"))
+            AGREEMENT_REPORTS.enqueue(report.pk)
             return report
     return report_compute(report_id=report.pk, on_progress=on_progress)
 
@@ -170,20 +167,28 @@ def report_request(
 def report_compute(
     *, report_id: int, on_progress: Callable[[int, int], None] | None = None
 ) -> AgreementReport:
-    """Compute a stored report (the task's body; safe to run twice: the second finds it done
-    under the same fingerprint and returns). Progress is saved per question."""
+    """Compute a stored report that waits for it (the task's body, or a page's inline): safe
+    to run twice, the second finds it computed, or held by a live worker, and returns it as it
+    is (AGREEMENT_REPORTS.claim). Progress is saved per question."""
     report = AgreementReport.objects.select_related("campaign").get(pk=report_id)
-    campaign = report.campaign
-    params = report.params
+    held = AGREEMENT_REPORTS.claim(report_id)
+    if held is None:
+        # Done, failed, or computed by a live worker (a second delivery of its message).
+        report.refresh_from_db()
+        return report
+    with held:
+        return _compute(held, report, on_progress)
+
+
+def _compute(
+    held: Held, report: AgreementReport, on_progress: Callable[[int, int], None] | None
+) -> AgreementReport:
+    report_id, campaign, params = report.pk, report.campaign, report.params
     metrics, judges = params.get("metrics", []), params.get("judges", [])
     # One reading of the items' metric names serves the fingerprint and the ratings.
     catalogue = metric_catalogue(campaign) if metrics else None
     fingerprint = labels_fingerprint(campaign, judges, metrics, catalogue)
-    if report.status == AgreementReport.Status.DONE and report.fingerprint == fingerprint:
-        return report
-    AgreementReport.objects.filter(pk=report_id).update(
-        status=AgreementReport.Status.RUNNING, fingerprint=fingerprint, updated_at=timezone.now()
-    )
+    held.mine().update(fingerprint=fingerprint, updated_at=timezone.now())
     started = time.perf_counter()
 
     def progress(done: int, total: int) -> None:
@@ -203,26 +208,40 @@ def report_compute(
             progress=progress,
         )
     except AgreementError as exc:
-        AgreementReport.objects.filter(pk=report_id).update(
-            status=AgreementReport.Status.FAILED, error=str(exc)
-        )
+        held.mine().update(status=AgreementReport.Status.FAILED, error=str(exc), lease_until=None)
         report.refresh_from_db()
         return report
     except Exception as exc:
         log.exception("agreement report %s failed", report_id)
-        AgreementReport.objects.filter(pk=report_id).update(
-            status=AgreementReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
+        held.mine().update(
+            status=AgreementReport.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            lease_until=None,
         )
         raise
     data["fingerprint"] = fingerprint
     data["generated_at"] = timezone.now().isoformat()
     # Only for the labels it read: if a request saw newer labels meanwhile (and queued the
     # report again), this result is stale and the newer computation will store its own.
-    AgreementReport.objects.filter(pk=report_id, fingerprint=fingerprint).update(
+    held.mine().filter(fingerprint=fingerprint).update(
         status=AgreementReport.Status.DONE,
         data=data,
         seconds=time.perf_counter() - started,
+        lease_until=None,
         updated_at=timezone.now(),
     )
     report.refresh_from_db()
     return report
+
+
+AGREEMENT_REPORTS = RowWork(
+    name="agreement reports",
+    model=AgreementReport,
+    task="annotation.tasks.agreement_report_compute",
+    queue="reports",
+    waiting=AgreementReport.Status.PENDING,
+    lost=lambda attempts: (
+        f"its worker was lost {attempts} times while computing it (out of memory or time?); "
+        "ask for it again, or compute it with the agreement_report command"
+    ),
+)

@@ -71,12 +71,15 @@ Conventions:
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from benchmarks.suites.base import unstorable
 
 if TYPE_CHECKING:
     from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
@@ -205,6 +208,190 @@ def lookup_metric(specs: Mapping[str, MetricSpec], name: str) -> MetricSpec | No
     return spec
 
 
+OptionKind = Literal["text", "integer", "number", "boolean", "names"]
+OPTION_KINDS: tuple[OptionKind, ...] = ("text", "integer", "number", "boolean", "names")
+# What a run's option may hold beyond its declared bounds: text and names fit a form's field, a
+# whole number fits the JSON a run stores (and any count a suite reads).
+MAX_OPTION_TEXT = 500
+MAX_OPTION_NAMES = 10_000
+MAX_OPTION_INTEGER = 10**9
+
+
+class OptionError(ValueError):
+    """A run's option its task does not declare, or a value the declaration does not allow;
+    `option` is its name."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option a run of a task accepts (a run's `options`: `--option name=value`, the launch
+    form's task options, the API's `options`).
+
+    kind:     "text", "integer", "number" (an integer or a finite decimal), "boolean", or
+              "names" (a list of texts, e.g. tool names)
+    default:  what the suite reads when a run does not give it (None: "not set", which the
+              suite documents)
+    choices:  the values allowed, where they are few (() for any value of the kind)
+    minimum, maximum: bounds of a number (inclusive)
+    nullable: null is a value (None: the default's meaning, e.g. "keep all"); options whose
+              default is None are nullable."""
+
+    name: str
+    kind: OptionKind
+    default: Any
+    description: str
+    choices: tuple[Any, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    nullable: bool = False
+
+    def __post_init__(self) -> None:
+        # Checked when the suite is imported: a declaration cannot contradict itself.
+        if self.kind not in OPTION_KINDS:
+            raise ValueError(f"option {self.name!r}: kind must be one of {OPTION_KINDS}")
+        if not self.description.strip() or "\n" in self.description:
+            raise ValueError(f"option {self.name!r}: a one-line description")
+        if self.default is None:
+            object.__setattr__(self, "nullable", True)
+        for choice in self.choices:
+            if problem := self._kind_problem(choice):
+                raise ValueError(f"option {self.name!r}: choice {choice!r} {problem}")
+        if self.default is not None and (problem := self.problem(self.default)):
+            raise ValueError(f"option {self.name!r}: its default {self.default!r} {problem}")
+
+    def allowed(self) -> str:
+        """What the option takes, in words (the refusals and the form say it)."""
+        if self.choices:
+            text = "one of " + ", ".join(
+                json.dumps(c) if isinstance(c, bool) else str(c) for c in self.choices
+            )
+        elif self.kind == "integer":
+            text = "a whole number" + self._range()
+        elif self.kind == "number":
+            text = "a number" + self._range()
+        elif self.kind == "boolean":
+            text = "true or false"
+        elif self.kind == "names":
+            text = "a list of names"
+        else:
+            text = f"a text of at most {MAX_OPTION_TEXT} characters"
+        return text + (" (or null)" if self.nullable else "")
+
+    def _range(self) -> str:
+        low, high = self.minimum, self.maximum
+        if self.kind == "integer" and high is None:
+            high = MAX_OPTION_INTEGER
+        show = (lambda v: str(int(v))) if self.kind == "integer" else (lambda v: f"{v:g}")
+        if low is not None and high is not None:
+            return f" from {show(low)} to {show(high)}"
+        if low is not None:
+            return f" of at least {show(low)}"
+        return f" of at most {show(high)}" if high is not None else ""
+
+    def _kind_problem(self, value: Any) -> str:
+        if self.kind == "text":
+            if not isinstance(value, str):
+                return "is not a text"
+            if len(value) > MAX_OPTION_TEXT:
+                return "is too long"
+            return unstorable(value) or ""
+        if self.kind == "boolean":
+            return "" if isinstance(value, bool) else "is not true or false"
+        if self.kind == "integer":
+            return "" if isinstance(value, int) and not isinstance(value, bool) else "is not whole"
+        if self.kind == "number":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return "is not a number"
+            return "" if isinstance(value, int) or math.isfinite(value) else "is not finite"
+        if not isinstance(value, list) or len(value) > MAX_OPTION_NAMES:
+            return "is not a list of names"
+        if any(not isinstance(v, str) or len(v) > MAX_OPTION_TEXT or unstorable(v) for v in value):
+            return "is not a list of names"
+        return ""
+
+    def problem(self, value: Any) -> str:
+        """ "" when the option may take `value`, else what is wrong, in words."""
+        if value is None:
+            return "" if self.nullable else "may not be null"
+        if problem := self._kind_problem(value):
+            return problem
+        if self.choices and value not in self.choices:
+            return "is not one of the choices"
+        if self.kind in ("integer", "number"):
+            high = self.maximum
+            if self.kind == "integer" and high is None:
+                high = MAX_OPTION_INTEGER
+            if (self.minimum is not None and value < self.minimum) or (
+                high is not None and value > high
+            ):
+                return "is out of range"
+        return ""
+
+    def check(self, value: Any) -> Any:
+        """The value, or OptionError naming the option and saying what it takes."""
+        if self.problem(value):
+            shown = json.dumps(value, ensure_ascii=False, default=str)
+            if len(shown) > 80:
+                shown = shown[:77] + "..."
+            raise OptionError(
+                f"option {self.name!r} must be {self.allowed()}; got {shown}", self.name
+            )
+        return value
+
+    def as_dict(self) -> dict[str, Any]:
+        """The declaration as the API and the form show it."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "default": self.default,
+            "allowed": self.allowed(),
+            "choices": list(self.choices),
+            "description": self.description,
+        }
+
+
+# The platform's options, which every task takes (evaluation reads them, not the suites).
+PLATFORM_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "tool_mode",
+        "text",
+        "text",
+        "text: the benchmark's own prompt; native: tools declared in the request, the calls "
+        "read from tool_calls (a task with a native form, a chat or responses endpoint, 0 shots)",
+        choices=("text", "native"),
+    ),
+    Option(
+        "trials",
+        "integer",
+        1,
+        "how many times each item is answered (trial t sends the run's seed + t)",
+        minimum=1,
+        maximum=100,
+    ),
+)
+# The options of an agent task whose tools the virtual API server serves (the stability
+# experiment sets them; evaluation.inference reads them).
+SERVED_TOOL_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "down_tools",
+        "names",
+        None,
+        "the tools made unavailable for the run (a stability experiment's arm)",
+    ),
+    Option(
+        "down_mode",
+        "text",
+        "simulate",
+        "how a call to a tool that is down is answered: by the simulator, or with a failure",
+        choices=("simulate", "fail"),
+    ),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class TaskSpec:
     name: str
@@ -215,8 +402,9 @@ class TaskSpec:
     metrics: tuple[str, ...] = ()
     # Of those, the ones reported as percentages (0-100).
     percent: frozenset[str] = frozenset()
-    # Default options of a run of this task; a run's own options are merged over these.
-    options: Mapping[str, Any] = field(default_factory=dict)
+    # The options a run of this task takes besides the platform's (registry.Suite.options),
+    # each with its default; a run's own options are read over the defaults (Context.option).
+    options: tuple[Option, ...] = ()
     # Multi-step (solve() calls the model several times and may call tools).
     agent: bool = False
     # Other splits the task reads whole (not as items), e.g. MetaTool's scenario lists; the
@@ -256,11 +444,28 @@ class TaskSpec:
                 f"task {self.name}: declared run metrics missing from metrics: "
                 f"{', '.join(unlisted)}"
             )
+        names = [option.name for option in self.options]
+        platform = {option.name for option in (*PLATFORM_OPTIONS, *SERVED_TOOL_OPTIONS)}
+        twice = sorted({name for name in names if names.count(name) > 1 or name in platform})
+        if twice:
+            raise ValueError(f"task {self.name}: options declared twice: {', '.join(twice)}")
         if self.metrics and not self.run_metrics[self.metrics[0]].comparable:
             raise ValueError(
                 f"task {self.name}: the headline {self.metrics[0]!r} must be a score that is "
                 "better one way (leaderboards sort on it)"
             )
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """Each declared option's default, by name."""
+        return {option.name: option.default for option in self.options}
+
+    def default(self, name: str) -> Any:
+        """The declared default of an option (None when the task declares none)."""
+        for option in self.options:
+            if option.name == name:
+                return option.default
+        return None
 
     def item_metric(self, name: str) -> MetricSpec | None:
         """What a per-item value of this name means; None when the task does not declare it
@@ -311,7 +516,7 @@ class Context:
     def option(self, name: str) -> Any:
         if name in self.options:
             return self.options[name]
-        return self.task.options.get(name)
+        return self.task.default(name)
 
 
 @dataclass

@@ -46,7 +46,17 @@ from benchmarks.suites.context import (
     default_item_context,
 )
 from benchmarks.suites.judging import Verdict
-from benchmarks.suites.protocol import Evaluator, Item, PublishedOutput, TaskSpec, ToolSpec
+from benchmarks.suites.protocol import (
+    PLATFORM_OPTIONS,
+    SERVED_TOOL_OPTIONS,
+    Evaluator,
+    Item,
+    Option,
+    OptionError,
+    PublishedOutput,
+    TaskSpec,
+    ToolSpec,
+)
 from benchmarks.suites.rewriting import DescriptionRewriting
 
 SUITE_MODULES: dict[str, str] = {
@@ -243,6 +253,32 @@ class Suite:
     def tasks(self) -> Mapping[str, TaskSpec]:
         """The tasks it evaluates, declared once (the protocol's TASKS)."""
         return self.evaluator.tasks
+
+    def options(self, task: str) -> tuple[Option, ...]:
+        """Every option a run of `task` takes: the platform's (tool mode, trials), those of an
+        agent whose tools the virtual API server serves (tools down), and the task's own
+        (TaskSpec.options). ValueError for a task the suite does not have."""
+        spec = self.evaluator.task(task)
+        served = SERVED_TOOL_OPTIONS if spec.agent and self.served_tools is not None else ()
+        return (*PLATFORM_OPTIONS, *served, *spec.options)
+
+    def check_options(self, task: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        """A run's options as given, each checked against its declaration (Suite.options):
+        the one check every way of launching goes through. OptionError naming the first option
+        the task does not declare (listing the ones it does) or whose value its declaration
+        does not allow (saying what it takes)."""
+        declared = {option.name: option for option in self.options(task)}
+        checked: dict[str, Any] = {}
+        for name, value in given.items():
+            option = declared.get(name)
+            if option is None:
+                raise OptionError(
+                    f"{self.name} task {task!r} has no option {str(name)[:80]!r}; its options: "
+                    f"{', '.join(declared)}",
+                    str(name)[:200],
+                )
+            checked[name] = option.check(value)
+        return checked
 
     @property
     def splits(self) -> tuple[str, ...]:

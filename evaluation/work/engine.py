@@ -82,6 +82,7 @@ from evaluation.work.locks import (
     from_jsonb,
     lease_seconds,
     release,
+    release_held,
 )
 
 if TYPE_CHECKING:
@@ -780,19 +781,25 @@ def execute(
     if not claimed and not exhausted:
         return {"claimed": 0}
     budget = execution_budget()
-    chunk = Chunk(
-        table=table,
-        parent_id=parent_id,
-        handler=make_handler(),
-        token=token,
-        claimed=deque(claimed),
-        exhausted=exhausted,
-        config=config,
-        max_claims=max_claims,
-        budget=budget,
-        spending=spending,
-    )
-    PROCESS_LOOP.run(_execute(chunk))
+    try:
+        chunk = Chunk(
+            table=table,
+            parent_id=parent_id,
+            handler=make_handler(),
+            token=token,
+            claimed=deque(claimed),
+            exhausted=exhausted,
+            config=config,
+            max_claims=max_claims,
+            budget=budget,
+            spending=spending,
+        )
+        PROCESS_LOOP.run(_execute(chunk))
+    except Exception:
+        # The execution broke off: what it still holds goes back to pending at once, its claim
+        # undone (the error is the platform's, not the items'), rather than when its lease ends.
+        release_held(token, parent_id, table)
+        raise
     taken = len(claimed) + len(exhausted) + chunk.refilled
     report = {"claimed": taken, **chunk.handler.report}
     if chunk.over_budget:

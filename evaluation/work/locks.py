@@ -17,13 +17,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-
-def lease_seconds() -> float:
-    return float(getattr(settings, "EVALUATION_LEASE_SECONDS", 60))
+# Every kind of background work holds its leases for as long (config.background).
+from config.background import lease_seconds
 
 
 @dataclass(frozen=True)
@@ -169,6 +167,19 @@ def release(token: uuid.UUID, ids: Sequence[int], table: WorkTable) -> None:
             "WHERE id = ANY(%s) AND claim = %s",
             [list(ids), token],
         )
+
+
+def release_held(token: uuid.UUID, parent_id: int, table: WorkTable) -> int:
+    """Give back every item an execution still holds (it broke off): pending, the attempt its
+    claim counted undone. Returns how many."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table.table} SET status = 'pending', claim = NULL, "  # noqa: S608
+            "lease_until = NULL, attempts = greatest(attempts - 1, 0) "
+            f"WHERE {table.parent} = %s AND claim = %s AND status = 'running'",
+            [parent_id, token],
+        )
+        return cursor.rowcount
 
 
 def take_back_lost(table: WorkTable) -> list[tuple[int, int]]:

@@ -450,17 +450,17 @@ def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> N
 
 
 def test_a_result_computed_from_older_labels_is_not_stored_as_fresh() -> None:
-    from annotation.agreement.services import report_compute
+    from annotation.agreement.services import AGREEMENT_REPORTS, report_compute
 
     campaign, *_ = pairwise_campaign()
     params = report_params(resamples=20)
-    report = report_request(campaign, params, inline=True)
-    AgreementReport.objects.filter(pk=report.pk).update(fingerprint="older")
+    report = report_request(campaign, params, inline=False)
 
     def newer_request_meanwhile(done: int, total: int) -> None:
-        # While this computation runs, a request saw newer labels and queued it again.
+        # While this computation runs, a request saw newer labels and queued it anew (what
+        # report_request writes), so this computation no longer holds it.
         AgreementReport.objects.filter(pk=report.pk).update(
-            fingerprint="newer", status=AgreementReport.Status.PENDING
+            fingerprint="newer", **AGREEMENT_REPORTS.fresh()
         )
 
     result = report_compute(report_id=report.pk, on_progress=newer_request_meanwhile)

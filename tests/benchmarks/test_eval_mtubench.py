@@ -107,7 +107,7 @@ def test_tasks_read_their_split_and_report_the_papers_metrics_as_percentages() -
         assert task.splits == (name,)
         assert task.metrics == expected[name]
         assert task.percent == frozenset(task.metrics)
-        assert task.options == {"variant": "reference", "system_prompt": True}
+        assert task.defaults == {"variant": "reference", "system_prompt": True}
     assert EVALUATOR.task("M-M") is ev.TASKS["M-M"]
 
 

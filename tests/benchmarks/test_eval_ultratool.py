@@ -146,7 +146,7 @@ def test_tasks_and_defaults() -> None:
     for spec in ultratool.TASKS.values():
         assert spec.splits == ("test",)
         assert set(spec.metrics) == spec.percent
-        assert spec.options["unparsed"] == "wrong"
+        assert spec.defaults["unparsed"] == "wrong"
     assert ultratool.TASKS["tool_usage"].metrics[0] == "levenshtein_local"
     assert ultratool.TASKS["tool_selection"].metrics[:2] == ("accuracy_global", "accuracy_local")
 

@@ -498,7 +498,7 @@ def test_options_the_reference_fixes_may_be_given_with_its_values() -> None:
     )
     assert EVALUATOR.prepare([item({}), item({})], ctx) == [{}, {}]
     for task in ultratool.REFERENCE_TASKS:
-        assert ultratool.TASKS[task].options["variant"] == "default"
+        assert ultratool.TASKS[task].defaults["variant"] == "default"
 
 
 def test_a_run_under_the_reference_asks_for_param() -> None:
@@ -926,6 +926,7 @@ def test_launch_run_takes_the_variant() -> None:
     assert run_.options == {"variant": "reference"}
     with_gold = [s for s in Benchmark.objects.get().samples.all() if s.reference.get("tool_usage")]
     assert run_.predictions.count() == len(with_gold) > 0
-    with pytest.raises(CommandError, match="tool_selection has no reference reading"):
+    # tool selection declares no variant: the launch refuses it by name
+    with pytest.raises(CommandError, match="'tool_selection' has no option 'variant'"):
         command(*launch, "--task", "tool_selection", "--option", "variant=reference")
     assert Run.objects.count() == 1

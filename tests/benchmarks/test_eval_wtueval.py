@@ -206,7 +206,7 @@ def test_tasks_select_the_region_kind() -> None:
     assert r2.agent and not wtueval.TASKS["R1"].agent
     assert r2.metrics[:2] == ("accuracy", "call_rate")
     assert "tool_errors" in r4.metrics and "tool_errors" not in r2.metrics
-    assert r2.options["max_steps"] == 5
+    assert r2.defaults["max_steps"] == 5
     assert {"accuracy", "call_rate", "errors[null_content]"} <= r2.percent
 
 

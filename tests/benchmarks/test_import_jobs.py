@@ -23,7 +23,7 @@ from django.test import Client
 from benchmarks.import_jobs import UploadError, import_job_create, size_text, upload_name
 from benchmarks.models import Benchmark, ImportJob, Sample, Tool
 from tests.factories import make_researcher
-from tests.workers import celery_worker, flush_test_broker
+from tests.workers import celery_beat, celery_worker, flush_test_broker
 from tests.workers import test_database_url as database_url
 
 SS_LINES = 104  # records of the seed data's MTU-Bench S-S file
@@ -229,17 +229,22 @@ def test_a_worker_killed_while_storing_leaves_nothing_and_the_import_is_redone_o
 ) -> None:
     """The samples table is locked by another session, so the import stops inside its one
     transaction (benchmark and tools written, samples not yet) until the process running it is
-    killed. The task comes back (acks_late, reject_on_worker_lost) and runs again; when the lock
-    goes, the dead session's transaction is rolled back and the second attempt stores the file
-    once: nothing of the first attempt was ever visible, nothing of it is left."""
+    killed. Its lease runs out and the sweep (beat sends it) queues it again; when the
+    lock goes, the dead session's transaction is rolled back and the second attempt stores the
+    file once: nothing of the first attempt was ever visible, nothing of it is left. (The task
+    the broker delivers again at once finds the job under the dead process's live lease and
+    leaves it.)"""
     client.force_login(make_researcher())
     ss = seeddata / "mtubench" / "S-S_eval.jsonl"
     blocker = psycopg.connect(database_url())
     blocker.execute("LOCK TABLE benchmarks_sample IN SHARE MODE")
     try:
-        with celery_worker(
-            tmp_path, queues="default", concurrency=1, BENCHMARK_UPLOAD_DIR=str(worker_uploads)
-        ) as worker:
+        with (
+            celery_beat(tmp_path),
+            celery_worker(
+                tmp_path, queues="default", concurrency=1, BENCHMARK_UPLOAD_DIR=str(worker_uploads)
+            ) as worker,
+        ):
             job_id = post_files(client, [ss], suite="mtubench", benchmark_name="Killed")
             deadline = time.monotonic() + 60
             while ImportJob.objects.get(pk=job_id).phase != "storing" or not _lock_waiters():

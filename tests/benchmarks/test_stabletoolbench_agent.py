@@ -659,7 +659,7 @@ def test_the_suite_serves_solve_with_its_options() -> None:
     assert evaluator.module.solve is agent.solve
     for task in stabletoolbench.TASKS.values():
         assert task.agent
-        assert {k: task.options[k] for k in stabletoolbench.AGENT_OPTIONS} == {
+        assert {o.name: task.default(o.name) for o in stabletoolbench.AGENT_OPTIONS} == {
             "max_steps": 6,
             "max_observation_chars": 2000,
             "max_tokens": 256,

@@ -196,7 +196,7 @@ def test_the_admin_launch_form_takes_trials_through_the_same_service(
         "/admin/evaluation/run/add/", launch_form(benchmark, endpoint, options='{"trials": 0}')
     )
     assert refused.status_code == 200
-    assert "trials (--repeat) must be a whole number from 1 to 100, not 0" in (
+    assert "option &#x27;trials&#x27; must be a whole number from 1 to 100; got 0" in (
         refused.content.decode()
     )
     assert not Run.objects.exists()

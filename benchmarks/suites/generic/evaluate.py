@@ -81,6 +81,7 @@ from benchmarks.suites.protocol import (
     Context,
     Item,
     MetricSpec,
+    Option,
     Outcome,
     Prompt,
     PublishedOutput,
@@ -109,7 +110,23 @@ __all__ = [
 ]
 
 PROMPTS = Path(__file__).parent / "prompts"
-OPTIONS: dict[str, Any] = {"unparsed": "wrong", "min_completion_shots": 1}
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "unparsed",
+        "text",
+        "wrong",
+        "an unreadable output scores as wrong, or is left out of the metrics (still counted)",
+        choices=("wrong", "exclude"),
+    ),
+    Option(
+        "min_completion_shots",
+        "integer",
+        1,
+        "completion-style prompts show at least this many examples (a base model continues "
+        "a pattern)",
+        minimum=0,
+    ),
+)
 
 # Per item `unparsed` is 100 or 0 (a fact about the output); per run it is the share of such
 # outputs, a score where lower is better.
@@ -128,7 +145,7 @@ TASKS: dict[str, TaskSpec] = {
         title="Final answer",
         metrics=("accuracy", "unparsed"),
         percent=frozenset({"accuracy", "unparsed"}),
-        options=dict(OPTIONS),
+        options=OPTIONS,
         item_metrics=metric_specs(*ANSWER_METRICS, UNPARSED_ITEM),
         run_metrics=metric_specs(*ANSWER_METRICS, UNPARSED_RUN),
         description="The final answer against the sample's answer (normalised exact match).",
@@ -138,7 +155,7 @@ TASKS: dict[str, TaskSpec] = {
         title="Tool calls",
         metrics=("call_exact", "call_name_accuracy", "no_call_accuracy", "unparsed"),
         percent=frozenset({"call_exact", "call_name_accuracy", "no_call_accuracy", "unparsed"}),
-        options=dict(OPTIONS),
+        options=OPTIONS,
         item_metrics=metric_specs(*CALL_METRICS, UNPARSED_ITEM),
         run_metrics=metric_specs(*CALL_METRICS, UNPARSED_RUN),
         description="The next tool calls (or none) against the sample's calls, in order.",

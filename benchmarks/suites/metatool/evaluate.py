@@ -83,6 +83,7 @@ from benchmarks.suites.protocol import (
     Context,
     Item,
     MetricSpec,
+    Option,
     Outcome,
     Prompt,
     Scored,
@@ -121,7 +122,48 @@ TOP_K = (1, 3, 5)
 BENCHMARK_TOOLS_FILE = "plugin_des.json"
 
 _COUNTS = ("n", "unparsed", "failed")
-_UNPARSED_OPTION = {"unparsed": "wrong"}
+
+# The options of the tasks (a run's own options are read over these defaults).
+_UNPARSED = Option(
+    "unparsed",
+    "text",
+    "wrong",
+    "an answer the rules cannot read counts as wrong, or is left out of every denominator",
+    choices=UNPARSED_MODES,
+)
+_TOOL_POOL = Option(
+    "tool_pool",
+    "text",
+    "benchmark",
+    "the tools candidates are drawn from: the benchmark's merged set (plugin_des.json) or all",
+    choices=("benchmark", "all"),
+)
+_EMBEDDING = Option(
+    "embedding_endpoint",
+    "text",
+    None,
+    "an endpoint whose /v1/embeddings ranks tools by description (default: the local embedder)",
+)
+
+
+def _n(minimum: int) -> Option:
+    return Option(
+        "n", "integer", 10, "the number of candidate tools a built list offers", minimum=minimum
+    )
+
+
+def _per_tool_option(default: int) -> Option:
+    return Option(
+        "per_tool",
+        "integer",
+        default,
+        "at most this many queries per gold tool (the paper's test sets, C.1; null keeps all)",
+        minimum=1,
+        nullable=True,
+    )
+
+
+_K = Option("k", "integer", 15, "the nearest tools kept out of a built list (C.4: 15)", minimum=0)
 
 # What score() and aggregate() return (MetricSpec). Per item, `correct` is the verdict; the
 # rest are facts about the item: unread or failed answers, the gold and the answer of the
@@ -150,7 +192,7 @@ TASKS: dict[str, TaskSpec] = {
         splits=("awareness",),
         metrics=("accuracy", "precision", "recall", "f1", *_COUNTS, "tp", "fp", "tn", "fn"),
         percent=frozenset({"accuracy", "precision", "recall", "f1"}),
-        options=dict(_UNPARSED_OPTION),
+        options=(_UNPARSED,),
         native=True,
         item_metrics=metric_specs(
             _CORRECT,
@@ -178,7 +220,7 @@ TASKS: dict[str, TaskSpec] = {
         splits=("queries",),
         metrics=("CSR", *(f"Top@{k}" for k in TOP_K), *_COUNTS, "wrong_picks"),
         percent=frozenset({"CSR", *(f"Top@{k}" for k in TOP_K)}),
-        options={**_UNPARSED_OPTION, "n": 10, "per_tool": 5, "tool_pool": "benchmark"},
+        options=(_UNPARSED, _n(2), _per_tool_option(5), _TOOL_POOL, _EMBEDDING),
         native=True,
         item_metrics=metric_specs(
             _CORRECT,
@@ -211,7 +253,17 @@ TASKS: dict[str, TaskSpec] = {
         splits=("queries",),
         metrics=("CSR", *_COUNTS),
         percent=frozenset({"CSR"}),
-        options={**_UNPARSED_OPTION, "scenario": None, "per_tool": 20},
+        options=(
+            _UNPARSED,
+            Option(
+                "scenario",
+                "text",
+                None,
+                "the scenario whose fixed tool list is offered (required: Students, "
+                "TopTool_top5...)",
+            ),
+            _per_tool_option(20),
+        ),
         native=True,
         item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS),
         run_metrics=metric_specs(_CSR, *_RUN_COUNTS),
@@ -224,7 +276,7 @@ TASKS: dict[str, TaskSpec] = {
         splits=("reliability",),
         metrics=("CSR", *_COUNTS),
         percent=frozenset({"CSR"}),
-        options={**_UNPARSED_OPTION, "n": 10, "k": 15, "per_tool": 5, "tool_pool": "benchmark"},
+        options=(_UNPARSED, _n(1), _K, _per_tool_option(5), _TOOL_POOL, _EMBEDDING),
         native=True,
         item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS),
         run_metrics=metric_specs(_CSR, *_RUN_COUNTS),
@@ -236,13 +288,21 @@ TASKS: dict[str, TaskSpec] = {
         splits=("multi_tool",),
         metrics=("CSR", "one_of_one", "one_of_two", *_COUNTS),
         percent=frozenset({"CSR", "one_of_one", "one_of_two"}),
-        options={
-            **_UNPARSED_OPTION,
-            "variant": "one-choice",
-            "n": 10,
-            "k": 15,
-            "tool_pool": "benchmark",
-        },
+        options=(
+            _UNPARSED,
+            Option(
+                "variant",
+                "text",
+                "one-choice",
+                'one-choice: the published prompt ("choose two tools"); multi-choice: at most '
+                "two (Table 4)",
+                choices=("one-choice", "multi-choice"),
+            ),
+            _n(3),
+            _K,
+            _TOOL_POOL,
+            _EMBEDDING,
+        ),
         native=True,
         item_metrics=metric_specs(_CORRECT, *_ITEM_FLAGS, *_PARTIAL),
         run_metrics=metric_specs(_CSR, *_PARTIAL, *_RUN_COUNTS),

@@ -106,6 +106,7 @@ from benchmarks.suites.protocol import (
     Context,
     Item,
     MetricSpec,
+    Option,
     Outcome,
     Prompt,
     PublishedOutput,
@@ -159,7 +160,23 @@ TITLES = {
     "M-M": "Multi-turn, multi-tool",
     "OOD": "Out-of-distribution (mixed settings)",
 }
-DEFAULT_OPTIONS: dict[str, Any] = {"variant": "reference", "system_prompt": True}
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "variant",
+        "text",
+        "reference",
+        "reference: MTU-Eval's scorer; strict: argument values equal after normalisation; "
+        "paper: TN and TO as the paper defines them",
+        choices=tuple(VARIANTS),
+    ),
+    Option(
+        "system_prompt",
+        "boolean",
+        True,
+        "chat prompts start with the paper's system prompt for the setting (false: the "
+        "question alone)",
+    ),
+)
 
 # Every MTU-Eval metric is a score, higher better (paper section 2.2.2): per turn as a fraction,
 # per run as a percentage.
@@ -193,7 +210,7 @@ def _task(split: str) -> TaskSpec:
         splits=(split,),
         metrics=metrics,
         percent=frozenset(metrics),
-        options=dict(DEFAULT_OPTIONS),
+        options=OPTIONS,
         native=True,
         item_metrics=_item_metrics(split),
         run_metrics=metric_specs(

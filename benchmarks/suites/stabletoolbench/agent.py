@@ -69,7 +69,6 @@ from benchmarks.suites.protocol import (
     ToolUnavailable,
 )
 from benchmarks.suites.stabletoolbench.evaluate import (
-    AGENT_OPTIONS,
     FINISH,
     GIVE_UP,
     answer_record_for,
@@ -120,8 +119,7 @@ def _fill(template: str, **values: Any) -> str:
 
 
 def _option(ctx: Context, name: str) -> int:
-    value = ctx.option(name)
-    return int(AGENT_OPTIONS[name] if value is None else value)
+    return int(ctx.option(name))
 
 
 # --- the tools offered ---------------------------------------------------------------------------

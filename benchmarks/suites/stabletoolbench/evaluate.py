@@ -74,6 +74,7 @@ from benchmarks.suites.protocol import (
     Context,
     Item,
     MetricSpec,
+    Option,
     Outcome,
     Prompt,
     PublishedOutput,
@@ -128,18 +129,25 @@ _DESCRIPTION_COMMON = (
     "call giving an answer."
 )
 
-# The agent's limits (agent.py reads them with ctx.option; a run's own options win):
-#   max_steps              model calls per query
-#   max_observation_chars  longer observations are cut, with a marker
-#   max_tokens             token limit of each model reply
-#   max_same_call          an identical call (tool and arguments) runs at most this often;
-#                          asking once more ends the attempt
-AGENT_OPTIONS: dict[str, Any] = {
-    "max_steps": 6,
-    "max_observation_chars": 2000,
-    "max_tokens": 256,
-    "max_same_call": 2,
-}
+# The agent's limits (agent.py reads them with ctx.option; a run's own options win).
+AGENT_OPTIONS: tuple[Option, ...] = (
+    Option("max_steps", "integer", 6, "model calls per query", minimum=1),
+    Option(
+        "max_observation_chars",
+        "integer",
+        2000,
+        "longer observations are cut, with a marker (0: never cut)",
+        minimum=0,
+    ),
+    Option("max_tokens", "integer", 256, "token limit of each model reply", minimum=1),
+    Option(
+        "max_same_call",
+        "integer",
+        2,
+        "an identical call (tool and arguments) runs at most this often; one more ends the attempt",
+        minimum=1,
+    ),
+)
 
 # The automatic scores (SoPR and SoWR are the judges'): whether an answer ends with a Finish
 # call that gives one, the check the reference makes before asking any judge.
@@ -159,12 +167,7 @@ TASKS: dict[str, TaskSpec] = {
         percent=frozenset({"answered"}),
         item_metrics=ITEM_METRICS,
         run_metrics=RUN_METRICS,
-        # evaluate_times: the reference scripts judge every answer 3 times (run_pass_rate.sh).
-        options={
-            "judge_template": "stabletoolbench.pass",
-            "evaluate_times": 3,
-            **AGENT_OPTIONS,
-        },
+        options=AGENT_OPTIONS,
         agent=True,
         native=True,
         description="SoPR comes from the judge `stabletoolbench.pass` (Solved 1, Unsure 0.5, "
@@ -179,12 +182,7 @@ TASKS: dict[str, TaskSpec] = {
         percent=frozenset({"answered"}),
         item_metrics=ITEM_METRICS,
         run_metrics=RUN_METRICS,
-        options={
-            "judge_template": "stabletoolbench.preference",
-            "pass_template": "stabletoolbench.pass",
-            "evaluate_times": 3,
-            **AGENT_OPTIONS,
-        },
+        options=AGENT_OPTIONS,
         agent=True,
         native=True,
         description="SoWR comes from the judges: an answer Solved where the reference's is "

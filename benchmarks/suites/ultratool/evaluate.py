@@ -171,6 +171,7 @@ from benchmarks.suites.protocol import (
     Context,
     Item,
     MetricSpec,
+    Option,
     Outcome,
     Prompt,
     PublishedOutput,
@@ -212,13 +213,57 @@ ACCURACY_METRICS = ("accuracy_global", "accuracy_local", "unparsed")
 USAGE_METRICS = ("levenshtein_local", "kv_accuracy_global", "kv_accuracy_local", "unparsed")
 PLANNING_METRICS = ("well_formed", "hierarchical", "unparsed")
 CREATION_METRICS = ("well_formed", "steps_answered", "unparsed")
-OPTIONS: dict[str, Any] = {"unparsed": "wrong", "local_average": "steps", "min_completion_shots": 1}
 VARIANTS = ("default", "reference")
 # The tasks whose reading and scoring variant=reference reproduces (the reading document covers
 # their two readers; tool selection's is not described, and planning and tool creation are
 # judged).
 REFERENCE_TASKS = ("tool_creation_awareness", "tool_usage_awareness", "tool_usage")
-VARIANT_OPTIONS: dict[str, Any] = {"variant": "default", "reference_outputs": "gpt"}
+# The options of the tasks (TaskSpec.options; the module's docstring says what each does).
+UNPARSED_OPTION = Option(
+    "unparsed",
+    "text",
+    "wrong",
+    "an unreadable answer is wrong on every step, or the item is left out (still counted)",
+    choices=("wrong", "exclude"),
+)
+SHOTS_OPTION = Option(
+    "min_completion_shots",
+    "integer",
+    1,
+    "completion-style prompts show at least this many examples (a base model continues a pattern)",
+    minimum=0,
+)
+LOCAL_AVERAGE_OPTION = Option(
+    "local_average",
+    "text",
+    "steps",
+    "local accuracy pools every gold step of every sample, or is the mean over samples",
+    choices=("steps", "samples"),
+)
+VARIANT_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "variant",
+        "text",
+        "default",
+        "default: the safe reading; reference: what UltraTool's published evaluation code gives",
+        choices=VARIANTS,
+    ),
+    Option(
+        "reference_outputs",
+        "text",
+        "gpt",
+        "with variant=reference: whose published predictions the outputs are (gpt or other)",
+        choices=reference.OUTPUTS,
+    ),
+)
+NO_ARGUMENT_OPTION = Option(
+    "no_argument_step",
+    "text",
+    "answered",
+    "a gold step without arguments scores 100 when answered with an arguments object, or 0 "
+    "(the reference scorer)",
+    choices=("answered", "zero"),
+)
 # What UltraTool's evaluation does where the default lets a run choose: an unreadable answer is
 # wrong; awareness pools every step for local accuracy; tool usage scores 0 for a step whose
 # gold has no arguments and averages the per-sample means.
@@ -253,7 +298,7 @@ def _spec(
     metrics: tuple[str, ...],
     description: str,
     native: bool = False,
-    **extra: Any,
+    options: tuple[Option, ...] = (),
 ) -> TaskSpec:
     scores = [
         MetricSpec.score(metric, description=METRIC_TEXT[metric])
@@ -266,7 +311,7 @@ def _spec(
         splits=("test",),
         metrics=metrics,
         percent=frozenset(metrics),
-        options={**OPTIONS, **extra},
+        options=(UNPARSED_OPTION, LOCAL_AVERAGE_OPTION, SHOTS_OPTION, *options),
         native=native,
         description=description,
         item_metrics=metric_specs(*scores, UNPARSED_ITEM),
@@ -288,7 +333,7 @@ TASKS: dict[str, TaskSpec] = {
         "Tool creation awareness",
         ACCURACY_METRICS,
         "Per tool step: does the offered toolset hold a suitable tool, or must one be created?",
-        **VARIANT_OPTIONS,
+        options=VARIANT_OPTIONS,
     ),
     "tool_creation": _spec(
         "tool_creation",
@@ -305,7 +350,7 @@ TASKS: dict[str, TaskSpec] = {
         ACCURACY_METRICS,
         "Per child step of the plan: does it need a tool?",
         native=True,
-        **VARIANT_OPTIONS,
+        options=VARIANT_OPTIONS,
     ),
     "tool_selection": _spec(
         "tool_selection",
@@ -319,9 +364,8 @@ TASKS: dict[str, TaskSpec] = {
         "Tool usage",
         USAGE_METRICS,
         "Per tool step, given its tool: the call's arguments (key-value Levenshtein, accuracy).",
-        no_argument_step="answered",
         native=True,
-        **VARIANT_OPTIONS,
+        options=(NO_ARGUMENT_OPTION, *VARIANT_OPTIONS),
     ),
 }
 

@@ -98,6 +98,7 @@ from benchmarks.suites.protocol import (
     Direction,
     Item,
     MetricSpec,
+    Option,
     Outcome,
     Prompt,
     Scored,
@@ -150,23 +151,82 @@ STOP_INVALID = "invalid_tool_repeated"
 STOP_REPEAT = "repeated_call"
 STOP_NO_ANSWER = "no_answer"  # a published transcript without a final answer
 
-_ANSWER_OPTIONS: dict[str, Any] = {
-    "max_tokens": 256,
-    "unparsed": "wrong",
-    "text_match": "exact",
-    "rel_tol": 1e-6,
-    "option_labels": "numbers",
-}
-_NO_TOOL_OPTIONS: dict[str, Any] = {**_ANSWER_OPTIONS, "cot": False}
-_TOOL_OPTIONS: dict[str, Any] = {
-    **_ANSWER_OPTIONS,
-    "max_steps": 5,
-    "max_invalid_actions": 2,
-    "max_same_call": 2,
-    "max_observation_chars": 2000,
-    "tools": None,
-    "calculator": "local",
-}
+# The options of the regions (the module's docstring says what each does).
+_ANSWER_OPTIONS: tuple[Option, ...] = (
+    Option("max_tokens", "integer", 256, "token limit of each model reply", minimum=1),
+    Option(
+        "unparsed",
+        "text",
+        "wrong",
+        "an answer that cannot be interpreted is wrong, or left out of accuracy (and counted)",
+        choices=("wrong", "skip"),
+    ),
+    Option(
+        "text_match",
+        "text",
+        "exact",
+        "free-text answers: exact match after normalisation, or the gold's words contained",
+        choices=("exact", "contains"),
+    ),
+    Option("rel_tol", "number", 1e-6, "relative tolerance of numeric answers", minimum=0),
+    Option(
+        "option_labels",
+        "text",
+        "numbers",
+        "labels shown for a list of options: numbers (1, 2, ...) or letters (A, B, ...)",
+        choices=("numbers", "letters"),
+    ),
+)
+_NO_TOOL_OPTIONS: tuple[Option, ...] = (
+    *_ANSWER_OPTIONS,
+    Option("cot", "boolean", False, "reason before answering (the paper's COT variant)"),
+)
+_TOOL_OPTIONS: tuple[Option, ...] = (
+    *_ANSWER_OPTIONS,
+    Option("max_steps", "integer", 5, "model calls per item", minimum=1),
+    Option(
+        "max_invalid_actions",
+        "integer",
+        2,
+        "the action naming no tool of the pool that ends the attempt (the earlier ones get a "
+        "reminder)",
+        minimum=1,
+    ),
+    Option(
+        "max_same_call",
+        "integer",
+        2,
+        "an identical call runs at most this often; asking once more ends the attempt",
+        minimum=1,
+    ),
+    Option(
+        "max_observation_chars",
+        "integer",
+        2000,
+        "longer observations are cut (0: never cut)",
+        minimum=0,
+    ),
+    Option(
+        "tools",
+        "names",
+        None,
+        "restrict the pool to these tool names (the paper's per-tool runs; null: every tool)",
+    ),
+    Option(
+        "calculator",
+        "text",
+        "local",
+        "our local calculator, or a toolbox tool named Calculator",
+        choices=("local", "toolbox"),
+    ),
+)
+_GENERAL_TOOL_CALL = Option(
+    "general_tool_call",
+    "text",
+    "wrong",
+    "a tool call on a general dataset makes the item wrong, or is ignored (the answer scored)",
+    choices=("wrong", "ignore"),
+)
 
 
 def _metric_specs(name: str) -> tuple[dict[str, MetricSpec], dict[str, MetricSpec]]:
@@ -215,9 +275,9 @@ def _task(name: str, title: str, description: str) -> TaskSpec:
     metrics += ("unparsed", "n")
     if agent:
         metrics += ERROR_KEYS
-    options = dict(_TOOL_OPTIONS if agent else _NO_TOOL_OPTIONS)
+    options = _TOOL_OPTIONS if agent else _NO_TOOL_OPTIONS
     if name == "R4":
-        options["general_tool_call"] = "wrong"
+        options = (*options, _GENERAL_TOOL_CALL)
     item_metrics, run_metrics = _metric_specs(name)
     return TaskSpec(
         name=name,

@@ -73,7 +73,7 @@ def answered(
 
 def context_for(evaluator: Evaluator, task: str, **options: Any) -> Context:
     spec = evaluator.task(task)
-    return Context(task=spec, options={**spec.options, **options})
+    return Context(task=spec, options={**spec.defaults, **options})
 
 
 def cycle(items: Sequence[Any], count: int) -> list[Any]:
