@@ -14,7 +14,6 @@ from celery import shared_task
 
 # First the app these shared tasks belong to: Django's start no longer imports it (config).
 import config.celery  # noqa: F401
-from config import queue
 from evaluation import analyses, judging, lifecycle, services
 
 
