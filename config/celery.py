@@ -53,6 +53,6 @@ def recover_after_start(**_: Any) -> None:
     """A worker that starts may be replacing one that was killed: once the dead worker's
     leases have run out, take back what it held (beat repeats this every
     RECOVERY_INTERVAL_SECONDS in any case)."""
-    from config import background
+    from config import background, queue
 
-    recover_lost_work.apply_async(countdown=background.lease_seconds() + 1)
+    queue.send(background.SWEEP_TASK, countdown=background.lease_seconds() + 1)
