@@ -34,6 +34,7 @@ from benchmarks.suites.protocol import (
 )
 from benchmarks.suites.trials import over_trials
 from config.errors import ApplicationError
+from config.numbers import id_or_none
 from evaluation import lifecycle
 from evaluation.embedders import embedder_for
 from evaluation.inference import PREDICTIONS, prediction_handler
@@ -232,8 +233,8 @@ def _check_trials(options: dict[str, Any]) -> dict[str, Any]:
     if "trials" not in options:
         return options
     raw = options["trials"]
-    if isinstance(raw, str) and raw.strip().isdigit():
-        raw = int(raw)
+    if isinstance(raw, str) and (number := id_or_none(raw.strip())) is not None:
+        raw = number
     if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= MAX_TRIALS:
         raise RunError(
             f"trials (--repeat) must be a whole number from 1 to {MAX_TRIALS}, not {raw!r}",
