@@ -435,7 +435,10 @@ def prefill_read(params: dict[str, str]) -> Prefill:
         )
     if len(raw) != 2:
         raise AnnotationError("runs: give two run ids, A,B", field="runs")
-    ids = [object_id(part, name="runs", label="runs (two run ids, A,B)") for part in raw]
+    try:
+        ids = [object_id(part, name="runs", label="runs (two run ids, A,B)") for part in raw]
+    except ParameterError as exc:  # the prefill's own error, as its other refusals
+        raise AnnotationError(exc.message, field="runs") from None
     by_id = Run.objects.select_related("benchmark").in_bulk(ids)
     runs = []
     for part, pk in zip(raw, ids, strict=True):

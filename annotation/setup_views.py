@@ -475,7 +475,7 @@ def _run(raw: str, field: str) -> Run | None:
         return None
     run = Run.objects.select_related("benchmark").filter(pk=pk).first()
     if run is None:
-        raise AnnotationError(f"no run {pk}", field=field)
+        raise AnnotationError(f"{field.replace('_', ' ')}: no run {pk}", field=field)
     return run
 
 
