@@ -26,7 +26,7 @@ from rest_framework.response import Response
 from rest_framework.viewsets import ViewSet
 
 from annotation.agreement.data import available_raters
-from annotation.agreement.services import params_from, report_request
+from annotation.agreement.services import MAX_RESAMPLES, params_from, report_request
 from annotation.assign import item_next, item_skip
 from annotation.kinds import kind_of
 from annotation.models import AgreementReport, Assignment, Campaign, Member, Question
@@ -40,6 +40,8 @@ from annotation.selectors import (
 )
 from annotation.services import SIDES
 from annotation.submit import answers_submit
+from config.http import RequestBody
+from config.numbers import id_or_none
 
 
 class QuestionSerializer(serializers.ModelSerializer):
@@ -102,7 +104,7 @@ NextSerializer = inline_serializer(
 )
 
 
-class SubmitSerializer(serializers.Serializer):
+class SubmitSerializer(RequestBody):
     assignment = serializers.IntegerField()
     answers = serializers.DictField(
         help_text="{question key: value}; pairwise as the side shown: left, tie or right."
@@ -117,7 +119,7 @@ class SubmitSerializer(serializers.Serializer):
     )
 
 
-class SkipSerializer(serializers.Serializer):
+class SkipSerializer(RequestBody):
     assignment = serializers.IntegerField()
 
 
@@ -176,7 +178,7 @@ class CampaignViewSet(ViewSet):
     """Campaigns you annotate; `next` gives your current item, `submit` stores your answers."""
 
     throttle_scope = "annotation"
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = "[0-9]+"
 
     def _campaign(self, request: Request, pk: Any) -> Campaign:
         try:
@@ -257,7 +259,11 @@ REPORT_PARAMETERS = [
     ),
     OpenApiParameter("judge", str, many=True, description="A judge that judged the items."),
     OpenApiParameter("question", str, many=True, description="Only these questions."),
-    OpenApiParameter("resamples", int, description="Bootstrap resamples (default 1000)."),
+    OpenApiParameter(
+        "resamples",
+        {"type": "integer", "minimum": 0, "maximum": MAX_RESAMPLES},
+        description="Bootstrap resamples (default 1000).",
+    ),
 ]
 
 
@@ -266,7 +272,7 @@ class AgreementViewSet(ViewSet):
     names the campaigns and the raters each can be compared with; `retrieve` gives the report:
     200 with it, or 202 with its progress while a worker computes it (ask again)."""
 
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = "[0-9]+"
 
     @extend_schema(
         responses=inline_serializer(
@@ -313,10 +319,15 @@ class AgreementViewSet(ViewSet):
                     "total": serializers.IntegerField(),
                 },
             ),
+            409: inline_serializer(
+                "AgreementFailed",
+                {"status": serializers.CharField(), "error": serializers.CharField()},
+            ),
         },
     )
     def retrieve(self, request: Request, pk: Any = None) -> Response:
-        campaign = Campaign.objects.filter(pk=int(pk)).first()
+        # an id no bigint holds names no campaign
+        campaign = Campaign.objects.filter(pk=id_or_none(pk) or 0).first()
         if campaign is None:
             raise NotFound("no such campaign")
         report = report_request(campaign, params_from(request.query_params))
@@ -325,7 +336,7 @@ class AgreementViewSet(ViewSet):
         if report.status == AgreementReport.Status.FAILED:
             return Response(
                 {"status": report.status, "error": report.error},
-                status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+                status=status.HTTP_409_CONFLICT,
             )
         return Response(
             {"status": report.status, "done": report.done, "total": report.total},

@@ -36,6 +36,7 @@ from annotation.services import (
     public_name_check,
 )
 from benchmarks.models import Benchmark
+from config.numbers import ParameterError, object_id, whole_number
 from evaluation.models import Run
 
 # The flow's steps: (slug, title). The slug names the step's page.
@@ -195,12 +196,11 @@ def question_check(spec: dict[str, Any], index: int) -> dict[str, Any]:
 
 def _count(raw: Any, least: int, index: int, name: str) -> int:
     text = str(raw if raw is not None else "").strip() or "0"
-    if not text.isdigit() or int(text) < least or int(text) > 100:
-        raise AnnotationError(
-            f"{_where(index, name.replace('_', ' '))}: a whole number from {least} to 100",
-            field=f"q-{index}-{name}",
-        )
-    return int(text)
+    label = _where(index, name.replace("_", " "))
+    try:
+        return whole_number(text, name=f"q-{index}-{name}", least=least, most=100, label=label) or 0
+    except ParameterError as exc:  # the questions' own error, which their forms show in place
+        raise AnnotationError(exc.message, field=exc.field) from None
 
 
 def _choices_check(raw: Sequence[Any], index: int, scale: str) -> list[dict[str, Any]]:
@@ -442,12 +442,16 @@ def prefill_read(params: dict[str, str]) -> Prefill:
             f"runs: a {kind_named(kind).label.lower()} campaign is not built from two runs",
             field="runs",
         )
-    if len(raw) != 2 or not all(part.isdigit() for part in raw):
+    if len(raw) != 2:
         raise AnnotationError("runs: give two run ids, A,B", field="runs")
-    by_id = Run.objects.select_related("benchmark").in_bulk([int(part) for part in raw])
+    try:
+        ids = [object_id(part, name="runs", label="runs (two run ids, A,B)") for part in raw]
+    except ParameterError as exc:  # the prefill's own error, as its other refusals
+        raise AnnotationError(exc.message, field="runs") from None
+    by_id = Run.objects.select_related("benchmark").in_bulk(ids)
     runs = []
-    for part in raw:
-        run = by_id.get(int(part))
+    for part, pk in zip(raw, ids, strict=True):
+        run = by_id.get(pk)
         if run is None:
             raise AnnotationError(f"runs: no run {part}", field="runs")
         runs.append(run)

@@ -47,6 +47,7 @@ from annotation.views import question_views
 from benchmarks.models import Benchmark, Sample
 from config.access import allows
 from config.errors import shows_errors
+from config.numbers import object_id, object_ids, whole_number
 from evaluation.models import Run
 
 # --- the list -----------------------------------------------------------------------------------
@@ -145,20 +146,15 @@ def _step_page(
     return render(request, name, full, status=status)
 
 
-def _int(raw: str, field: str, what: str) -> int | None:
-    raw = raw.strip()
-    if not raw:
-        return None
-    if not raw.isdigit():
-        raise AnnotationError(f"{what}: a whole number, not {raw!r}", field=field)
-    if len(raw) > 9:
-        # (a database integer overflows long before; no count here comes near)
-        raise AnnotationError(f"{what}: {raw} is too large", field=field)
-    return int(raw)
+def _int(raw: str, field: str, what: str, column: Any = None) -> int | None:
+    return whole_number(raw.strip(), name=field, label=what, column=column)
+
+
+LABELS_PER_ITEM = Campaign._meta.get_field("labels_per_item")
 
 
 def _benchmark(raw: str) -> Benchmark | None:
-    pk = _int(raw, "benchmark", "benchmark")
+    pk = object_id(raw.strip(), name="benchmark")
     if pk is None:
         return None
     benchmark = Benchmark.objects.filter(pk=pk).first()
@@ -233,7 +229,9 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
         kind=data.get("kind", ""),
         benchmark=_benchmark(data.get("benchmark", "")),
         guidelines=data.get("guidelines", ""),
-        labels_per_item=_int(data.get("labels_per_item", ""), "labels_per_item", "labels per item"),
+        labels_per_item=_int(
+            data.get("labels_per_item", ""), "labels_per_item", "labels per item", LABELS_PER_ITEM
+        ),
         user=request.user,
         **runs,
     )
@@ -286,7 +284,9 @@ def setup_details(request: HttpRequest, campaign_id: int) -> HttpResponse:
         }
         return _details_page(request, campaign, posted)
     data = request.POST
-    labels = _int(data.get("labels_per_item", ""), "labels_per_item", "labels per item")
+    labels = _int(
+        data.get("labels_per_item", ""), "labels_per_item", "labels per item", LABELS_PER_ITEM
+    )
     campaign_details_update(
         campaign=campaign,
         name=data.get("name", ""),
@@ -340,7 +340,7 @@ def _edit_questions(specs: list[dict[str, Any]], action: str) -> tuple[list[dict
     """A button of the questions form that changes the form, not the campaign: add or remove
     a choice row or a question. Returns the specs and the field to focus."""
     parts = action.split(":")
-    verb, numbers = parts[0], [int(p) for p in parts[1:] if p.isdigit()]
+    verb, numbers = parts[0], [whole_number(p, name="action", default=0) or 0 for p in parts[1:]]
     if verb == "add-question":
         specs.append(
             {"key": "", "text": "", "scale": "categories", "required": True, "choices": [{}, {}]}
@@ -474,12 +474,12 @@ def _items_refused(request: HttpRequest, error: Exception, campaign_id: int) -> 
 
 
 def _run(raw: str, field: str) -> Run | None:
-    pk = _int(raw, field, "run")
+    pk = object_id(raw.strip(), name=field, label="run")
     if pk is None:
         return None
     run = Run.objects.select_related("benchmark").filter(pk=pk).first()
     if run is None:
-        raise AnnotationError(f"no run {pk}", field=field)
+        raise AnnotationError(f"{field.replace('_', ' ')}: no run {pk}", field=field)
     return run
 
 
@@ -546,10 +546,7 @@ def _members_page(
 
 
 def _posted_members(request: HttpRequest) -> dict[str, list[int]]:
-    return {
-        role: [int(v) for v in request.POST.getlist(role) if v.isdigit()]
-        for role in Member.Role.values
-    }
+    return {role: object_ids(request.POST.getlist(role), name=role) for role in Member.Role.values}
 
 
 def _members_refused(request: HttpRequest, error: Exception, campaign_id: int) -> HttpResponse:
@@ -588,8 +585,10 @@ def setup_preview(request: HttpRequest, campaign_id: int) -> HttpResponse:
     kind = kind_of(campaign)
     items = campaign.items.order_by("position")
     count = items.count()
-    raw = request.GET.get("position", "0")
-    position = min(int(raw), max(count - 1, 0)) if raw.isdigit() else 0
+    position = whole_number(
+        request.GET.get("position"), name="position", column=Item._meta.get_field("position")
+    )
+    position = min(position or 0, max(count - 1, 0))
     context: dict[str, Any] = {"count": count, "position": position}
     item = items.filter(position__gte=position).first()
     if item is not None:

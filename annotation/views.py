@@ -50,6 +50,7 @@ from annotation.selectors import (
 from annotation.services import answers_clean
 from annotation.submit import answers_submit
 from config.errors import shows_errors
+from config.numbers import object_id, whole_number
 from config.throttle import throttled
 
 PAIRWISE_KEYS = (("1", "2", "3"), ("4", "5", "6"), ("7", "8", "9"))
@@ -226,7 +227,7 @@ def submit(request: HttpRequest, campaign_id: int, assignment_id: int) -> HttpRe
         raw=_posted_answers(request, campaign),
         token=token,
         note=request.POST.get("note", "")[:5000],
-        time_ms=int(time_ms) if time_ms.isdigit() else None,
+        time_ms=whole_number(time_ms, name="time_ms", column=Label._meta.get_field("time_ms")),
     )
     return workspace(request, campaign)
 
@@ -473,18 +474,18 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """The next disputed item (after ?after=<position> to pass one over), or ?item=<id> to
     open one again (a settled item, to change its answer)."""
     campaign = _adjudicable(request, campaign_id)
-    item_id = request.GET.get("item", "")
-    if item_id.isdigit():
-        item = Item.objects.filter(pk=int(item_id), campaign=campaign).first()
+    item_id = object_id(request.GET.get("item"), name="item")
+    if item_id is not None:
+        item = Item.objects.filter(pk=item_id, campaign=campaign).first()
         if item is None:
             raise Http404("no such item in this campaign")
         dispute = dispute_get(item)
         error = "" if dispute else "the labels of this item agree: nothing to settle"
         return _adjudication_page(request, campaign, dispute=dispute, error=error)
-    after = request.GET.get("after", "")
-    dispute = adjudication_next(
-        campaign=campaign, adjudicator=request.user, after=int(after) if after.isdigit() else None
+    after = whole_number(
+        request.GET.get("after"), name="after", column=Item._meta.get_field("position")
     )
+    dispute = adjudication_next(campaign=campaign, adjudicator=request.user, after=after)
     return _adjudication_page(request, campaign, dispute=dispute)
 
 
@@ -518,7 +519,6 @@ def _adjudication_refused(
 def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> HttpResponse:
     campaign = _adjudicable(request, campaign_id)
     item = _disputed_item(campaign, item_id)
-    replaces = request.POST.get("replaces", "")
     answers = answers_clean(
         questions=list(campaign.questions.all()),
         item=item,
@@ -530,7 +530,7 @@ def adjudicate_submit(request: HttpRequest, campaign_id: int, item_id: int) -> H
         adjudicator=request.user,
         answers=answers,
         note=request.POST.get("note", "")[:5000],
-        replaces=int(replaces) if replaces.isdigit() else None,
+        replaces=object_id(request.POST.get("replaces"), name="replaces"),
     )
     return _adjudication_page(
         request,

@@ -20,6 +20,7 @@ from django.utils.text import Truncator
 
 from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
 from benchmarks.selectors import benchmark_list_with_counts
+from config.numbers import object_id
 
 
 def pretty_json(value: Any) -> SafeString:
@@ -133,9 +134,11 @@ class SplitFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         samples = Sample.objects.order_by()
-        benchmark_id = request.GET.get("benchmark__id__exact", "")
-        if benchmark_id.isdigit():
-            samples = samples.filter(benchmark_id=int(benchmark_id))
+        benchmark_id = object_id(
+            request.GET.get("benchmark__id__exact"), name="benchmark__id__exact"
+        )
+        if benchmark_id is not None:
+            samples = samples.filter(benchmark_id=benchmark_id)
         splits = samples.values_list("split", flat=True).distinct().order_by("split")
         return [(split, split) for split in splits]
 

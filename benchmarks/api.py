@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
 from benchmarks.selectors import benchmark_list_with_counts, sample_counts_by_split_for
+from config.numbers import id_or_none
 
 
 class BenchmarkSerializer(serializers.ModelSerializer):
@@ -114,9 +115,9 @@ def filter_by_benchmark(queryset: QuerySet[Any], value: str | None) -> QuerySet[
     if not value:
         return queryset
     benchmarks = Benchmark.objects.filter(name=value)
-    if value.isdigit():
+    if (pk := id_or_none(value)) is not None:
         # A name made of digits is still a name: match either.
-        benchmarks = Benchmark.objects.filter(Q(pk=int(value)) | Q(name=value))
+        benchmarks = Benchmark.objects.filter(Q(pk=pk) | Q(name=value))
     # Resolved in a subquery on the small table, so the filter on samples stays a plain
     # benchmark_id lookup that the (benchmark, split, external_id) index serves.
     return queryset.filter(benchmark_id__in=benchmarks.values("pk"))
@@ -185,7 +186,9 @@ class ToolViewSet(viewsets.ReadOnlyModelViewSet):
         parameters=[
             BENCHMARK_PARAM,
             OpenApiParameter("split", OpenApiTypes.STR, description="Exact split name."),
-            OpenApiParameter("kind", OpenApiTypes.STR, enum=Sample.Kind.values),
+            OpenApiParameter(
+                "kind", OpenApiTypes.STR, enum=["", *Sample.Kind.values], description="Empty: any."
+            ),
         ]
     ),
     retrieve=extend_schema(responses=SampleDetailSerializer),

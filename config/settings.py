@@ -229,15 +229,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["config.access.TableAccess"],
     # Every ApplicationError a service raises answers 400 with what is wrong and where.
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
-    # JSON bodies through one bounded reader (size, depth, storable text): config.http.
-    "DEFAULT_PARSER_CLASSES": [
-        "config.http.BoundedJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # The API takes JSON bodies only (a form cannot say a nested object, which answers are),
+    # through one bounded reader (size, depth, storable text, finite numbers): config.http.
+    "DEFAULT_PARSER_CLASSES": ["config.http.BoundedJSONParser"],
+    # ?limit= at most 1000 (config.http.BoundedLimitOffsetPagination), ?offset=.
+    "DEFAULT_PAGINATION_CLASS": "config.http.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, with every operation's refusals (400, 401, 403, 404, 429).
+    "DEFAULT_SCHEMA_CLASS": "config.apischema.ApiSchema",
     "DEFAULT_THROTTLE_CLASSES": ["config.throttle.OneTripThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         # A person annotating answers at most every few seconds; these stop scripts.

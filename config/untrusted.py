@@ -11,11 +11,17 @@ standard.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from benchmarks.suites.base import MAX_JSON_DEPTH, ImportFormatError, check_value, unstorable
+from benchmarks.suites.base import (
+    MAX_JSON_DEPTH,
+    ImportFormatError,
+    UnstorableNumber,
+    check_value,
+    json_loads_numbers_checked,
+    unstorable,
+)
 from config.errors import ApplicationError
 
 __all__ = [
@@ -62,14 +68,9 @@ def check_tree(value: Any) -> None:
         raise UntrustedInputError(exc.message, exc.field or "") from None
 
 
-def _no_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON, and PostgreSQL's jsonb refuses them.
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def json_loads_bounded(data: bytes | str, *, max_bytes: int) -> Any:
     """The JSON value in `data`, or UntrustedInputError: over max_bytes, not UTF-8, not JSON,
-    nested too deep, or holding text a database cannot store."""
+    nested too deep, or holding text or a number a database cannot store."""
     if len(data) > max_bytes:
         raise UntrustedInputError(f"the body is over {max_bytes:,} bytes")
     if isinstance(data, bytes):
@@ -78,7 +79,13 @@ def json_loads_bounded(data: bytes | str, *, max_bytes: int) -> Any:
         except UnicodeDecodeError as exc:
             raise UntrustedInputError(f"the body is not UTF-8 (byte {exc.start})") from None
     try:
-        value = json.loads(data, parse_constant=_no_constant)
+        # the imports' rule for numbers: no NaN or Infinity (1e999 included), no whole number
+        # longer than Python converts
+        value = json_loads_numbers_checked(data)
+    except UnstorableNumber as exc:
+        line, column, key = exc.locate(data)
+        where = key if key is not None else f"line {line} column {column}"
+        raise UntrustedInputError(f"{exc} cannot be stored", where) from None
     except RecursionError:
         raise UntrustedInputError(f"nested more than {MAX_JSON_DEPTH} levels deep") from None
     except ValueError as exc:

@@ -4,6 +4,9 @@ from drf_spectacular.views import SpectacularAPIView
 
 from config.login import ThrottledLoginView
 
+# A path no route matches under /api/ is answered in JSON, as the API's schema says.
+handler404 = "config.http.not_found"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),

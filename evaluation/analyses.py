@@ -29,6 +29,7 @@ from benchmarks.suites.protocol import Scored
 from benchmarks.suites.registry import get_suite
 from config.background import Held, RowWork
 from config.errors import ApplicationError
+from config.numbers import object_id
 from evaluation.models import Judgment, Prediction, Run, RunAnalysis
 from evaluation.selectors import run_context
 from evaluation.services import scored_items
@@ -360,11 +361,11 @@ def runs_to_compare(ids: Sequence[Any]) -> list[Run]:
         raise AnalysisError("choose at least one run", field="run")
     wanted: list[int] = []
     for raw in ids:
-        text = str(raw).strip()
-        if not text.isdigit():
-            raise AnalysisError(f"{text!r} is not a run id", field="run")
-        if int(text) not in wanted:
-            wanted.append(int(text))
+        pk = object_id(str(raw).strip(), name="run", label="run (a run id)")
+        if pk is not None and pk not in wanted:
+            wanted.append(pk)
+    if not wanted:
+        raise AnalysisError("choose at least one run", field="run")
     found = Run.objects.select_related("benchmark", "endpoint").in_bulk(wanted)
     missing = [pk for pk in wanted if pk not in found]
     if missing:

@@ -23,6 +23,8 @@ from rest_framework.response import Response
 
 from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from benchmarks.models import Benchmark
+from config.http import RequestBody
+from config.numbers import BIGINT_MAX, column_bounds, object_id
 from evaluation.analyses import run_analyses_get
 from evaluation.credentials import KEY_MAX_LENGTH
 from evaluation.models import Endpoint, Prediction, Run, RunAnalysis
@@ -34,6 +36,17 @@ from evaluation.selectors import (
     trial_summary,
 )
 from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create, run_launch
+
+ENDPOINT = Endpoint._meta.get_field
+# An http(s) address: a host name, localhost or an IPv4 address, a port, a path (what the
+# model's validator takes, said in the schema so that clients know it).
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_PORT = r"([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+BASE_URL = (
+    rf"^https?://(localhost|({_LABEL}\.)+[A-Za-z]{{2,63}}|({_OCTET}\.){{3}}{_OCTET}|\[::1\])"
+    rf"(:{_PORT})?(/[A-Za-z0-9._~-]*)*$"
+)
 
 
 class EndpointSerializer(serializers.ModelSerializer):
@@ -47,6 +60,10 @@ class EndpointSerializer(serializers.ModelSerializer):
 class RunSerializer(serializers.ModelSerializer):
     benchmark_name = serializers.CharField(source="benchmark.name", read_only=True)
     endpoint_name = serializers.CharField(source="endpoint.name", read_only=True, default=None)
+    # Empty for imported runs (no endpoint style).
+    style = serializers.ChoiceField(
+        choices=Endpoint.Style.choices, allow_blank=True, read_only=True
+    )
     items = serializers.IntegerField(source="n_total", read_only=True)
     done = serializers.IntegerField(source="n_done", read_only=True)
     failed = serializers.IntegerField(source="n_failed", read_only=True)
@@ -193,11 +210,13 @@ class PredictionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class EndpointInputSerializer(serializers.Serializer):
+class EndpointInputSerializer(RequestBody):
     """What `POST /api/endpoints/` takes; the model's rules check it (endpoint_create)."""
 
     name = serializers.CharField(max_length=100)
-    base_url = serializers.CharField(max_length=500)
+    base_url = serializers.RegexField(
+        BASE_URL, max_length=500, help_text="e.g. https://api.openai.com/v1"
+    )
     model = serializers.CharField(max_length=200)
     api_key = serializers.CharField(
         max_length=KEY_MAX_LENGTH,
@@ -207,7 +226,9 @@ class EndpointInputSerializer(serializers.Serializer):
         help_text="The endpoint's key: stored encrypted, sent only to this base URL, never "
         "shown again (the answer has its last four characters).",
     )
-    api_key_env = serializers.CharField(
+    # An environment variable's name (evaluation.credentials: the model checks it is listed)
+    api_key_env = serializers.RegexField(
+        r"^([A-Za-z_][A-Za-z0-9_]{0,99})?$",
         max_length=100,
         required=False,
         allow_blank=True,
@@ -215,8 +236,15 @@ class EndpointInputSerializer(serializers.Serializer):
     )
     style = serializers.ChoiceField(choices=Endpoint.Style.choices, required=False)
     default_params = serializers.DictField(required=False)
-    max_concurrency = serializers.IntegerField(min_value=1, required=False)
-    requests_per_minute = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    # numbers bounded by the columns they fill (config.numbers.column_bounds)
+    max_concurrency = serializers.IntegerField(
+        required=False, **column_bounds(ENDPOINT("max_concurrency"), min_value=1)
+    )
+    requests_per_minute = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        **column_bounds(ENDPOINT("requests_per_minute"), min_value=1),
+    )
     timeout_seconds = serializers.FloatField(min_value=0.001, required=False)
     max_attempts = serializers.IntegerField(
         min_value=1, max_value=100, required=False, help_text="HTTP attempts per call."
@@ -305,7 +333,9 @@ class RunLaunchSerializer(serializers.Serializer):
         parameters=[
             BENCHMARK_PARAM,
             OpenApiParameter("task", OpenApiTypes.STR),
-            OpenApiParameter("status", OpenApiTypes.STR, enum=Run.Status.values),
+            OpenApiParameter(
+                "status", OpenApiTypes.STR, enum=["", *Run.Status.values], description="Empty: any."
+            ),
         ]
     )
 )
@@ -369,6 +399,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                     "total": serializers.IntegerField(),
                 },
             ),
+            409: inline_serializer(
+                "RunAnalysesFailed",
+                {"status": serializers.CharField(), "error": serializers.CharField()},
+            ),
         },
     )
     @action(detail=True, methods=["get"])
@@ -393,8 +427,18 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 @extend_schema_view(
     list=extend_schema(
         parameters=[
-            OpenApiParameter("run", OpenApiTypes.INT, description="Run id (required)."),
-            OpenApiParameter("status", OpenApiTypes.STR, enum=Prediction.Status.values),
+            OpenApiParameter(
+                "run",
+                {"type": "integer", "minimum": 1, "maximum": BIGINT_MAX},
+                required=True,
+                description="Run id.",
+            ),
+            OpenApiParameter(
+                "status",
+                OpenApiTypes.STR,
+                enum=["", *Prediction.Status.values],
+                description="Empty: any.",
+            ),
         ]
     )
 )
@@ -408,10 +452,10 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         if self.action != "list":
             return predictions
         params = self.request.query_params
-        run = params.get("run", "")
-        if not run.isdigit():
+        run = object_id(params.get("run"), name="run", label="run (the run's id, e.g. ?run=12)")
+        if run is None:
             raise ValidationError({"run": "give the run's id, e.g. ?run=12"})
-        predictions = predictions.filter(run_id=int(run))
+        predictions = predictions.filter(run_id=run)
         if status := params.get("status"):
             if status not in Prediction.Status.values:
                 raise ValidationError({"status": f"one of {', '.join(Prediction.Status.values)}"})

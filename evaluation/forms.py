@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 from benchmarks.models import Benchmark
 from benchmarks.suites.registry import get_suite, suite_names
+from config.numbers import column_bounds
 from config.untrusted import UntrustedInputError, json_loads_bounded
 from evaluation.judging import judge_launch
 from evaluation.models import Endpoint, Judge, JudgeJob, Run
@@ -56,6 +57,10 @@ def task_options(benchmark: Benchmark) -> list[dict[str, Any]]:
 
 
 MAX_JSON_BYTES = 64_000
+
+
+def RUN(name: str) -> Any:
+    return Run._meta.get_field(name)
 
 
 class JSONObjectField(forms.CharField):
@@ -109,8 +114,13 @@ class LaunchRunForm(forms.Form):
         help_text="Native needs a chat endpoint and a task with a native form; "
         "tool_choice and parallel_tool_calls go in the generation parameters.",
     )
-    shots = forms.IntegerField(min_value=0, initial=0)
-    item_limit = forms.IntegerField(min_value=1, required=False, help_text="Empty: every item.")
+    # Every number is bounded by the column it fills (config.numbers.column_bounds).
+    shots = forms.IntegerField(initial=0, **column_bounds(RUN("shots")))
+    item_limit = forms.IntegerField(
+        required=False,
+        help_text="Empty: every item.",
+        **column_bounds(RUN("item_limit"), min_value=1),
+    )
     trials = forms.IntegerField(
         min_value=1,
         max_value=MAX_TRIALS,
@@ -126,9 +136,9 @@ class LaunchRunForm(forms.Form):
         help_text='e.g. {"unparsed": "exclude"}: only the options the task declares (listed '
         "below once a benchmark is chosen)",
     )
-    seed = forms.IntegerField(initial=0)
+    seed = forms.IntegerField(initial=0, **column_bounds(RUN("seed")))
     budget = forms.DecimalField(
-        required=False, min_value=0, help_text=Run._meta.get_field("budget").help_text
+        required=False, help_text=RUN("budget").help_text, **column_bounds(RUN("budget"))
     )
 
     def __init__(self, *args: Any, benchmark: Benchmark | None = None, **kwargs: Any) -> None:
@@ -208,7 +218,9 @@ class LaunchJudgeJobForm(forms.Form):
     )
     repeats = forms.IntegerField(min_value=1, max_value=20, initial=3)
     budget = forms.DecimalField(
-        required=False, min_value=0, help_text=JudgeJob._meta.get_field("budget").help_text
+        required=False,
+        help_text=JudgeJob._meta.get_field("budget").help_text,
+        **column_bounds(JudgeJob._meta.get_field("budget")),
     )
 
     def launch(self, user: Any) -> JudgeJob:

@@ -44,8 +44,9 @@ from django.utils import timezone
 
 from config import background
 from config.errors import ApplicationError
+from config.numbers import decimal_problem
 from config.queue import Task, send, send_after_commit
-from evaluation.models import Endpoint
+from evaluation.models import Endpoint, Run
 from evaluation.work.budget import Prices, Spending
 from evaluation.work.caller import EndpointConfig
 from evaluation.work.engine import ConfigurationError, Handler, execute
@@ -150,12 +151,16 @@ def cancel(kind: WorkKind, parent: Any) -> bool:
 
 
 KEEP: Literal["keep"] = "keep"
+# Runs and judge jobs keep their budget in columns of the same size.
+BUDGET = Run._meta.get_field("budget")
 
 
 def budget_error(budget: Decimal | None) -> str:
     """Why a budget cannot be used ("" if it can): see evaluation.work.budget."""
     if budget is not None and (not Decimal(budget).is_finite() or Decimal(budget) < 0):
         return "a budget must be a number, 0 or more"
+    if budget is not None and (problem := decimal_problem(Decimal(budget), BUDGET)):
+        return f"the budget {budget}: {problem}"
     return ""
 
 

@@ -23,6 +23,7 @@ from config.access import allows
 from config.charts import bar_chart
 from config.csvexport import copy_csv_response
 from config.errors import ApplicationError, shows_errors
+from config.numbers import id_or_none, object_id
 from evaluation import lifecycle
 from evaluation.analyses import declared as declared_analyses
 from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
@@ -54,9 +55,9 @@ PAGE_SIZE = 50
 @require_GET
 def run_index(request: HttpRequest) -> HttpResponse:
     runs = runs_with_progress(run_list())
-    benchmark_id = request.GET.get("benchmark", "")
-    if benchmark_id.isdigit():
-        runs = runs.filter(benchmark_id=int(benchmark_id))
+    benchmark_id = object_id(request.GET.get("benchmark"), name="benchmark")
+    if benchmark_id is not None:
+        runs = runs.filter(benchmark_id=benchmark_id)
     page = Paginator(runs.order_by("-created_at"), PAGE_SIZE).get_page(request.GET.get("page"))
     tasks = sorted(
         Run.objects.order_by().values_list("benchmark_id", "benchmark__name", "task").distinct()
@@ -221,8 +222,8 @@ def _parse_watch(text: str) -> dict[int, str]:
     watched: dict[int, str] = {}
     for entry in text.split(",")[:PAGE_SIZE]:
         pk, _, status = entry.partition(".")
-        if pk.isdigit() and status in lifecycle.UNSETTLED:
-            watched[int(pk)] = status
+        if status in lifecycle.UNSETTLED and (number := id_or_none(pk)) is not None:
+            watched[number] = status
     return watched
 
 
@@ -448,8 +449,8 @@ def job_control(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 
 
 def _benchmark_of(data: Any) -> Benchmark | None:
-    raw = str(data.get("benchmark", ""))
-    return Benchmark.objects.filter(pk=int(raw)).first() if raw.isdigit() else None
+    pk = object_id(data.get("benchmark"), name="benchmark")
+    return Benchmark.objects.filter(pk=pk).first() if pk is not None else None
 
 
 def _launch_page(
@@ -534,11 +535,10 @@ class CompareError(ApplicationError):
 
 def _compared_run(request: HttpRequest, name: str) -> Run:
     raw = request.GET.get(name, "").strip()
-    if not raw.isdigit():
-        raise CompareError(
-            f"name two runs to compare: ?a=ID&b=ID ({name} is {raw or 'missing'!r})", field=name
-        )
-    run = Run.objects.select_related("benchmark", "endpoint").filter(pk=int(raw)).first()
+    pk = object_id(raw, name=name, label=f"name two runs to compare: ?a=ID&b=ID ({name})")
+    if pk is None:
+        raise CompareError(f"name two runs to compare: ?a=ID&b=ID ({name} is missing)", field=name)
+    run = Run.objects.select_related("benchmark", "endpoint").filter(pk=pk).first()
     if run is None:
         raise CompareError(f"there is no run #{raw} ({name})", field=name, status=404)
     return run

@@ -26,6 +26,7 @@ from annotation.agreement.data import (
 from annotation.agreement.report import campaign_report
 from annotation.models import AgreementReport, Campaign, Label
 from config.background import Held, RowWork
+from config.numbers import whole_number
 
 log = logging.getLogger(__name__)
 # An interval's resamples cost time in proportion; more than this buys no precision worth it.
@@ -56,12 +57,11 @@ def report_params(
 def params_from(query: Any) -> dict[str, Any]:
     """The report a query string asks for (a QueryDict): ?metric=&judge= (repeatable),
     ?question=, ?resamples= (AgreementError when out of bounds)."""
-    resamples = query.get("resamples", "")
     return report_params(
         metrics=query.getlist("metric"),
         judges=query.getlist("judge"),
         questions=[q for q in query.getlist("question") if q],
-        resamples=int(resamples) if resamples.isdigit() else None,
+        resamples=whole_number(query.get("resamples"), name="resamples"),
     )
 
 

@@ -443,31 +443,77 @@ def check_record_size(text: str, *, file: Path | str, line: int | None = None) -
         raise _record_too_large(over[0], exact=over[1], file=file, line=line)
 
 
-class _NonFiniteNumber(ValueError):
-    pass
+# Python converts at most this many digits to an int (sys.get_int_max_str_digits()): a longer
+# whole number in a file or a request body is refused by name, not a ValueError from json.
+MAX_INT_DIGITS = 4300
+_KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*$')
+
+
+class UnstorableNumber(ValueError):
+    """A JSON number no column can take: NaN or Infinity (not JSON; jsonb refuses them), a
+    float beyond a double (1e999 would become Infinity), or a whole number of more digits than
+    Python converts. `literal` is the text as written; `locate` finds where it is."""
+
+    def __init__(self, literal: str, problem: str) -> None:
+        super().__init__(problem)
+        self.literal = literal
+
+    def locate(self, text: str) -> tuple[int, int, str | None]:
+        """(line, column, the key the number is the value of, if any) in `text`."""
+        at = max(text.find(self.literal), 0)
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        key = _KEY_BEFORE.search(text, max(0, at - 1000), at)
+        name = None
+        if key:
+            try:
+                name = json.loads(f'"{key.group(1)}"')
+            except ValueError:
+                name = None
+        return line, column, name
 
 
 def _refuse_constant(name: str) -> float:
     # Python's json accepts NaN and Infinity; they are not JSON and jsonb refuses them.
-    raise _NonFiniteNumber(name)
+    raise UnstorableNumber(name, f"the number {name}")
 
 
 def _finite_float(literal: str) -> float:
     value = float(literal)
     if value in (float("inf"), float("-inf")):
-        raise _NonFiniteNumber(literal)
+        raise UnstorableNumber(literal, f"the number {literal} (Infinity as a float)")
     return value
+
+
+def _bounded_int(literal: str) -> int:
+    digits = len(literal) - literal.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise UnstorableNumber(
+            literal,
+            f"a whole number of {digits:,} digits (more than {MAX_INT_DIGITS:,})",
+        )
+    return int(literal)
+
+
+def json_loads_numbers_checked(text: str) -> Any:
+    """json.loads, refusing with UnstorableNumber the numbers no column can take (JSON's one
+    rule for numbers, shared by the imports and every request body: config.untrusted)."""
+    return json.loads(
+        text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int
+    )
 
 
 def parse_json_text(text: str, *, file: Path | str, line_offset: int = 0) -> Any:
     """json.loads with errors that name the line (and survive absurd nesting)."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except _NonFiniteNumber as exc:
+        return json_loads_numbers_checked(text)
+    except UnstorableNumber as exc:
+        line, _, key = exc.locate(text)
         raise ImportFormatError(
-            f"holds the number {exc.args[0]}, which JSON (and PostgreSQL) cannot store",
+            f"holds {exc}, which JSON (and PostgreSQL) cannot store",
             file=file,
-            line=line_offset + text.count("\n", 0, text.find(exc.args[0])) + 1,
+            line=line_offset + line,
+            field=key,
         ) from None
     except json.JSONDecodeError as exc:
         raise ImportFormatError(

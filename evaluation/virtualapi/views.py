@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST
 from benchmarks.suites.protocol import CallFailed
 from config.access import virtual_call_allowed
 from config.untrusted import UntrustedInputError, json_loads_bounded
+from evaluation.models import VirtualApi
 from evaluation.virtualapi.keys import ApiName
 from evaluation.virtualapi.server import Call, ThreadSteps, serve
 
@@ -85,6 +86,13 @@ async def virtual_call(request: HttpRequest) -> HttpResponse:
     if not isinstance(arguments, dict):
         return _refuse(400, "tool_input must be a JSON object")
     name = ApiName.from_request(body["category"], body["tool_name"], body["api_name"])
+    # the names as the server keeps them (a tool is "<tool>_for_<category>") fit its columns
+    for given, column in (("category", "category"), ("tool_name", "tool"), ("api_name", "api")):
+        longest = VirtualApi._meta.get_field(column).max_length or 0
+        if len(getattr(name, column)) > longest:
+            return _refuse(
+                400, f"{given}: too long (the name kept is at most {longest} characters)"
+            )
     # ThreadSteps reads the simulator's endpoint: the ORM, outside the event loop.
     steps = await sync_to_async(ThreadSteps, thread_sensitive=True)()
     try:

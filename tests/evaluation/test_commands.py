@@ -380,3 +380,16 @@ def test_the_models_have_no_unmade_migrations() -> None:
     out = StringIO()
     call_command("makemigrations", "--check", "--dry-run", stdout=out)
     assert "No changes detected" in out.getvalue()
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "1e999", "9" * 4301])
+def test_a_parameter_no_column_can_store_is_refused_by_name(value: str) -> None:
+    # JSON's rule for numbers, as in request bodies and imports (issue 27)
+    from evaluation.management.commands._common import key_values
+
+    with pytest.raises(CommandError, match=r"--param 'temperature=.*cannot be stored"):
+        key_values([f"temperature={value}"], "--param")
+    assert key_values(["temperature=0.5", "stop=end"], "--param") == {
+        "temperature": 0.5,
+        "stop": "end",
+    }

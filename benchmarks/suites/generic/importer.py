@@ -45,8 +45,10 @@ from benchmarks.suites.base import (
     Progress,
     SampleRecord,
     ToolRecord,
+    UnstorableNumber,
     check_value,
     iter_jsonl,
+    json_loads_numbers_checked,
     require,
     type_name,
 )
@@ -112,7 +114,11 @@ def _calls(value: Any, key: str, at: _Where) -> list[dict[str, Any]]:
         if isinstance(arguments, str):
             # OpenAI's wire format carries arguments as a JSON string.
             try:
-                arguments = json.loads(arguments)
+                arguments = json_loads_numbers_checked(arguments)
+            except UnstorableNumber as exc:
+                raise at.error(
+                    f"holds {exc}, which JSON (and PostgreSQL) cannot store", f"{where}.arguments"
+                ) from None
             except (json.JSONDecodeError, RecursionError):
                 raise at.error("is a string that is not JSON", f"{where}.arguments") from None
         if not isinstance(arguments, dict):

@@ -3,7 +3,6 @@ one JSON shape they print."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -13,6 +12,8 @@ from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from benchmarks.models import Benchmark
+from benchmarks.suites.base import UnstorableNumber, json_loads_numbers_checked
+from config.numbers import id_or_none
 from evaluation.models import Run
 from evaluation.selectors import ordered_metrics, run_progress
 
@@ -24,8 +25,8 @@ def find_benchmark(value: str | None, suite: str | Sequence[str] | None = None) 
     suite = " or ".join(suites)
     if value:
         found = Benchmark.objects.filter(name=value).first()
-        if found is None and value.isdigit():
-            found = Benchmark.objects.filter(pk=int(value)).first()
+        if found is None and (pk := id_or_none(value)) is not None:
+            found = Benchmark.objects.filter(pk=pk).first()
         if found is None:
             names = ", ".join(Benchmark.objects.values_list("name", flat=True)) or "none"
             raise CommandError(f"no benchmark {value!r}; benchmarks: {names}")
@@ -47,7 +48,10 @@ def key_values(pairs: list[str] | None, flag: str) -> dict[str, Any]:
         if not sep or not key.strip():
             raise CommandError(f"{flag} {pair!r}: expected key=value")
         try:
-            result[key.strip()] = json.loads(raw)
+            # JSON's rule for numbers everywhere: no NaN, Infinity or 1e999 (jsonb refuses them)
+            result[key.strip()] = json_loads_numbers_checked(raw)
+        except UnstorableNumber as exc:
+            raise CommandError(f"{flag} {pair!r}: {exc} cannot be stored") from None
         except ValueError:
             result[key.strip()] = raw
     return result
