@@ -14,6 +14,7 @@ from typing import Any
 from django.db.models import Count, Max
 
 from annotation.models import Label
+from config.access import READ_LABELS
 from evaluation.analyses import InputProvider
 from evaluation.models import Run
 
@@ -45,4 +46,6 @@ def human_labels_mark(run: Run) -> str:
     return f"{seen['n']}:{seen['last']}:{seen['revoked']}"
 
 
-PROVIDER = InputProvider(human_labels, human_labels_mark)
+# Reading an analysis drawn from the labels needs what reading the labels needs (config.access
+# READ_LABELS): the aggregate of everyone's answers is still their answers.
+PROVIDER = InputProvider(human_labels, human_labels_mark, permissions=READ_LABELS.perms)

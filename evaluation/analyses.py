@@ -120,10 +120,16 @@ class InputProvider:
     computed again when it changes. The platform's own inputs register here; a layer this app
     may not import declares its own in settings.ANALYSIS_INPUTS (the human labels: annotation's
     annotation.analysis_inputs.PROVIDER), imported the first time an analysis asks for it and
-    not at every start-up."""
+    not at every start-up.
+
+    `permissions`: the model permissions a person needs to read what an analysis draws from
+    this input, the same as reading the input itself needs (the human labels: those the labels
+    need wherever they are shown). An analysis that reads the input is withheld from anyone
+    without them (`readable_by`): on the pages, in the CSVs and in the API alike."""
 
     fetch: Callable[[Run], Any]
     mark: Callable[[Run], str]
+    permissions: tuple[str, ...] = ()
 
 
 _OWN_PROVIDERS: dict[str, InputProvider] = {}
@@ -137,6 +143,24 @@ def input_providers() -> dict[str, InputProvider]:
     """Every input an analysis may read, by name: this app's, and settings.ANALYSIS_INPUTS."""
     declared = getattr(settings, "ANALYSIS_INPUTS", {})
     return {**_OWN_PROVIDERS, **{name: import_string(path) for name, path in declared.items()}}
+
+
+def permissions_needed(analysis: Analysis) -> tuple[str, ...]:
+    """The model permissions reading `analysis` needs beyond the run's own (its inputs')."""
+    providers = input_providers()
+    return tuple(
+        dict.fromkeys(
+            permission
+            for name in analysis.inputs
+            if name in providers
+            for permission in providers[name].permissions
+        )
+    )
+
+
+def readable_by(user: Any, analysis: Analysis) -> bool:
+    """Whether `user` may read `analysis` (what its inputs need: permissions_needed)."""
+    return bool(user.has_perms(permissions_needed(analysis)))
 
 
 def _baseline(run: Run) -> list[Scored]:

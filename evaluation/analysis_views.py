@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -25,6 +26,8 @@ from evaluation.analyses import (
     compare,
     declared,
     find_analysis,
+    permissions_needed,
+    readable_by,
     run_analyses_get,
     run_label,
     runs_to_compare,
@@ -90,6 +93,25 @@ def _single_section(run: Run, analysis: Analysis, found: dict[str, Any]) -> dict
     }
 
 
+def _withheld(user: Any, analyses: Sequence[Analysis]) -> list[dict[str, Any]]:
+    """The analyses `user` may not read (what their inputs need), and what they would need."""
+    return [
+        {"analysis": analysis, "permissions": permissions_needed(analysis)}
+        for analysis in analyses
+        if not readable_by(user, analysis)
+    ]
+
+
+def _readable(user: Any, run: Run, name: str) -> Analysis:
+    """The run's analysis `name`, for a user who may read it (403 for one who may not)."""
+    analysis = find_analysis(run, name)
+    if not readable_by(user, analysis):
+        raise PermissionDenied(
+            f"the analysis {name} draws on what needs {', '.join(permissions_needed(analysis))}"
+        )
+    return analysis
+
+
 def _waiting(stored: RunAnalysis) -> bool:
     return stored.status in (RunAnalysis.Status.PENDING, RunAnalysis.Status.RUNNING)
 
@@ -105,8 +127,13 @@ def run_analyses(request: HttpRequest, pk: int) -> HttpResponse:
     sections = []
     if stored is not None and stored.status == RunAnalysis.Status.DONE and stored.data:
         found = stored.data["analyses"]
-        sections = [_single_section(run, a, found[a.name]) for a in analyses if a.name in found]
+        sections = [
+            _single_section(run, a, found[a.name])
+            for a in analyses
+            if a.name in found and readable_by(request.user, a)
+        ]
     context = {
+        "withheld": _withheld(request.user, analyses),
         "run": run,
         "label": run_label(run),
         "stored": stored,
@@ -139,7 +166,7 @@ def _ready(run: Run) -> RunAnalysis:
 def run_analysis_csv(request: HttpRequest, pk: int, name: str) -> StreamingHttpResponse:
     """One analysis of a run: a row per group (run, the grouping, n, each metric)."""
     run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk)
-    analysis = find_analysis(run, name)
+    analysis = _readable(request.user, run, name)
     rows = _ready(run).data["analyses"].get(name, {}).get("rows", [])  # type: ignore[index]
     return csv_response(
         f"run-{run.pk}-{name}.csv",
@@ -208,8 +235,10 @@ def runs_analyses(request: HttpRequest) -> HttpResponse:
         sections = [
             _compare_section(runs, analysis, found[analysis.name], query)
             for analysis in declared(runs[0])
+            if readable_by(request.user, analysis)
         ]
     context = {
+        "withheld": _withheld(request.user, declared(runs[0])),
         "runs": runs,
         "first": runs[0],
         "labels": [(run, run_label(run)) for run in runs],
@@ -233,7 +262,7 @@ def runs_analysis_csv(request: HttpRequest, name: str) -> StreamingHttpResponse:
     """One analysis across several runs: a row per series and group (the series' label, the
     runs it stands for, the grouping, n, each metric)."""
     runs = runs_to_compare(request.GET.getlist("run"))
-    analysis = find_analysis(runs[0], name)
+    analysis = _readable(request.user, runs[0], name)
     for run in runs:
         _ready(run)
     series = compare(runs)[name]

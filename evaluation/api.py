@@ -25,7 +25,7 @@ from benchmarks.api import BENCHMARK_PARAM, filter_by_benchmark
 from benchmarks.models import Benchmark
 from config.http import RequestBody
 from config.numbers import BIGINT_MAX, column_bounds, object_id
-from evaluation.analyses import run_analyses_get
+from evaluation.analyses import declared, readable_by, run_analyses_get
 from evaluation.credentials import KEY_MAX_LENGTH
 from evaluation.models import Endpoint, Prediction, Run, RunAnalysis
 from evaluation.selectors import (
@@ -413,7 +413,15 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         run = self.get_object()
         stored = run_analyses_get(run)
         if stored.status == RunAnalysis.Status.DONE and stored.data:
-            return Response(stored.data)
+            # Without the analyses the user may not read (what their inputs need).
+            hidden = {a.name for a in declared(run) if not readable_by(request.user, a)}
+            data = dict(stored.data)
+            data["analyses"] = {
+                name: found
+                for name, found in (stored.data.get("analyses") or {}).items()
+                if name not in hidden
+            }
+            return Response(data)
         if stored.status == RunAnalysis.Status.FAILED:
             return Response(
                 {"status": stored.status, "error": stored.error}, status=status.HTTP_409_CONFLICT
