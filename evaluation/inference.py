@@ -3,13 +3,13 @@ tools served by the virtual API server; the engine (evaluation.work) claims, cal
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from benchmarks.suites.base import jsonb_text
 from benchmarks.suites.protocol import (
     CallFailed,
     Context,
@@ -41,10 +41,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
 @dataclass
 class Result:
     id: int
@@ -63,17 +59,17 @@ class Result:
         return (
             self.status,
             outcome.output if outcome else "",
-            _json(outcome.answer) if outcome else None,
+            jsonb_text(outcome.answer) if outcome else None,
             outcome.parsed if outcome else None,
-            _json(outcome.trace if outcome else []),
+            jsonb_text(outcome.trace if outcome else []),
             outcome.note if outcome else "",
-            _json(self.scores),
+            jsonb_text(self.scores),
             self.error,
             self.latency_ms,
             self.cached,
-            _json(self.usage),
-            _json(self.prompt),
-            _json(outcome.tool_calls) if outcome else None,
+            jsonb_text(self.usage),
+            jsonb_text(self.prompt),
+            jsonb_text(outcome.tool_calls) if outcome else None,
             bool(outcome and outcome.leaked),
             self.id,
         )

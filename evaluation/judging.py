@@ -11,7 +11,6 @@ judge's precheck (no final answer) settles an item without asking.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmarks.suites import judging as pure
+from benchmarks.suites.base import jsonb_text
 from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
 from benchmarks.suites.protocol import CallFailed, Context, Item, Outcome, Prompt
 from benchmarks.suites.registry import judgment_formats
@@ -68,10 +68,6 @@ JUDGMENTS = WorkTable(
 
 class JudgeError(ApplicationError):
     """A judge job cannot be launched or changed as asked; the message says why."""
-
-
-def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
 def verdict_number(
@@ -130,17 +126,17 @@ class JudgmentResult:
         verdict = self.verdict
         return (
             self.status,
-            _json(self.prompt),
+            jsonb_text(self.prompt),
             self.raw,
             self.raw_first,
-            _json(verdict.values if verdict else {}),
+            jsonb_text(verdict.values if verdict else {}),
             self.value,
             self.label,
             verdict.reasoning if verdict else "",
             self.error,
             self.latency_ms,
             self.cached,
-            _json(self.usage),
+            jsonb_text(self.usage),
             self.id,
         )
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -501,6 +502,37 @@ def json_loads_numbers_checked(text: str) -> Any:
     return json.loads(
         text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int
     )
+
+
+def jsonb_text(value: Any) -> str | None:
+    """`value` as JSON text PostgreSQL's jsonb takes (None for None), for what the platform did
+    not read through json_loads_numbers_checked: a model's answer as its suite read it, with
+    Python's json, as the benchmark's own scorer does. A number JSON cannot write (NaN,
+    Infinity: Python reads 1e999 as Infinity) is written null, as JavaScript's JSON.stringify
+    writes it; a character PostgreSQL cannot store (NUL, a lone surrogate) is written as its
+    escape in the string (`shown`). The text it was read from is stored as it came (`shown`)."""
+    if value is None:
+        return None
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a non-finite number
+        return json.dumps(_storable(value), ensure_ascii=False, allow_nan=False)
+    # json writes NUL as the escape \u0000, which jsonb refuses; a lone surrogate as it is.
+    if "\\u0000" in text or (not text.isascii() and UNSTORABLE.search(text)):
+        return json.dumps(_storable(value), ensure_ascii=False, allow_nan=False)
+    return text
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, Mapping):
+        return {shown(str(key)): _storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(item) for item in value]
+    return value
 
 
 def parse_json_text(text: str, *, file: Path | str, line_offset: int = 0) -> Any:

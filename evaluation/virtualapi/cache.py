@@ -4,7 +4,6 @@ benchmark's APIs."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from django.db import transaction
 
 from benchmarks.models import Benchmark
-from benchmarks.suites.base import shown
+from benchmarks.suites.base import jsonb_text, shown
 from benchmarks.suites.protocol import ToolSpec
 from benchmarks.suites.registry import cache_protocol, get_suite
 from evaluation.models import ApiResponse, VirtualApi
@@ -60,9 +59,9 @@ def cache_import(
             (
                 apis[name],
                 key,
-                json.dumps(canonical(entry.arguments), ensure_ascii=False),
+                jsonb_text(canonical(entry.arguments)),
                 entry.raw_key,
-                json.dumps(entry.response, ensure_ascii=False),
+                jsonb_text(entry.response),
                 entry.error,
                 origin,
                 "",

@@ -94,5 +94,6 @@ def canonical_text(arguments: Any) -> str:
 
 
 def call_key(arguments: Any) -> str:
-    """The cache key of a call's arguments: a SHA-256 of their canonical JSON."""
-    return hashlib.sha256(canonical_text(arguments).encode()).hexdigest()
+    """The cache key of a call's arguments: a SHA-256 of their canonical JSON (a lone surrogate
+    a model wrote in them hashed as it is)."""
+    return hashlib.sha256(canonical_text(arguments).encode("utf-8", "surrogatepass")).hexdigest()

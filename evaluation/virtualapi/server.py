@@ -28,6 +28,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 
+from benchmarks.suites.base import jsonb_text
 from benchmarks.suites.protocol import Prompt
 from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.models import (
@@ -144,9 +145,9 @@ def response_store(
             (
                 api_id,
                 key,
-                json.dumps(canonical(arguments), ensure_ascii=False),
+                jsonb_text(canonical(arguments)),
                 "",
-                json.dumps(served.response, ensure_ascii=False),
+                jsonb_text(served.response),
                 "",
                 served.source,
                 simulator_name,

@@ -18,6 +18,7 @@ import hashlib
 import inspect
 import json
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -195,7 +196,24 @@ def cache_key(origin: Origin, body: Mapping[str, Any], salt: str = "") -> str:
     if salt:
         key["salt"] = salt
     canonical = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate (a model may write one) is hashed as it is; any other
+    # text encodes as in plain UTF-8, so no key changes
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sendable(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (and keys) replaced by U+FFFD, the
+    replacement character: what UTF-8, and so an HTTP body, can carry."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {sendable(key): sendable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [sendable(item) for item in value]
+    return value
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
@@ -461,6 +479,15 @@ class Caller:
             return await self._send(body)
 
     async def _send(self, body: dict[str, Any]) -> Reply:
+        try:
+            return await self._post(body)
+        except UnicodeEncodeError:
+            # A lone surrogate (a model wrote one, and it is in this prompt again: an agent's
+            # next step, the simulator's request) cannot go out as UTF-8: it goes as U+FFFD.
+            # The cache key is the body's as it was (cache_key hashes it as it is).
+            return await self._post(sendable(body))
+
+    async def _post(self, body: dict[str, Any]) -> Reply:
         """One attempt. Chat and completion bodies are posted as they are, through the
         client (its auth, timeout and errors) but not its typed create(): that one checks every
         parameter's name (a server's own, like top_k, was a TypeError) and rebuilds the body

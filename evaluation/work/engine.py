@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import random
@@ -51,6 +50,7 @@ import psycopg
 from django.conf import settings
 from django.db import connection, connections, transaction
 
+from benchmarks.suites.base import jsonb_text, shown
 from benchmarks.suites.protocol import Prompt
 from evaluation.credentials import (
     KeyVariableError,
@@ -151,10 +151,6 @@ def endpoint_key(endpoint: Endpoint) -> str:
 # --- results ------------------------------------------------------------------------------------
 
 
-def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
 # A batch of cache entries: keys, models, base URLs, requests and responses, one array each, in
 # binary (see WorkTable.write_sql).
 CACHE_SQL = """
@@ -191,8 +187,18 @@ def write(
                 columns = zip(*cache_rows, strict=True)
                 cursor.execute(CACHE_SQL, [list(column) for column in columns])
             if results:
-                columns = zip(*(result.values() for result in results), strict=True)
-                cursor.execute(table.write_sql, [*(list(column) for column in columns), token])
+                columns = [
+                    list(column)
+                    for column in zip(*(result.values() for result in results), strict=True)
+                ]
+                # A text PostgreSQL cannot store (NUL, a lone surrogate: a model may answer
+                # them) is stored with those characters as escapes (jsonb: jsonb_text).
+                for index in table.text_columns:
+                    columns[index] = [
+                        shown(value) if isinstance(value, str) else value
+                        for value in columns[index]
+                    ]
+                cursor.execute(table.write_sql, [*columns, token])
                 written = cursor.rowcount
     return written
 
@@ -338,7 +344,9 @@ class DatabaseCache:
 
     def put(self, key: str, origin: Origin, request: dict[str, Any], reply: dict[str, Any]) -> None:
         self.known[key] = reply
-        self.writer.add_cache((key, origin.model, origin.base_url, _json(request), _json(reply)))
+        self.writer.add_cache(
+            (key, origin.model, origin.base_url, jsonb_text(request), jsonb_text(reply))
+        )
 
 
 def write_interval() -> float:

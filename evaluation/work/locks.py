@@ -41,6 +41,11 @@ class WorkTable:
     json_columns: frozenset[str] = frozenset()
 
     @functools.cached_property
+    def text_columns(self) -> tuple[int, ...]:
+        """The positions of the text columns in `written`."""
+        return tuple(i for i, (_name, sql_type) in enumerate(self.written) if sql_type == "text")
+
+    @functools.cached_property
     def write_sql(self) -> str:
         """One UPDATE for a batch of answers, each column's values one array parameter (then
         the ids, then the claim): it writes a row only while the claim is still the writer's,

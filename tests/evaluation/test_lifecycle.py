@@ -402,7 +402,7 @@ def test_the_admin_actions_cancel_and_resume(
 AWKWARD = ['{"a": "}"}', "NULL", 'x\\y "q" {1,2}', "línea\nnext ✓", ""]
 
 
-def _answers(name: str, ids: Sequence[int]) -> list[Any]:
+def _answers(name: str, ids: Sequence[int], texts: Sequence[Any] = AWKWARD) -> list[Any]:
     if name == "run":
         return [
             inference.Result(
@@ -414,7 +414,7 @@ def _answers(name: str, ids: Sequence[int]) -> list[Any]:
                 usage={"calls": 1},
                 prompt={"messages": [{"role": "user", "content": text}]},
             )
-            for n, (pk, text) in enumerate(zip(ids, AWKWARD, strict=False))
+            for n, (pk, text) in enumerate(zip(ids, texts, strict=False))
         ]
     return [
         judging.JudgmentResult(
@@ -427,8 +427,41 @@ def _answers(name: str, ids: Sequence[int]) -> list[Any]:
             label="pass",
             latency_ms=n,
         )
-        for n, (pk, text) in enumerate(zip(ids, AWKWARD, strict=False))
+        for n, (pk, text) in enumerate(zip(ids, texts, strict=False))
     ]
+
+
+@pytest.mark.parametrize("name", KINDS)
+def test_what_postgresql_cannot_store_in_an_answer_is_written_as_escapes_and_null(
+    name: str, work: Work
+) -> None:
+    # given answers (a model's, as its suite or judge template read them) holding a NUL, a lone
+    # surrogate, and numbers JSON cannot write (Python reads 1e999 as Infinity)
+    kind = KINDS[name]
+    parent = work.make(name, ["running"] * 2)
+    rows = getattr(parent, kind.items).order_by("position")
+    token = uuid.uuid4()
+    rows.update(claim=token, lease_until=timezone.now() + timedelta(minutes=5))
+    ids = list(rows.values_list("id", flat=True))
+    answers = _answers(name, ids, ["a\x00b \ud800", ""])
+    infinite = {"messages": [{"role": "user", "content": float("inf")}]}
+    answers[1].prompt = infinite
+    if name == "run":
+        answers[1].outcome.answer = {"text": float("-inf")}
+    else:
+        answers[1].verdict.values = {"label": float("nan")}
+    # when they are written, then nothing is refused: the characters are stored as their
+    # escapes, the numbers as null (as JavaScript's JSON.stringify writes them)
+    assert engine.write(token, answers, [], kind.table) == 2
+    text, number = (getattr(parent, kind.items).get(pk=pk) for pk in ids)
+    shown = "a\\u0000b \\ud800"
+    assert text.prompt == {"messages": [{"role": "user", "content": shown}]}
+    assert number.prompt == {"messages": [{"role": "user", "content": None}]}
+    if name == "run":
+        assert (text.output, text.answer, number.answer) == (shown, {"text": shown}, {"text": None})
+    else:
+        assert (text.raw, text.values, text.reasoning) == (shown, {"label": shown}, shown)
+        assert number.values == {"label": None}
 
 
 @pytest.mark.parametrize("name", KINDS)

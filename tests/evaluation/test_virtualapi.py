@@ -215,6 +215,27 @@ def test_a_miss_is_simulated_with_examples_and_cached_only_when_clean(
 
 
 @pytest.mark.django_db
+def test_a_simulated_response_postgresql_cannot_store_as_read_is_stored_as_jsonb_can(
+    settings: Any,
+) -> None:
+    # given a simulator answering with numbers JSON cannot write and a NUL, for a call whose
+    # arguments (a model's) hold a lone surrogate
+    reply = '{"error": "", "response": {"snow_cm": 1e999, "depth": NaN, "note": "a\\u0000b"}}'
+    with FakeOpenAI(responder=lambda body: reply) as server:
+        make_simulator(settings, server.base_url, model="sim-model")
+        snow = ApiName("Weather", "snow_report_for_Weather", "resorts")
+        served = serve_now(Call(snow, {"resort": "Zer\ud800matt"}), documentation={})
+        (request,) = server.records()
+    # then the simulator was asked with the surrogate as U+FFFD (what UTF-8 can carry), the
+    # answer is served as read, and cached with null for the numbers and the escape
+    assert "Zer\ufffdmatt" in request.content
+    assert served.source == "simulated" and served.response["note"] == "a\x00b"
+    stored = ApiResponse.objects.get(api__api="resorts", origin="simulated")
+    assert stored.response == {"snow_cm": None, "depth": None, "note": "a\\u0000b"}
+    assert stored.arguments == {"resort": "Zer\\ud800matt"}
+
+
+@pytest.mark.django_db
 def test_a_tool_marked_down_skips_the_cache(simulator_server: Any) -> None:
     cache_import(CACHE)
     cached = {"day": "monday", "port": "Oban"}
