@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
 
 # The refusals every API operation may answer, as config.errors and DRF write them.
 ERROR_RESPONSES = {
@@ -25,6 +26,23 @@ ERROR_RESPONSES = {
 NO_CONTROL_CHARACTERS = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
 # What a JSON body's text may hold (config.untrusted: no NUL, no lone surrogate).
 STORABLE_TEXT = "^[^\\x00\\ud800-\\udfff]*$"
+NOT_BLANK_TEXT = "^[^\\x00\\ud800-\\udfff]*[^\\s\\x00\\ud800-\\udfff][^\\x00\\ud800-\\udfff]*$"
+_SELF = {"$ref": "#/components/schemas/StorableJSON"}
+STORABLE_JSON: dict[str, Any] = {
+    "description": "Any JSON value with no NUL or lone surrogate in its texts or keys.",
+    "nullable": True,
+    "oneOf": [
+        {"type": "string", "pattern": STORABLE_TEXT},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "array", "items": _SELF},
+        {
+            "type": "object",
+            "propertyNames": {"pattern": STORABLE_TEXT},
+            "additionalProperties": _SELF,
+        },
+    ],
+}
 
 
 class ApiSchema(AutoSchema):
@@ -60,14 +78,39 @@ class ApiSchema(AutoSchema):
     ) -> Any:
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if direction == "request" and isinstance(schema, dict) and schema.get("type") == "object":
-            # the bounded reader refuses a key a database cannot store (config.untrusted)
+            # the bounded reader refuses a key a database cannot store (config.untrusted), and
+            # a text a database cannot store anywhere in a value of a free-form object
             schema.setdefault("propertyNames", {"pattern": STORABLE_TEXT})
+            if schema.get("additionalProperties") in ({}, True):
+                schema["additionalProperties"] = self._storable_json()
+        if (
+            direction == "request"
+            and isinstance(schema, dict)
+            and schema.get("type") == "string"
+            and not {"pattern", "enum", "format"} & set(schema)
+        ):
+            # a text a database can store (config.untrusted); one that may not be blank has a
+            # character other than white space (DRF trims it before it checks)
+            blank = getattr(field, "allow_blank", True) or not getattr(field, "trim_whitespace", 0)
+            schema["pattern"] = STORABLE_TEXT if blank else NOT_BLANK_TEXT
         least = getattr(field, "min_value", None)
         pattern = schema.get("pattern", "") if isinstance(schema, dict) else ""
         if least is not None and least >= 0 and pattern.startswith("^-?"):
             # a decimal written as a string: its pattern says the sign its minimum allows
             schema["pattern"] = "^" + pattern[3:]
         return schema
+
+    def _storable_json(self) -> dict[str, Any]:
+        """A reference to StorableJSON: any JSON value whose texts (keys too) a database can
+        store, what config.untrusted reads from a body's free-form objects."""
+        component = ResolvedComponent(
+            name="StorableJSON",
+            type=ResolvedComponent.SCHEMA,
+            object="StorableJSON",
+            schema=STORABLE_JSON,
+        )
+        self.registry.register_on_missing(component)
+        return component.ref
 
     def _get_parameters(self) -> list[dict[str, Any]]:
         parameters = super()._get_parameters()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -27,7 +28,7 @@ from config.http import RequestBody
 from config.numbers import BIGINT_MAX, column_bounds, object_id
 from evaluation.analyses import declared, readable_by, run_analyses_get
 from evaluation.credentials import KEY_MAX_LENGTH
-from evaluation.models import Endpoint, Prediction, Run, RunAnalysis
+from evaluation.models import Endpoint, Prediction, Run, RunAnalysis, validate_base_url
 from evaluation.selectors import (
     run_metric_rows,
     run_spending,
@@ -38,6 +39,7 @@ from evaluation.selectors import (
 from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create, run_launch
 
 ENDPOINT = Endpoint._meta.get_field
+RUN = Run._meta.get_field
 # An http(s) address: a host name, localhost or an IPv4 address, a port, a path (what the
 # model's validator takes, said in the schema so that clients know it).
 _OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
@@ -47,6 +49,25 @@ BASE_URL = (
     rf"^https?://(localhost|({_LABEL}\.)+[A-Za-z]{{2,63}}|({_OCTET}\.){{3}}{_OCTET}|\[::1\])"
     rf"(:{_PORT})?(/[A-Za-z0-9._~-]*)*$"
 )
+
+
+class BaseUrlField(serializers.RegexField):
+    """A base URL: the model's rule first (its refusal says why: a user name, a query...), then
+    the schema's pattern, which says it to clients (and holds a little less: no IPv6 but ::1, no
+    host outside ASCII, no %-escapes in the path)."""
+
+    default_error_messages = {
+        "invalid": "an address the API takes is http(s), a host name, localhost or an IPv4 "
+        "address, a port and a path (e.g. https://api.openai.com/v1); add_endpoint and the admin "
+        "take any address the platform can call"
+    }
+
+    def run_validators(self, value: Any) -> None:
+        try:
+            validate_base_url(value)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.messages) from None
+        super().run_validators(value)
 
 
 class EndpointSerializer(serializers.ModelSerializer):
@@ -214,9 +235,7 @@ class EndpointInputSerializer(RequestBody):
     """What `POST /api/endpoints/` takes; the model's rules check it (endpoint_create)."""
 
     name = serializers.CharField(max_length=100)
-    base_url = serializers.RegexField(
-        BASE_URL, max_length=500, help_text="e.g. https://api.openai.com/v1"
-    )
+    base_url = BaseUrlField(BASE_URL, max_length=500, help_text="e.g. https://api.openai.com/v1")
     model = serializers.CharField(max_length=200)
     api_key = serializers.CharField(
         max_length=KEY_MAX_LENGTH,
@@ -299,7 +318,7 @@ class EndpointViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(EndpointSerializer(endpoint).data, status=status.HTTP_201_CREATED)
 
 
-class RunLaunchSerializer(serializers.Serializer):
+class RunLaunchSerializer(RequestBody):
     """What `POST /api/runs/` takes: what the page's launch form takes, checked by the same
     service (run_launch), which refuses options the task's suite does not declare."""
 
@@ -310,9 +329,9 @@ class RunLaunchSerializer(serializers.Serializer):
         max_length=100, required=False, allow_blank=True, help_text="Empty: the task's own."
     )
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    shots = serializers.IntegerField(min_value=0, max_value=32767, required=False)
+    shots = serializers.IntegerField(required=False, **column_bounds(RUN("shots"), min_value=0))
     item_limit = serializers.IntegerField(
-        min_value=1, max_value=2_147_483_647, required=False, allow_null=True
+        required=False, allow_null=True, **column_bounds(RUN("item_limit"), min_value=1)
     )
     params = serializers.DictField(required=False, help_text="Generation parameters.")
     options = serializers.DictField(
@@ -321,10 +340,10 @@ class RunLaunchSerializer(serializers.Serializer):
         "a refusal names the option and what it takes).",
     )
     seed = serializers.IntegerField(
-        min_value=-(2**31), max_value=2**31 - 1, required=False, help_text="Default 0."
+        required=False, help_text="Default 0.", **column_bounds(RUN("seed"))
     )
     budget = serializers.DecimalField(
-        max_digits=18, decimal_places=6, min_value=Decimal(0), required=False, allow_null=True
+        required=False, allow_null=True, **column_bounds(RUN("budget"), min_value=Decimal(0))
     )
 
 
