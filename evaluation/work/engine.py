@@ -184,21 +184,21 @@ def write(
         connection.ensure_connection()
         with psycopg.Cursor(connection.connection) as cursor:
             if cache_rows:
-                columns = zip(*cache_rows, strict=True)
-                cursor.execute(CACHE_SQL, [list(column) for column in columns])
+                cursor.execute(
+                    CACHE_SQL, [list(column) for column in zip(*cache_rows, strict=True)]
+                )
             if results:
-                columns = [
+                arrays = [
                     list(column)
                     for column in zip(*(result.values() for result in results), strict=True)
                 ]
                 # A text PostgreSQL cannot store (NUL, a lone surrogate: a model may answer
                 # them) is stored with those characters as escapes (jsonb: jsonb_text).
                 for index in table.text_columns:
-                    columns[index] = [
-                        shown(value) if isinstance(value, str) else value
-                        for value in columns[index]
+                    arrays[index] = [
+                        shown(value) if isinstance(value, str) else value for value in arrays[index]
                     ]
-                cursor.execute(table.write_sql, [*columns, token])
+                cursor.execute(table.write_sql, [*arrays, token])
                 written = cursor.rowcount
     return written
 
