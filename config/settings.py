@@ -325,6 +325,10 @@ CELERY_TASK_ROUTES = {
 # when the lease runs out, by the sweep every worker runs as it starts and beat runs every
 # RECOVERY_INTERVAL_SECONDS (`make run` embeds beat in its worker, the Procfile runs it alone).
 EVALUATION_LEASE_SECONDS = float(env("EVALUATION_LEASE_SECONDS", "60"))
+# An endpoint's concurrency slot outlives its last refresh by the request's timeout and this
+# margin (a loop that stalls): a dead worker's slots come back that long after its last request
+# began (evaluation.work.engine.endpoint_slots).
+EVALUATION_SLOT_MARGIN_SECONDS = float(env("EVALUATION_SLOT_MARGIN_SECONDS", "30"))
 RECOVERY_INTERVAL_SECONDS = float(env("RECOVERY_INTERVAL_SECONDS", "60"))
 CELERY_BEAT_SCHEDULE = {
     "recover-lost-work": {

@@ -29,6 +29,9 @@ CACHES = {
     }
 }
 EVALUATION_LEASE_SECONDS = 3.0
+# A killed test worker's endpoint slots come back a request's timeout and 2 s after its last
+# request began (30 s otherwise: the tests that kill workers waited that long).
+EVALUATION_SLOT_MARGIN_SECONDS = 2.0
 # A test worker started with beat (-B) sweeps every other second.
 RECOVERY_INTERVAL_SECONDS = 2.0
 CELERY_BEAT_SCHEDULE = {

@@ -31,11 +31,12 @@ from evaluation.work.engine import (
     ItemCalls,
     Row,
     endpoint_config,
+    endpoint_slots,
     exhausted_error,
     request_key,
 )
-from evaluation.work.limits import Lane, Slots
-from evaluation.work.locks import Claimed, WorkTable, lease_seconds
+from evaluation.work.limits import Lane
+from evaluation.work.locks import Claimed, WorkTable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -262,14 +263,7 @@ def agent_toolbox(run: Run, evaluator: Evaluator, ctx: Context) -> ToolboxFactor
                 config,
                 client=PROCESS_LOOP.openai_client(config),
                 cache=NoCache(),
-                slots=None
-                if same_endpoint
-                else Slots(
-                    redis_client,
-                    config.id,
-                    config.max_concurrency,
-                    ttl_seconds=max(config.timeout + 30, 3 * lease_seconds()),
-                ),
+                slots=None if same_endpoint else endpoint_slots(redis_client, config),
                 rate=None,
             )
         steps = EngineSteps(

@@ -31,8 +31,13 @@ from evaluation.models import Endpoint, Prediction, ResponseCache, Run
 from evaluation.selectors import items_by_sample_id, tool_specs
 from evaluation.work.budget import Prices, Tokens, spent
 from evaluation.work.caller import Caller, Origin, endpoint_client
-from evaluation.work.engine import ConfigurationError, endpoint_config, request_key
-from evaluation.work.limits import RateLimit, Slots
+from evaluation.work.engine import (
+    ConfigurationError,
+    endpoint_config,
+    endpoint_slots,
+    request_key,
+)
+from evaluation.work.limits import RateLimit
 
 Progress = Callable[[int, int], None]
 
@@ -194,9 +199,7 @@ async def _ask(
         config,
         client=client,
         cache=cache,
-        slots=Slots(
-            redis_client, config.id, config.max_concurrency, ttl_seconds=config.timeout + 30
-        ),
+        slots=endpoint_slots(redis_client, config),
         rate=RateLimit(redis_client, config.id, config.requests_per_minute)
         if config.requests_per_minute
         else None,

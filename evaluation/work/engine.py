@@ -470,6 +470,21 @@ SHARE_POLL_SECONDS = 0.2
 SHARE_TTL_SECONDS = 5.0
 
 
+def endpoint_slots(redis_client: Any, config: EndpointConfig) -> Slots:
+    """The endpoint's concurrency slots (`Slots`), as every caller of it holds them (runs, judge
+    jobs, the simulator, rewriting). A slot is refreshed before each request, not during one,
+    so it outlives its last refresh by the request's timeout and a margin for a stalled loop
+    (EVALUATION_SLOT_MARGIN_SECONDS), and by three leases at least: the slots of a worker that
+    died come back that long after its last request began."""
+    margin = float(getattr(settings, "EVALUATION_SLOT_MARGIN_SECONDS", 30))
+    return Slots(
+        redis_client,
+        config.id,
+        config.max_concurrency,
+        ttl_seconds=max(config.timeout + margin, 3 * lease_seconds()),
+    )
+
+
 def refill_size() -> int:
     return int(getattr(settings, "EVALUATION_CHUNK_SIZE", 100))
 
@@ -679,12 +694,7 @@ class Execution:
         await self.db.run(_fresh_connection)
         self.writer.start()
         redis_client = PROCESS_LOOP.redis_client()
-        slots = Slots(
-            redis_client,
-            config.id,
-            config.max_concurrency,
-            ttl_seconds=max(config.timeout + 30, 3 * lease_seconds()),
-        )
+        slots = endpoint_slots(redis_client, config)
         caller = Caller(
             config,
             client=PROCESS_LOOP.openai_client(config),

@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.agreement.services import report_params, report_request
@@ -61,8 +62,9 @@ class Scene:
 
     env: dict[str, str] = {}
     # How long the fresh worker may have to wait for what the dead one held beyond its lease:
-    # its endpoint's concurrency slots come back when they expire (evaluation.work.limits: the
-    # request timeout + 30 s), since a dead worker cannot give them back.
+    # its endpoint's concurrency slots come back when they expire (evaluation.work.engine.
+    # endpoint_slots: the request timeout + EVALUATION_SLOT_MARGIN_SECONDS), since a dead worker
+    # cannot give them back.
     held_beyond_lease = 0.0
 
     def __init__(self, stack: contextlib.ExitStack, tmp_path: Path, seeddata: Path) -> None:
@@ -96,7 +98,7 @@ class Scene:
 
 class Runs(Scene):
     ITEMS = 60
-    held_beyond_lease = 5 + 30.0  # make_endpoint's timeout
+    held_beyond_lease = 5 + settings.EVALUATION_SLOT_MARGIN_SECONDS  # make_endpoint's timeout
 
     def start(self) -> None:
         self.server = self.stack.enter_context(
@@ -130,7 +132,7 @@ class Runs(Scene):
 
 class JudgeJobs(Scene):
     SAMPLES = 20
-    held_beyond_lease = 5 + 30.0
+    held_beyond_lease = 5 + settings.EVALUATION_SLOT_MARGIN_SECONDS  # make_endpoint's timeout
 
     def start(self) -> None:
         fast = self.stack.enter_context(FakeOpenAI(responder=counting_answer))
