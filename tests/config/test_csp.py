@@ -180,11 +180,13 @@ def test_every_page_sends_the_policy_and_nothing_on_it_breaks_it(role: str, worl
             if call.method != "GET" or name.startswith("admin:"):
                 continue
             # the same page as htmx asks for it (a fragment), and as a browser asks for it
-            # (text/html first: the API's browsable pages)
-            for how, headers in (
-                ("htmx", {"HTTP_HX_REQUEST": "true"}),
-                ("browser", {"HTTP_ACCEPT": "text/html,application/xhtml+xml,*/*;q=0.8"}),
-            ):
+            # (text/html first: the API's browsable pages; only the API answers by Accept)
+            variants = [("htmx", {"HTTP_HX_REQUEST": "true"})]
+            if call.path.startswith("/api/"):
+                variants.append(
+                    ("browser", {"HTTP_ACCEPT": "text/html,application/xhtml+xml,*/*;q=0.8"})
+                )
+            for how, headers in variants:
                 response = client.get(call.path, **headers)
                 wrong += check(response, f"{role} GET {call.path} ({how})")
                 seen += 1
