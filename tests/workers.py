@@ -74,44 +74,48 @@ class Worker:
             self.kill()
 
 
-@contextlib.contextmanager
-def celery_worker(
-    tmp_path: Path, *, concurrency: int = 2, queues: str = QUEUES, **env: str
-) -> Iterator[Worker]:
-    name = f"test-{uuid.uuid4().hex[:8]}"
+def _celery(tmp_path: Path, name: str, *args: str, **env: str) -> Worker:
+    """`celery -A config <args>` on the test database and broker, in its own process group
+    (Worker.kill ends all of it), its output in a log under tmp_path."""
     log = tmp_path / f"{name}.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                queues,
-                "--concurrency",
-                str(concurrency),
-                "-n",
-                f"{name}@%h",
-                "-l",
-                "info",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
+            [sys.executable, "-m", "celery", "-A", "config", *args],
             cwd=ROOT,
             env=worker_env(**env),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    worker = Worker(proc, log)
+    return Worker(proc, log)
+
+
+@contextlib.contextmanager
+def celery_worker(
+    tmp_path: Path, *, concurrency: int = 2, queues: str = QUEUES, **env: str
+) -> Iterator[Worker]:
+    name = f"test-{uuid.uuid4().hex[:8]}"
+    worker = _celery(
+        tmp_path,
+        name,
+        "worker",
+        "-Q",
+        queues,
+        "--concurrency",
+        str(concurrency),
+        "-n",
+        f"{name}@%h",
+        "-l",
+        "info",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+        **env,
+    )
     try:
         deadline = time.monotonic() + 60
         while " ready." not in worker.text():
-            if proc.poll() is not None or time.monotonic() > deadline:
+            if worker.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the worker did not start:\n{worker.text()[-3000:]}")
             time.sleep(0.1)
         yield worker
@@ -123,28 +127,8 @@ def celery_worker(
 def celery_beat(tmp_path: Path) -> Iterator[Worker]:
     """Beat on the test broker, as the Procfile runs it: it sends the sweep of lost background
     work (config.background) every RECOVERY_INTERVAL_SECONDS (2 s under the test settings)."""
-    log = tmp_path / f"beat-{uuid.uuid4().hex[:8]}.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "beat",
-                "-s",
-                str(log.with_suffix(".schedule")),
-                "-l",
-                "info",
-            ],
-            cwd=ROOT,
-            env=worker_env(),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    beat = Worker(proc, log)
+    name = f"beat-{uuid.uuid4().hex[:8]}"
+    beat = _celery(tmp_path, name, "beat", "-s", str(tmp_path / f"{name}.schedule"), "-l", "info")
     try:
         yield beat
     finally:

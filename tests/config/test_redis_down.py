@@ -177,6 +177,21 @@ def test_an_outage_is_logged_once_and_its_end_too(
 # --- queueing work -------------------------------------------------------------------------------
 
 
+def launch_form(benchmark: Any, endpoint: Any) -> dict[str, Any]:
+    """The run form (the page's and the admin's) filled in for a three-item run."""
+    return {
+        "name": "queued?",
+        "benchmark": benchmark.pk,
+        "task": "generic:answer",
+        "split": "default",
+        "endpoint": endpoint.pk,
+        "tool_mode": "text",
+        "shots": 0,
+        "trials": 1,
+        "seed": 0,
+    }
+
+
 @pytest.mark.parametrize("fault", ["killed", "frozen"])
 def test_launching_a_run_with_the_broker_down_says_so_and_saves_nothing(
     server: PrivateRedis, client: Client, tmp_path: Path, fault: str
@@ -186,21 +201,7 @@ def test_launching_a_run_with_the_broker_down_says_so_and_saves_nothing(
     client.force_login(make_researcher())
     fail(server, fault)
     timed = Timed(client)
-    response = timed(
-        "post",
-        "/runs/new/",
-        {
-            "name": "queued?",
-            "benchmark": benchmark.pk,
-            "task": "generic:answer",
-            "split": "default",
-            "endpoint": endpoint.pk,
-            "tool_mode": "text",
-            "shots": 0,
-            "trials": 1,
-            "seed": 0,
-        },
-    )
+    response = timed("post", "/runs/new/", launch_form(benchmark, endpoint))
     assert response.status_code == 503
     assert "queue" in response.content.decode()
     assert not Run.objects.exists()
@@ -222,17 +223,7 @@ def test_every_other_way_to_start_work_says_the_queue_is_down_and_saves_nothing(
     assert client.get("/admin/evaluation/run/add/").status_code == 200
     server.kill()
     timed = Timed(client)
-    launch = {
-        "name": "queued?",
-        "benchmark": benchmark.pk,
-        "task": "generic:answer",
-        "split": "default",
-        "endpoint": endpoint.pk,
-        "tool_mode": "text",
-        "shots": 0,
-        "trials": 1,
-        "seed": 0,
-    }
+    launch = launch_form(benchmark, endpoint)
     # the admin's launch form
     html = timed("post", "/admin/evaluation/run/add/", launch).content.decode()
     assert "The work queue (Redis) does not answer" in html
