@@ -100,7 +100,10 @@ def usage_text(param: str) -> str:
         (AWARENESS, "[{'a': 1})]", "[{'a': 1}]"),  # }) -> }
         (AWARENESS, f"[1{COMMA}2]", "[1,2]"),  # the full-width comma
         (AWARENESS, "[{'a': 1}, \"step\": 2}]", "[{'a': 1}, {\"step\": 2}]"),
-        (AWARENESS, "[{'a': 'Room #5'}]", "[{'a': 'Room "),  # # and all after it
+        # Only the five characters "# ..." go: a "#" elsewhere (a password) stays.
+        (AWARENESS, "[{'a': 1}, # ...{'b': 2}]", "[{'a': 1}, {'b': 2}]"),
+        (AWARENESS, "[{'a': 'Pwd2023#'}]", "[{'a': 'Pwd2023#'}]"),
+        (AWARENESS, "[{'a': 'Room #5 #...'}]", "[{'a': 'Room #5 #...'}]"),
         (AWARENESS, "[{'a': {'b': 1}" + " " * 12 + "}]", "[{'a': {'b': 1}}]"),  # 1-12 spaces
         (AWARENESS, "[{'a': {'b': 1}" + " " * 13 + "}]", "[{'a': {'b': 1}" + " " * 13 + "}]"),
         (USAGE, "[{'a': 1}{'b': 2}]", "[{'a': 1}, {'b': 2}]"),  # the usage reader only
@@ -448,7 +451,7 @@ def scored(the_item: Item, scores: dict[str, float | None]) -> Scored:
     return Scored(item=the_item, outcome=None, scores=scores)
 
 
-def test_usage_run_level_levenshtein_is_the_mean_of_the_samples() -> None:
+def test_usage_run_level_levenshtein_pools_every_gold_step() -> None:
     two_steps = item(
         {
             "tool_usage": [
@@ -464,7 +467,28 @@ def test_usage_run_level_levenshtein_is_the_mean_of_the_samples() -> None:
     full = run("tool_usage", one_step, usage_text("{'city': 'Ghent'}"), **REF)
     assert (half["levenshtein_local"], full["levenshtein_local"]) == (50.0, 100.0)
     result = EVALUATOR.aggregate([scored(two_steps, half), scored(one_step, full)], ctx)
-    assert result["levenshtein_local"] == 75.0  # (50 + 100) / 2, not (1 + 0 + 1) / 3
+    # UltraTool's evaluation returns the mean over every gold step of every sample:
+    # (1 + 0 + 1) / 3 = 0.6667 (4 decimals), not the mean of the samples (0.5 + 1) / 2.
+    assert result["levenshtein_local"] == 66.67
+
+
+def test_usage_a_sample_without_gold_steps_adds_one_zero_under_the_reference() -> None:
+    answered = usage(city="Ghent")
+    empty = item({"tool_usage": []}, "2")
+    text = usage_text("{'city': 'Ghent'}")
+    ctx = context("tool_usage", **REF)
+    assert EVALUATOR.select([answered, empty], ctx) == [answered, empty]
+    assert EVALUATOR.select([answered, empty], context("tool_usage")) == [answered]
+    scores = run("tool_usage", empty, text, **REF)
+    assert scores == {
+        "levenshtein_local": 0.0,
+        "kv_accuracy_global": None,
+        "kv_accuracy_local": None,
+        "unparsed": 0.0,
+    }
+    entries = [scored(answered, run("tool_usage", answered, text, **REF)), scored(empty, scores)]
+    # (1 + 0) / 2: the sample without a gold step counts as one step scoring 0.
+    assert EVALUATOR.aggregate(entries, ctx)["levenshtein_local"] == 50.0
 
 
 # --- options ------------------------------------------------------------------------------------
@@ -479,7 +503,7 @@ def test_usage_run_level_levenshtein_is_the_mean_of_the_samples() -> None:
         ("tool_usage", {"variant": "paper"}, "variant must be one of default, reference"),
         ("tool_usage", {**REF, "unparsed": "exclude"}, "unparsed='exclude' contradicts"),
         ("tool_usage", {**REF, "no_argument_step": "answered"}, "no_argument_step=zero"),
-        ("tool_usage", {**REF, "local_average": "steps"}, "local_average=samples"),
+        ("tool_usage", {**REF, "local_average": "samples"}, "local_average=steps"),
         ("tool_usage_awareness", {**REF, "local_average": "samples"}, "local_average=steps"),
         ("tool_usage", {**REF, "reference_outputs": "claude"}, "reference_outputs must be"),
         ("tool_usage", {"reference_outputs": "other"}, "only with variant=reference"),
@@ -494,7 +518,7 @@ def test_options_that_do_not_apply_are_refused_before_anything_runs(
 
 def test_options_the_reference_fixes_may_be_given_with_its_values() -> None:
     ctx = context(
-        "tool_usage", **REF, unparsed="wrong", local_average="samples", no_argument_step="zero"
+        "tool_usage", **REF, unparsed="wrong", local_average="steps", no_argument_step="zero"
     )
     assert EVALUATOR.prepare([item({}), item({})], ctx) == [{}, {}]
     for task in ultratool.REFERENCE_TASKS:
@@ -576,17 +600,29 @@ def test_deviation_json_is_removed_from_values() -> None:
     assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0  # "" vs "json"
 
 
-def test_deviation_a_hash_cuts_the_rest_of_the_text() -> None:
-    # Everything after "#" goes; the trimming keeps the steps before the last "},".
-    the_item = item({"tool_usage_awareness": AWARE[:3]})
+def test_deviation_hash_and_three_dots_removed_from_a_value() -> None:
+    # The reference removes the five characters "# ..." wherever they stand: "Wait # ... go"
+    # is read "Wait  go", 5 deletions against 13 characters. A "#" alone stays (a password).
+    the_item = usage(note="Wait # ... go")
+    text = usage_text("{'note': 'Wait # ... go'}")
+    assert parse("tool_usage", the_item, text, **REF).answer[0]["arguments"] == {
+        "note": "Wait  go"
+    }
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(
+        100 * (1 - 5 / 13)
+    )
+    password = usage(password="Pwd2023#", user="ilse")
+    text = usage_text("{'password': 'Pwd2023#', 'user': 'ilse'}")
+    for options in ({}, REF):
+        assert run("tool_usage", password, text, **options)["levenshtein_local"] == 100.0
+    aware = item({"tool_usage_awareness": AWARE[:3]})
     text = (
         "[{'step': '1.1 Note the city', 'tool': '0'}, {'step': '1.2 Get forecast #1', "
         "'tool': '1'}, {'step': '1.3 Decide', 'tool': '0'}]"
     )
-    assert run("tool_usage_awareness", the_item, text)["accuracy_local"] == 100.0
-    assert run("tool_usage_awareness", the_item, text, **REF)["accuracy_local"] == pytest.approx(
-        100 / 3
-    )
+    for options in ({}, REF):
+        assert run("tool_usage_awareness", aware, text, **options)["accuracy_local"] == 100.0
 
 
 def test_deviation_a_full_width_comma_inside_a_value() -> None:
@@ -706,24 +742,16 @@ def test_deviation_a_gold_step_without_arguments() -> None:
     assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0
 
 
-def test_deviation_run_level_levenshtein_pools_steps_by_default() -> None:
-    two_steps = item(
-        {
-            "tool_usage": [
-                {"step": "1.2", "tool": "w", "arguments": {"city": "Ghent"}},
-                {"step": "2.1", "tool": "a", "arguments": {"time": "07:00"}},
-            ]
-        }
-    )
-    one_step = usage(city="Ghent")
-    text = usage_text("{'city': 'Ghent'}")
-    results = []
-    for options in ({}, REF):
-        ctx = context("tool_usage", **options)
-        entries = [scored(i, run("tool_usage", i, text, **options)) for i in (two_steps, one_step)]
-        results.append(EVALUATOR.aggregate(entries, ctx)["levenshtein_local"])
-    # default: steps pooled, (1 + 0 + 1) / 3; reference: samples averaged, (0.5 + 1) / 2.
-    assert results == [66.67, 75.0]
+def test_deviation_tool_usage_rounds_its_fraction_to_four_decimals() -> None:
+    # Both pool every gold step. One step right in 160: 0.625 %; the reference rounds the
+    # fraction 0.00625 to 4 decimals first (0.0063), the default the percentage to 2 (0.62).
+    the_item = usage(city="Ghent")
+    right = run("tool_usage", the_item, usage_text("{'city': 'Ghent'}"))
+    wrong = run("tool_usage", the_item, "no answer")
+    entries = [scored(the_item, right)] + [scored(the_item, wrong)] * 159
+    default = EVALUATOR.aggregate(entries, context("tool_usage"))
+    as_reference = EVALUATOR.aggregate(entries, context("tool_usage", **REF))
+    assert (default["levenshtein_local"], as_reference["levenshtein_local"]) == (0.62, 0.63)
 
 
 def test_deviation_awareness_rounds_fractions_to_four_decimals() -> None:
