@@ -97,7 +97,14 @@ def test_fixture_folder_imports_plans_tools_and_every_task() -> None:
     assert first.input["query"].startswith("Tomorrow I'm cycling from Leiden to Haarlem.")
     assert not first.input["query"].endswith("\n")
     assert first.candidate_tools == ["get_weather_forecast", "set_alarm"]
+    published = first.metadata.pop("published")
     assert first.metadata == {"domain": "Weather", "line": 1}
+    # each record's text as its file holds it, line end included (published.py)
+    assert sorted(published) == sorted(["main", *ultratool.importer.TASK_FILES])
+    main_lines = (FIXTURE / "test.json").read_text("utf-8").splitlines(keepends=True)
+    assert published["main"] == main_lines[0]
+    usage_lines = (FIXTURE / "test_set" / "tool_usage.json").read_text("utf-8")
+    assert published["tool_usage"] == usage_lines.splitlines(keepends=True)[0]
     assert first.source == f"{FIXTURE / 'test.json'}, line 1"
     steps = first.reference["steps"]
     assert [(s["step"], s["tool"]) for s in steps] == [
