@@ -64,7 +64,6 @@ from benchmarks.suites.golddiff import (
     stored_steps,
 )
 from benchmarks.suites.registry import gold_editing
-from benchmarks.suites.ultratool.published import rewrite_plan_text
 from config.errors import ApplicationError
 
 Direction = Literal["up", "down"]
@@ -124,10 +123,9 @@ def plan_to_reference(
     plan order; an entry of a deleted step is dropped, as is one whose number matched no step
     of the old plan. Their content (the
     gold tool, arguments, 0/1) is not changed: editing the plan does not rewrite another task's
-    gold. "planning" (the plan as text) follows the draft when it was the old plan's text
-    (compared line by line, whatever the full stop after a step number and the whitespace): the
-    lines of unchanged steps as written, the others rewritten in their own style (UltraTool's
-    published.rewrite_plan_text); it is kept as it is otherwise.
+    gold. The rest of the reference follows the draft as the suite says (GoldEditing.follow_plan:
+    UltraTool's "planning", the plan as text, when it was the old plan's text, line by line in
+    its own style).
 
     Raises RefineError for an empty plan, repeated uids, or a step nested more than one level
     below the step before it.
@@ -175,17 +173,14 @@ def plan_to_reference(
     reference["steps"] = flat
     gold = gold_editing(old)
     _remap_golds(reference, stored, steps, numbers, gold.step_keyed if gold else ())
-    planning = old.get("planning")
-    if isinstance(planning, str) and stored:
+    if gold is not None and gold.follow_plan is not None and stored:
         was = [(str(item.get("step")), str(item.get("text") or "")) for item in stored]
         index_of = {f"s{index}": index - 1 for index in range(1, len(stored) + 1)}
         now = [
             (index_of.get(step.uid), (number, step.text))
             for number, step in zip(numbers, steps, strict=True)
         ]
-        rewritten = rewrite_plan_text(planning, was, now)
-        if rewritten is not None:
-            reference["planning"] = rewritten
+        gold.follow_plan(reference, was, now)
     return reference
 
 

@@ -186,7 +186,7 @@ from benchmarks.suites.protocol import (
     tool_mode,
 )
 from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
-from benchmarks.suites.ultratool import reading, reference
+from benchmarks.suites.ultratool import published, reading, reference
 from benchmarks.suites.ultratool.importer import PlanError, build_plan, step_number
 
 __all__ = [
@@ -1013,15 +1013,10 @@ def _score_judged(
 
 def _first_token(value: Any) -> str | None:
     """UltraTool's evaluation matches steps on the first whitespace-separated token of their
-    step text ("1.2" in "1.2 Get the forecast", "1." in "1. Check the weather")."""
+    step text ("1.2" in "1.2 Get the forecast", "1." in "1. Check the weather", "2" in
+    "2 Obtain the ticket")."""
     words = str(value).split()
     return words[0] if words else None
-
-
-def _reference_token(step: str) -> str:
-    """A gold step's token as UltraTool's files write it: "1." for a top-level step, "1.2"
-    below (the importer keeps the number alone)."""
-    return step if "." in step else f"{step}."
 
 
 def _json_safe(value: Any) -> bool:
@@ -1160,9 +1155,15 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
             scores["levenshtein_local"] = 0.0  # one step scoring 0 (see select)
         return scores
 
+    # The reference matches on the first token of the step text, the gold's as its task file
+    # writes it (published.py); its answers are keyed so.
+    texts = published.gold_step_texts(task, item.reference, item.metadata) if as_reference else {}
+
     def key(step: Mapping[str, Any]) -> str:
-        # The reference matches on the first token of the step text; its answers are keyed so.
-        return _reference_token(step["step"]) if as_reference else step["step"]
+        if not as_reference:
+            return step["step"]
+        text = texts.get(step["step"])
+        return (_first_token(text) if text is not None else None) or step["step"]
 
     if task == "tool_usage":
         mode = _option(ctx, "no_argument_step", ("answered", "zero"))
@@ -1377,7 +1378,14 @@ def _render_input(task: str, view: _View) -> str:
     return "\n".join(parts)
 
 
-def _render_answer(task: str, gold: Sequence[Mapping[str, Any]], variant: str = "default") -> str:
+def _render_answer(
+    task: str,
+    gold: Sequence[Mapping[str, Any]],
+    variant: str = "default",
+    texts: Mapping[str, Any] | None = None,
+) -> str:
+    if texts:  # each step written as given (its text as the task file writes it)
+        gold = [{**s, "step": texts.get(s["step"], s["step"])} for s in gold]
     if task == "tool_creation":
         rows = [{"step": s["step"], "tool": s.get("tool")} for s in gold]
     elif task == "tool_usage":
@@ -1403,7 +1411,9 @@ def _example_answer(task: str, view: _View, variant: str = "default") -> str:
 def reference_output(item: Item, task: str, variant: str = "default") -> str:
     """The gold answer written in the format the prompt asks for (a perfect model's output);
     for planning the gold plan text (or, without one, the plan rendered from its steps). Under
-    variant=reference a tool-usage answer puts the arguments under "param"."""
+    variant=reference each step is written with its text as the task file writes it (the
+    reference matches its first token) and a tool-usage answer puts the arguments under
+    "param"."""
     if task == "planning":
         reference = item.reference if isinstance(item.reference, dict) else {}
         steps = [
@@ -1412,7 +1422,12 @@ def reference_output(item: Item, task: str, variant: str = "default") -> str:
             if isinstance(step, dict)
         ]
         return _planning_gold(item) or _plan_text(steps)
-    return _render_answer(task, _gold(item, task), variant)
+    texts = (
+        published.gold_step_texts(task, item.reference, item.metadata)
+        if variant == "reference"
+        else None
+    )
+    return _render_answer(task, _gold(item, task), variant, texts)
 
 
 def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:

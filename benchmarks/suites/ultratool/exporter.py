@@ -152,8 +152,9 @@ EXPORTER = Exporter(
     import_paths=_import_paths,
     cannot_carry=(
         "samples are identified by their position in the main file, so a dropped sample "
-        "renumbers those after it; metadata 'line' is the line written, which differs from the "
-        "published file's where that had blank lines; a tool defined differently in two "
-        "records is written with its first definition"
+        "renumbers those after it; metadata 'line' is the line written; a leading byte-order "
+        "mark is not written back; a sample imported before its records were kept "
+        "(metadata 'published') is written from its fields, and a tool its record does not "
+        "carry with its first definition"
     ),
 )
