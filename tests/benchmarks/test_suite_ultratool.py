@@ -522,3 +522,21 @@ def test_demo_files_import() -> None:
         "tool_usage_awareness",
         "tool_usage",
     }
+
+
+def test_each_record_keeps_its_text_and_a_changed_one_keeps_its_layout() -> None:
+    from benchmarks.suites.ultratool.published import read_chunk, record_chunks, write_chunk
+
+    # CRLF line ends, a blank line, a line of spaces, no line end after the last record
+    text = '{"a": 1}\r\n\n{"b": "\u00e9"}\r\n  \n{"c": 2}'
+    chunks = record_chunks(text, [1, 3, 5])
+    assert chunks == ['{"a": 1}\r\n', '\n{"b": "\u00e9"}\r\n', '  \n{"c": 2}']
+    assert "".join(chunks) == text
+    kept = read_chunk(chunks[1])
+    assert kept is not None
+    assert write_chunk(kept, {"b": "\u00e9"}) == chunks[1]  # unchanged: the text itself
+    assert write_chunk(kept, {"b": "\u00e8"}) == '\n{"b": "\u00e8"}\r\n'
+    # a record written compactly with escapes is rewritten so
+    escaped = read_chunk('{"b":"\\u00e9","n":[1,2]}\n')
+    assert escaped is not None
+    assert write_chunk(escaped, {"b": "\u00e8", "n": [1, 2]}) == '{"b":"\\u00e8","n":[1,2]}\n'

@@ -35,6 +35,7 @@ from benchmarks.suites.ultratool.published import (
     literal,
     main_record,
     published_chunk,
+    sample_plan,
     task_record,
     write_chunk,
 )
@@ -85,12 +86,14 @@ def _split_files(split: str, samples: list[SampleRecord], tools: dict[str, ToolR
         raise ExportError(f"split {split!r} has the name of a task file")
     folder = "" if split == "test" else f"{file_part(split)}/"
     main = []
+    plans = []  # each sample's plan paired with its published one, for all its files
     for s in samples:
         given = s.input if isinstance(s.input, dict) else {}
         chunk = published_chunk(s.metadata, MAIN)
+        plans.append(sample_plan(s.reference, chunk))
         try:
             record = main_record(
-                s.reference,
+                plans[-1],
                 given.get("query"),
                 s.metadata.get("domain", ""),
                 s.candidate_tools,
@@ -118,7 +121,7 @@ def _split_files(split: str, samples: list[SampleRecord], tools: dict[str, ToolR
                 field=task,
             )
         records = []
-        for s in samples[:count]:
+        for s, plan in zip(samples[:count], plans, strict=False):
             chunk = published_chunk(s.metadata, task)
             toolset = (s.input.get("toolsets") or {}).get(task)
             record = task_record(
@@ -127,7 +130,7 @@ def _split_files(split: str, samples: list[SampleRecord], tools: dict[str, ToolR
                 s.input.get("query"),
                 toolset,
                 chunk,
-                published_chunk(s.metadata, MAIN),
+                plan,
                 partial(_tools, tools=tools, sample=s),
             )
             records.append(_text(record, chunk))

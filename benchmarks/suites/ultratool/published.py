@@ -58,12 +58,18 @@ __all__ = [
     "MAIN",
     "PUBLISHED",
     "Chunk",
+    "SamplePlan",
     "call_text",
+    "default_step_text",
     "gold_step_texts",
     "literal",
     "main_record",
+    "published_chunk",
     "read_chunk",
     "record_chunks",
+    "rewrite_plan_text",
+    "sample_plan",
+    "step_text",
     "task_record",
     "write_chunk",
 ]
@@ -228,6 +234,11 @@ def rewrite_plan_text(
 def align(current: Sequence[Mapping[str, Any]], published: Sequence[Mapping[str, Any]]) -> list:
     """For each current step, the index of the published step it is, or None (a new step):
     paired as a sample's revision history pairs two versions (golddiff.step_pairs)."""
+    keys = ("step", "text", "tool", "arguments")
+    if len(current) == len(published) and all(
+        all(c.get(k) == p.get(k) for k in keys) for c, p in zip(current, published, strict=True)
+    ):
+        return list(range(len(current)))  # the published steps, unchanged
     return step_pairs(
         plan_from_reference({"steps": list(published)}),
         plan_from_reference({"steps": list(current)}),
@@ -235,7 +246,7 @@ def align(current: Sequence[Mapping[str, Any]], published: Sequence[Mapping[str,
 
 
 @dataclass
-class _Plan:
+class SamplePlan:
     """A sample's plan against its record as published."""
 
     steps: list[dict[str, Any]]  # as stored now
@@ -247,6 +258,14 @@ class _Plan:
         at = self.match[index]
         return None if at is None else (self.was[at]["step"], self.was[at]["text"])
 
+    @property
+    def unchanged(self) -> bool:
+        """Whether the plan has the published steps, numbers and texts (tools aside)."""
+        return len(self.steps) == len(self.was) and all(
+            self.match[i] == i and self.old(i) == (str(s.get("step")), str(s.get("text") or ""))
+            for i, s in enumerate(self.steps)
+        )
+
     def by_number(self) -> dict[str, int]:
         return {str(step.get("step")): index for index, step in enumerate(self.steps)}
 
@@ -256,7 +275,8 @@ def _steps_of(reference: Any) -> list[dict[str, Any]]:
     return [s for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []
 
 
-def _plan(reference: Any, main: Chunk | None) -> _Plan:
+def sample_plan(reference: Any, main: Chunk | None) -> SamplePlan:
+    """The sample's plan paired with its published record's (`main`: the kept test.json record)."""
     steps = _steps_of(reference)
     items = main.value.get("plan") if main and isinstance(main.value, dict) else None
     try:
@@ -264,8 +284,8 @@ def _plan(reference: Any, main: Chunk | None) -> _Plan:
     except PlanError:
         was = None
     if not isinstance(items, list) or was is None:
-        return _Plan(steps=steps, items=[], was=[], match=[None] * len(steps))
-    return _Plan(steps=steps, items=items, was=was, match=align(steps, was))
+        return SamplePlan(steps=steps, items=[], was=[], match=[None] * len(steps))
+    return SamplePlan(steps=steps, items=items, was=was, match=align(steps, was))
 
 
 def _has_children(steps: Sequence[Mapping[str, Any]], index: int) -> bool:
@@ -273,7 +293,7 @@ def _has_children(steps: Sequence[Mapping[str, Any]], index: int) -> bool:
     return str(following.get("step", "")).startswith(f"{steps[index].get('step')}.")
 
 
-def _markers(plan: _Plan) -> dict[bool, Any]:
+def _markers(plan: SamplePlan) -> dict[bool, Any]:
     """The marker the record writes for a step without a tool, by whether the step has child
     steps: the record's own when it writes one only (a Chinese record's "不需要工具")."""
     seen: dict[bool, list[Any]] = {True: [], False: []}
@@ -310,7 +330,7 @@ def _same_tool(step: Mapping[str, Any], was: Mapping[str, Any]) -> bool:
     return all(step.get(key) == was.get(key) for key in ("tool", "arguments", "call"))
 
 
-def _plan_items(plan: _Plan) -> list[Any]:
+def _plan_items(plan: SamplePlan) -> list[Any]:
     markers = _markers(plan)
     written = []
     for index, step in enumerate(plan.steps):
@@ -353,7 +373,7 @@ def _keep_around(published: Any, text: Any) -> Any:
 
 
 def main_record(
-    reference: Any,
+    plan: SamplePlan,
     query: Any,
     domain: str,
     candidate_tools: Sequence[str],
@@ -362,7 +382,6 @@ def main_record(
 ) -> dict[str, Any]:
     """The sample's record of test.json: the published record with what changed rewritten, or
     {"question", "plan", "tools", "domain"} when none was kept."""
-    plan = _plan(reference, main)
     if main is None or not isinstance(main.value, dict):
         return {
             "question": query,
@@ -417,13 +436,14 @@ def _ordered_like(published: Any, value: Any) -> Any:
 
 
 def _reference_items(
-    task: str, gold: Sequence[Any], plan: _Plan, published: Sequence[Any] | None = None
+    task: str, gold: Sequence[Any], plan: SamplePlan, published: Sequence[Any] | None = None
 ) -> list[Any]:
-    by_number: dict[str, Mapping[str, Any]] = {}
+    # A step's entries in their order: the k-th gold entry of a step is its k-th published one.
+    by_number: dict[str, list[Mapping[str, Any]]] = {}
     for item in published or ():
         parsed = step_number(item.get("step")) if isinstance(item, dict) else None
         if parsed is not None:
-            by_number.setdefault(parsed[0], item)
+            by_number.setdefault(parsed[0], []).append(item)
     positions = plan.by_number()
     written: list[Any] = []
     for entry in gold:
@@ -434,7 +454,8 @@ def _reference_items(
         index = positions.get(number)
         text = str(plan.steps[index].get("text") or "") if index is not None else ""
         old = plan.old(index) if index is not None else None
-        item = by_number.get(old[0]) if old is not None else None
+        same_step = by_number.get(old[0]) if old is not None else None
+        item = same_step.pop(0) if same_step else None
         if item is None or old is None:
             written.append({"step": default_step_text(number, text), **_gold_value(task, entry)})
             continue
@@ -449,9 +470,12 @@ def _reference_items(
     return written
 
 
-def _input_items(task: str, gold: Sequence[Any], plan: _Plan, published: Any) -> Any:
+def _input_items(task: str, gold: Sequence[Any], plan: SamplePlan, published: Any) -> Any:
     """The task record's "input": the plan's steps, those to answer marked as the task file
-    marks them ("tool": "" and, for tool usage, the step's tool and "param": "")."""
+    marks them ("tool": "" and, for tool usage, the step's tool and "param": ""); as published
+    while the plan's steps are."""
+    if published is not None and plan.unchanged:
+        return published
     by_number: dict[str, Mapping[str, Any]] = {}
     for item in published if isinstance(published, list) else []:
         parsed = step_number(item.get("step")) if isinstance(item, dict) else None
@@ -483,13 +507,12 @@ def task_record(
     query: Any,
     toolset: Sequence[str] | None,
     chunk: Chunk | None,
-    main: Chunk | None,
+    plan: SamplePlan,
     tools_for: ToolsFor,
 ) -> dict[str, Any]:
     """The sample's record of test_set/<task>.json: the published record with what changed
     rewritten, or {"input", "toolset"?, "reference"} when none was kept."""
     gold = reference[task]
-    plan = _plan(reference, main)
     published = chunk.value if chunk and isinstance(chunk.value, dict) else None
     if published is None:
         record: dict[str, Any] = {
@@ -532,7 +555,7 @@ def gold_step_texts(task: str, reference: Any, metadata: Mapping[str, Any] | Non
         return {}
     chunk = published_chunk(metadata, task)
     published = chunk.value.get("reference") if chunk and isinstance(chunk.value, dict) else None
-    plan = _plan(reference, published_chunk(metadata, MAIN))
+    plan = sample_plan(reference, published_chunk(metadata, MAIN))
     items = _reference_items(task, gold, plan, published if isinstance(published, list) else None)
     texts: dict[str, Any] = {}
     for entry, item in zip(gold, items, strict=True):
