@@ -60,7 +60,7 @@ from benchmarks.suites.golddiff import (
     calls_key,  # noqa: F401 (re-exported)
     numbering,
     plan_diff,  # noqa: F401 (re-exported)
-    plan_from_reference,
+    plan_from_reference,  # noqa: F401 (re-exported)
     stored_steps,
 )
 from benchmarks.suites.registry import gold_editing
@@ -97,14 +97,6 @@ UNSET: Any = _Unset()
 # --- plan drafts -------------------------------------------------------------------------------
 
 
-def plan_text(steps: Sequence[Step]) -> str:
-    """The plan as UltraTool's planning gold writes it: "1. text" top-level, "1.1 text" below."""
-    return "\n".join(
-        f"{number}. {step.text}" if step.depth == 0 else f"{number} {step.text}"
-        for number, step in zip(numbering(steps), steps, strict=True)
-    )
-
-
 def _tree_problem(steps: Sequence[Step]) -> str | None:
     previous = -1
     for number, step in zip(numbering(steps), steps, strict=True):
@@ -131,8 +123,9 @@ def plan_to_reference(
     plan order; an entry of a deleted step is dropped, as is one whose number matched no step
     of the old plan. Their content (the
     gold tool, arguments, 0/1) is not changed: editing the plan does not rewrite another task's
-    gold. "planning" (the plan as text) is rewritten from the draft when it was the old plan's
-    text (compared line by line, whitespace-insensitive), and kept as it is otherwise.
+    gold. The rest of the reference follows the draft as the suite says (GoldEditing.follow_plan:
+    UltraTool's "planning", the plan as text, when it was the old plan's text, line by line in
+    its own style).
 
     Raises RefineError for an empty plan, repeated uids, or a step nested more than one level
     below the step before it.
@@ -180,19 +173,15 @@ def plan_to_reference(
     reference["steps"] = flat
     gold = gold_editing(old)
     _remap_golds(reference, stored, steps, numbers, gold.step_keyed if gold else ())
-    planning = old.get("planning")
-    if isinstance(planning, str) and stored:
-        old_steps = plan_from_reference(old)
-        if _same_lines(planning, plan_text(old_steps)):
-            reference["planning"] = plan_text(steps)
+    if gold is not None and gold.follow_plan is not None and stored:
+        was = [(str(item.get("step")), str(item.get("text") or "")) for item in stored]
+        index_of = {f"s{index}": index - 1 for index in range(1, len(stored) + 1)}
+        now = [
+            (index_of.get(step.uid), (number, step.text))
+            for number, step in zip(numbers, steps, strict=True)
+        ]
+        gold.follow_plan(reference, was, now)
     return reference
-
-
-def _same_lines(a: str, b: str) -> bool:
-    def lines(text: str) -> list[str]:
-        return [" ".join(line.split()) for line in text.strip().splitlines() if line.strip()]
-
-    return lines(a) == lines(b)
 
 
 def _remap_golds(

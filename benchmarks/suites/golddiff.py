@@ -467,6 +467,18 @@ def align(
     return match
 
 
+def step_pairs(old_steps: Sequence[Step], new_steps: Sequence[Step]) -> list[int | None]:
+    """For each step of a new version of a plan, the index of the old version's step it is a
+    version of (None: a new step), paired by content (`align`): how a sample's revision history
+    and UltraTool's export (which writes a changed step in its published style) pair them."""
+    return align(
+        [_key(_step_dict(s)) for s in old_steps],
+        [_key(_step_dict(s)) for s in new_steps],
+        [s.tool or s.text for s in old_steps],
+        [s.tool or s.text for s in new_steps],
+    )
+
+
 def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
@@ -505,12 +517,7 @@ def revision_diff(
     if shape == "plan":
         old_steps = plan_from_reference(old_reference)
         new_steps = plan_from_reference(new_reference)
-        match = align(
-            [_key(_step_dict(s)) for s in old_steps],
-            [_key(_step_dict(s)) for s in new_steps],
-            [s.tool or s.text for s in old_steps],
-            [s.tool or s.text for s in new_steps],
-        )
+        match = step_pairs(old_steps, new_steps)
         changes.extend(plan_diff(old_steps, _relabel(new_steps, old_steps, match)))
     elif shape == "calls":
         old_calls = calls_from_reference(old_reference)

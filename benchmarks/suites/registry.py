@@ -172,7 +172,11 @@ class GoldEditing:
       hold.
     output_reference(text, tools): whether an argument text names an earlier call's output
       rather than giving a value, as the suite's golds write it; `tools` is the sample's tool
-      names, None before they are known (the looser test a form field applies)."""
+      names, None before they are known (the looser test a form field applies).
+    follow_plan(reference, old, new): how the rest of the reference follows an edited plan
+      beyond the step-keyed golds (UltraTool's planning gold, the plan as text), in place:
+      `old` is the old plan, (number, text) per step; `new` the new one, per step the index in
+      `old` of the step it was (None: a new step) and its (number, text) ("plan" shape)."""
 
     shape: GoldShape
     recognizes: Callable[[Mapping[str, Any]], bool]
@@ -183,6 +187,17 @@ class GoldEditing:
         Callable[[list[dict[str, Any]], Mapping[str, Any], dict[str, Any], str | None], None] | None
     ) = None
     output_reference: Callable[[str, Collection[str] | None], bool] | None = None
+    follow_plan: (
+        Callable[
+            [
+                dict[str, Any],
+                Sequence[tuple[str, str]],
+                Sequence[tuple[int | None, tuple[str, str]]],
+            ],
+            None,
+        ]
+        | None
+    ) = None
 
 
 @dataclass(frozen=True)

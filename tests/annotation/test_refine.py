@@ -271,6 +271,37 @@ def test_plan_to_reference_drops_the_call_string_of_a_changed_call_and_keeps_oth
     assert written["planning"] == "1. Something else entirely"
 
 
+def test_planning_follows_the_plan_line_by_line_in_its_own_style():
+    # UltraTool's published planning gold writes some top-level steps without a full stop
+    # ("2 Log in") and keeps its own spacing; it is the old plan's text all the same, so it
+    # follows the edit: the edited and renumbered lines only, each in its own style.
+    def step(number, text):
+        return {"step": number, "text": text, "tool": None, "arguments": None}
+
+    steps = [
+        step("1", "Find the train"),
+        step("1.1", "Note  the trip"),
+        step("2", "Log in"),
+        step("3", "Book train ticket"),
+    ]
+    reference = {
+        "plan": [],
+        "steps": steps,
+        "planning": "1. Find the train\n1.1 Note  the trip\n2 Log in\n3 Book train ticket\n",
+    }
+    draft = refine.plan_from_reference(reference)
+    draft = refine.step_set(draft, "s4", text="Book the train ticket")
+    draft = refine.step_insert(draft, "s1", text="Pick a train", depth=0)
+    written = refine.plan_to_reference(draft, reference)
+    assert written["planning"] == (
+        "1. Find the train\n1.1 Note  the trip\n2. Pick a train\n3 Log in\n"
+        "4 Book the train ticket\n"
+    )
+    # text that is not the plan's is kept as it is
+    other = {**reference, "planning": "1. Find the train\n2 Log in"}
+    assert refine.plan_to_reference(draft, other)["planning"] == other["planning"]
+
+
 def test_plan_to_reference_refuses_a_broken_draft():
     with pytest.raises(RefineError):
         refine.plan_to_reference([], {})

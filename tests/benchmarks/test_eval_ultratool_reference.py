@@ -10,6 +10,7 @@ last section (the commands, on the database)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from io import StringIO
 from pathlib import Path
@@ -100,7 +101,10 @@ def usage_text(param: str) -> str:
         (AWARENESS, "[{'a': 1})]", "[{'a': 1}]"),  # }) -> }
         (AWARENESS, f"[1{COMMA}2]", "[1,2]"),  # the full-width comma
         (AWARENESS, "[{'a': 1}, \"step\": 2}]", "[{'a': 1}, {\"step\": 2}]"),
-        (AWARENESS, "[{'a': 'Room #5'}]", "[{'a': 'Room "),  # # and all after it
+        # Only the five characters "# ..." go: a "#" elsewhere (a password) stays.
+        (AWARENESS, "[{'a': 1}, # ...{'b': 2}]", "[{'a': 1}, {'b': 2}]"),
+        (AWARENESS, "[{'a': 'Pwd2023#'}]", "[{'a': 'Pwd2023#'}]"),
+        (AWARENESS, "[{'a': 'Room #5 #...'}]", "[{'a': 'Room #5 #...'}]"),
         (AWARENESS, "[{'a': {'b': 1}" + " " * 12 + "}]", "[{'a': {'b': 1}}]"),  # 1-12 spaces
         (AWARENESS, "[{'a': {'b': 1}" + " " * 13 + "}]", "[{'a': {'b': 1}" + " " * 13 + "}]"),
         (USAGE, "[{'a': 1}{'b': 2}]", "[{'a': 1}, {'b': 2}]"),  # the usage reader only
@@ -448,7 +452,7 @@ def scored(the_item: Item, scores: dict[str, float | None]) -> Scored:
     return Scored(item=the_item, outcome=None, scores=scores)
 
 
-def test_usage_run_level_levenshtein_is_the_mean_of_the_samples() -> None:
+def test_usage_run_level_levenshtein_pools_every_gold_step() -> None:
     two_steps = item(
         {
             "tool_usage": [
@@ -464,7 +468,28 @@ def test_usage_run_level_levenshtein_is_the_mean_of_the_samples() -> None:
     full = run("tool_usage", one_step, usage_text("{'city': 'Ghent'}"), **REF)
     assert (half["levenshtein_local"], full["levenshtein_local"]) == (50.0, 100.0)
     result = EVALUATOR.aggregate([scored(two_steps, half), scored(one_step, full)], ctx)
-    assert result["levenshtein_local"] == 75.0  # (50 + 100) / 2, not (1 + 0 + 1) / 3
+    # UltraTool's evaluation returns the mean over every gold step of every sample:
+    # (1 + 0 + 1) / 3 = 0.6667 (4 decimals), not the mean of the samples (0.5 + 1) / 2.
+    assert result["levenshtein_local"] == 66.67
+
+
+def test_usage_a_sample_without_gold_steps_adds_one_zero_under_the_reference() -> None:
+    answered = usage(city="Ghent")
+    empty = item({"tool_usage": []}, "2")
+    text = usage_text("{'city': 'Ghent'}")
+    ctx = context("tool_usage", **REF)
+    assert EVALUATOR.select([answered, empty], ctx) == [answered, empty]
+    assert EVALUATOR.select([answered, empty], context("tool_usage")) == [answered]
+    scores = run("tool_usage", empty, text, **REF)
+    assert scores == {
+        "levenshtein_local": 0.0,
+        "kv_accuracy_global": None,
+        "kv_accuracy_local": None,
+        "unparsed": 0.0,
+    }
+    entries = [scored(answered, run("tool_usage", answered, text, **REF)), scored(empty, scores)]
+    # (1 + 0) / 2: the sample without a gold step counts as one step scoring 0.
+    assert EVALUATOR.aggregate(entries, ctx)["levenshtein_local"] == 50.0
 
 
 # --- options ------------------------------------------------------------------------------------
@@ -479,7 +504,7 @@ def test_usage_run_level_levenshtein_is_the_mean_of_the_samples() -> None:
         ("tool_usage", {"variant": "paper"}, "variant must be one of default, reference"),
         ("tool_usage", {**REF, "unparsed": "exclude"}, "unparsed='exclude' contradicts"),
         ("tool_usage", {**REF, "no_argument_step": "answered"}, "no_argument_step=zero"),
-        ("tool_usage", {**REF, "local_average": "steps"}, "local_average=samples"),
+        ("tool_usage", {**REF, "local_average": "samples"}, "local_average=steps"),
         ("tool_usage_awareness", {**REF, "local_average": "samples"}, "local_average=steps"),
         ("tool_usage", {**REF, "reference_outputs": "claude"}, "reference_outputs must be"),
         ("tool_usage", {"reference_outputs": "other"}, "only with variant=reference"),
@@ -494,7 +519,7 @@ def test_options_that_do_not_apply_are_refused_before_anything_runs(
 
 def test_options_the_reference_fixes_may_be_given_with_its_values() -> None:
     ctx = context(
-        "tool_usage", **REF, unparsed="wrong", local_average="samples", no_argument_step="zero"
+        "tool_usage", **REF, unparsed="wrong", local_average="steps", no_argument_step="zero"
     )
     assert EVALUATOR.prepare([item({}), item({})], ctx) == [{}, {}]
     for task in ultratool.REFERENCE_TASKS:
@@ -576,17 +601,27 @@ def test_deviation_json_is_removed_from_values() -> None:
     assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0  # "" vs "json"
 
 
-def test_deviation_a_hash_cuts_the_rest_of_the_text() -> None:
-    # Everything after "#" goes; the trimming keeps the steps before the last "},".
-    the_item = item({"tool_usage_awareness": AWARE[:3]})
+def test_deviation_hash_and_three_dots_removed_from_a_value() -> None:
+    # The reference removes the five characters "# ..." wherever they stand: "Wait # ... go"
+    # is read "Wait  go", 5 deletions against 13 characters. A "#" alone stays (a password).
+    the_item = usage(note="Wait # ... go")
+    text = usage_text("{'note': 'Wait # ... go'}")
+    assert parse("tool_usage", the_item, text, **REF).answer[0]["arguments"] == {"note": "Wait  go"}
+    assert run("tool_usage", the_item, text)["levenshtein_local"] == 100.0
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == pytest.approx(
+        100 * (1 - 5 / 13)
+    )
+    password = usage(password="Pwd2023#", user="ilse")
+    text = usage_text("{'password': 'Pwd2023#', 'user': 'ilse'}")
+    for options in ({}, REF):
+        assert run("tool_usage", password, text, **options)["levenshtein_local"] == 100.0
+    aware = item({"tool_usage_awareness": AWARE[:3]})
     text = (
         "[{'step': '1.1 Note the city', 'tool': '0'}, {'step': '1.2 Get forecast #1', "
         "'tool': '1'}, {'step': '1.3 Decide', 'tool': '0'}]"
     )
-    assert run("tool_usage_awareness", the_item, text)["accuracy_local"] == 100.0
-    assert run("tool_usage_awareness", the_item, text, **REF)["accuracy_local"] == pytest.approx(
-        100 / 3
-    )
+    for options in ({}, REF):
+        assert run("tool_usage_awareness", aware, text, **options)["accuracy_local"] == 100.0
 
 
 def test_deviation_a_full_width_comma_inside_a_value() -> None:
@@ -706,24 +741,16 @@ def test_deviation_a_gold_step_without_arguments() -> None:
     assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 0.0
 
 
-def test_deviation_run_level_levenshtein_pools_steps_by_default() -> None:
-    two_steps = item(
-        {
-            "tool_usage": [
-                {"step": "1.2", "tool": "w", "arguments": {"city": "Ghent"}},
-                {"step": "2.1", "tool": "a", "arguments": {"time": "07:00"}},
-            ]
-        }
-    )
-    one_step = usage(city="Ghent")
-    text = usage_text("{'city': 'Ghent'}")
-    results = []
-    for options in ({}, REF):
-        ctx = context("tool_usage", **options)
-        entries = [scored(i, run("tool_usage", i, text, **options)) for i in (two_steps, one_step)]
-        results.append(EVALUATOR.aggregate(entries, ctx)["levenshtein_local"])
-    # default: steps pooled, (1 + 0 + 1) / 3; reference: samples averaged, (0.5 + 1) / 2.
-    assert results == [66.67, 75.0]
+def test_deviation_tool_usage_rounds_its_fraction_to_four_decimals() -> None:
+    # Both pool every gold step. One step right in 160: 0.625 %; the reference rounds the
+    # fraction 0.00625 to 4 decimals first (0.0063), the default the percentage to 2 (0.62).
+    the_item = usage(city="Ghent")
+    right = run("tool_usage", the_item, usage_text("{'city': 'Ghent'}"))
+    wrong = run("tool_usage", the_item, "no answer")
+    entries = [scored(the_item, right)] + [scored(the_item, wrong)] * 159
+    default = EVALUATOR.aggregate(entries, context("tool_usage"))
+    as_reference = EVALUATOR.aggregate(entries, context("tool_usage", **REF))
+    assert (default["levenshtein_local"], as_reference["levenshtein_local"]) == (0.62, 0.63)
 
 
 def test_deviation_awareness_rounds_fractions_to_four_decimals() -> None:
@@ -930,3 +957,136 @@ def test_launch_run_takes_the_variant() -> None:
     with pytest.raises(CommandError, match="'tool_selection' has no option 'variant'"):
         command(*launch, "--task", "tool_selection", "--option", "variant=reference")
     assert Run.objects.count() == 1
+
+
+# --- the published figures' three causes, on our own files in UltraTool's layout --------------
+#
+# tests/benchmarks/fixtures/ultratool_published/ is ours (UltraTool's repository has no licence),
+# written as UltraTool's files are: sample 1 books a train, its top-level steps written "2 Log in
+# ... (Password: Pwd2023#)" and "3 Book train ticket" without a full stop and "4. Confirm the
+# booking" with one; sample 2 is Chinese; sample 3 asks for the weather in Liège. The outputs
+# below are GPT-style (`init output`, Python quoting, each step with its text as the model
+# copied it from the input).
+
+PUBLISHED_FILES = Path(__file__).resolve().parent / "fixtures" / "ultratool_published"
+
+USAGE_OUTPUTS = [
+    "[{'step': '1.2 Search for trains', 'tool': 'search_trains', 'param': {'origin': 'Utrecht', "
+    "'destination': 'Zwolle', 'date': 'Friday', 'period': 'morning'}}, "
+    "{'step': '2 Log in to the rail account (User: ilse, Password: Pwd2023#)', "
+    "'tool': 'rail_login', 'param': {'user': 'ilse', 'password': 'Pwd2023#'}}, "
+    "{'step': '3 Book train ticket', 'tool': 'book_train_ticket', "
+    "'param': {'train_id': '<first train found>', 'token': '<token>'}}]",
+    "[{'step': '1.2 \u521b\u5efa\u63d0\u9192', 'tool': 'create_reminder', 'param': "
+    "{'time': '\u660e\u5929 08:00', 'content': '\u7ed9\u5988\u5988\u6253\u7535\u8bdd'}}]",
+    "[{'step': '1.1 Get the forecast (City: Li\u00e8ge, Day: Saturday)', 'tool': 'get_weather', "
+    "'param': {'city': 'Li\u00e8ge', 'day': 'Sunday'}}]",
+]
+AWARENESS_OUTPUTS = [
+    "[{'step': '1.1 Note the trip (From: Utrecht, To: Zwolle, Date: Friday morning)', "
+    "'tool': '0'}, {'step': '1.2 Search for trains', 'tool': '1'}, "
+    "{'step': '2 Log in to the rail account (User: ilse, Password: Pwd2023#)', 'tool': '1'}, "
+    "{'step': '3 Book train ticket', 'tool': '1'}, {'step': '4. Confirm the booking', "
+    "'tool': '1'}]",
+    "[{'step': '1.1 \u786e\u5b9a\u63d0\u9192\u65f6\u95f4\uff08\u65f6\u95f4\uff1a\u660e\u5929"
+    "\u65e9\u4e0a\u516b\u70b9\uff09', 'tool': '0'}, {'step': '1.2 \u521b\u5efa\u63d0\u9192', "
+    "'tool': '1'}]",
+    "[{'step': '1.1 Get the forecast (City: Li\u00e8ge, Day: Saturday)', 'tool': '1'}, "
+    "{'step': '1.2 Tell the user whether it will rain', 'tool': '1'}]",
+]
+
+
+def published_items() -> list[Item]:
+    from evaluation.selectors import item_of
+
+    benchmark_import(
+        suite="ultratool",
+        paths=[PUBLISHED_FILES / "test.json", *sorted((PUBLISHED_FILES / "test_set").glob("*"))],
+    )
+    rows = Sample.objects.order_by("id").values(
+        "split", "external_id", "kind", "input", "reference", "candidate_tools", "metadata"
+    )
+    return [item_of(row) for row in rows]
+
+
+def with_gold(the_item: Item, task: str, gold: list[dict[str, Any]]) -> Item:
+    return dataclasses.replace(the_item, reference={**the_item.reference, task: gold})
+
+
+@pytest.mark.django_db
+def test_gold_steps_match_on_their_token_as_the_published_task_file_writes_it() -> None:
+    train = published_items()[0]
+    # The task file writes gold step 2 as "2 Log in ...": its token is "2", never "2.".
+    gold = [g["step"] for g in train.reference["tool_usage_awareness"]]
+    assert gold == ["1.1", "1.2", "2", "3", "4"]
+    login = "Log in to the rail account (User: ilse, Password: Pwd2023#)"
+    for written, right in ((f"2 {login}", 100.0), (f"2. {login}", 0.0)):
+        the_item = with_gold(train, "tool_usage_awareness", [{"step": "2", "value": 1}])
+        text = repr([{"step": written, "tool": "1"}])
+        assert run("tool_usage_awareness", the_item, text, **REF)["accuracy_local"] == right
+    # "4. Confirm the booking" is written with its full stop: "4." matches, "4" does not.
+    for written, right in (("4. Confirm the booking", 100.0), ("4 Confirm the booking", 0.0)):
+        the_item = with_gold(train, "tool_usage_awareness", [{"step": "4", "value": 0}])
+        text = repr([{"step": written, "tool": "0"}])
+        assert run("tool_usage_awareness", the_item, text, **REF)["accuracy_local"] == right
+    # tool usage alike: "3 Book train ticket" is step "3"
+    the_item = with_gold(train, "tool_usage", [train.reference["tool_usage"][2]])
+    text = (
+        "[{'step': '3 Book train ticket', 'tool': 'book_train_ticket', "
+        "'param': {'train_id': '<first train found>', 'token': '<login token>'}}]"
+    )
+    assert run("tool_usage", the_item, text, **REF)["levenshtein_local"] == 100.0
+
+
+@pytest.mark.django_db
+def test_a_perfect_answer_under_the_reference_writes_each_step_as_its_task_file_does() -> None:
+    train = published_items()[0]
+    perfect = ultratool.reference_output(train, "tool_usage_awareness", "reference")
+    steps = [entry["step"] for entry in json.loads(perfect)]
+    assert steps[2:] == [
+        "2 Log in to the rail account (User: ilse, Password: Pwd2023#)",
+        "3 Book train ticket",
+        "4. Confirm the booking",
+    ]
+    for task in ("tool_usage_awareness", "tool_usage"):
+        perfect = ultratool.reference_output(train, task, "reference")
+        scores = run(task, train, perfect, **REF)
+        assert scores["accuracy_local" if task != "tool_usage" else "levenshtein_local"] == 100
+
+
+def published_outputs(tmp_path: Path, task: str, outputs: list[str]) -> Path:
+    """GPT-style prediction lines: the task record under "data", the output in "init output"."""
+    records = (PUBLISHED_FILES / "test_set" / f"{task}.json").read_text("utf-8").split("\n")
+    lines = [
+        json.dumps({"data": json.loads(record), "init output": [output]}, ensure_ascii=False)
+        for record, output in zip(records, outputs, strict=False)
+    ]
+    path = tmp_path / f"{task}.json"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+@pytest.mark.django_db
+def test_the_reference_figures_on_published_style_files(tmp_path: Path) -> None:
+    published_items()
+    usage = published_outputs(tmp_path, "tool_usage", USAGE_OUTPUTS)
+    awareness = published_outputs(tmp_path, "tool_usage_awareness", AWARENESS_OUTPUTS)
+    options = ("--json", "--name", "reference", "--option", "variant=reference")
+    got = json.loads(command("import_predictions", "ultratool", "tool_usage", str(usage), *options))
+    # Per gold step: train 1.2 exact 1; 2 exact 1 (the password's "#" stays, its token "2"
+    # matches); 3 train_id 1, token "<login token>" against "<token>" 1 - 6/13 = 7/13, the step
+    # (1 + 7/13) / 2 = 10/13. Reminder 1.2 exact 1. Weather 1.1: city 1, day Saturday against
+    # Sunday 1 - 3/8, the step 13/16. Pooled: (3 + 10/13 + 13/16) / 5 = 0.916346 -> 0.9163.
+    # (The mean of the samples' means would be 91.19.) Exact steps: 3 of 5; exact samples: 1/3.
+    assert got["metrics"] == {
+        "levenshtein_local": 91.63,
+        "kv_accuracy_global": 33.33,
+        "kv_accuracy_local": 60.0,
+        "unparsed": 0.0,
+    }
+    got = json.loads(
+        command("import_predictions", "ultratool", "tool_usage_awareness", str(awareness), *options)
+    )
+    # Train: 1.1, 1.2, 2 and 3 right, "4." wrong (1 for 0): 4 of 5; reminder 2 of 2; weather 1.2
+    # wrong: 1 of 2. Local 7/9 = 0.7778; global: the reminder only, 1/3 = 0.3333.
+    assert got["metrics"] == {"accuracy_global": 33.33, "accuracy_local": 77.78, "unparsed": 0.0}

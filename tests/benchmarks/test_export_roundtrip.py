@@ -17,6 +17,7 @@ from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import, sample_revise
 from benchmarks.suites.mtubench.gold import write_answer
 from benchmarks.suites.registry import SUITE_MODULES, all_suites, get_suite
+from benchmarks.suites.ultratool.importer import TASK_FILES
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,17 +144,36 @@ def test_stabletoolbench_round_trip(tmp_path: Path, seeddata: Path) -> None:
     assert isinstance(first[0]["query_id"], int) and "relevant APIs" in first[0]
 
 
+ULTRATOOL_PUBLISHED = ROOT / "tests/benchmarks/fixtures/ultratool_published"
+
+
+def ultratool_files(folder: Path) -> list[Path]:
+    return [folder / "test.json", *sorted((folder / "test_set").glob("*.json"))]
+
+
 @pytest.mark.parametrize(
-    "folder", [DEMO / "ultratool", ROOT / "tests/benchmarks/fixtures/ultratool"]
+    "folder",
+    [DEMO / "ultratool", ROOT / "tests/benchmarks/fixtures/ultratool", ULTRATOOL_PUBLISHED],
 )
-def test_ultratool_round_trip(tmp_path: Path, folder: Path) -> None:
+def test_ultratool_round_trip_gives_the_files_back_byte_for_byte(
+    tmp_path: Path, folder: Path
+) -> None:
     # UltraTool's data carries no licence, so the files are the project's own, in its format:
     # the plan of each sample (published call strings kept as written, the ones the strict
     # reader repairs and the ones no reader accepts among them) and the task files.
-    paths = [folder / "test.json", *sorted((folder / "test_set").glob("*.json"))]
+    # ultratool_published/ has the published files' quirks: questions ending in a newline (one
+    # not), the tool markers "null" and "No tool required" each where the other is usual and
+    # "不需要工具", top-level steps written "2 Log in ..." without a full stop, task records of
+    # {"input", "toolset", "reference"} without "question", key orders no sort gives (records,
+    # tools, schemas), escaped and unescaped non-ASCII, a blank line after a file's last record
+    # and a file without a line end after it.
+    paths = ultratool_files(folder)
     out = round_trip("ultratool", paths, tmp_path / "out")
     assert_identical("ultratool", "metadata")
-    assert (out / "test.json").exists() and (out / "test_set").is_dir()
+    written = sorted(p.relative_to(out) for p in out.rglob("*.json") if p.name != "provenance.json")
+    assert written == sorted(p.relative_to(folder) for p in paths)
+    for path in paths:
+        assert (out / path.relative_to(folder)).read_bytes() == path.read_bytes(), path
 
 
 def test_ultratool_writes_a_refined_call_as_the_call_reader_reads_it() -> None:
@@ -359,3 +379,338 @@ def test_an_export_that_would_not_import_back_is_refused_naming_file_line_and_fi
     assert refused.value.field == "answer"
     # the platform's JSON Lines still has it as stored
     assert benchmark_export(benchmark=Benchmark.objects.get(name="wtueval original"), fmt="jsonl")
+
+
+# --- UltraTool: a refinement changes the published files only where it changed the sample -----
+
+TRAIN = "1"  # ultratool_published/'s first sample: a train booking, in every file
+STEP = {  # its steps as the refinement editor names them (uid by position)
+    "find": "s1",
+    "note": "s2",
+    "search": "s3",
+    "login": "s4",
+    "book": "s5",
+    "confirm": "s6",
+}
+LOGIN = "2 Log in to the rail account (User: ilse, Password: Pwd2023#)"
+LOGIN_CALL = "rail_login(user='ilse', password='Pwd2023#')"
+SEARCH_CALL = (
+    "search_trains(origin='Utrecht', destination='Zwolle', date='Friday', period='morning')"
+)
+BOOK_CALL = "book_train_ticket(train_id=<first train found>, token=<login token>)"
+NOTE = "1.1 Note the trip (From: Utrecht, To: Zwolle, Date: Friday morning)"
+TASKS_OF_TRAIN = ("tool_usage_awareness", "tool_usage", "tool_selection")
+
+
+def item_text(step: str, tool: str) -> str:
+    """One plan item as test.json writes it."""
+    return json.dumps({"step": step, "tool": tool}, ensure_ascii=False)
+
+
+def plan_edit(sample: Sample, edit: Any) -> None:
+    """A plan refinement as the editor applies it: the draft, one operation, written back."""
+    from annotation import refine
+
+    steps = edit(refine.plan_from_reference(sample.reference))
+    revise(sample, input=sample.input, reference=refine.plan_to_reference(steps, sample.reference))
+
+
+def _refine(kind: str, sample: Sample) -> None:
+    from annotation import refine
+
+    if kind == "query":
+        query = sample.input["query"].replace("the first train", "the earliest train")
+        revise(sample, input={**sample.input, "query": query}, reference=sample.reference)
+    elif kind == "text":
+        plan_edit(sample, lambda s: refine.step_set(s, STEP["book"], text="Book the train ticket"))
+    elif kind == "text, escaped":
+        plan_edit(
+            sample, lambda s: refine.step_set(s, "s3", text="\u521b\u5efa\u4e00\u4e2a\u63d0\u9192")
+        )
+    elif kind == "arguments":
+        arguments = {"origin": "Utrecht", "destination": "Zwolle", "date": "Friday"}
+        arguments["period"] = "evening"
+        plan_edit(sample, lambda s: refine.step_set(s, STEP["search"], arguments=arguments))
+    elif kind == "tool":
+        plan_edit(
+            sample,
+            lambda s: refine.step_set(s, STEP["confirm"], tool="book_train_ticket", arguments={}),
+        )
+    elif kind == "tool removed":
+        plan_edit(sample, lambda s: refine.step_set(s, STEP["login"], tool=None))
+    elif kind == "insert":
+        plan_edit(
+            sample,
+            lambda s: refine.step_insert(s, STEP["search"], text="Pick the earliest train"),
+        )
+    elif kind == "delete":
+        plan_edit(sample, lambda s: refine.step_delete(s, STEP["confirm"]))
+    elif kind == "move":
+        plan_edit(sample, lambda s: refine.step_move(s, STEP["login"], "up"))
+    elif kind == "indent":
+        plan_edit(sample, lambda s: refine.step_indent(s, STEP["confirm"]))
+    elif kind == "outdent":
+        plan_edit(sample, lambda s: refine.step_outdent(s, STEP["search"]))
+    elif kind == "drop":
+        from benchmarks.exports import DROPPED
+        from benchmarks.services import samples_annotate
+
+        samples_annotate(values={sample.pk: {DROPPED: 1}})
+    else:
+        raise AssertionError(kind)
+
+
+def _expected_edits(kind: str) -> dict[str, list[tuple[str, str]]]:
+    """Per file, the (published text, exported text) replacements the refinement makes: every
+    occurrence of the first becomes the second; nothing else changes."""
+    usage_input_search = '{"step": "1.2 Search for trains", "tool": "search_trains", "param": ""}'
+    if kind == "query":
+        edit = [("Book me the first train", "Book me the earliest train")]
+        return {"test.json": edit, "test_set/planning.json": edit}
+    if kind == "text":
+        edit = [('"3 Book train ticket"', '"3 Book the train ticket"')]
+        return {
+            "test.json": edit,
+            **{f"test_set/{t}.json": edit for t in TASKS_OF_TRAIN},
+            # the planning gold (the plan as text) follows: that line only
+            "test_set/planning.json": [
+                ("\\n3 Book train ticket\\n", "\\n3 Book the train ticket\\n")
+            ],
+        }
+    if kind == "text, escaped":
+        # tool_usage.json escapes non-ASCII (json.dumps' default): so is the rewritten record
+        old, new = "1.2 \u521b\u5efa\u63d0\u9192", "1.2 \u521b\u5efa\u4e00\u4e2a\u63d0\u9192"
+        plain = [(json.dumps(old, ensure_ascii=False), json.dumps(new, ensure_ascii=False))]
+        escaped = [(json.dumps(old), json.dumps(new))]
+        assert "\\u521b" in escaped[0][0]
+        return {
+            "test.json": plain,
+            "test_set/tool_usage_awareness.json": plain,
+            "test_set/tool_selection.json": plain,
+            "test_set/tool_usage.json": escaped,
+            "test_set/planning.json": [(f'\\n{old}"', f'\\n{new}"')],
+        }
+    if kind == "arguments":
+        # the call is written from the new arguments, in the published call's argument order
+        return {"test.json": [(SEARCH_CALL, SEARCH_CALL.replace("morning", "evening"))]}
+    if kind == "tool":
+        return {
+            "test.json": [
+                (
+                    item_text("4. Confirm the booking", "No tool required"),
+                    item_text("4. Confirm the booking", "book_train_ticket()"),
+                )
+            ]
+        }
+    if kind == "tool removed":
+        # the record writes both markers for a step without child steps: the usual one
+        return {"test.json": [(item_text(LOGIN, LOGIN_CALL), item_text(LOGIN, "No tool required"))]}
+    if kind == "insert":
+        new = '{"step": "1.3 Pick the earliest train"}'
+        marked = '{"step": "1.2 Search for trains", "tool": ""}'
+        search = item_text("1.2 Search for trains", SEARCH_CALL)
+        return {
+            "test.json": [
+                (
+                    search,
+                    f"{search}, {item_text('1.3 Pick the earliest train', 'No tool required')}",
+                )
+            ],
+            "test_set/tool_usage_awareness.json": [(marked, f"{marked}, {new}")],
+            "test_set/tool_selection.json": [(marked, f"{marked}, {new}")],
+            "test_set/tool_usage.json": [(usage_input_search, f"{usage_input_search}, {new}")],
+            "test_set/planning.json": [
+                (
+                    "\\n1.2 Search for trains\\n",
+                    "\\n1.2 Search for trains\\n1.3 Pick the earliest train\\n",
+                )
+            ],
+        }
+    if kind == "delete":
+        return {
+            "test.json": [(", " + item_text("4. Confirm the booking", "No tool required"), "")],
+            "test_set/tool_usage_awareness.json": [
+                (', {"step": "4. Confirm the booking", "tool": ""}', ""),
+                (', {"step": "4. Confirm the booking", "tool": "0"}', ""),
+            ],
+            "test_set/tool_selection.json": [(', {"step": "4. Confirm the booking"}', "")],
+            "test_set/tool_usage.json": [(', {"step": "4. Confirm the booking"}', "")],
+            "test_set/planning.json": [('\\n4. Confirm the booking"', '"')],
+        }
+    if kind == "move":
+        # "2 Log in" moves before step 1's subtree: it becomes "1 Log in" (its token keeps having
+        # no full stop), 1., 1.1, 1.2 become 2., 2.1, 2.2, and the golds follow their steps
+        login = LOGIN.replace("2 Log", "1 Log")
+        plan_old = ", ".join(
+            [
+                item_text("1. Find the train", "No tool required"),
+                item_text(NOTE, "null"),
+                item_text("1.2 Search for trains", SEARCH_CALL),
+                item_text(LOGIN, LOGIN_CALL),
+            ]
+        )
+        plan_new = ", ".join(
+            [
+                item_text(login, LOGIN_CALL),
+                item_text("2. Find the train", "No tool required"),
+                item_text(NOTE.replace("1.1", "2.1"), "null"),
+                item_text("2.2 Search for trains", SEARCH_CALL),
+            ]
+        )
+
+        def steps(*items: dict[str, Any]) -> str:
+            return ", ".join(json.dumps(i, ensure_ascii=False) for i in items)
+
+        def moved(marks: dict[str, dict[str, Any]], gold: dict[str, dict[str, Any]]) -> list:
+            """The input list's first four items and the reference's first three, reordered."""
+            old_input = steps(
+                {"step": "1. Find the train"},
+                {"step": NOTE, **marks["note"]},
+                {"step": "1.2 Search for trains", **marks["search"]},
+                {"step": LOGIN, **marks["login"]},
+            )
+            new_input = steps(
+                {"step": login, **marks["login"]},
+                {"step": "2. Find the train"},
+                {"step": NOTE.replace("1.1", "2.1"), **marks["note"]},
+                {"step": "2.2 Search for trains", **marks["search"]},
+            )
+            edits = [(old_input, new_input)]
+            numbers = [n for n in ("note", "search", "login") if n in gold]
+            label = {"note": NOTE, "search": "1.2 Search for trains", "login": LOGIN}
+            new_label = {
+                "note": NOTE.replace("1.1", "2.1"),
+                "search": "2.2 Search for trains",
+                "login": login,
+            }
+            old_ref = steps(*({"step": label[n], **gold[n]} for n in numbers))
+            order = [n for n in ("login", "note", "search") if n in gold]
+            new_ref = steps(*({"step": new_label[n], **gold[n]} for n in order))
+            edits.append((old_ref, new_ref))
+            return edits
+
+        blank: dict[str, Any] = {}
+        lines_old = "\\n".join(["1. Find the train", NOTE, "1.2 Search for trains", LOGIN])
+        lines_new = "\\n".join(
+            [login, "2. Find the train", NOTE.replace("1.1", "2.1"), "2.2 Search for trains"]
+        )
+        return {
+            "test.json": [(plan_old, plan_new)],
+            "test_set/planning.json": [(lines_old, lines_new)],
+            "test_set/tool_usage_awareness.json": moved(
+                {"note": {"tool": ""}, "search": {"tool": ""}, "login": {"tool": ""}},
+                {"note": {"tool": "0"}, "search": {"tool": "1"}, "login": {"tool": "1"}},
+            ),
+            "test_set/tool_selection.json": moved(
+                {"note": blank, "search": {"tool": ""}, "login": {"tool": ""}},
+                {"search": {"tool": "search_trains"}, "login": {"tool": "rail_login"}},
+            ),
+            "test_set/tool_usage.json": moved(
+                {
+                    "note": blank,
+                    "search": {"tool": "search_trains", "param": ""},
+                    "login": {"tool": "rail_login", "param": ""},
+                },
+                {
+                    "search": {
+                        "tool": "search_trains",
+                        "param": {
+                            "origin": "Utrecht",
+                            "destination": "Zwolle",
+                            "date": "Friday",
+                            "period": "morning",
+                        },
+                    },
+                    "login": {
+                        "tool": "rail_login",
+                        "param": {"user": "ilse", "password": "Pwd2023#"},
+                    },
+                },
+            ),
+        }
+    if kind == "indent":
+        # "4. Confirm" becomes the child 3.1 of "3 Book train ticket": a child's token
+        edit = [('"4. Confirm the booking"', '"3.1 Confirm the booking"')]
+        return {
+            "test.json": edit,
+            **{f"test_set/{t}.json": edit for t in TASKS_OF_TRAIN},
+            "test_set/planning.json": [
+                ('\\n4. Confirm the booking"', '\\n3.1 Confirm the booking"')
+            ],
+        }
+    if kind == "outdent":
+        # 1.2 becomes top-level step 2 (written as the exporter writes a top-level step, "2."),
+        # and the top-level steps after it are renumbered in their own style
+        edit = [
+            ('"1.2 Search for trains"', '"2. Search for trains"'),
+            (f'"{LOGIN}"', json.dumps(LOGIN.replace("2 Log", "3 Log"))),
+            ('"3 Book train ticket"', '"4 Book train ticket"'),
+            ('"4. Confirm the booking"', '"5. Confirm the booking"'),
+        ]
+        return {
+            "test.json": edit,
+            **{f"test_set/{t}.json": edit for t in TASKS_OF_TRAIN},
+            "test_set/planning.json": [
+                ("\\n1.2 Search for trains\\n2 Log", "\\n2. Search for trains\\n3 Log"),
+                ("\\n3 Book train ticket\\n4. Confirm", "\\n4 Book train ticket\\n5. Confirm"),
+            ],
+        }
+    raise AssertionError(kind)
+
+
+REFINEMENT_KINDS = (
+    "query",
+    "text",
+    "text, escaped",
+    "arguments",
+    "tool",
+    "tool removed",
+    "insert",
+    "delete",
+    "move",
+    "indent",
+    "outdent",
+    "drop",
+)
+
+
+@pytest.mark.parametrize("kind", REFINEMENT_KINDS)
+def test_an_ultratool_refinement_changes_the_published_files_only_where_it_changed(
+    tmp_path: Path, kind: str
+) -> None:
+    paths = ultratool_files(ULTRATOOL_PUBLISHED)
+    benchmark_import(suite="ultratool", paths=paths, benchmark_name="ultratool original")
+    external_id = "2" if kind == "text, escaped" else TRAIN
+    sample = Sample.objects.get(benchmark__name="ultratool original", external_id=external_id)
+    _refine(kind, sample)
+
+    export_and_reimport("ultratool", tmp_path / "out")
+    for path in paths:
+        name = path.relative_to(ULTRATOOL_PUBLISHED).as_posix()
+        published = path.read_text("utf-8")
+        if kind == "drop":  # the sample's record goes from every file, nothing else changes
+            expected = published.split("\n", 1)[1]
+        else:  # the edits, on the sample's own line
+            lines = published.split("\n")
+            at = int(external_id) - 1
+            for old, new in _expected_edits(kind).get(name, []):
+                assert old in lines[at], (name, old)
+                lines[at] = lines[at].replace(old, new)
+            expected = "\n".join(lines)
+        written = (tmp_path / "out" / name).read_text("utf-8")
+        assert written == expected, name
+    # the refined sample reads back as refined
+    read = again(sample)
+    if kind != "drop":
+        assert read.input == Sample.objects.get(pk=sample.pk).input
+        steps = [
+            {k: v for k, v in s.items() if k not in ("call", "call_error")}
+            for s in read.reference["steps"]
+        ]
+        refined = Sample.objects.get(pk=sample.pk).reference
+        assert steps == [
+            {k: v for k, v in s.items() if k not in ("call", "call_error")}
+            for s in refined["steps"]
+        ]
+        for task in TASK_FILES:
+            assert read.reference.get(task) == refined.get(task), task

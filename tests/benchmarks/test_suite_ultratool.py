@@ -97,7 +97,14 @@ def test_fixture_folder_imports_plans_tools_and_every_task() -> None:
     assert first.input["query"].startswith("Tomorrow I'm cycling from Leiden to Haarlem.")
     assert not first.input["query"].endswith("\n")
     assert first.candidate_tools == ["get_weather_forecast", "set_alarm"]
+    published = first.metadata.pop("published")
     assert first.metadata == {"domain": "Weather", "line": 1}
+    # each record's text as its file holds it, line end included (published.py)
+    assert sorted(published) == sorted(["main", *ultratool.importer.TASK_FILES])
+    main_lines = (FIXTURE / "test.json").read_text("utf-8").splitlines(keepends=True)
+    assert published["main"] == main_lines[0]
+    usage_lines = (FIXTURE / "test_set" / "tool_usage.json").read_text("utf-8")
+    assert published["tool_usage"] == usage_lines.splitlines(keepends=True)[0]
     assert first.source == f"{FIXTURE / 'test.json'}, line 1"
     steps = first.reference["steps"]
     assert [(s["step"], s["tool"]) for s in steps] == [
@@ -515,3 +522,21 @@ def test_demo_files_import() -> None:
         "tool_usage_awareness",
         "tool_usage",
     }
+
+
+def test_each_record_keeps_its_text_and_a_changed_one_keeps_its_layout() -> None:
+    from benchmarks.suites.ultratool.published import read_chunk, record_chunks, write_chunk
+
+    # CRLF line ends, a blank line, a line of spaces, no line end after the last record
+    text = '{"a": 1}\r\n\n{"b": "\u00e9"}\r\n  \n{"c": 2}'
+    chunks = record_chunks(text, [1, 3, 5])
+    assert chunks == ['{"a": 1}\r\n', '\n{"b": "\u00e9"}\r\n', '  \n{"c": 2}']
+    assert "".join(chunks) == text
+    kept = read_chunk(chunks[1])
+    assert kept is not None
+    assert write_chunk(kept, {"b": "\u00e9"}) == chunks[1]  # unchanged: the text itself
+    assert write_chunk(kept, {"b": "\u00e8"}) == '\n{"b": "\u00e8"}\r\n'
+    # a record written compactly with escapes is rewritten so
+    escaped = read_chunk('{"b":"\\u00e9","n":[1,2]}\n')
+    assert escaped is not None
+    assert write_chunk(escaped, {"b": "\u00e8", "n": [1, 2]}) == '{"b":"\\u00e8","n":[1,2]}\n'

@@ -35,21 +35,23 @@ Options (TaskSpec.options, a run's options override them):
     "reference". "reference" gives what UltraTool's published evaluation code gives (and so what
     the paper reports on its published predictions): reference.py reads the text as that code
     does, with its repairs and its text-level replacements of true/None/null, bugs included;
-    steps match on the first token of their step text ("1.2", and "1." for a top-level step);
-    awareness accuracies are rounded to 4 decimals as fractions; tool usage reads only "param",
-    scores 0 for a gold step without arguments and averages the samples. It fixes unparsed=wrong,
-    local_average (steps for awareness, samples for usage) and no_argument_step=zero: giving
-    another value with it is an error, as is variant=reference for the other tasks (tool
-    selection's reading is not documented; planning and tool creation are judged). A launched
-    run under it asks for tool-usage arguments under "param" (the only key it reads). The
-    default keeps the safe literal reading and the safe repairs; deviations.md lists, item by
-    item, where the two differ and why.
+    steps match on the first space-separated token of their step text, the gold's as the
+    published task file writes it ("1.2", "2." or "2", never rebuilt from the step number:
+    published.py); the run-level figures (awareness accuracies, tool usage's levenshtein_local)
+    pool every gold step and are rounded to 4 decimals as fractions; tool usage reads only
+    "param", scores 0 for a gold step without arguments and counts a sample without a gold step
+    as one step scoring 0. It fixes unparsed=wrong, local_average=steps and
+    no_argument_step=zero: giving another value with it is an error, as is variant=reference
+    for the other tasks (tool selection's reading is not documented; planning and tool creation
+    are judged). A launched run under it asks for tool-usage arguments under "param" (the only
+    key it reads). The default keeps the safe literal reading and the safe repairs;
+    deviations.md lists, item by item, where the two differ and why.
   - reference_outputs (with variant=reference): "gpt" (default) or "other": whose published
     prediction file the outputs come from; UltraTool's evaluation trims other models' text
     further (reference.py).
-  - local_average: "steps" (default; the reference scorer pools every gold step of every
-    sample for awareness local accuracy, not for tool usage, where it averages the samples) or
-    "samples" (the mean over samples of each sample's local value).
+  - local_average: "steps" (default; as the reference scorer does, every gold step of every
+    sample pooled, for awareness local accuracy and for tool usage alike) or "samples" (the
+    mean over samples of each sample's local value).
   - no_argument_step (tool_usage): how a gold step whose call has no arguments scores. "answered"
     (default): 100 when the step is answered with an arguments object, which is what "mean over
     the gold keys" gives a perfect answer; "zero": 0 always, as the reference scorer does (its
@@ -184,7 +186,7 @@ from benchmarks.suites.protocol import (
     tool_mode,
 )
 from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
-from benchmarks.suites.ultratool import reading, reference
+from benchmarks.suites.ultratool import published, reading, reference
 from benchmarks.suites.ultratool.importer import PlanError, build_plan, step_number
 
 __all__ = [
@@ -265,12 +267,18 @@ NO_ARGUMENT_OPTION = Option(
     choices=("answered", "zero"),
 )
 # What UltraTool's evaluation does where the default lets a run choose: an unreadable answer is
-# wrong; awareness pools every step for local accuracy; tool usage scores 0 for a step whose
-# gold has no arguments and averages the per-sample means.
+# wrong; local accuracy and tool usage pool every gold step of every sample; tool usage scores 0
+# for a step whose gold has no arguments.
 REFERENCE_SETTINGS: dict[str, dict[str, str]] = {
     "tool_creation_awareness": {"unparsed": "wrong", "local_average": "steps"},
     "tool_usage_awareness": {"unparsed": "wrong", "local_average": "steps"},
-    "tool_usage": {"unparsed": "wrong", "local_average": "samples", "no_argument_step": "zero"},
+    "tool_usage": {"unparsed": "wrong", "local_average": "steps", "no_argument_step": "zero"},
+}
+# The run-level figures UltraTool's evaluation rounds to 4 decimals as fractions.
+REFERENCE_ROUNDED: dict[str, tuple[str, ...]] = {
+    "tool_creation_awareness": ("accuracy_global", "accuracy_local"),
+    "tool_usage_awareness": ("accuracy_global", "accuracy_local"),
+    "tool_usage": ("levenshtein_local",),
 }
 
 
@@ -431,9 +439,12 @@ def _option(ctx: Context, name: str, allowed: Sequence[str]) -> str:
     return value
 
 
+def _reference_of(item: Item) -> dict[str, Any]:
+    return item.reference if isinstance(item.reference, dict) else {}
+
+
 def _gold(item: Item, task: str) -> list[dict[str, Any]]:
-    reference = item.reference if isinstance(item.reference, dict) else {}
-    gold = reference.get(task)
+    gold = _reference_of(item).get(task)
     return gold if isinstance(gold, list) else []
 
 
@@ -472,6 +483,10 @@ def select(items: Sequence[Item], ctx: Context) -> list[Item]:
     _check_options(ctx)
     if task == "planning":
         return [item for item in items if _planning_gold(item).strip()]
+    if task == "tool_usage" and _variant(ctx) == "reference":
+        # UltraTool's evaluation scores every record of its task file: one without a gold step
+        # counts as one step scoring 0.
+        return [item for item in items if isinstance(_reference_of(item).get(task), list)]
     return [item for item in items if _gold(item, task)]
 
 
@@ -998,15 +1013,10 @@ def _score_judged(
 
 def _first_token(value: Any) -> str | None:
     """UltraTool's evaluation matches steps on the first whitespace-separated token of their
-    step text ("1.2" in "1.2 Get the forecast", "1." in "1. Check the weather")."""
+    step text ("1.2" in "1.2 Get the forecast", "1." in "1. Check the weather", "2" in
+    "2 Obtain the ticket")."""
     words = str(value).split()
     return words[0] if words else None
-
-
-def _reference_token(step: str) -> str:
-    """A gold step's token as UltraTool's files write it: "1." for a top-level step, "1.2"
-    below (the importer keeps the number alone)."""
-    return step if "." in step else f"{step}."
 
 
 def _json_safe(value: Any) -> bool:
@@ -1138,13 +1148,22 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
     gold = _gold(item, task)
     predicted = _predicted(outcome)
     flag = 100.0 if unparsed else 0.0
-    if not gold:
-        return {**{name: None for name in metrics}, "unparsed": flag}
     as_reference = _variant(ctx) == "reference"
+    if not gold:
+        scores: Scores = {**{name: None for name in metrics}, "unparsed": flag}
+        if as_reference and task == "tool_usage":
+            scores["levenshtein_local"] = 0.0  # one step scoring 0 (see select)
+        return scores
+
+    # The reference matches on the first token of the step text, the gold's as its task file
+    # writes it (published.py); its answers are keyed so.
+    texts = published.gold_step_texts(task, item.reference, item.metadata) if as_reference else {}
 
     def key(step: Mapping[str, Any]) -> str:
-        # The reference matches on the first token of the step text; its answers are keyed so.
-        return _reference_token(step["step"]) if as_reference else step["step"]
+        if not as_reference:
+            return step["step"]
+        text = texts.get(step["step"])
+        return (_first_token(text) if text is not None else None) or step["step"]
 
     if task == "tool_usage":
         mode = _option(ctx, "no_argument_step", ("answered", "zero"))
@@ -1175,11 +1194,12 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
 
 def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
     """Run-level metrics: global values and `unparsed` are means over items; local values pool
-    every gold step (option local_average "steps") or average the items ("samples"). Under
-    variant=reference, awareness accuracies are rounded to 4 decimals as fractions before they
-    become percentages, as UltraTool's evaluation reports them."""
+    every gold step (option local_average "steps"; an item without a gold step counts as one)
+    or average the items ("samples"). Under variant=reference, the awareness accuracies and
+    tool usage's levenshtein_local are rounded to 4 decimals as fractions before they become
+    percentages, as UltraTool's evaluation reports them."""
     task = _task(ctx)
-    four_places = _variant(ctx) == "reference" and task in AWARENESS
+    rounded = REFERENCE_ROUNDED.get(task, ()) if _variant(ctx) == "reference" else ()
     pooled = _option(ctx, "local_average", ("steps", "samples")) == "steps"
     result: Scores = {}
     for metric in TASKS[task].metrics:
@@ -1189,12 +1209,12 @@ def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
             for s in scored:
                 item_value = s.scores.get(metric)
                 if item_value is not None:
-                    pairs.append((item_value, len(_gold(s.item, task))))
+                    pairs.append((item_value, max(1, len(_gold(s.item, task)))))
             total = sum(count for _, count in pairs)
             value = sum(v * count for v, count in pairs) / total if total else None
         else:
             value = mean([s.scores.get(metric) for s in scored])
-        if value is not None and four_places and metric.startswith("accuracy_"):
+        if value is not None and metric in rounded:
             value = round(value / 100, 4) * 100
         result[metric] = None if value is None else round(value, 2)
     return result
@@ -1358,7 +1378,14 @@ def _render_input(task: str, view: _View) -> str:
     return "\n".join(parts)
 
 
-def _render_answer(task: str, gold: Sequence[Mapping[str, Any]], variant: str = "default") -> str:
+def _render_answer(
+    task: str,
+    gold: Sequence[Mapping[str, Any]],
+    variant: str = "default",
+    texts: Mapping[str, Any] | None = None,
+) -> str:
+    if texts:  # each step written as given (its text as the task file writes it)
+        gold = [{**s, "step": texts.get(s["step"], s["step"])} for s in gold]
     if task == "tool_creation":
         rows = [{"step": s["step"], "tool": s.get("tool")} for s in gold]
     elif task == "tool_usage":
@@ -1384,7 +1411,9 @@ def _example_answer(task: str, view: _View, variant: str = "default") -> str:
 def reference_output(item: Item, task: str, variant: str = "default") -> str:
     """The gold answer written in the format the prompt asks for (a perfect model's output);
     for planning the gold plan text (or, without one, the plan rendered from its steps). Under
-    variant=reference a tool-usage answer puts the arguments under "param"."""
+    variant=reference each step is written with its text as the task file writes it (the
+    reference matches its first token) and a tool-usage answer puts the arguments under
+    "param"."""
     if task == "planning":
         reference = item.reference if isinstance(item.reference, dict) else {}
         steps = [
@@ -1393,7 +1422,12 @@ def reference_output(item: Item, task: str, variant: str = "default") -> str:
             if isinstance(step, dict)
         ]
         return _planning_gold(item) or _plan_text(steps)
-    return _render_answer(task, _gold(item, task), variant)
+    texts = (
+        published.gold_step_texts(task, item.reference, item.metadata)
+        if variant == "reference"
+        else None
+    )
+    return _render_answer(task, _gold(item, task), variant, texts)
 
 
 def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:

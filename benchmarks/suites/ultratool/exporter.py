@@ -2,16 +2,20 @@
 (`test.json` at the top, as published; another split `<split>/<split>.json`) and beside it
 `test_set/<task>.json` for each task gold the samples hold, index-aligned with the main file.
 
-A step is written as `"1. text"` (top level) or `"1.2 text"`, its tool as the call string
-published for it while its tool and arguments are unchanged (refinement drops "call" when they
-change, annotation/refine.py), else as a call `name(key='value', ...)` written from the stored
-arguments, a bare name when arguments were not given, "null" for a step with child steps and
-"No tool required" for another step without a tool. A sample's tools and a task's toolset are
-written from the benchmark's tools (the first definition of a name, as the importer keeps)."""
+Each record is written by published.py: an unchanged sample as the text its file held (so an
+unrefined benchmark is written back byte for byte), a refined one as its published record with
+only what the refinement changed rewritten, in that record's layout. A step's tool changed by a
+refinement is written as a call `name(key='value', ...)` from the stored arguments (the
+published call string while its tool and arguments are unchanged: refinement drops "call" when
+they change, annotation/refine.py), a bare name when arguments were not given. A sample's tools
+and a task's toolset are written as published, or, when the sample's tool names differ from its
+record's, from the benchmark's tools (the first definition of a name, as the importer keeps)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,76 +25,22 @@ from benchmarks.suites.export import (
     Files,
     by_split,
     file_part,
-    jsonl_bytes,
     sample_name,
 )
 from benchmarks.suites.registry import Exporter
-from benchmarks.suites.ultratool.importer import TASK_FILES
+from benchmarks.suites.ultratool.importer import MAIN, TASK_FILES
+from benchmarks.suites.ultratool.published import (
+    Chunk,
+    call_text,
+    literal,
+    main_record,
+    published_chunk,
+    sample_plan,
+    task_record,
+    write_chunk,
+)
 
-
-def literal(value: Any, where: str) -> str:
-    """`value` as the Python literal the call reader reads back to it."""
-    if value is None or isinstance(value, bool | int | str):
-        return repr(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{where}: {value!r} has no literal")
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(literal(v, f"{where}[{i}]") for i, v in enumerate(value)) + "]"
-    if isinstance(value, dict):
-        items = (f"{k!r}: {literal(v, f'{where}[{k!r}]')}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
-    raise ValueError(f"{where}: a {type(value).__name__} has no literal")
-
-
-def call_text(tool: str, arguments: dict[str, Any]) -> str:
-    """`tool(key=literal, ...)`; ValueError when a name cannot be written as one."""
-    if not all(part.isidentifier() for part in tool.split(".")):
-        raise ValueError(f"tool name {tool!r} cannot be written as a call")
-    parts = []
-    for key, value in arguments.items():
-        if not key.isidentifier():
-            raise ValueError(f"argument name {key!r} cannot be written as a keyword argument")
-        parts.append(f"{key}={literal(value, key)}")
-    return f"{tool}({', '.join(parts)})"
-
-
-def _step_tool(step: dict[str, Any], has_children: bool, sample: SampleRecord) -> Any:
-    if "call" in step:
-        return step["call"]
-    tool, arguments = step.get("tool"), step.get("arguments")
-    if tool is None:
-        return "null" if has_children else "No tool required"
-    if arguments is None:
-        return tool
-    try:
-        return call_text(tool, arguments)
-    except ValueError as exc:
-        raise ExportError(
-            str(exc), sample=sample_name(sample), field=f"step {step.get('step')}"
-        ) from None
-
-
-def _plan(sample: SampleRecord) -> list[dict[str, Any]]:
-    reference = sample.reference if isinstance(sample.reference, dict) else {}
-    steps = reference.get("steps")
-    if not isinstance(steps, list) or not steps:
-        raise ExportError("has no plan steps", sample=sample_name(sample), field="steps")
-    written = []
-    for index, step in enumerate(steps):
-        number = str(step.get("step", ""))
-        following = steps[index + 1] if index + 1 < len(steps) else {}
-        has_children = str(following.get("step", "")).startswith(number + ".")
-        label = f"{number}." if "." not in number else number
-        text = step.get("text") or ""
-        written.append(
-            {
-                "step": f"{label} {text}" if text else label,
-                "tool": _step_tool(step, has_children, sample),
-            }
-        )
-    return written
+__all__ = ["EXPORTER", "call_text", "literal", "write"]
 
 
 def _tool(tool: ToolRecord) -> dict[str, Any]:
@@ -115,14 +65,20 @@ def _tools(names: Sequence[str], tools: dict[str, ToolRecord], sample: SampleRec
     return [_tool(tools[name]) for name in names]
 
 
-def _task_gold(task: str, gold: Any) -> Any:
-    if task == "planning":
-        return gold
-    if task in ("tool_usage_awareness", "tool_creation_awareness"):
-        return [{"step": g["step"], "tool": str(g["value"])} for g in gold]
-    if task == "tool_usage":
-        return [{"step": g["step"], "tool": g["tool"], "param": g["arguments"]} for g in gold]
-    return [{"step": g["step"], "tool": g["tool"]} for g in gold]
+def _text(record: Any, chunk: Chunk | None) -> str:
+    """The record as its file held it (published.write_chunk), or one compact JSON line."""
+    if chunk is None:
+        return json.dumps(record, ensure_ascii=False) + "\n"
+    return write_chunk(chunk, record)
+
+
+def _join(texts: list[str]) -> bytes:
+    """The records' texts one after the other, each but the last ending its line (a record that
+    was its file's last may have had no line end)."""
+    last = len(texts) - 1
+    return "".join(
+        t if t.endswith("\n") or i == last else t + "\n" for i, t in enumerate(texts)
+    ).encode()
 
 
 def _split_files(split: str, samples: list[SampleRecord], tools: dict[str, ToolRecord]) -> Files:
@@ -130,17 +86,26 @@ def _split_files(split: str, samples: list[SampleRecord], tools: dict[str, ToolR
         raise ExportError(f"split {split!r} has the name of a task file")
     folder = "" if split == "test" else f"{file_part(split)}/"
     main = []
+    plans = []  # each sample's plan paired with its published one, for all its files
     for s in samples:
         given = s.input if isinstance(s.input, dict) else {}
-        main.append(
-            {
-                "question": given.get("query"),
-                "plan": _plan(s),
-                "tools": _tools(s.candidate_tools, tools, s),
-                "domain": s.metadata.get("domain", ""),
-            }
-        )
-    files = {f"{folder}{split}.json": jsonl_bytes(main)}
+        chunk = published_chunk(s.metadata, MAIN)
+        plans.append(sample_plan(s.reference, chunk))
+        try:
+            record = main_record(
+                plans[-1],
+                given.get("query"),
+                s.metadata.get("domain", ""),
+                s.candidate_tools,
+                chunk,
+                partial(_tools, tools=tools, sample=s),
+            )
+        except ExportError as exc:
+            raise ExportError(exc.message, sample=sample_name(s), field=exc.field) from None
+        if not record["plan"]:
+            raise ExportError("has no plan steps", sample=sample_name(s), field="steps")
+        main.append(_text(record, chunk))
+    files = {f"{folder}{split}.json": _join(main)}
     for task in TASK_FILES:
         holding = [task in (s.reference or {}) for s in samples]
         if not any(holding):
@@ -156,14 +121,20 @@ def _split_files(split: str, samples: list[SampleRecord], tools: dict[str, ToolR
                 field=task,
             )
         records = []
-        for s in samples[:count]:
-            record: dict[str, Any] = {"question": s.input.get("query")}
+        for s, plan in zip(samples[:count], plans, strict=False):
+            chunk = published_chunk(s.metadata, task)
             toolset = (s.input.get("toolsets") or {}).get(task)
-            if toolset is not None:
-                record["toolset"] = _tools(toolset, tools, s)
-            record["reference"] = _task_gold(task, s.reference[task])
-            records.append(record)
-        files[f"{folder}test_set/{task}.json"] = jsonl_bytes(records)
+            record = task_record(
+                task,
+                s.reference,
+                s.input.get("query"),
+                toolset,
+                chunk,
+                plan,
+                partial(_tools, tools=tools, sample=s),
+            )
+            records.append(_text(record, chunk))
+        files[f"{folder}test_set/{task}.json"] = _join(records)
     return files
 
 
@@ -184,8 +155,9 @@ EXPORTER = Exporter(
     import_paths=_import_paths,
     cannot_carry=(
         "samples are identified by their position in the main file, so a dropped sample "
-        "renumbers those after it; metadata 'line' is the line written, which differs from the "
-        "published file's where that had blank lines; a tool defined differently in two "
-        "records is written with its first definition"
+        "renumbers those after it; metadata 'line' is the line written; a leading byte-order "
+        "mark is not written back; a sample imported before its records were kept "
+        "(metadata 'published') is written from its fields, and a tool its record does not "
+        "carry with its first definition"
     ),
 )

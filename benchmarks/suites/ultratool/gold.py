@@ -1,14 +1,16 @@
 """UltraTool's gold as an expert refines it (a registry.GoldEditing): a plan, a tree of steps
 ("plan", and "steps" flat), with the task golds keyed by step number that follow their step when
-the plan is renumbered. Pure Python."""
+the plan is renumbered, and the planning gold (the plan as text) that follows the plan. Pure
+Python."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from benchmarks.suites.registry import GoldEditing
+from benchmarks.suites.ultratool.published import rewrite_plan_text
 
 # Task golds keyed by step number ({"step": "1.2", ...}); "planning" (the plan as text) is
 # rewritten on its own by the plan editor.
@@ -33,9 +35,26 @@ def is_plan(reference: Mapping[str, Any]) -> bool:
     return isinstance(reference.get("plan"), list) or isinstance(reference.get("steps"), list)
 
 
+def follow_plan(
+    reference: dict[str, Any],
+    old: Sequence[tuple[str, str]],
+    new: Sequence[tuple[int | None, tuple[str, str]]],
+) -> None:
+    """ "planning" (the plan as text) follows an edited plan when it was the old plan's text
+    (whatever the full stop after a step number and the whitespace): the lines of unchanged
+    steps as written, the others rewritten in their own style (published.rewrite_plan_text); it
+    is kept as it is otherwise."""
+    planning = reference.get("planning")
+    if isinstance(planning, str):
+        rewritten = rewrite_plan_text(planning, old, new)
+        if rewritten is not None:
+            reference["planning"] = rewritten
+
+
 GOLD = GoldEditing(
     shape="plan",
     recognizes=is_plan,
     step_keyed=STEP_KEYED_GOLDS,
     output_reference=is_placeholder,
+    follow_plan=follow_plan,
 )

@@ -64,7 +64,10 @@ Records:
     candidate_tools = the record's `tools` names, metadata = {"domain", "line", and
     "repaired_calls" / "unparsed_calls" step lists when there are any, and "gold_not_offered":
     the tools a gold step (plan, tool_selection, tool_usage) names that neither the record's
-    `tools` nor that task's toolset offers, kept as published, when there are any}.
+    `tools` nor that task's toolset offers, kept as published, when there are any, and
+    "published": {"main": the record's text in test.json, "<task>": its text in each task file},
+    as the file writes it, so that the export writes an unchanged sample back byte for byte and
+    the reference scorer reads the gold's step texts as published (published.py)}.
   - Tool: one per name, from the records' `tools` (arguments -> parameters, results -> returns,
     domain -> category, the published record in raw) and from the task files' toolsets
     (interference tools; category ""). The first definition of a name wins.
@@ -116,6 +119,9 @@ TASK_FILES = (
 )
 
 MAIN_STEMS = ("test", "dev")
+# metadata[PUBLISHED][MAIN or task name]: the sample's record in that file, as written there.
+PUBLISHED = "published"
+MAIN = "main"
 EXTENSIONS = (".json", ".jsonl")
 # What the published files write for "this step calls no tool", compared case-insensitively and
 # without a final full stop.
@@ -494,6 +500,32 @@ def _read_main(main: MainFile, bundle: ImportBundle, progress: Progress | None) 
         )
         if progress:
             progress(1)
+    _keep_published(path, main.samples, main.lines, MAIN)
+
+
+def _keep_published(
+    path: Path, samples: Sequence[SampleRecord], lines: Sequence[int], part: str
+) -> None:
+    """Each record's text as the file holds it, in its sample's metadata (published.py)."""
+    chunks = record_chunks(read_text(path), lines)
+    for sample, chunk in zip(samples, chunks, strict=True):
+        sample.metadata.setdefault(PUBLISHED, {})[part] = chunk
+
+
+def record_chunks(text: str, lines: Sequence[int]) -> list[str]:
+    """The text of each record of a JSON Lines file, given the line number of each record in
+    file order: from just after the previous record's line end to the end of its own line, line
+    end included; the last record's runs to the end of the file. Joined, they are the file."""
+    segments = text.split("\n")
+    chunks = []
+    previous = 0
+    for index, line in enumerate(lines):
+        if index == len(lines) - 1:
+            chunks.append("\n".join(segments[previous:]))
+        else:
+            chunks.append("\n".join(segments[previous:line]) + "\n")
+        previous = line
+    return chunks
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -503,7 +535,9 @@ def _same_text(a: str, b: str) -> bool:
 def _read_task(
     path: Path, task: str, main: MainFile, bundle: ImportBundle, progress: Progress | None
 ) -> None:
+    lines: list[int] = []
     for ordinal, (line, record) in enumerate(iter_jsonl(path), start=1):
+        lines.append(line)
         if ordinal > len(main.samples):
             raise ImportFormatError(
                 f"has more records than {main.path} ({len(main.samples)}): task files are "
@@ -552,6 +586,7 @@ def _read_task(
                 sample.metadata["gold_not_offered"] = list(dict.fromkeys([*known, *not_offered]))
         if progress:
             progress(1)
+    _keep_published(path, main.samples[: len(lines)], lines, task)
 
 
 def _read_gold(

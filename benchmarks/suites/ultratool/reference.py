@@ -19,8 +19,8 @@ Normalizing (both readers, in this order): remove every `json`; strip backticks 
 ends; remove every `输出` + full-width colon (the Chinese "output:"); remove every newline;
 `\\_` -> `_`; `true` -> `True`, `false` -> `False`, `null` -> `"null"`, `None` -> `"None"`,
 everywhere, string values included; `})` -> `}`; the full-width comma -> `,`; `}, "step` ->
-`}, {"step`; remove `#` and everything after it (the newlines are gone by then, so that is the
-rest of the text); `}`, 1-12 spaces and `}` -> `}}`. The usage reader also turns `}{` into
+`}, {"step`; remove every `# ...` (those five characters only: a `#` elsewhere, as in a password
+`Pwd2023#`, stays); `}`, 1-12 spaces and `}` -> `}}`. The usage reader also turns `}{` into
 `}, {`.
 
 Trimming: text that does not start with `[` loses everything before its first `[` (if any).
@@ -68,6 +68,8 @@ MAX_TEXT_CHARS = 200_000
 
 FULLWIDTH_COMMA = "\uff0c"
 CHINESE_OUTPUT_PREFIX = "\u8f93\u51fa\uff1a"  # 输出 and a full-width colon
+# The five characters removed (a hash, a space, three dots); a "#" anywhere else stays.
+ELLIPSIS_COMMENT = "# ..."
 
 QUOTE_REPAIR: tuple[tuple[str, str], ...] = (
     ("{'", '{"'),
@@ -119,9 +121,7 @@ def normalize(text: str, reader: str) -> str:
     text = text.replace("})", "}")
     text = text.replace(FULLWIDTH_COMMA, ",")
     text = text.replace('}, "step', '}, {"step')
-    comment = text.find("#")
-    if comment >= 0:
-        text = text[:comment]
+    text = text.replace(ELLIPSIS_COMMENT, "")
     text = _SPACED_BRACES.sub("}}", text)
     if reader == USAGE:
         text = text.replace("}{", "}, {")
