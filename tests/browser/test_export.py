@@ -68,7 +68,9 @@ def test_a_researcher_exports_a_refined_benchmark(
     # then the refined sample is in test.json as approved
     lines = [json.loads(line) for line in archive.read("test.json").decode().splitlines()]
     refined = lines[int(sample.external_id) - 1]
-    assert refined["question"] == sample.input["query"]
+    # (its question unchanged, as published: UltraTool's questions end in a newline, which the
+    # stored query does not keep)
+    assert refined["question"] == sample.input["query"] + "\n"
     assert refined["plan"][0]["step"] == "1. Check the weekend forecast first"
     # and provenance.json says who wrote it, who approved it, and how
     provenance = json.loads(archive.read("provenance.json"))
