@@ -77,12 +77,14 @@ lint: $(DEV_STAMP)
 
 # The settings refuse to load with DEBUG off and no SECRET_KEY; tests run with DEBUG=1 unless
 # the caller says otherwise (pytest-django still runs each test with settings.DEBUG False).
+# --durations: the slowest tests are named at the end of each run, so that the run's time (kept
+# well under 30 minutes) is spent knowingly.
 test: $(DEV_STAMP) local-model
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	DEBUG=$${DEBUG:-1} $(VENV)/bin/mypy
-	DEBUG=$${DEBUG:-1} $(VENV)/bin/pytest
+	DEBUG=$${DEBUG:-1} $(VENV)/bin/pytest --durations=40
 
 stack-up: $(STAMP)
 	$(PY) -m config.devstack up
