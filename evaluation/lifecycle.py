@@ -11,7 +11,7 @@ answered (the handler), and how a finished parent is summed up (its metrics).
     execute    answer a chunk (the task); the chunk that settles the last item finalizes
     cancel     stop taking items; the rest stay pending, to be resumed
     resume     queue the chunks that still have pending items (optionally failed ones again),
-               optionally with a new budget
+               optionally with a new budget; a finished parent is only asked its failed ones
     budget     a parent with a budget (`budget`, see evaluation.work.budget) starts no item
                that would pass it: the execution that sees this stops the parent (cancelled,
                with the reason); its other items stay pending, resumable with a larger budget
@@ -176,7 +176,7 @@ def resume(
     claims reset), with a new budget unless `budget` is KEEP (None: no limit). Returns the
     number of items queued; raises the kind's error when the parent cannot be resumed
     (imported work) or the budget is negative."""
-    refusal = kind.resume_refusal(parent)
+    refusal = kind.resume_refusal(parent) or finished_refusal(kind, parent, retry_failed)
     if refusal:
         raise kind.error(refusal)
     if budget != KEEP and (problem := budget_error(budget)):
@@ -208,6 +208,14 @@ def resume(
         else:
             transaction.on_commit(lambda: finalize(kind, parent.pk))
     return count
+
+
+def finished_refusal(kind: WorkKind, parent: Any, retry_failed: bool) -> str:
+    """A finished parent has nothing pending (finalize waits for every item): resuming it would
+    only queue nothing and undo its finish; asking its failed items again is what is left."""
+    if parent.status != DONE or retry_failed:
+        return ""
+    return f"the {kind.words.noun} is finished: nothing is pending to resume"
 
 
 def fail(kind: WorkKind, parent_id: int, error: str) -> None:
@@ -406,13 +414,14 @@ class Control:
 def controls(
     kind: WorkKind, parent: Any, progress: Mapping[str, int], *, can_change: bool
 ) -> list[Control]:
-    """The buttons a parent's page shows: cancel while it runs; otherwise resume, and retry
-    when it has failed items. None for imported work or a user who may not change it."""
+    """The buttons a parent's page shows: cancel while it runs; otherwise resume (unless it is
+    finished), and retry when it has failed items. None for imported work or a user who may
+    not change it."""
     if not can_change or kind.resume_refusal(parent):
         return []
     if parent.status == RUNNING:
         return [Control("cancel", kind.words.cancel)]
-    shown = [Control("resume", "Resume")]
+    shown = [] if finished_refusal(kind, parent, False) else [Control("resume", "Resume")]
     if any(progress.get(status) for status in kind.retry):
         shown.append(Control("retry", kind.words.retry))
     return shown

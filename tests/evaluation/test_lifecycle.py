@@ -193,7 +193,7 @@ def test_resuming_with_nothing_pending_finalizes(
     with django_capture_on_commit_callbacks(execute=True):
         assert lifecycle.resume(kind, parent) == 0
     parent.refresh_from_db()
-    assert parent.status == "done" and parent.finished_at is not None
+    assert parent.status == "done"
     assert queued(kind.queue) == 0
 
 
@@ -298,11 +298,32 @@ def test_the_page_controls_follow_the_state(work: Work) -> None:
     ]
     imported = work.run(["done"], status="done", launched=False)
     assert lifecycle.controls(kind, imported, progress, can_change=True) == []
+    # a finished parent has nothing pending: no Resume, only asking its failures again
+    finished = work.run(["done", "done"], status="done")
+    assert lifecycle.controls(kind, finished, {"done": 2, "failed": 0}, can_change=True) == []
     job = work.job(["unparsed"], status="done")
     assert lifecycle.controls(judging.JUDGE_JOBS, job, {"unparsed": 1}, can_change=True) == [
-        Control("resume", "Resume"),
         Control("retry", "Ask again the unread and failed"),
     ]
+
+
+@pytest.mark.parametrize("name", ["run", "job"])
+def test_a_finished_parent_is_not_resumed_but_its_failures_are_asked_again(
+    name: str, work: Work
+) -> None:
+    # given a finished parent with one failed item
+    kind = KINDS[name]
+    failed = "failed" if name == "run" else "unparsed"
+    parent = work.make(name, ["done", failed], status="done")
+    # when it is resumed: refused with what to do instead, and it stays finished
+    with pytest.raises(kind.error, match="finished: nothing is pending"):
+        lifecycle.resume(kind, parent)
+    parent.refresh_from_db()
+    assert parent.status == "done"
+    # while its failures can be asked again
+    assert lifecycle.resume(kind, parent, retry_failed=True) == 1
+    parent.refresh_from_db()
+    assert parent.status == "running"
 
 
 # --- one page skeleton, one progress partial, one admin mixin -----------------------------
