@@ -738,6 +738,31 @@ ORDER BY a.position NULLS LAST, b.position
 """
 
 
+# How many runs of one task the comparison's picker offers (the newest).
+PICKED_RUNS = 50
+
+
+def comparable_runs(*, around: Run | None = None) -> list[dict[str, Any]]:
+    """The runs the comparison can pair, per task that has two or more (of `around`'s task
+    only, when given), newest first: [{"benchmark", "task", "runs"}]. Only a task's newest
+    PICKED_RUNS are offered."""
+    tasks = Run.objects.order_by().values("benchmark_id", "task").annotate(n=Count("id"))
+    tasks = tasks.filter(n__gte=2)
+    if around is not None:
+        tasks = tasks.filter(benchmark_id=around.benchmark_id, task=around.task)
+    groups = []
+    for row in sorted(tasks, key=lambda row: (row["benchmark_id"], row["task"])):
+        runs = list(
+            run_list()
+            .filter(benchmark_id=row["benchmark_id"], task=row["task"])
+            .order_by("-created_at", "-pk")[:PICKED_RUNS]
+        )
+        if around is not None and around not in runs:
+            runs = [around, *runs[: PICKED_RUNS - 1]]
+        groups.append({"benchmark": runs[0].benchmark, "task": row["task"], "runs": runs})
+    return groups
+
+
 def runs_compared(a: Run, b: Run) -> dict[str, Any]:
     """The items two runs share (same sample, same trial), in A's order, each with whether
     they disagree (another parsed answer or another per-item score), and the counts: agree,

@@ -30,6 +30,7 @@ from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import (
+    comparable_runs,
     evaluator_for,
     input_summary,
     item_scores,
@@ -324,6 +325,7 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
         "task": spec,
         "names": names,
         "rows": rows,
+        "board_runs": runs,
         "chart": chart,
         "direction": headline.direction if headline else None,
     }
@@ -544,6 +546,22 @@ def _compared_run(request: HttpRequest, name: str) -> Run:
     return run
 
 
+def _compare_picker(request: HttpRequest, around: Run | None) -> HttpResponse:
+    """Two runs to choose, per task that has them (only `around`'s task when one run is
+    named, that run as A); the newest two are chosen."""
+    groups = comparable_runs(around=around)
+    for group in groups:
+        first = around or group["runs"][0]
+        group["a"] = first.pk
+        group["b"] = next(run.pk for run in group["runs"] if run.pk != first.pk)
+    context = {
+        "groups": groups,
+        "around": around,
+        "can_launch": allows(request.user, "evaluation:run-new"),
+    }
+    return render(request, "evaluation/run_compare_pick.html", context)
+
+
 COMPARE_SHOWN = {"all": "All items", "disagree": "Disagreements", "agree": "Agreements"}
 
 
@@ -551,7 +569,11 @@ COMPARE_SHOWN = {"all": "All items", "disagree": "Disagreements", "agree": "Agre
 @shows_errors()
 def run_compare(request: HttpRequest) -> HttpResponse:
     """Two runs of one task side by side, item by item: each sample's input, each run's parsed
-    answer and scores; filterable to the items where they disagree (selectors.differs)."""
+    answer and scores; filterable to the items where they disagree (selectors.differs).
+    With a run missing, the runs it could be compared with (_compare_picker)."""
+    named = [name for name in ("a", "b") if request.GET.get(name, "").strip()]
+    if len(named) < 2:
+        return _compare_picker(request, _compared_run(request, named[0]) if named else None)
     a, b = _compared_run(request, "a"), _compared_run(request, "b")
     if a.pk == b.pk:
         raise CompareError("compare a run with another run", field="b")

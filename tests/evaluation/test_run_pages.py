@@ -443,7 +443,6 @@ def test_compare_paginates(
 @pytest.mark.parametrize(
     ("query", "status", "words"),
     [
-        ({}, 400, "name two runs to compare"),
         ({"a": "x", "b": "1"}, 400, "name two runs to compare"),
         ({"a": "999999", "b": "999998"}, 404, "there is no run #999999"),
     ],
@@ -454,6 +453,43 @@ def test_compare_refuses_what_is_not_two_runs(
     response = researcher.get("/runs/compare/", query)
     assert response.status_code == status
     assert words in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_compare_without_runs_offers_the_runs_it_can_compare(
+    researcher: Client, two_runs: tuple[Run, Run], benchmark: Benchmark
+) -> None:
+    run_a, run_b = two_runs
+    lonely = services.run_launch(
+        benchmark=benchmark, task="answer", split="default", endpoint=run_a.endpoint
+    )
+    Run.objects.filter(pk=lonely.pk).update(task="alone")
+    # when the comparison is opened with no run named
+    response = researcher.get("/runs/compare/")
+    # then a picker per task that has two runs or more, newest first, the two newest chosen
+    assert response.status_code == 200
+    page = response.content.decode()
+    forms = re.findall(r'<form method="get" action="/runs/compare/"[^>]*>(.*?)</form>', page, re.S)
+    assert len(forms) == 1, "one task has two runs; the other has one and cannot be compared"
+    assert f"{benchmark.name} · answer" in page
+    assert re.findall(r'<select name="(\w)">', forms[0]) == ["a", "b"]
+    assert re.search(rf'name="a"><option value="{run_b.pk}" selected>', forms[0])
+    assert re.search(rf'<option value="{run_a.pk}" selected>', forms[0].split('name="b"')[1])
+    assert f'value="{lonely.pk}"' not in forms[0]
+    # with one run named, the picker of its task, that run chosen as A
+    page = researcher.get("/runs/compare/", {"a": run_a.pk}).content.decode()
+    [form] = re.findall(r'<form method="get" action="/runs/compare/"[^>]*>(.*?)</form>', page, re.S)
+    side_a, side_b = form.split('name="b"')
+    assert f'<option value="{run_a.pk}" selected>' in side_a
+    assert f'<option value="{run_b.pk}" selected>' in side_b
+
+
+def test_compare_without_runs_says_when_nothing_can_be_compared(researcher: Client) -> None:
+    response = researcher.get("/runs/compare/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "No task has two runs yet" in page
+    assert 'href="/runs/new/"' in page
 
 
 @pytest.mark.django_db(transaction=True)
