@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
@@ -19,6 +20,7 @@ from django.db.models import QuerySet
 from annotation.assign import AnnotationError
 from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
 from annotation.models import Campaign, Item, Member, Question
+from annotation.roles import ANNOTATORS
 from annotation.selectors import campaign_totals_forget
 from benchmarks.models import Benchmark, Sample
 from benchmarks.suites.base import ImportFormatError, load_json
@@ -36,12 +38,12 @@ def campaign_create(
     public_name: str = "",
     **fields: Any,
 ) -> Campaign:
-    """A draft campaign with its kind's default questions and, unless given, its kind's
-    number of labels per item (three per Turing and pairwise item, two per motivation item:
-    CampaignKind.labels_per_item); a researcher may change both. `public_name` is the name its
-    members see (Campaign.shown_name: blank, a blind campaign's is neutral). Raises
+    """A draft campaign with its kind's default questions and, unless given, the labels per
+    item the installation can give (labels_per_item_default); a researcher may change both.
+    `public_name` is the name its members see (Campaign.shown_name: blank, a blind campaign's
+    is neutral). Raises
     AnnotationError for a kind the registry (annotation.kinds) does not know."""
-    kind_of_campaign = kind_named(kind)
+    kind_named(kind)  # an unknown kind is refused first
     name = campaign_name_check(name)
     public_name = public_name_check(public_name)
     if Campaign.objects.filter(name=name).exists():
@@ -53,7 +55,7 @@ def campaign_create(
         public_name=public_name,
         kind=kind,
         benchmark=benchmark,
-        labels_per_item=labels_per_item or kind_of_campaign.labels_per_item,
+        labels_per_item=labels_per_item or labels_per_item_default(kind),
         guidelines=guidelines,
         created_by=user if getattr(user, "is_authenticated", False) else None,
         **fields,
@@ -91,6 +93,19 @@ def public_name_check(public_name: str) -> str:
             "the name annotators see is longer than 200 characters", field="public_name"
         )
     return public_name
+
+
+def labels_per_item_default(kind: str) -> int:
+    """A new campaign's labels per item: its kind's number (three per Turing and pairwise item,
+    two per motivation item: CampaignKind.labels_per_item), but no more than the active users
+    of the annotators group, who are the ones a campaign's annotators usually come from (a
+    pairwise campaign on an installation of two annotators asks two labels per item, not
+    three no item could get). An empty group leaves the kind's number."""
+    wanted = kind_named(kind).labels_per_item
+    annotators = (
+        get_user_model().objects.filter(is_active=True, groups__name=ANNOTATORS).distinct().count()
+    )
+    return min(wanted, annotators) if annotators else wanted
 
 
 def labels_per_item_check(labels_per_item: int) -> None:

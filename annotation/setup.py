@@ -324,11 +324,19 @@ def member_roles(campaign: Campaign) -> list[str]:
     return roles
 
 
-def members_set(*, campaign: Campaign, by_role: Mapping[str, Sequence[int]]) -> dict[str, int]:
+def members_set(
+    *,
+    campaign: Campaign,
+    by_role: Mapping[str, Sequence[int]],
+    labels_per_item: int | None = None,
+) -> dict[str, int]:
     """A draft's members, role by role, become exactly these users (ids); returns the count in
     each role. A role the campaign has no stage for is refused, as is an unknown or inactive
-    user."""
+    user. `labels_per_item`, when given, is set with them: the number of annotators and the
+    labels each item asks of them are chosen together."""
     setup_editable(campaign)
+    if labels_per_item is not None:
+        labels_per_item_check(labels_per_item)
     allowed = member_roles(campaign)
     for role, ids in by_role.items():
         if role not in Member.Role.values:
@@ -357,6 +365,9 @@ def members_set(*, campaign: Campaign, by_role: Mapping[str, Sequence[int]]) -> 
                 [Member(campaign=campaign, user_id=i, role=role) for i in ids if i not in have]
             )
             counts[role] = len(ids)
+        if labels_per_item is not None and labels_per_item != campaign.labels_per_item:
+            campaign.labels_per_item = labels_per_item
+            campaign.save(update_fields=["labels_per_item"])
     return counts
 
 

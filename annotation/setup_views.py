@@ -22,10 +22,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import services
 from annotation.errors import AnnotationError
-from annotation.kinds import BuildRequest, kind_of, kinds
+from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
 from annotation.markdown import render as render_markdown
 from annotation.models import Assignment, Campaign, Item, Member, Question
 from annotation.selectors import campaigns_overview, item_view
+from annotation.services import labels_per_item_default
 from annotation.setup import (
     MAY_BE_MULTIPLE,
     SCALES_WITH_CHOICES,
@@ -165,9 +166,41 @@ def _benchmark(raw: str) -> Benchmark | None:
 
 def _kind_rows() -> list[dict[str, Any]]:
     return [
-        {"name": name, "label": kind.label, "help": kind.build_help, "labels": kind.labels_per_item}
+        {
+            "name": name,
+            "label": kind.label,
+            "help": kind.build_help,
+            "labels": labels_per_item_default(name),
+            "kind_labels": kind.labels_per_item,
+        }
         for name, kind in kinds().items()
     ]
+
+
+# The first step's options: which kinds each applies to (the details step shows a draft's own).
+OPTIONS = {
+    "randomize_sides": lambda kind: kind.sided,
+    "show_gold": gold_is_a_choice,
+    "review_stage": lambda kind: kind.reviewable,
+    "adjudication_stage": lambda kind: kind.adjudicable,
+}
+
+
+def _option_kinds() -> dict[str, str]:
+    """Each option of the first step, with the labels of the kinds it applies to."""
+    return {
+        option: ", ".join(kind.label for kind in kinds().values() if applies(kind))
+        for option, applies in OPTIONS.items()
+    }
+
+
+def _posted_options(data: Any, kind_name: str) -> dict[str, bool]:
+    """The options posted with the first step that apply to the chosen kind."""
+    try:
+        kind = kind_named(kind_name)
+    except ValueError:
+        return {}  # the create service names the unknown kind
+    return {option: bool(data.get(option)) for option, applies in OPTIONS.items() if applies(kind)}
 
 
 # --- step 1: create, then the details of a draft ------------------------------------------------
@@ -178,6 +211,7 @@ def _new_page(
 ) -> HttpResponse:
     context = {
         "kinds": _kind_rows(),
+        "option_kinds": _option_kinds(),
         "benchmarks": Benchmark.objects.order_by("name"),
         "prefill": prefill,
         "posted": posted,
@@ -211,7 +245,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     chooses the kind, the benchmark and the items step's two runs."""
     if request.method == "GET":
         prefill = prefill_read(request.GET.dict())
-        posted = {"kind": prefill.kind}
+        posted: dict[str, Any] = {"kind": prefill.kind, "randomize_sides": True}
         if prefill.runs:
             posted["benchmark"] = str(prefill.runs[0].benchmark_id)
             posted["name"] = f"{prefill.runs[0]} vs {prefill.runs[1]}"
@@ -233,6 +267,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
             data.get("labels_per_item", ""), "labels_per_item", "labels per item", LABELS_PER_ITEM
         ),
         user=request.user,
+        **_posted_options(data, data.get("kind", "")),
         **runs,
     )
     messages.success(request, f"{campaign.name} is a draft: now its questions.")
@@ -557,8 +592,9 @@ def _members_refused(request: HttpRequest, error: Exception, campaign_id: int) -
 @require_http_methods(["GET", "POST"])
 @shows_errors(_members_refused)
 def setup_members(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Who annotates (and reviews or adjudicates, when the campaign has those stages); a
-    warning while fewer annotators than labels per item are chosen."""
+    """Who annotates (and reviews or adjudicates, when the campaign has those stages) and how
+    many labels each item asks; fewer annotators than labels per item keeps this step open
+    with a warning."""
     campaign = _campaign(campaign_id)
     if request.method == "GET":
         chosen: dict[str, set[int]] = {}
@@ -567,9 +603,20 @@ def setup_members(request: HttpRequest, campaign_id: int) -> HttpResponse:
         ):
             chosen.setdefault(role, set()).add(user_id)
         return _members_page(request, campaign, chosen)
-    counts = members_set(campaign=campaign, by_role=_posted_members(request))
+    labels = _int(
+        request.POST.get("labels_per_item", ""),
+        "labels_per_item",
+        "labels per item",
+        LABELS_PER_ITEM,
+    )
+    counts = members_set(
+        campaign=campaign, by_role=_posted_members(request), labels_per_item=labels
+    )
     annotators = counts.get("annotator", 0)
     messages.success(request, f"{annotators} annotator{'s' if annotators != 1 else ''} chosen.")
+    if 0 < annotators < campaign.labels_per_item:
+        # The readiness warning where the choice is made: this step, where both can change.
+        return HttpResponseRedirect(reverse("annotation:setup-members", args=[campaign.pk]))
     return HttpResponseRedirect(reverse("annotation:setup-preview", args=[campaign.pk]))
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
@@ -25,6 +26,8 @@ from annotation.models import (
     Question,
     RefinementDraft,
 )
+from annotation.roles import ANNOTATORS
+from annotation.services import labels_per_item_default
 from annotation.setup import (
     campaign_details_update,
     campaign_readiness,
@@ -80,6 +83,19 @@ def test_each_kind_declares_its_default_labels_per_item_and_the_create_service_u
         assert campaign.labels_per_item == declared[name], name
     given = services.campaign_create(name="given", kind="pairwise", labels_per_item=5)
     assert given.labels_per_item == 5
+
+
+def test_the_default_labels_per_item_is_what_the_annotators_group_can_give() -> None:
+    # given an annotators group of two active users (and one who left)
+    group = Group.objects.get(name=ANNOTATORS)
+    for name, active in (("a1", True), ("a2", True), ("gone", False)):
+        make_user(username=name, is_active=active).groups.add(group)
+    # then a kind asking three asks two, one asking two stays, and a number given is kept
+    assert labels_per_item_default("pairwise") == 2
+    assert services.campaign_create(name="p", kind="pairwise").labels_per_item == 2
+    assert services.campaign_create(name="m", kind="motivation").labels_per_item == 2
+    given = services.campaign_create(name="given", kind="turing", labels_per_item=3)
+    assert given.labels_per_item == 3
 
 
 def test_the_admin_creates_through_the_same_service(client: Client) -> None:
@@ -439,6 +455,59 @@ def test_the_flow_through_the_pages_for_a_pairwise_campaign_from_two_runs(client
     refused = client.post(f"/campaigns/{campaign.pk}/setup/items/", {"run": run_a.pk})
     assert refused.status_code == 400
     assert campaign.items.count() == 4
+
+
+def test_the_first_step_shows_every_option_and_keeps_those_of_the_kind(client: Client) -> None:
+    researcher(client)
+    html = client.get("/campaigns/new/").content.decode()
+    # every option is on the first step, each naming the kinds it is for
+    for option in ("randomize_sides", "show_gold", "review_stage", "adjudication_stage"):
+        assert f'name="{option}"' in html, option
+    assert re.search(r'name="randomize_sides" value="1" checked', html)
+    assert "Pairwise" in html.split('name="randomize_sides"')[1].split("</label>")[0]
+    # a pairwise draft keeps its options, and not one for another kind (review: refinement)
+    client.post(
+        "/campaigns/new/",
+        {"kind": "pairwise", "name": "opts", "adjudication_stage": "1", "review_stage": "1"},
+    )
+    campaign = Campaign.objects.get(name="opts")
+    assert (campaign.randomize_sides, campaign.adjudication_stage, campaign.review_stage) == (
+        False,
+        True,
+        False,
+    )
+
+
+def test_the_members_step_sets_the_labels_per_item_and_warns_there(client: Client) -> None:
+    researcher(client)
+    campaign = services.campaign_create(name="few", kind="pairwise", labels_per_item=3)
+    ann1, ann2 = make_user(username="ann1"), make_user(username="ann2")
+    html = client.get(f"/campaigns/{campaign.pk}/setup/members/").content.decode()
+    assert re.search(r'name="labels_per_item"[^>]*value="3"', html)
+    # two annotators for three labels: this step again, with the warning and a way on
+    response = client.post(
+        f"/campaigns/{campaign.pk}/setup/members/",
+        {"annotator": [ann1.pk, ann2.pk], "labels_per_item": "3"},
+    )
+    assert response["Location"] == f"/campaigns/{campaign.pk}/setup/members/"
+    html = client.get(response["Location"]).content.decode()
+    assert "2 annotators for 3 labels per item" in html
+    assert f'href="/campaigns/{campaign.pk}/setup/preview/"' in html
+    # asking two labels on the same step: on to the preview
+    response = client.post(
+        f"/campaigns/{campaign.pk}/setup/members/",
+        {"annotator": [ann1.pk, ann2.pk], "labels_per_item": "2"},
+    )
+    assert response["Location"] == f"/campaigns/{campaign.pk}/setup/preview/"
+    campaign.refresh_from_db()
+    assert campaign.labels_per_item == 2
+    # a wrong number is refused naming the field, and the members are not changed
+    response = client.post(
+        f"/campaigns/{campaign.pk}/setup/members/", {"annotator": [ann1.pk], "labels_per_item": "0"}
+    )
+    assert response.status_code == 400
+    assert 'id="labels_per_item"' in response.content.decode()
+    assert campaign.members.filter(role="annotator").count() == 2
 
 
 def test_the_create_page_refuses_naming_the_field_and_keeps_what_was_typed(client: Client) -> None:

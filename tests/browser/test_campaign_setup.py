@@ -49,6 +49,13 @@ def test_a_researcher_sets_up_a_pairwise_campaign_from_two_runs_and_opens_it(
     expect(page.locator('input[name="kind"][value="pairwise"]')).to_be_checked()
     expect(page.locator(".prefilled")).to_contain_text(run_a.name)
     expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Create")
+    # the demo has two annotators: a pairwise campaign asks two labels per item, not three
+    expect(page.locator("label.kind-choice", has_text="Pairwise")).to_contain_text(
+        "2 labels per item by default (the kind asks 3"
+    )
+    # and every option is on this step, the random order of the sides on by default
+    expect(page.locator('input[name="randomize_sides"]')).to_be_checked()
+    expect(page.locator('input[name="adjudication_stage"]')).to_have_count(1)
     page.locator("#name").fill("Demo A vs B, from the browser")
     # the guidelines' preview follows the typing (htmx, the safe Markdown renderer)
     with page.expect_response(lambda r: "/campaigns/guidelines-preview/" in r.url):
@@ -65,7 +72,7 @@ def test_a_researcher_sets_up_a_pairwise_campaign_from_two_runs_and_opens_it(
     # questions: the pairwise kind's own question, saved as it is
     expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Questions")
     campaign = Campaign.objects.get(name="Demo A vs B, from the browser")
-    assert (campaign.kind, campaign.labels_per_item) == ("pairwise", 3)
+    assert (campaign.kind, campaign.labels_per_item) == ("pairwise", 2)
     expect(page.locator('input[name="q-0-key"]')).to_have_value("better")
     fits(page)
     screenshot(page, "campaign-setup-2-questions")
@@ -79,30 +86,31 @@ def test_a_researcher_sets_up_a_pairwise_campaign_from_two_runs_and_opens_it(
     screenshot(page, "campaign-setup-3-items")
     press(page, "form.setup-form button[type=submit]")
 
-    # members: two annotators for three labels per item, and a warning says so
+    # members: one annotator for two labels per item: this step again, with a warning
     expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Members")
     built = campaign.items.count()
     assert built > 0
-    for name in ("annotator1", "annotator2"):
-        press(page, f'input[aria-label="{name} as annotator"]', "Space")
+    expect(page.locator("#labels_per_item")).to_have_value("2")
+    press(page, 'input[aria-label="annotator1 as annotator"]', "Space")
+    press(page, "form.setup-form button[type=submit]")
+    expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Members")
+    expect(page.locator(".setup-warnings")).to_contain_text("1 annotator for 2 labels per item")
+    expect(page.locator('input[aria-label="annotator1 as annotator"]')).to_be_checked()
+    fits(page)
+    screenshot(page, "campaign-setup-4-members")
+    # the second annotator, on the same step
+    press(page, 'input[aria-label="annotator2 as annotator"]', "Space")
     press(page, "form.setup-form button[type=submit]")
 
     # preview: the studio's item, with the question, and nothing stored
     expect(page.locator('.stepper [aria-current="step"]')).to_contain_text("Preview")
-    expect(page.locator(".setup-warnings")).to_contain_text("2 annotators for 3 labels per item")
+    expect(page.locator(".setup-warnings")).to_have_count(0)
     expect(page.locator(".item-view .side")).to_have_count(2)
     expect(page.locator('input[name="better"]')).to_have_count(3)
     assert not Assignment.objects.filter(campaign=campaign).exists()
     assert not Label.objects.filter(campaign=campaign).exists()
     fits(page)
     screenshot(page, "campaign-setup-5-preview")
-
-    # back to the members step (a draft's steps can be revisited): the warning is there too
-    press(page, '.stepper a:has-text("Members and roles")')
-    expect(page.locator(".setup-warnings")).to_be_visible()
-    expect(page.locator('input[aria-label="annotator1 as annotator"]')).to_be_checked()
-    fits(page)
-    screenshot(page, "campaign-setup-4-members")
 
     # open
     press(page, '.stepper a:has-text("Open")')
@@ -225,7 +233,7 @@ def test_a_turing_campaigns_items_come_from_an_uploaded_pairs_file(
 
     researcher = studio.users["researcher"]
     campaign = services.campaign_create(name="Real or simulated, again", kind="turing")
-    assert campaign.labels_per_item == 3
+    assert campaign.labels_per_item == 2  # the demo's two annotators
     page = login(researcher)
     page.set_viewport_size(WIDE)
     page.goto(f"{live_server.url}/campaigns/{campaign.pk}/setup/items/")
