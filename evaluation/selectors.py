@@ -698,6 +698,7 @@ def prediction_csv_query(
         text_cell_sql(p("p.status")),
         text_cell_sql(p("p.output")),
         json_cell_sql(p("p.answer")),
+        json_cell_sql(p("p.tool_calls")),
         bool_cell_sql(p("p.parsed")),
         text_cell_sql(p("p.note")),
         text_cell_sql(p("p.error")),

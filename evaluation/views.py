@@ -346,6 +346,7 @@ CSV_COLUMNS = [
     "status",
     "output",
     "answer",
+    "tool_calls",
     "parsed",
     "note",
     "error",

@@ -87,6 +87,7 @@ def old_export(run: Run) -> bytes:
         "status",
         "output",
         "answer",
+        "tool_calls",
         "parsed",
         "note",
         "error",
@@ -203,6 +204,16 @@ def hostile_run(*, trials: int = 1, tag: str = "") -> Run:
             attempts=i,
             output=HOSTILE_TEXTS[(i + 1) % len(HOSTILE_TEXTS)],
             answer=HOSTILE_ANSWERS[i],
+            # the calls a native run sent (null in text mode), with hostile names and arguments
+            tool_calls=None
+            if i % 2
+            else [
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": HOSTILE_TEXTS[i], "arguments": '{"q": "=1+1"}'},
+                }
+            ],
             parsed=bool(i % 2),
             note=HOSTILE_TEXTS[(i + 2) % len(HOSTILE_TEXTS)],
             error=HOSTILE_TEXTS[(i + 3) % len(HOSTILE_TEXTS)],
@@ -237,11 +248,16 @@ def as_json(cell: str) -> Any:
 
 
 def assert_reads_the_same(got: bytes, expected: bytes) -> None:
-    """The same cells, JSON cells (answer, scores) as equal JSON values, all else exactly."""
+    """The same cells, JSON cells (answer, tool calls, scores) as equal JSON values, all else
+    exactly."""
     old, new = cells(expected), cells(got)
     assert new[0] == old[0], "the same header"
     assert len(new) == len(old)
-    json_columns = {i for i, name in enumerate(old[0]) if name == "answer" or name[:6] == "score:"}
+    json_columns = {
+        i
+        for i, name in enumerate(old[0])
+        if name in ("answer", "tool_calls") or name[:6] == "score:"
+    }
     for old_row, new_row in zip(old[1:], new[1:], strict=True):
         assert len(new_row) == len(old_row)
         for i, (was, now) in enumerate(zip(old_row, new_row, strict=True)):
