@@ -30,6 +30,7 @@ from annotation import rows
 from annotation.errors import AnnotationError
 from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label
+from annotation.selectors import campaign_labels_counted
 
 __all__ = ["AnnotationError", "item_next", "item_skip", "label_submit", "label_undo"]
 
@@ -286,6 +287,8 @@ def label_submit(
             assignment.submitted_at = timezone.now()
             with connection.cursor() as cursor:
                 cursor.execute(SUBMITTED_SQL, [assignment.submitted_at, assignment.pk])
+            counted = assignment.campaign_id
+            transaction.on_commit(lambda: campaign_labels_counted(counted, 1))
     except IntegrityError:
         # Not reached by a second submit of the same form (the assignment's lock orders them,
         # and the second finds it submitted): a label of theirs for this item under another
@@ -349,4 +352,5 @@ def label_undo(*, campaign: Campaign, user: Any) -> Assignment:
                 "UPDATE annotation_item SET submitted = submitted - 1 WHERE id = %s",
                 [assignment.item_id],
             )
+        transaction.on_commit(lambda: campaign_labels_counted(campaign.pk, -1))
     return assignment

@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation import refine
 from annotation.assign import AnnotationError
 from annotation.models import Assignment, Campaign, Label, RefinementDraft, Review
+from annotation.selectors import campaign_labels_counted
 from benchmarks.models import Sample, Tool
 from benchmarks.selectors import gold_outline
 from benchmarks.services import RevisionConflict, sample_revise, samples_annotate
@@ -430,6 +431,8 @@ def review_decide(*, label_id: int, reviewer: Any, approve: bool, comment: str =
         label.review = Label.Review.RETURNED
         label.is_current = False
         label.save(update_fields=["review", "is_current"])
+        returned = label.campaign_id
+        transaction.on_commit(lambda: campaign_labels_counted(returned, -1))
         assignment = Assignment.objects.select_for_update().get(pk=label.assignment_id)
         assignment.status = Assignment.Status.LEASED
         assignment.submitted_at = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import asdict
 from typing import Any
@@ -140,27 +141,39 @@ def _count(rows: QuerySet) -> Coalesce:
 
 
 # The campaign-wide counts under each annotator's progress are read on every next item; counting
-# a 100,000-item campaign's rows each time took most of the request. They are kept this long.
+# a 100,000-item campaign's rows each time took most of the request. They are kept this long,
+# and a label that becomes current or stops being one moves the kept count at once
+# (campaign_labels_counted), so the counter never lags the answers; the time bounds what a
+# count read during an answer's commit may miss.
 TOTALS_SECONDS = 5
 
 
-def _totals_key(campaign_id: int) -> str:
-    return f"annotation:campaign-totals:{campaign_id}"
+def _totals_keys(campaign_id: int) -> tuple[str, str]:
+    key = f"annotation:campaign-totals:{campaign_id}"
+    return f"{key}:items", f"{key}:labels"
 
 
 def campaign_totals(campaign: Campaign) -> tuple[int, int]:
-    """(items, current labels) of a campaign, at most TOTALS_SECONDS old (the item count is
-    exact: building items forgets the cached counts)."""
-    key = _totals_key(campaign.pk)
-    totals = cache.get(key)
-    if totals is None:
-        totals = (campaign.items.count(), campaign.labels.filter(is_current=True).count())
-        cache.set(key, totals, TOTALS_SECONDS)
-    return int(totals[0]), int(totals[1])
+    """(items, current labels) of a campaign, kept at most TOTALS_SECONDS (the item count is
+    exact: building items forgets the kept counts; the label count follows each answer)."""
+    keys = _totals_keys(campaign.pk)
+    kept = cache.get_many(keys)
+    if len(kept) != len(keys):
+        counted = (campaign.items.count(), campaign.labels.filter(is_current=True).count())
+        cache.set_many(dict(zip(keys, counted, strict=True)), TOTALS_SECONDS)
+        return counted
+    return int(kept[keys[0]]), int(kept[keys[1]])
 
 
 def campaign_totals_forget(campaign_id: int) -> None:
-    cache.delete(_totals_key(campaign_id))
+    cache.delete_many(_totals_keys(campaign_id))
+
+
+def campaign_labels_counted(campaign_id: int, change: int) -> None:
+    """After a commit where `change` labels of the campaign became current (1) or stopped being
+    current (-1): the kept count moves with them (a count not kept is read afresh next time)."""
+    with contextlib.suppress(ValueError):
+        cache.incr(_totals_keys(campaign_id)[1], change)
 
 
 # The annotator's current labels in the campaign (on every next item's path: written once).

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from annotation import services
-from annotation.assign import item_next, label_submit
+from annotation.assign import item_next, label_submit, label_undo
 from annotation.selectors import annotator_progress, campaign_totals
 from tests.annotation.conftest import motivation_campaign
 from tests.factories import make_tool
@@ -98,6 +98,35 @@ def test_building_more_items_shows_in_the_progress_at_once(
     # then the item count is exact at once; labels may be a few seconds old, not the items
     assert campaign_totals(campaign)[0] == 7
     assert annotator_progress(campaign, ann)["needed"] == 14
+
+
+def test_the_campaigns_label_count_follows_each_answer_and_undo_at_once(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # given a campaign whose counts are cached, as all day long
+    campaign, (ann, other) = motivation_campaign(tools=3, labels_per_item=2, annotators=2)
+    assert campaign_totals(campaign) == (3, 0)
+    # when two annotators answer, one of them twice with the same form (a double click)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer_one(campaign, ann)
+        assignment = item_next(campaign=campaign, user=other)
+        token = uuid.uuid4()
+        for _ in range(2):
+            label_submit(
+                campaign=campaign,
+                assignment_id=assignment.pk,
+                user=other,
+                answers={"reason": "A"},
+                token=token,
+            )
+    # then the count under everyone's progress says so at once, each answer counted once
+    assert campaign_totals(campaign) == (3, 2)
+    assert annotator_progress(campaign, other)["labels"] == 2
+    # and an answer taken back is no longer counted
+    with django_capture_on_commit_callbacks(execute=True):
+        label_undo(campaign=campaign, user=ann)
+    assert campaign_totals(campaign) == (3, 1)
+    assert campaign.labels.filter(is_current=True).count() == 1
 
 
 @pytest.mark.parametrize("tools", [3, 80])
