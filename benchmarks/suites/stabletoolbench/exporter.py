@@ -26,7 +26,9 @@ from benchmarks.suites.export import (
     json_bytes,
     sample_name,
 )
+from benchmarks.suites.layout import dump, write_list
 from benchmarks.suites.registry import Exporter
+from benchmarks.suites.stabletoolbench.importer import PUBLISHED
 
 ROOT = "solvable_queries"
 
@@ -63,17 +65,30 @@ def _query(sample: SampleRecord, documents: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _ids(selected: list[str], layout: dict[str, Any] | None) -> bytes:
+    if layout is None:
+        return json_bytes(dict.fromkeys(selected, 0))
+    value: Any = (
+        [_query_id(i) for i in selected] if layout.get("list") else dict.fromkeys(selected, 0)
+    )
+    return (dump(value, layout) + layout.get("end", "")).encode()
+
+
 def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:
     documents = {tool.name: tool.raw for tool in tools}
     files: Files = {}
     for group, queries in by_split(samples).items():
         name = f"{file_part(group, 'group')}.json"
-        files[f"{ROOT}/test_instruction/{name}"] = json_bytes(
-            [_query(sample, documents) for sample in queries]
-        )
-        selected = {s.external_id: 0 for s in queries if s.metadata.get("in_test_query_ids")}
+        files[f"{ROOT}/test_instruction/{name}"] = write_list(
+            [(_query(sample, documents), sample.metadata.get(PUBLISHED)) for sample in queries]
+        ).encode()
+        selected = [s.external_id for s in queries if s.metadata.get("in_test_query_ids")]
         if selected:
-            files[f"{ROOT}/test_query_ids/{name}"] = json_bytes(selected)
+            layout = next(
+                (s.metadata[PUBLISHED].get("ids") for s in queries if PUBLISHED in s.metadata),
+                None,
+            )
+            files[f"{ROOT}/test_query_ids/{name}"] = _ids(selected, layout)
     return files
 
 

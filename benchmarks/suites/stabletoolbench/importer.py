@@ -113,6 +113,7 @@ from benchmarks.suites.base import (
     type_name,
     unstorable,
 )
+from benchmarks.suites.layout import indent_of, list_layouts, record_layout
 
 name = "stabletoolbench"
 default_benchmark = "StableToolBench"
@@ -121,6 +122,9 @@ ACCEPTED = (
     "solvable_queries/test_instruction/<group>.json (e.g. G1_instruction.json), "
     "solvable_queries/test_query_ids/<group>.json, or a folder holding them"
 )
+# metadata[PUBLISHED]: how the query's record is written in its file (layout.list_layouts), and
+# "ids": how its group's test_query_ids file is.
+PUBLISHED = "published"
 GROUP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 
 # --- ToolBench's names --------------------------------------------------------------------------
@@ -432,15 +436,19 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
     bundle = ImportBundle()
     tools: dict[str, tuple[ToolRecord, tuple[str, str, str]]] = {}
     samples_by_group: dict[str, list[SampleRecord]] = {}
-    id_files: list[tuple[Path, str, set[str]]] = []
+    id_files: list[tuple[Path, str, set[str], dict[str, Any]]] = []
 
     for path in _files(paths):
         group = group_of(path)
         # Each query's size is checked before the file is parsed (base.json_records).
-        _, value, spans = read_json(path, check=partial(_check_file, path))
+        text, value, spans = read_json(path, check=partial(_check_file, path))
         # A list of objects is a query file; its bad records are reported one by one below.
         if isinstance(value, list) and value and isinstance(value[0], dict):
             samples = _read_queries(path, group, spans, value, tools, progress)
+            if len(spans) == len(samples):
+                layouts = list_layouts(text, value, [(s.start, s.end) for s in spans])
+                for sample, layout in zip(samples, layouts, strict=True):
+                    sample.metadata[PUBLISHED] = layout
             samples_by_group.setdefault(group, []).extend(samples)
             bundle.samples.extend(samples)
         elif isinstance(value, dict) and _is_cache_file(value):
@@ -452,7 +460,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
             )
         elif isinstance(value, dict | list) and value:
             check_records(value, spans, file=path)
-            id_files.append((path, group, _query_ids(value, path)))
+            id_files.append((path, group, _query_ids(value, path), _ids_layout(text, value)))
         elif isinstance(value, dict | list):
             raise ImportFormatError("holds no queries (an empty JSON list or object)", file=path)
         else:
@@ -463,7 +471,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
                 line=1,
             )
 
-    for path, group, ids in id_files:
+    for path, group, ids, ids_layout in id_files:
         samples = samples_by_group.get(group) or []
         if not samples:
             raise ImportFormatError(
@@ -473,9 +481,23 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
             )
         for sample in samples:
             sample.metadata["in_test_query_ids"] = sample.external_id in ids
+            if PUBLISHED in sample.metadata:
+                sample.metadata[PUBLISHED]["ids"] = ids_layout
 
     bundle.tools = [tool for tool, _ in tools.values()]
     return bundle
+
+
+def _ids_layout(text: str, value: Any) -> dict[str, Any]:
+    """How a test_query_ids file is written: json.dumps' options ({"indent"?, "ascii"?}), "end"
+    (what follows the closing bracket) when not empty, and "list": true for a plain id list."""
+    body = text.rstrip()
+    layout = record_layout(body, value, 0, indent_of(body)) or {"indent": indent_of(body)}
+    if text[len(body) :]:
+        layout["end"] = text[len(body) :]
+    if isinstance(value, list):
+        layout["list"] = True
+    return layout
 
 
 def _check_file(path: Path, value: Any, spans: list[RecordSpan]) -> None:
