@@ -76,8 +76,7 @@ def record_layout(
     text: str, value: Any, depth: int = 0, indent: int | None = None
 ) -> dict[str, Any] | None:
     """The options `dump` writes `value` as `text` with, trying `indent` first."""
-    tried = [indent] if indent is not None else []
-    for option in [*tried, *(i for i in INDENTS if i != indent)]:
+    for option in dict.fromkeys([indent, *INDENTS]):
         if isinstance(option, str):
             continue
         for ascii_ in (False, True):

@@ -492,7 +492,9 @@ def _ids_layout(text: str, value: Any) -> dict[str, Any]:
     """How a test_query_ids file is written: json.dumps' options ({"indent"?, "ascii"?}), "end"
     (what follows the closing bracket) when not empty, and "list": true for a plain id list."""
     body = text.rstrip()
-    layout = record_layout(body, value, 0, indent_of(body)) or {"indent": indent_of(body)}
+    layout = record_layout(body, value, 0, indent_of(body))
+    if layout is None:
+        layout = {"indent": indent_of(body)}
     if text[len(body) :]:
         layout["end"] = text[len(body) :]
     if isinstance(value, list):
