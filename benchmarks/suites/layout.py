@@ -99,29 +99,33 @@ def indent_of(text: str) -> int | None:
     return spaces or None
 
 
-# --- a file that is one JSON list of records ----------------------------------------------------
+# --- a file that is one JSON list of records, or one object of members ----------------------
 
 
-def list_layouts(
-    text: str, records: list[Any], spans: list[tuple[int, int]]
+def record_layouts(
+    text: str, document: list[Any] | dict[str, Any], spans: list[tuple[int, int]]
 ) -> list[dict[str, Any]]:
-    """What each record of a JSON list file needs to be written back as `text` holds it:
-    {"keys": key_order, "indent"?, "ascii"?, "end"?} when json.dumps wrote the whole file
-    (`end`: what follows its closing bracket, kept when not empty), else the record's own text
-    and what stands before it ("before": the opening bracket and spaces for the first record, the
-    comma and spaces for the others) and after the last record ("after", kept by every record).
-    `spans` are the records' (start, end) offsets in `text`."""
-    closing = text.rstrip()
-    end = text[len(closing) :]
-    for option in (indent_of(text), *(i for i in INDENTS if isinstance(i, int | None))):
+    """What each record of a JSON file holding a list of records (or an object of members, such
+    as name -> description) needs to be written back as `text` holds it: {"keys": key_order,
+    "indent"?, "ascii"?, "end"?} when json.dumps wrote the whole file (`end`: what follows its
+    closing bracket, kept when not empty), else the record's own text (a member's: its key,
+    colon and value), what stands before it ("before": the opening bracket and spaces for the
+    first record, the comma and spaces for the others) and what follows the last record
+    ("after", kept by every record). `spans` are the records' (start, end) offsets in `text`."""
+    values = list(document.values()) if isinstance(document, dict) else document
+    body = text.rstrip()
+    end = text[len(body) :]
+    for option in dict.fromkeys([indent_of(text), *INDENTS]):
+        if isinstance(option, str):
+            continue
         for ascii_ in (False, True):
             layout: dict[str, Any] = {"indent": option} if option is not None else {}
             if ascii_:
                 layout["ascii"] = True
-            if dump(records, layout) == closing:
+            if dump(document, layout) == body:
                 if end:
                     layout["end"] = end
-                return [{"keys": key_order(record), **layout} for record in records]
+                return [{"keys": key_order(value), **layout} for value in values]
     spans = [(start, start + len(text[start:stop].rstrip())) for start, stop in spans]
     after = text[spans[-1][1] :] if spans else text
     layouts = []
@@ -132,30 +136,84 @@ def list_layouts(
     return layouts
 
 
-def write_list(items: list[tuple[Any, dict[str, Any] | None]]) -> str:
-    """A JSON list file of `items` (each record's value and its list_layouts entry, None for a
-    record imported before layouts were kept): every record as its layout says, a changed
-    record kept as text rewritten at the file's indentation. A list none of whose records has a
-    layout is written as the exporters always did (indent 2, a final line end)."""
-    kept = next((layout for _, layout in items if layout), None)
+Item = tuple[str | None, Any, "dict[str, Any] | None"]
+
+
+def write_records(items: list[Item]) -> str:
+    """A JSON file of `items`: (key, value, layout) for an object's members, (None, value,
+    layout) for a list's records; the layout is record_layouts' entry, None for a record
+    imported before layouts were kept. Every record is written as its layout says; one kept as
+    text and changed since is rewritten at the file's indentation, its keys in the published
+    order. A file none of whose records has a layout is written as the exporters always did
+    (indent 2, a final line end)."""
+    is_object = bool(items) and items[0][0] is not None
+    document: Any = (
+        {key: value for key, value, _ in items} if is_object else [v for _, v, _ in items]
+    )
+    kept = next((layout for _, _, layout in items if layout), None)
     if kept is None:
-        return json.dumps([value for value, _ in items], ensure_ascii=False, indent=2) + "\n"
+        return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
     if "text" not in kept:
         layout = {k: v for k, v in kept.items() if k in ("indent", "ascii")}
-        values = [in_order(value, (lay or {}).get("keys")) for value, lay in items]
-        return dump(values, layout) + kept.get("end", "")
+        ordered = [in_order(value, (lay or {}).get("keys")) for _, value, lay in items]
+        document = dict(zip(document, ordered, strict=True)) if is_object else ordered
+        return dump(document, layout) + kept.get("end", "")
+    bracket = "{" if is_object else "["
     parts: list[str] = []
-    for index, (value, lay) in enumerate(items):
+    for index, (key, value, lay) in enumerate(items):
         before = (lay or kept)["before"]
-        opens = before.lstrip().startswith("[")
+        opens = before.lstrip().startswith(bracket)
         if index == 0 and not opens:
-            before = "[" + before.split(",", 1)[-1]
+            before = bracket + before.split(",", 1)[-1]
         elif index > 0 and opens:
-            before = "," + before.split("[", 1)[-1]
+            before = "," + before.split(bracket, 1)[-1]
         text = (lay or {}).get("text")
-        if text is None or json.loads(text) != value:
+        published = _record_value(key, text)
+        if published is _NOTHING or published != value:
             indent = len(before) - len(before.rstrip(" ")) or None
-            order = key_order(json.loads(text)) if text is not None else None
+            order = None if published is _NOTHING else key_order(published)
             text = dump(in_order(value, order), {"indent": indent} if indent else {}, 1)
-        parts.append(before + text)
-    return "".join(parts) + (items[-1][1] or kept)["after"]
+            if key is not None:
+                text = f"{json.dumps(key, ensure_ascii=False)}: {text}"
+        parts.append(before + str(text))
+    return "".join(parts) + (items[-1][2] or kept)["after"]
+
+
+_NOTHING = object()
+
+
+def _record_value(key: str | None, text: str | None) -> Any:
+    """The value a record's published text holds (a member's: if it is the member `key`)."""
+    if text is None:
+        return _NOTHING
+    if key is None:
+        return json.loads(text)
+    member = json.loads("{" + text + "}")
+    return member[key] if list(member) == [key] else _NOTHING
+
+
+def document_layout(text: str, value: Any) -> dict[str, Any]:
+    """How a whole small JSON file is written: {"keys", "indent"?, "ascii"?, "end"?} when
+    json.dumps wrote it, else {"text": the file} (a file written by hand)."""
+    body = text.rstrip()
+    layout = record_layout(body, value, 0, indent_of(body))
+    if layout is None:
+        return {"text": text}
+    if text[len(body) :]:
+        layout["end"] = text[len(body) :]
+    return {"keys": key_order(value), **layout}
+
+
+def write_document(value: Any, layout: dict[str, Any] | None) -> str:
+    """`value` as document_layout's `layout` says: the published text while it holds `value`,
+    else json.dumps with the published options and key order (indent 2, a final line end, for
+    a document imported before layouts were kept)."""
+    if not layout:
+        return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    text = layout.get("text")
+    if text is not None:
+        published = json.loads(text)
+        if published == value:
+            return str(text)
+        return dump(in_order(value, key_order(published)), {"indent": indent_of(text)}) + "\n"
+    return dump(in_order(value, layout.get("keys")), layout) + layout.get("end", "")

@@ -28,6 +28,8 @@ from benchmarks.suites.export import (
     json_bytes,
     sample_name,
 )
+from benchmarks.suites.layout import write_document, write_records
+from benchmarks.suites.metatool.importer import ALSO, PUBLISHED
 from benchmarks.suites.registry import Exporter
 
 TASK_FILES = {
@@ -51,24 +53,48 @@ def _get(sample: SampleRecord, where: str, key: str, kind: type | tuple[type, ..
 
 
 def _queries(samples: list[SampleRecord]) -> bytes:
+    """The CSV as imported: its header (with row_index or without, when the ids are the row
+    numbers) and line end; `row_index,Query,Tool` and "\\n" for queries imported before."""
+    layout = samples[0].metadata.get(PUBLISHED) or {"header": "row_index,Query,Tool", "eol": "\n"}
+    columns = next(csv.reader([layout["header"]]))
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["row_index", "Query", "Tool"])
+    writer = csv.writer(buffer, lineterminator=layout["eol"])
+    buffer.write(layout["header"] + layout["eol"])
     for s in samples:
-        writer.writerow(
-            [s.external_id, _get(s, "input", "query", str), _get(s, "reference", "tool", str)]
-        )
-    return buffer.getvalue().encode()
+        row = {
+            "row_index": s.external_id,
+            "Query": _get(s, "input", "query", str),
+            "Tool": _get(s, "reference", "tool", str),
+        }
+        writer.writerow([row.get(column, "") for column in columns])
+    text = buffer.getvalue()
+    if (samples[-1].metadata.get(PUBLISHED) or {}).get("end") == "":
+        text = text.removesuffix(layout["eol"])
+    return text.encode()
+
+
+def _fields(sample: SampleRecord) -> dict[str, Any]:
+    """The record's keys kept in metadata, without the platform's own."""
+    return {k: v for k, v in sample.metadata.items() if k != PUBLISHED}
+
+
+def _records(records: list[tuple[SampleRecord, dict[str, Any]]]) -> bytes:
+    return write_records(
+        [(None, record, sample.metadata.get(PUBLISHED)) for sample, record in records]
+    ).encode()
 
 
 def _golden(samples: list[SampleRecord]) -> bytes:
-    return json_bytes(
+    return _records(
         [
-            {
-                **s.metadata,
-                "query": _get(s, "input", "query", str),
-                "tool": _get(s, "reference", "tools", list),
-            }
+            (
+                s,
+                {
+                    **_fields(s),
+                    "query": _get(s, "input", "query", str),
+                    "tool": _get(s, "reference", "tools", list),
+                },
+            )
             for s in samples
         ]
     )
@@ -77,7 +103,7 @@ def _golden(samples: list[SampleRecord]) -> bytes:
 def _task(split: str, samples: list[SampleRecord]) -> bytes:
     records = []
     for s in samples:
-        record: dict[str, Any] = {**s.metadata, "query": _get(s, "input", "query", str)}
+        record: dict[str, Any] = {**_fields(s), "query": _get(s, "input", "query", str)}
         prompt = _get(s, "input", "prompt", str)
         if split == "awareness":
             needs_tool = _get(s, "reference", "needs_tool", bool)
@@ -92,25 +118,51 @@ def _task(split: str, samples: list[SampleRecord]) -> bytes:
                 record["tool"] = _get(s, "reference", "tool", str)
             else:
                 record["tool"] = _get(s, "reference", "tools", list)
-        records.append(record)
-    return json_bytes(records)
+        records.append((s, record))
+    return _records(records)
 
 
 def _tools(tools: Sequence[ToolRecord]) -> Files:
-    described: dict[str, dict[str, str]] = {"plugin_des.json": {}, "big_tool_des.json": {}}
+    """Each described tool into the file it was read from, at its place there, and the entries
+    a later file gave a name another file described first (raw[ALSO]) into theirs."""
+    described: dict[str, list[tuple[int, str, str, dict[str, Any] | None]]] = {
+        "plugin_des.json": [],
+        "big_tool_des.json": [],
+    }
     store: list[Any] = []
-    for tool in tools:
+    for number, tool in enumerate(tools):
         raw = tool.raw if isinstance(tool.raw, dict) else {}
         if "name_for_model" in raw:
             store.append(
                 {**raw, "name_for_model": tool.name, "description_for_model": tool.description}
             )
-        else:
-            source = raw.get("source")
-            described[source if source in described else "plugin_des.json"][tool.name] = (
-                tool.description
-            )
-    files = {name: json_bytes(entries) for name, entries in described.items() if entries}
+            continue
+        source = raw.get("source")
+        layout = raw.get(PUBLISHED)
+        where = layout.get("position", number) if isinstance(layout, dict) else number
+        described[source if source in described else "plugin_des.json"].append(
+            (where, tool.name, tool.description, layout)
+        )
+        for name, entry in (raw.get(ALSO) or {}).items():
+            if name in described and isinstance(entry, dict):
+                described[name].append(
+                    (
+                        entry.get("position", len(described[name])),
+                        tool.name,
+                        entry.get("description", tool.description),
+                        entry.get(PUBLISHED),
+                    )
+                )
+    files = {
+        name: write_records(
+            [
+                (tool, description, layout)
+                for _, tool, description, layout in sorted(entries, key=lambda e: e[0])
+            ]
+        ).encode()
+        for name, entries in described.items()
+        if entries
+    }
     if store:
         files["plugin_info.json"] = json_bytes(store)
     return files
@@ -130,9 +182,9 @@ def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files
                 scenario: dict[str, Any] = {"Tools": s.candidate_tools}
                 if s.metadata.get("ref") is not None:
                     scenario["ref"] = s.metadata["ref"]
-                files[f"scenario/{file_part(s.external_id, 'scenario')}.json"] = json_bytes(
-                    scenario
-                )
+                files[f"scenario/{file_part(s.external_id, 'scenario')}.json"] = write_document(
+                    scenario, s.metadata.get(PUBLISHED)
+                ).encode()
         else:
             raise ExportError(f"split {split!r} is none of MetaTool's files")
     return files

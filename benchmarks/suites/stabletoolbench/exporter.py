@@ -26,7 +26,7 @@ from benchmarks.suites.export import (
     json_bytes,
     sample_name,
 )
-from benchmarks.suites.layout import dump, write_list
+from benchmarks.suites.layout import dump, write_records
 from benchmarks.suites.registry import Exporter
 from benchmarks.suites.stabletoolbench.importer import PUBLISHED
 
@@ -79,8 +79,11 @@ def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files
     files: Files = {}
     for group, queries in by_split(samples).items():
         name = f"{file_part(group, 'group')}.json"
-        files[f"{ROOT}/test_instruction/{name}"] = write_list(
-            [(_query(sample, documents), sample.metadata.get(PUBLISHED)) for sample in queries]
+        files[f"{ROOT}/test_instruction/{name}"] = write_records(
+            [
+                (None, _query(sample, documents), sample.metadata.get(PUBLISHED))
+                for sample in queries
+            ]
         ).encode()
         selected = [s.external_id for s in queries if s.metadata.get("in_test_query_ids")]
         if selected:

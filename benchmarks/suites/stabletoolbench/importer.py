@@ -113,7 +113,7 @@ from benchmarks.suites.base import (
     type_name,
     unstorable,
 )
-from benchmarks.suites.layout import indent_of, list_layouts, record_layout
+from benchmarks.suites.layout import indent_of, record_layout, record_layouts
 
 name = "stabletoolbench"
 default_benchmark = "StableToolBench"
@@ -122,7 +122,7 @@ ACCEPTED = (
     "solvable_queries/test_instruction/<group>.json (e.g. G1_instruction.json), "
     "solvable_queries/test_query_ids/<group>.json, or a folder holding them"
 )
-# metadata[PUBLISHED]: how the query's record is written in its file (layout.list_layouts), and
+# metadata[PUBLISHED]: how the query's record is written in its file (layout.record_layouts), and
 # "ids": how its group's test_query_ids file is.
 PUBLISHED = "published"
 GROUP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
@@ -446,7 +446,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
         if isinstance(value, list) and value and isinstance(value[0], dict):
             samples = _read_queries(path, group, spans, value, tools, progress)
             if len(spans) == len(samples):
-                layouts = list_layouts(text, value, [(s.start, s.end) for s in spans])
+                layouts = record_layouts(text, value, [(s.start, s.end) for s in spans])
                 for sample, layout in zip(samples, layouts, strict=True):
                     sample.metadata[PUBLISHED] = layout
             samples_by_group.setdefault(group, []).extend(samples)
