@@ -86,7 +86,10 @@ def _line(sample: SampleRecord) -> str:
     if text is not None and json.loads(text) == record:
         line = text
     else:
-        line = dump(in_order(record, published.get("keys")), published)
+        ordered = in_order(record, published.get("keys"))
+        # the answer's keys are its calls, in call order: that order is the refinement's
+        ordered["answer"] = {key: ordered["answer"][key] for key in record["answer"]}
+        line = dump(ordered, published)
     return line + published.get("end", "\n")
 
 
