@@ -1,12 +1,17 @@
 """MetaTool's files written back (the inverse of importer.py), under the repository's names:
 
-- `all_clean_data.csv` (`row_index,Query,Tool`: the row index keeps every id),
+- `all_clean_data.csv`, with the header and line end it was imported with
+  (metadata["published"]; `row_index,Query,Tool` for queries imported before): without
+  `row_index` when the ids are the row numbers,
 - `multi_tool_query_golden.json`, `Task1.json` (awareness), `Task2-Subtask3.json`
   (reliability), `Task2-Subtask4.json` (multi-tool), each record with the keys it was imported
-  with (metadata) besides the ones the platform reads,
-- `scenario/<Name>.json` ({"Tools", "ref"}),
+  with (metadata) besides the ones the platform reads, in their published order and the file's
+  layout (metadata["published"], layout.write_records),
+- `scenario/<Name>.json` ({"Tools", "ref"}, as published while unchanged),
 - the tool descriptions: `plugin_des.json` and `big_tool_des.json` (name -> description) for
-  the tools read from those files, `plugin_info.json` (the store entries) for the others.
+  the tools read from those files, each at its place there, with the descriptions a later file
+  gave a name already described (raw["also"]); `plugin_info.json` (the store entries) for the
+  others.
 
 A refined query is written as the record's query; the prompts built around it
 (thought_prompt, action_prompt) are written as published, since they are the benchmark's

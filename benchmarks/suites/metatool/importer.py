@@ -25,7 +25,9 @@ Published files (HowieHwong/MetaTool, `dataset/`), recognised by name:
 
 Records:
 - ToolRecord per tool: plugin_des / big_tool_des entries as (name, description, raw={"name",
-  "description", "source": file name}); plugin_info entries keyed by name_for_model with
+  "description", "source": file name, "published": its layout and place in the file}; a
+  description a later file gives a name already described is kept in the first tool's
+  raw["also"] for the export); plugin_info entries keyed by name_for_model with
   description = description_for_model and raw = the store entry. `merge_tools` keeps the first
   definition of a name, so within one import the tools are listed plugin_des first, then
   big_tool_des, then plugin_info, whatever order the files are given in: the benchmark's own
@@ -54,6 +56,10 @@ Records:
     scenario task pairs these lists with queries of split "queries"; code that iterates queries
     must filter by split.
 Queries are kept verbatim (the Task2-Subtask4 queries carry the quotes they were published with).
+Every sample's metadata["published"] says how its record is written in its file, for the export
+to write it back as it came in: the CSV's header line and line end, a JSON record's key order and
+the file's json.dumps options or the record's text (layout.record_layouts), a scenario file's
+layout (layout.document_layout).
 
 Gold tools: every gold tool (a query's Tool, the golden and multi-tool pairs, an awareness
 positive's tool, a reliability item's tool) must be described by a tool file of the same import

@@ -59,7 +59,9 @@ Records:
   {"dialogue": "M-S_<d>", "turn": <int>, "conversation": ...}, "unparsed_apis" (entries of
   the API list that are not API objects, e.g. S-S_17's placeholder) when there are any, and
   "gold_not_offered" (the gold calls' tool names that the sample's API list lacks, kept as
-  published) when there are any.
+  published) when there are any, and "published" (published_line): the order of the record's
+  keys, json.dumps' options or the line itself, so that the export writes the line back as it
+  came in.
   A folder is read in the paper's split order (S-S first), so shared tools take their first
   definition from the simplest split.
 - Duplicate ids: the published M-M and OOD files reuse ids (M-M_19 holds two different

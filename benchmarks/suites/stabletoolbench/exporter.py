@@ -8,6 +8,10 @@ repository's layout:
   evaluation scripts select (metadata["in_test_query_ids"]), when any was read with such a
   list.
 
+Each file is written in the layout its import kept (metadata["published"]: the records' key
+order and the file's json.dumps options, layout.write_records), so an unrefined group is its
+published file byte for byte.
+
 The platform keeps one document per API (the first one read); a query that was published with
 another document for the same API (metadata["api_doc_differs"]) is written with the kept one."""
 

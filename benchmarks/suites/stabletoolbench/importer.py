@@ -72,7 +72,10 @@ Records:
   [tool keys]}. A relevant API names no category: it is the api_list entry with its function
   name (the first, should the query offer it from two categories); one missing from the
   api_list gets the category of an entry of the same tool, or none (its bare function name),
-  and is kept and named in metadata["relevant_not_offered"].
+  and is kept and named in metadata["relevant_not_offered"]. metadata["published"]: how the
+  query's record is written in its file (key order and the file's json.dumps options, or its
+  text: layout.record_layouts) and, under "ids", how its group's test_query_ids file is, for
+  the export to write them back as they came in.
 
 Response cache (the virtual API server's, `server/main.py`): a folder
 `<Category>/<tool>_for_<Category>/<api>.json` (a plain `<tool>` folder is read too), each file a
