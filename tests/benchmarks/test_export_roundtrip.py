@@ -104,9 +104,9 @@ def test_mtubench_round_trip(tmp_path: Path, seeddata: Path) -> None:
 def test_metatool_round_trip(tmp_path: Path, seeddata: Path) -> None:
     # Every seed file: the queries CSV, the golden pairs, the three test sets with the keys
     # they were published with, the scenario lists and the three tool files. The tool files
-    # merge on import (the first description of a name wins), so the export writes each tool
-    # once, into the file it was read from: the merged tools are identical, and the store
-    # entries a plugin_des.json description shadowed are not written again.
+    # merge on import (the first description of a name wins): the merged tools are identical,
+    # and the entries the merge drops are written back into their files
+    # (test_export_published.py compares the bytes).
     metatool = seeddata / "metatool"
     paths = [
         metatool / "all_clean_data_sample200.csv",

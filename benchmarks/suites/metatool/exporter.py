@@ -10,8 +10,8 @@
 - `scenario/<Name>.json` ({"Tools", "ref"}, as published while unchanged),
 - the tool descriptions: `plugin_des.json` and `big_tool_des.json` (name -> description) for
   the tools read from those files, each at its place there, with the descriptions a later file
-  gave a name already described (raw["also"]); `plugin_info.json` (the store entries) for the
-  others.
+  gave a name already described (raw["also"]); `plugin_info.json` (the store entries, those
+  of a name defined earlier among them, from raw["also"]) likewise.
 
 A refined query is written as the record's query; the prompts built around it
 (thought_prompt, action_prompt) are written as published, since they are the benchmark's
@@ -30,7 +30,6 @@ from benchmarks.suites.export import (
     Files,
     by_split,
     file_part,
-    json_bytes,
     sample_name,
 )
 from benchmarks.suites.layout import write_document, write_records
@@ -128,49 +127,40 @@ def _task(split: str, samples: list[SampleRecord]) -> bytes:
 
 
 def _tools(tools: Sequence[ToolRecord]) -> Files:
-    """Each described tool into the file it was read from, at its place there, and the entries
-    a later file gave a name another file described first (raw[ALSO]) into theirs."""
-    described: dict[str, list[tuple[int, str, str, dict[str, Any] | None]]] = {
-        "plugin_des.json": [],
-        "big_tool_des.json": [],
+    """Each tool into the file it was read from, at its place there, and the entries a later
+    file (or plugin_info.json again) gave a name defined first (raw[ALSO]) into theirs."""
+    # per file: (place, key or None, record, layout)
+    files: dict[str, list[tuple[int, str | None, Any, dict[str, Any] | None]]] = {
+        name: [] for name in ("plugin_des.json", "big_tool_des.json", "plugin_info.json")
     }
-    store: list[Any] = []
     for number, tool in enumerate(tools):
         raw = tool.raw if isinstance(tool.raw, dict) else {}
+        layout = raw.get(PUBLISHED) if isinstance(raw.get(PUBLISHED), dict) else None
+        place = layout.get("position", number) if layout else number
         if "name_for_model" in raw:
-            store.append(
-                {**raw, "name_for_model": tool.name, "description_for_model": tool.description}
-            )
-            continue
-        source = raw.get("source")
-        layout = raw.get(PUBLISHED)
-        where = layout.get("position", number) if isinstance(layout, dict) else number
-        described[source if source in described else "plugin_des.json"].append(
-            (where, tool.name, tool.description, layout)
-        )
-        for name, entry in (raw.get(ALSO) or {}).items():
-            if name in described and isinstance(entry, dict):
-                described[name].append(
-                    (
-                        entry.get("position", len(described[name])),
-                        tool.name,
-                        entry.get("description", tool.description),
-                        entry.get(PUBLISHED),
-                    )
-                )
-    files = {
+            entry = {k: v for k, v in raw.items() if k not in (PUBLISHED, ALSO)}
+            entry.update(name_for_model=tool.name, description_for_model=tool.description)
+            files["plugin_info.json"].append((place, None, entry, layout))
+        else:
+            source = raw.get("source")
+            name = source if source in ("plugin_des.json", "big_tool_des.json") else None
+            files[name or "plugin_des.json"].append((place, tool.name, tool.description, layout))
+        also = raw.get(ALSO) if isinstance(raw.get(ALSO), dict) else {}
+        for name, entries in also.items():
+            for kept in entries if name in files and isinstance(entries, list) else []:
+                where = kept.get("position", len(files[name]))
+                if name == "plugin_info.json":
+                    record = (where, None, kept.get("entry"), kept.get(PUBLISHED))
+                else:
+                    record = (where, tool.name, kept.get("description"), kept.get(PUBLISHED))
+                files[name].append(record)
+    return {
         name: write_records(
-            [
-                (tool, description, layout)
-                for _, tool, description, layout in sorted(entries, key=lambda e: e[0])
-            ]
+            [(key, record, layout) for _, key, record, layout in sorted(rows, key=lambda r: r[0])]
         ).encode()
-        for name, entries in described.items()
-        if entries
+        for name, rows in files.items()
+        if rows
     }
-    if store:
-        files["plugin_info.json"] = json_bytes(store)
-    return files
 
 
 def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:

@@ -25,13 +25,14 @@ Published files (HowieHwong/MetaTool, `dataset/`), recognised by name:
 
 Records:
 - ToolRecord per tool: plugin_des / big_tool_des entries as (name, description, raw={"name",
-  "description", "source": file name, "published": its layout and place in the file}; a
-  description a later file gives a name already described is kept in the first tool's
-  raw["also"] for the export); plugin_info entries keyed by name_for_model with
-  description = description_for_model and raw = the store entry. `merge_tools` keeps the first
-  definition of a name, so within one import the tools are listed plugin_des first, then
-  big_tool_des, then plugin_info, whatever order the files are given in: the benchmark's own
-  descriptions win over the store's (the seed files merge to 434 tools).
+  "description", "source": file name, "published": its layout and place in the file});
+  plugin_info entries keyed by name_for_model with description = description_for_model and
+  raw = the store entry (with "published" likewise). `merge_tools` keeps the first definition
+  of a name, so within one import the tools are listed plugin_des first, then big_tool_des, then
+  plugin_info, whatever order the files are given in: the benchmark's own descriptions win over
+  the store's (the seed files merge to 434 tools). An entry a later file (or plugin_info again)
+  gives a name already defined is kept in the first tool's raw["also"], for the export to write
+  each file whole.
 - SampleRecord, kind "query" throughout, input = {"query": ...} unless said otherwise:
   - split "queries" (CSV): external_id = row_index when the column is there, else the 1-based
     data row number; reference = {"tool": name}; candidate_tools = [] (the similar task builds
@@ -87,7 +88,6 @@ from benchmarks.suites.base import (
     check_file_name,
     check_records,
     iter_csv,
-    load_json,
     read_json,
     require,
     type_name,
@@ -115,9 +115,10 @@ LIST_END = "[List of Tools with Names and Descriptions End]"
 CANDIDATE_LINE = re.compile(r"^(\d+)\. tool name: (.*?), tool description: ", re.MULTILINE)
 PROGRESS_EVERY = 4096
 # metadata[PUBLISHED] (and a described tool's raw[PUBLISHED]): how the record is written in its
-# file (layout.record_layouts; the CSV's header line and line end); a described tool's raw[ALSO]:
-# the entries a later tool file gives the same name ({file: {"position", "description",
-# PUBLISHED}}), which merge_tools drops.
+# file (layout.record_layouts; the CSV's header line and line end) and its place there; a
+# tool's raw[ALSO]: the entries a later tool file (or plugin_info.json again) gives the same name,
+# which merge_tools drops ({file: [{"position", "description" or the store "entry",
+# PUBLISHED}]}).
 PUBLISHED = "published"
 ALSO = "also"
 
@@ -172,15 +173,22 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
     for kind in TOOL_FILES:
         for position, tool in enumerate(tools_by_file[kind]):
             kept = first.setdefault(tool.name, tool)
-            if kept is not tool and kind != "plugin_info.json" and isinstance(kept.raw, dict):
-                # merge_tools keeps the first description of a name: the one a later file
-                # gives it is kept with it, for the export to write that file whole
-                also = kept.raw.setdefault(ALSO, {})
-                also[kind] = {
-                    "position": position,
-                    "description": tool.description,
-                    PUBLISHED: tool.raw.get(PUBLISHED, {}),
-                }
+            if kept is not tool and isinstance(kept.raw, dict) and isinstance(tool.raw, dict):
+                # merge_tools keeps the first definition of a name: the entries a later one
+                # (or the same store list again) gives it are kept with it, for the export to
+                # write each file whole
+                entry = {k: v for k, v in tool.raw.items() if k not in (PUBLISHED, ALSO)}
+                kept.raw.setdefault(ALSO, {}).setdefault(kind, []).append(
+                    {
+                        "position": position,
+                        **(
+                            {"entry": entry}
+                            if kind == "plugin_info.json"
+                            else {"description": tool.description}
+                        ),
+                        PUBLISHED: tool.raw.get(PUBLISHED, {}),
+                    }
+                )
         bundle.tools.extend(tools_by_file[kind])
     return bundle
 
@@ -331,11 +339,15 @@ def _read_descriptions(path: Path, progress: Progress | None) -> list[ToolRecord
 
 
 def _read_plugin_info(path: Path, progress: Progress | None) -> list[ToolRecord]:
-    data = load_json(path)
+    text, data, spans = read_json(path)
+    check_records(data, spans, file=path)
     if not isinstance(data, list):
         raise ImportFormatError(
             f"expected a list of plugin-store entries, got {type_name(data)}", file=path
         )
+    layouts = record_layouts(text, data, [(span.start, span.end) for span in spans])
+    if len(layouts) != len(data):
+        layouts = [{} for _ in data]
     tools = []
     for position, entry in enumerate(data):
         tool_name = require(entry, "name_for_model", str, file=path, record=position)
@@ -352,7 +364,7 @@ def _read_plugin_info(path: Path, progress: Progress | None) -> list[ToolRecord]
             ToolRecord(
                 name=tool_name,
                 description=description,
-                raw=entry,
+                raw={**entry, PUBLISHED: {**layouts[position], "position": position}},
                 source=f"{path}, record {where}",
             )
         )
