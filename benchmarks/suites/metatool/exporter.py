@@ -145,15 +145,13 @@ def _tools(tools: Sequence[ToolRecord]) -> Files:
             source = raw.get("source")
             name = source if source in ("plugin_des.json", "big_tool_des.json") else None
             files[name or "plugin_des.json"].append((place, tool.name, tool.description, layout))
-        also = raw.get(ALSO) if isinstance(raw.get(ALSO), dict) else {}
-        for name, entries in also.items():
+        also = raw.get(ALSO)
+        for name, entries in (also if isinstance(also, dict) else {}).items():
             for kept in entries if name in files and isinstance(entries, list) else []:
                 where = kept.get("position", len(files[name]))
-                if name == "plugin_info.json":
-                    record = (where, None, kept.get("entry"), kept.get(PUBLISHED))
-                else:
-                    record = (where, tool.name, kept.get("description"), kept.get(PUBLISHED))
-                files[name].append(record)
+                key = None if name == "plugin_info.json" else tool.name
+                value = kept.get("entry") if key is None else kept.get("description")
+                files[name].append((where, key, value, kept.get(PUBLISHED)))
     return {
         name: write_records(
             [(key, record, layout) for _, key, record, layout in sorted(rows, key=lambda r: r[0])]
