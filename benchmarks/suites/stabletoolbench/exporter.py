@@ -13,7 +13,9 @@ order and the file's json.dumps options, layout.write_records), so an unrefined 
 published file byte for byte.
 
 The platform keeps one document per API (the first one read); a query that was published with
-another document for the same API (metadata["api_doc_differs"]) is written with the kept one."""
+another document for the same API (metadata["api_doc_differs"]) keeps its own in
+metadata["published"]["docs"], and one that lists an API twice its api_list's keys in
+metadata["published"]["apis"], so both are written as published."""
 
 from __future__ import annotations
 
@@ -47,8 +49,17 @@ def _query_id(external_id: str) -> int | str:
 def _query(sample: SampleRecord, documents: dict[str, Any]) -> dict[str, Any]:
     given = sample.input if isinstance(sample.input, dict) else {}
     reference = sample.reference if isinstance(sample.reference, dict) else {}
+    published = sample.metadata.get(PUBLISHED)
+    published = published if isinstance(published, dict) else {}
+    own = published.get("docs") or {}
+    listed = published.get("apis") or sample.candidate_tools
+    if not set(listed) <= set(sample.candidate_tools):
+        listed = sample.candidate_tools
     api_list = []
-    for key in sample.candidate_tools:
+    for number, key in enumerate(listed):
+        if str(number) in own:
+            api_list.append(own[str(number)])
+            continue
         if key not in documents:
             raise ExportError(
                 f"offers API {key!r}, which the benchmark has no document of",
@@ -107,9 +118,7 @@ EXPORTER = Exporter(
     write=write,
     import_paths=_import_paths,
     cannot_carry=(
-        "one document per API: a query published with a second, different document of an API "
-        "(metadata api_doc_differs) is written with the first; an API listed twice in one "
-        "query's api_list is written once; a group none of whose queries is in "
-        "test_query_ids gets no test_query_ids file (the format has no empty list)"
+        "a group none of whose queries is in test_query_ids gets no test_query_ids file (the "
+        "format has no empty list), and the file lists only the group's imported queries"
     ),
 )

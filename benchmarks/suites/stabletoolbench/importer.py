@@ -74,8 +74,10 @@ Records:
   api_list gets the category of an entry of the same tool, or none (its bare function name),
   and is kept and named in metadata["relevant_not_offered"]. metadata["published"]: how the
   query's record is written in its file (key order and the file's json.dumps options, or its
-  text: layout.record_layouts) and, under "ids", how its group's test_query_ids file is, for
-  the export to write them back as they came in.
+  text: layout.record_layouts), under "ids" how its group's test_query_ids file is, under
+  "docs" the query's own document of an API whose kept document differs (by its index in
+  api_list), and under "apis" the api_list's tool keys when it lists one twice, for the export
+  to write them back as they came in.
 
 Response cache (the virtual API server's, `server/main.py`): a folder
 `<Category>/<tool>_for_<Category>/<api>.json` (a plain `<tool>` folder is read too), each file a
@@ -451,7 +453,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
             if len(spans) == len(samples):
                 layouts = record_layouts(text, value, [(s.start, s.end) for s in spans])
                 for sample, layout in zip(samples, layouts, strict=True):
-                    sample.metadata[PUBLISHED] = layout
+                    sample.metadata[PUBLISHED] = {**layout, **sample.metadata.get(PUBLISHED, {})}
             samples_by_group.setdefault(group, []).extend(samples)
             bundle.samples.extend(samples)
         elif isinstance(value, dict) and _is_cache_file(value):
@@ -543,6 +545,8 @@ def _read_queries(
             raise where.error("is empty; a query offers at least one API", "api_list")
         metadata: dict[str, Any] = {}
         candidates: list[str] = []
+        listed: list[str] = []
+        own_docs: dict[str, Any] = {}
         for number, api in enumerate(api_list):
             tool, triple = _tool(api, where, f"api_list[{number}]")
             first = tools.setdefault(tool.name, (tool, triple))
@@ -555,8 +559,15 @@ def _read_queries(
                 )
             if first[0] is not tool and first[0].raw != tool.raw:
                 metadata.setdefault("api_doc_differs", []).append(tool.name)
+                # the query's own document, for the export to write the record as published
+                own_docs[str(number)] = api
+            listed.append(tool.name)
             if tool.name not in candidates:
                 candidates.append(tool.name)
+        if own_docs or len(listed) != len(candidates):
+            metadata[PUBLISHED] = {"docs": own_docs} if own_docs else {}
+            if len(listed) != len(candidates):  # an API listed twice
+                metadata[PUBLISHED]["apis"] = listed
         relevant = where.get(query, "relevant APIs", list)
         relevant_tools: list[str] = []
         offered = {key_parts(key)[1]: key for key in reversed(candidates)}  # the first wins
