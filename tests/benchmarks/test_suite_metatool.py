@@ -40,6 +40,12 @@ SPLITS = {
 MERGED_TOOLS = 434
 
 
+def bare(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Metadata without "published", the layout the exporter writes the record back in
+    (test_export_published.py tests it)."""
+    return {k: v for k, v in metadata.items() if k != "published"}
+
+
 def seed(seeddata: Path, name: str) -> Path:
     return seeddata / "metatool" / name
 
@@ -75,7 +81,7 @@ def test_csv_row_with_row_index(everything: Any, seeddata: Path) -> None:
         "my limited budget."
     }
     assert row.reference == {"tool": "Discount"}
-    assert row.candidate_tools == [] and row.metadata == {}
+    assert row.candidate_tools == [] and bare(row.metadata) == {}
     assert row.source == f"{seed(seeddata, 'all_clean_data_sample200.csv')}, line 11"
     last = queries[-1]
     assert (last.external_id, last.input["query"], last.reference) == (
@@ -120,7 +126,7 @@ def test_awareness(everything: Any) -> None:
         "Can you find any in the museum's database?"
     )
     assert first.input["prompt"].startswith("You are an intelligent agent")
-    assert first.metadata == {"source_index": 16}
+    assert bare(first.metadata) == {"source_index": 16}
     negative = next(s for s in items if not s.reference["needs_tool"])
     assert negative.external_id == "17"
     assert negative.input["query"] == "If a square has a diagonal of length 10, what is its area?"
@@ -190,7 +196,7 @@ def test_scenario_lists(everything: Any, seeddata: Path) -> None:
         "TripTool",
         "PDF&URLTool",
     ]
-    assert top5.reference is None and top5.metadata == {"ref": None}
+    assert top5.reference is None and bare(top5.metadata) == {"ref": None}
     assert lists["Finance Staff"].metadata["ref"][0].startswith("https://etfdb.com/")
     # One file can be given alone too.
     alone = metatool.import_files([seed(seeddata, "scenario/elders.json")])
@@ -213,7 +219,7 @@ def test_tool_records_and_their_precedence(seeddata: Path) -> None:
     tools = merge_tools(metatool.import_files(paths).tools)
     by_name = {t.name: t for t in tools}
     assert len(tools) == MERGED_TOOLS
-    assert by_name["local"].raw == {
+    assert {k: v for k, v in by_name["local"].raw.items() if k not in ("published", "also")} == {
         "name": "local",
         "description": "Discover and support restaurants, shops & services near you.",
         "source": "plugin_des.json",

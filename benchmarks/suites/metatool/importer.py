@@ -25,11 +25,14 @@ Published files (HowieHwong/MetaTool, `dataset/`), recognised by name:
 
 Records:
 - ToolRecord per tool: plugin_des / big_tool_des entries as (name, description, raw={"name",
-  "description", "source": file name}); plugin_info entries keyed by name_for_model with
-  description = description_for_model and raw = the store entry. `merge_tools` keeps the first
-  definition of a name, so within one import the tools are listed plugin_des first, then
-  big_tool_des, then plugin_info, whatever order the files are given in: the benchmark's own
-  descriptions win over the store's (the seed files merge to 434 tools).
+  "description", "source": file name, "published": its layout and place in the file});
+  plugin_info entries keyed by name_for_model with description = description_for_model and
+  raw = the store entry (with "published" likewise). `merge_tools` keeps the first definition
+  of a name, so within one import the tools are listed plugin_des first, then big_tool_des, then
+  plugin_info, whatever order the files are given in: the benchmark's own descriptions win over
+  the store's (the seed files merge to 434 tools). An entry a later file (or plugin_info again)
+  gives a name already defined is kept in the first tool's raw["also"], for the export to write
+  each file whole.
 - SampleRecord, kind "query" throughout, input = {"query": ...} unless said otherwise:
   - split "queries" (CSV): external_id = row_index when the column is there, else the 1-based
     data row number; reference = {"tool": name}; candidate_tools = [] (the similar task builds
@@ -54,6 +57,10 @@ Records:
     scenario task pairs these lists with queries of split "queries"; code that iterates queries
     must filter by split.
 Queries are kept verbatim (the Task2-Subtask4 queries carry the quotes they were published with).
+Every sample's metadata["published"] says how its record is written in its file, for the export
+to write it back as it came in: the CSV's header line and line end, a JSON record's key order and
+the file's json.dumps options or the record's text (layout.record_layouts), a scenario file's
+layout (layout.document_layout).
 
 Gold tools: every gold tool (a query's Tool, the golden and multi-tool pairs, an awareness
 positive's tool, a reliability item's tool) must be described by a tool file of the same import
@@ -79,11 +86,13 @@ from benchmarks.suites.base import (
     SampleRecord,
     ToolRecord,
     check_file_name,
+    check_records,
     iter_csv,
-    load_json,
+    read_json,
     require,
     type_name,
 )
+from benchmarks.suites.layout import document_layout, record_layouts
 
 name = "metatool"
 default_benchmark = "MetaTool"
@@ -105,6 +114,13 @@ LIST_START = "[List of Tools with Names and Descriptions Start]"
 LIST_END = "[List of Tools with Names and Descriptions End]"
 CANDIDATE_LINE = re.compile(r"^(\d+)\. tool name: (.*?), tool description: ", re.MULTILINE)
 PROGRESS_EVERY = 4096
+# metadata[PUBLISHED] (and a described tool's raw[PUBLISHED]): how the record is written in its
+# file (layout.record_layouts; the CSV's header line and line end) and its place there; a
+# tool's raw[ALSO]: the entries a later tool file (or plugin_info.json again) gives the same name,
+# which merge_tools drops ({file: [{"position", "description" or the store "entry",
+# PUBLISHED}]}).
+PUBLISHED = "published"
+ALSO = "also"
 
 
 def _classify(path: Path) -> list[tuple[str, Path]]:
@@ -153,7 +169,26 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
             _read_scenario(path, bundle, progress)
         else:
             _read_task(path, kind, bundle, progress)
+    first: dict[str, ToolRecord] = {}
     for kind in TOOL_FILES:
+        for position, tool in enumerate(tools_by_file[kind]):
+            kept = first.setdefault(tool.name, tool)
+            if kept is not tool and isinstance(kept.raw, dict) and isinstance(tool.raw, dict):
+                # merge_tools keeps the first definition of a name: the entries a later one
+                # (or the same store list again) gives it are kept with it, for the export to
+                # write each file whole
+                entry = {k: v for k, v in tool.raw.items() if k not in (PUBLISHED, ALSO)}
+                kept.raw.setdefault(ALSO, {}).setdefault(kind, []).append(
+                    {
+                        "position": position,
+                        **(
+                            {"entry": entry}
+                            if kind == "plugin_info.json"
+                            else {"description": tool.description}
+                        ),
+                        PUBLISHED: tool.raw.get(PUBLISHED, {}),
+                    }
+                )
         bundle.tools.extend(tools_by_file[kind])
     return bundle
 
@@ -190,9 +225,25 @@ def _read_queries(path: Path, bundle: ImportBundle, progress: Progress | None) -
             gc.enable()
 
 
+def _csv_layout(path: Path) -> tuple[dict[str, Any], bool]:
+    """How the CSV file is written: its header line and line end ({"header", "eol"}, shared by
+    its samples' metadata[PUBLISHED]), and whether its last row ends with that line end."""
+    with path.open("rb") as file:
+        first = file.readline()
+        file.seek(0, 2)
+        size = file.tell()
+        file.seek(max(size - 2, 0))
+        last = file.read()
+    eol = "\r\n" if first.endswith(b"\r\n") else "\n"
+    header = first.decode("utf-8", "replace").removeprefix("\ufeff").rstrip("\r\n")
+    return {"header": header, "eol": eol}, last.endswith(eol.encode())
+
+
 def _read_query_rows(path: Path, bundle: ImportBundle, progress: Progress | None) -> None:
     # One dict lookup per column, no regex, no JSON; progress is reported in batches.
     src = str(path)
+    layout, ends = _csv_layout(path)
+    first_sample = len(bundle.samples)
     append = bundle.samples.append
     has_index: bool | None = None
     seen: dict[str, int] = {}
@@ -229,6 +280,7 @@ def _read_query_rows(path: Path, bundle: ImportBundle, progress: Progress | None
                 external_id=external_id,
                 input={"query": query},
                 reference={"tool": tool},
+                metadata={PUBLISHED: layout},
                 source=f"{src}, line {line}",
             )
         )
@@ -236,6 +288,9 @@ def _read_query_rows(path: Path, bundle: ImportBundle, progress: Progress | None
             progress(PROGRESS_EVERY)
     if progress and number % PROGRESS_EVERY:
         progress(number % PROGRESS_EVERY)
+    if not ends and len(bundle.samples) > first_sample:
+        last = bundle.samples[-1]
+        last.metadata = {PUBLISHED: {**layout, "end": ""}}
 
 
 # --- tools --------------------------------------------------------------------------------------
@@ -243,11 +298,15 @@ def _read_query_rows(path: Path, bundle: ImportBundle, progress: Progress | None
 
 def _read_descriptions(path: Path, progress: Progress | None) -> list[ToolRecord]:
     check_file_name(path)  # kept in each tool's raw "source"
-    data = load_json(path)
+    text, data, spans = read_json(path)
+    check_records(data, spans, file=path)
     if not isinstance(data, dict):
         raise ImportFormatError(
             f"expected a JSON object tool name -> description, got {type_name(data)}", file=path
         )
+    layouts = record_layouts(text, data, [(span.start, span.end) for span in spans])
+    if len(layouts) != len(data):  # a name given twice: json.loads keeps its last value
+        layouts = [{} for _ in data]
     tools = []
     for position, (tool_name, description) in enumerate(data.items(), start=1):
         if not tool_name.strip():
@@ -265,7 +324,12 @@ def _read_descriptions(path: Path, progress: Progress | None) -> list[ToolRecord
             ToolRecord(
                 name=tool_name,
                 description=description,
-                raw={"name": tool_name, "description": description, "source": path.name},
+                raw={
+                    "name": tool_name,
+                    "description": description,
+                    "source": path.name,
+                    PUBLISHED: {**layouts[position - 1], "position": position - 1},
+                },
                 source=f"{path}, record {tool_name}",
             )
         )
@@ -275,11 +339,15 @@ def _read_descriptions(path: Path, progress: Progress | None) -> list[ToolRecord
 
 
 def _read_plugin_info(path: Path, progress: Progress | None) -> list[ToolRecord]:
-    data = load_json(path)
+    text, data, spans = read_json(path)
+    check_records(data, spans, file=path)
     if not isinstance(data, list):
         raise ImportFormatError(
             f"expected a list of plugin-store entries, got {type_name(data)}", file=path
         )
+    layouts = record_layouts(text, data, [(span.start, span.end) for span in spans])
+    if len(layouts) != len(data):
+        layouts = [{} for _ in data]
     tools = []
     for position, entry in enumerate(data):
         tool_name = require(entry, "name_for_model", str, file=path, record=position)
@@ -296,7 +364,7 @@ def _read_plugin_info(path: Path, progress: Progress | None) -> list[ToolRecord]
             ToolRecord(
                 name=tool_name,
                 description=description,
-                raw=entry,
+                raw={**entry, PUBLISHED: {**layouts[position], "position": position}},
                 source=f"{path}, record {where}",
             )
         )
@@ -308,11 +376,16 @@ def _read_plugin_info(path: Path, progress: Progress | None) -> list[ToolRecord]
 # --- JSON sample files ---------------------------------------------------------------------------
 
 
-def _load_list(path: Path, what: str) -> list[Any]:
-    data = load_json(path)
+def _load_list(path: Path, what: str) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The file's records and how each is written (layout.record_layouts)."""
+    text, data, spans = read_json(path)
+    check_records(data, spans, file=path)
     if not isinstance(data, list):
         raise ImportFormatError(f"expected a list of {what}, got {type_name(data)}", file=path)
-    return data
+    layouts = record_layouts(text, data, [(span.start, span.end) for span in spans])
+    if len(layouts) != len(data):
+        layouts = [{} for _ in data]
+    return data, layouts
 
 
 def _tool_pair(record: Any, *, path: Path, record_id: Any) -> list[str]:
@@ -332,7 +405,8 @@ def _tool_pair(record: Any, *, path: Path, record_id: Any) -> list[str]:
 
 
 def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) -> None:
-    for position, record in enumerate(_load_list(path, "multi-tool queries")):
+    records, layouts = _load_list(path, "multi-tool queries")
+    for position, record in enumerate(records):
         query = require(record, "query", str, file=path, record=position)
         pair = _tool_pair(record, path=path, record_id=position)
         extra = {k: v for k, v in record.items() if k not in ("query", "tool")}
@@ -342,7 +416,7 @@ def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) ->
                 external_id=str(position),
                 input={"query": query},
                 reference={"tools": pair},
-                metadata=extra,
+                metadata={**extra, PUBLISHED: layouts[position]},
                 source=f"{path}, record {position}",
             )
         )
@@ -352,7 +426,8 @@ def _read_golden(path: Path, bundle: ImportBundle, progress: Progress | None) ->
 
 def _read_scenario(path: Path, bundle: ImportBundle, progress: Progress | None) -> None:
     check_file_name(path)  # the scenario's name is the file's
-    data = load_json(path)
+    text, data, spans = read_json(path)
+    check_records(data, spans, file=path)
     scenario = path.stem
     tools = require(data, "Tools", list, file=path, record=scenario)
     if not tools:
@@ -371,7 +446,7 @@ def _read_scenario(path: Path, bundle: ImportBundle, progress: Progress | None) 
             external_id=scenario,
             input={"scenario": scenario},
             candidate_tools=list(tools),
-            metadata={"ref": data.get("ref")},
+            metadata={"ref": data.get("ref"), PUBLISHED: document_layout(text, data)},
             source=f"{path}, record {scenario}",
         )
     )
@@ -415,9 +490,9 @@ def _candidates(prompt: str, *, path: Path, record_id: str) -> list[str]:
 
 
 def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress | None) -> None:
-    records = _load_list(path, f"{split} test items")
+    records, layouts = _load_list(path, f"{split} test items")
     ids = _record_ids(records)
-    for record, record_id in zip(records, ids, strict=True):
+    for record, record_id, layout in zip(records, ids, layouts, strict=True):
         query = require(record, "query", str, file=path, record=record_id)
         reference: dict[str, Any]
         candidates: list[str] = []
@@ -471,7 +546,10 @@ def _read_task(path: Path, split: str, bundle: ImportBundle, progress: Progress 
                 input={"query": query, "prompt": prompt},
                 reference=reference,
                 candidate_tools=candidates,
-                metadata={k: v for k, v in record.items() if k not in used},
+                metadata={
+                    **{k: v for k, v in record.items() if k not in used},
+                    PUBLISHED: layout,
+                },
                 source=f"{path}, record {record_id}",
             )
         )

@@ -9,6 +9,7 @@ file: every sample's prompt carries its own API list."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,10 @@ from benchmarks.suites.export import (
     Files,
     by_split,
     file_part,
-    jsonl_bytes,
     sample_name,
 )
-from benchmarks.suites.mtubench.importer import SPLITS
+from benchmarks.suites.layout import dump, in_order
+from benchmarks.suites.mtubench.importer import PUBLISHED, SPLITS
 from benchmarks.suites.registry import Exporter
 
 
@@ -72,12 +73,24 @@ def _answer(sample: SampleRecord) -> dict[str, Any]:
     return ordered
 
 
-def _line(sample: SampleRecord) -> dict[str, Any]:
-    return {
+def _line(sample: SampleRecord) -> str:
+    record = {
         "id": sample.metadata.get("id", sample.external_id.split("#")[0]),
         "question": _question(sample),
         "answer": _answer(sample),
     }
+    published = sample.metadata.get(PUBLISHED)
+    if not isinstance(published, dict):
+        return json.dumps(record, ensure_ascii=False) + "\n"
+    text = published.get("text")
+    if text is not None and json.loads(text) == record:
+        line = text
+    else:
+        ordered = in_order(record, published.get("keys"))
+        # the answer's keys are its calls, in call order: that order is the refinement's
+        ordered["answer"] = {key: ordered["answer"][key] for key in record["answer"]}
+        line = dump(ordered, published)
+    return line + published.get("end", "\n")
 
 
 def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:
@@ -85,7 +98,15 @@ def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files
     for split, group in by_split(samples).items():
         if split not in SPLITS:
             raise ExportError(f"split {split!r} is none of MTU-Eval's ({', '.join(SPLITS)})")
-        files[f"{file_part(split)}_eval.jsonl"] = jsonl_bytes(_line(s) for s in group)
+        lines = [_line(s) for s in group]
+        if lines and not lines[-1].endswith("\n"):
+            # a file's last line written without its line end, unless records follow it now
+            lines = [line if line.endswith("\n") else line + "\n" for line in lines[:-1]] + [
+                lines[-1]
+            ]
+        else:
+            lines = [line if line.endswith("\n") else line + "\n" for line in lines]
+        files[f"{file_part(split)}_eval.jsonl"] = "".join(lines).encode()
     return files
 
 

@@ -59,7 +59,9 @@ Records:
   {"dialogue": "M-S_<d>", "turn": <int>, "conversation": ...}, "unparsed_apis" (entries of
   the API list that are not API objects, e.g. S-S_17's placeholder) when there are any, and
   "gold_not_offered" (the gold calls' tool names that the sample's API list lacks, kept as
-  published) when there are any.
+  published) when there are any, and "published" (published_line): the order of the record's
+  keys, json.dumps' options or the line itself, so that the export writes the line back as it
+  came in.
   A folder is read in the paper's split order (S-S first), so shared tools take their first
   definition from the simplest split.
 - Duplicate ids: the published M-M and OOD files reuse ids (M-M_19 holds two different
@@ -87,9 +89,11 @@ from benchmarks.suites.base import (
     ToolRecord,
     check_value,
     iter_jsonl,
+    read_text,
     require,
     type_name,
 )
+from benchmarks.suites.layout import key_order, record_layout
 
 name = "mtubench"
 default_benchmark = "MTU-Bench"
@@ -97,6 +101,8 @@ SPLITS = ("S-S", "S-M", "M-S", "M-M", "OOD")
 
 SINGLE_TURN = ("S-S", "S-M")
 FILE_NAME = re.compile(r"^(S-S|S-M|M-S|M-M|OOD)(?:[_.\-].*)?\.jsonl$", re.IGNORECASE)
+# metadata[PUBLISHED]: how the record's line is written (published_line).
+PUBLISHED = "published"
 ACCEPTED = "S-S_eval.jsonl, S-M_eval.jsonl, M-S_eval.jsonl, M-M_eval.jsonl, OOD_eval.jsonl"
 API_LIST_MARKER = re.compile(r"list of APIs and their parameters that you can use:\s*")
 TODAY = re.compile(r"Today is ([^\n]*?)\.?[ \t]*$", re.MULTILINE)
@@ -563,7 +569,10 @@ def _parse_file(
 ) -> None:
     copies: dict[str, int] = {}
     kind = "query" if split in SINGLE_TURN else "dialogue"
+    lines: list[str] | None = None
     for line, record in iter_jsonl(path):
+        if lines is None:  # the file is read (and checked) by iter_jsonl first
+            lines = read_text(path).split("\n")
         sample_id = require(record, "id", str, file=path, line=line)
         question = require(record, "question", str, file=path, line=line)
         answer = require(record, "answer", dict, file=path, line=line)
@@ -663,12 +672,28 @@ def _parse_file(
                 },
                 reference={"calls": calls, "answer": answer},
                 candidate_tools=list(api_list.names),
-                metadata=metadata,
+                metadata={**metadata, PUBLISHED: published_line(lines, line, record)},
                 source=source,
             )
         )
         if progress:
             progress(1)
+
+
+def published_line(lines: list[str], line: int, record: Any) -> dict[str, Any]:
+    """What the exporter needs to write the record's line back as published: the order of every
+    object's keys (the stored answer loses its arguments' order) and json.dumps' options, or the
+    line itself when json.dumps does not write it so; "end": "" on a file's last line when no
+    line end follows it."""
+    text = lines[line - 1]
+    layout = record_layout(text, record)
+    kept: dict[str, Any] = {
+        "keys": key_order(record),
+        **({"text": text} if layout is None else layout),
+    }
+    if line == len(lines):
+        kept["end"] = ""
+    return kept
 
 
 def import_files(paths: Sequence[Path], progress: Progress | None = None) -> ImportBundle:

@@ -8,8 +8,14 @@ repository's layout:
   evaluation scripts select (metadata["in_test_query_ids"]), when any was read with such a
   list.
 
+Each file is written in the layout its import kept (metadata["published"]: the records' key
+order and the file's json.dumps options, layout.write_records), so an unrefined group is its
+published file byte for byte.
+
 The platform keeps one document per API (the first one read); a query that was published with
-another document for the same API (metadata["api_doc_differs"]) is written with the kept one."""
+another document for the same API (metadata["api_doc_differs"]) keeps its own in
+metadata["published"]["docs"], and one that lists an API twice its api_list's keys in
+metadata["published"]["apis"], so both are written as published."""
 
 from __future__ import annotations
 
@@ -26,7 +32,9 @@ from benchmarks.suites.export import (
     json_bytes,
     sample_name,
 )
+from benchmarks.suites.layout import dump, write_records
 from benchmarks.suites.registry import Exporter
+from benchmarks.suites.stabletoolbench.importer import PUBLISHED
 
 ROOT = "solvable_queries"
 
@@ -41,8 +49,17 @@ def _query_id(external_id: str) -> int | str:
 def _query(sample: SampleRecord, documents: dict[str, Any]) -> dict[str, Any]:
     given = sample.input if isinstance(sample.input, dict) else {}
     reference = sample.reference if isinstance(sample.reference, dict) else {}
+    published = sample.metadata.get(PUBLISHED)
+    published = published if isinstance(published, dict) else {}
+    own = published.get("docs") or {}
+    listed = published.get("apis") or sample.candidate_tools
+    if not set(listed) <= set(sample.candidate_tools):
+        listed = sample.candidate_tools
     api_list = []
-    for key in sample.candidate_tools:
+    for number, key in enumerate(listed):
+        if str(number) in own:
+            api_list.append(own[str(number)])
+            continue
         if key not in documents:
             raise ExportError(
                 f"offers API {key!r}, which the benchmark has no document of",
@@ -63,17 +80,33 @@ def _query(sample: SampleRecord, documents: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _ids(selected: list[str], layout: dict[str, Any] | None) -> bytes:
+    if layout is None:
+        return json_bytes(dict.fromkeys(selected, 0))
+    value: Any = (
+        [_query_id(i) for i in selected] if layout.get("list") else dict.fromkeys(selected, 0)
+    )
+    return (dump(value, layout) + layout.get("end", "")).encode()
+
+
 def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:
     documents = {tool.name: tool.raw for tool in tools}
     files: Files = {}
     for group, queries in by_split(samples).items():
         name = f"{file_part(group, 'group')}.json"
-        files[f"{ROOT}/test_instruction/{name}"] = json_bytes(
-            [_query(sample, documents) for sample in queries]
-        )
-        selected = {s.external_id: 0 for s in queries if s.metadata.get("in_test_query_ids")}
+        files[f"{ROOT}/test_instruction/{name}"] = write_records(
+            [
+                (None, _query(sample, documents), sample.metadata.get(PUBLISHED))
+                for sample in queries
+            ]
+        ).encode()
+        selected = [s.external_id for s in queries if s.metadata.get("in_test_query_ids")]
         if selected:
-            files[f"{ROOT}/test_query_ids/{name}"] = json_bytes(selected)
+            layout = next(
+                (s.metadata[PUBLISHED].get("ids") for s in queries if PUBLISHED in s.metadata),
+                None,
+            )
+            files[f"{ROOT}/test_query_ids/{name}"] = _ids(selected, layout)
     return files
 
 
@@ -85,9 +118,7 @@ EXPORTER = Exporter(
     write=write,
     import_paths=_import_paths,
     cannot_carry=(
-        "one document per API: a query published with a second, different document of an API "
-        "(metadata api_doc_differs) is written with the first; an API listed twice in one "
-        "query's api_list is written once; a group none of whose queries is in "
-        "test_query_ids gets no test_query_ids file (the format has no empty list)"
+        "a group none of whose queries is in test_query_ids gets no test_query_ids file (the "
+        "format has no empty list), and the file lists only the group's imported queries"
     ),
 )

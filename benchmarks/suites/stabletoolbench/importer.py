@@ -72,7 +72,12 @@ Records:
   [tool keys]}. A relevant API names no category: it is the api_list entry with its function
   name (the first, should the query offer it from two categories); one missing from the
   api_list gets the category of an entry of the same tool, or none (its bare function name),
-  and is kept and named in metadata["relevant_not_offered"].
+  and is kept and named in metadata["relevant_not_offered"]. metadata["published"]: how the
+  query's record is written in its file (key order and the file's json.dumps options, or its
+  text: layout.record_layouts), under "ids" how its group's test_query_ids file is, under
+  "docs" the query's own document of an API whose kept document differs (by its index in
+  api_list), and under "apis" the api_list's tool keys when it lists one twice, for the export
+  to write them back as they came in.
 
 Response cache (the virtual API server's, `server/main.py`): a folder
 `<Category>/<tool>_for_<Category>/<api>.json` (a plain `<tool>` folder is read too), each file a
@@ -113,6 +118,7 @@ from benchmarks.suites.base import (
     type_name,
     unstorable,
 )
+from benchmarks.suites.layout import indent_of, record_layout, record_layouts
 
 name = "stabletoolbench"
 default_benchmark = "StableToolBench"
@@ -121,6 +127,9 @@ ACCEPTED = (
     "solvable_queries/test_instruction/<group>.json (e.g. G1_instruction.json), "
     "solvable_queries/test_query_ids/<group>.json, or a folder holding them"
 )
+# metadata[PUBLISHED]: how the query's record is written in its file (layout.record_layouts), and
+# "ids": how its group's test_query_ids file is.
+PUBLISHED = "published"
 GROUP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,99}$")
 
 # --- ToolBench's names --------------------------------------------------------------------------
@@ -432,15 +441,19 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
     bundle = ImportBundle()
     tools: dict[str, tuple[ToolRecord, tuple[str, str, str]]] = {}
     samples_by_group: dict[str, list[SampleRecord]] = {}
-    id_files: list[tuple[Path, str, set[str]]] = []
+    id_files: list[tuple[Path, str, set[str], dict[str, Any]]] = []
 
     for path in _files(paths):
         group = group_of(path)
         # Each query's size is checked before the file is parsed (base.json_records).
-        _, value, spans = read_json(path, check=partial(_check_file, path))
+        text, value, spans = read_json(path, check=partial(_check_file, path))
         # A list of objects is a query file; its bad records are reported one by one below.
         if isinstance(value, list) and value and isinstance(value[0], dict):
             samples = _read_queries(path, group, spans, value, tools, progress)
+            if len(spans) == len(samples):
+                layouts = record_layouts(text, value, [(s.start, s.end) for s in spans])
+                for sample, layout in zip(samples, layouts, strict=True):
+                    sample.metadata[PUBLISHED] = {**layout, **sample.metadata.get(PUBLISHED, {})}
             samples_by_group.setdefault(group, []).extend(samples)
             bundle.samples.extend(samples)
         elif isinstance(value, dict) and _is_cache_file(value):
@@ -452,7 +465,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
             )
         elif isinstance(value, dict | list) and value:
             check_records(value, spans, file=path)
-            id_files.append((path, group, _query_ids(value, path)))
+            id_files.append((path, group, _query_ids(value, path), _ids_layout(text, value)))
         elif isinstance(value, dict | list):
             raise ImportFormatError("holds no queries (an empty JSON list or object)", file=path)
         else:
@@ -463,7 +476,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
                 line=1,
             )
 
-    for path, group, ids in id_files:
+    for path, group, ids, ids_layout in id_files:
         samples = samples_by_group.get(group) or []
         if not samples:
             raise ImportFormatError(
@@ -473,9 +486,25 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
             )
         for sample in samples:
             sample.metadata["in_test_query_ids"] = sample.external_id in ids
+            if PUBLISHED in sample.metadata:
+                sample.metadata[PUBLISHED]["ids"] = ids_layout
 
     bundle.tools = [tool for tool, _ in tools.values()]
     return bundle
+
+
+def _ids_layout(text: str, value: Any) -> dict[str, Any]:
+    """How a test_query_ids file is written: json.dumps' options ({"indent"?, "ascii"?}), "end"
+    (what follows the closing bracket) when not empty, and "list": true for a plain id list."""
+    body = text.rstrip()
+    layout = record_layout(body, value, 0, indent_of(body))
+    if layout is None:
+        layout = {"indent": indent_of(body)}
+    if text[len(body) :]:
+        layout["end"] = text[len(body) :]
+    if isinstance(value, list):
+        layout["list"] = True
+    return layout
 
 
 def _check_file(path: Path, value: Any, spans: list[RecordSpan]) -> None:
@@ -516,6 +545,8 @@ def _read_queries(
             raise where.error("is empty; a query offers at least one API", "api_list")
         metadata: dict[str, Any] = {}
         candidates: list[str] = []
+        listed: list[str] = []
+        own_docs: dict[str, Any] = {}
         for number, api in enumerate(api_list):
             tool, triple = _tool(api, where, f"api_list[{number}]")
             first = tools.setdefault(tool.name, (tool, triple))
@@ -528,8 +559,15 @@ def _read_queries(
                 )
             if first[0] is not tool and first[0].raw != tool.raw:
                 metadata.setdefault("api_doc_differs", []).append(tool.name)
+                # the query's own document, for the export to write the record as published
+                own_docs[str(number)] = api
+            listed.append(tool.name)
             if tool.name not in candidates:
                 candidates.append(tool.name)
+        if own_docs or len(listed) != len(candidates):
+            metadata[PUBLISHED] = {"docs": own_docs} if own_docs else {}
+            if len(listed) != len(candidates):  # an API listed twice
+                metadata[PUBLISHED]["apis"] = listed
         relevant = where.get(query, "relevant APIs", list)
         relevant_tools: list[str] = []
         offered = {key_parts(key)[1]: key for key in reversed(candidates)}  # the first wins
