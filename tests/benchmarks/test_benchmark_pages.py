@@ -127,6 +127,7 @@ def _listed_ids(html: str) -> list[str]:
     return re.findall(r'<th scope="row" class="nowrap"><a href="[^"]+">([^<]*)</a></th>', html)
 
 
+@pytest.mark.collation
 def test_samples_are_listed_in_the_natural_order_of_their_ids_page_after_page(
     researcher: Client,
 ) -> None:
@@ -153,6 +154,7 @@ def test_samples_are_listed_in_the_natural_order_of_their_ids_page_after_page(
     assert _listed_ids(html) == [f"M-S_0_{t}" for t in (0, 1, 2, 3, 9, 10, 11)]
 
 
+@pytest.mark.collation
 def test_hostile_filters_are_no_server_error(researcher: Client) -> None:
     bench = make_benchmark(name="Hostile")
     make_sample(benchmark=bench, external_id="a\u00e9", input={"query": "caf\u00e9"})
