@@ -49,6 +49,32 @@ class Tool(models.Model):
         return self.name
 
 
+# The natural order of ids: each run of digits left-padded with zeros to NATURAL_DIGITS digits,
+# so that M-S_0_2 comes before M-S_0_10 in any collation. Two passes of regexp_replace (both
+# immutable, as a stored generated column needs): put NATURAL_DIGITS zeros in front of every
+# run, then keep the run's last NATURAL_DIGITS digits. A run longer than that is left whole (it
+# sorts after every shorter number, as it should, while it starts with 1-9).
+NATURAL_DIGITS = 20
+
+
+def natural_key(field: str) -> models.Func:
+    padded = models.Func(
+        models.F(field),
+        models.Value(r"([0-9]+)"),
+        models.Value("0" * NATURAL_DIGITS + r"\1"),
+        models.Value("g"),
+        function="regexp_replace",
+    )
+    return models.Func(
+        padded,
+        models.Value(rf"0*([0-9]{{{NATURAL_DIGITS}}})"),
+        models.Value(r"\1"),
+        models.Value("g"),
+        function="regexp_replace",
+        output_field=models.TextField(),
+    )
+
+
 class Sample(models.Model):
     class Kind(models.TextChoices):
         QUERY = "query", "Query"
@@ -70,6 +96,11 @@ class Sample(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     revision = models.PositiveIntegerField(
         default=0, help_text="Number of the current revision; 0 is the sample as imported."
+    )
+    # What lists sort by (then by external_id, which breaks the ties of 7 and 007): computed by
+    # PostgreSQL as rows are written, so COPY and bulk inserts need not know of it.
+    natural_id = models.GeneratedField(
+        expression=natural_key("external_id"), output_field=models.TextField(), db_persist=True
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

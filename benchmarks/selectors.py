@@ -130,8 +130,9 @@ def sample_page(
     revised_only: bool = False,
     page: int | str = 1,
 ) -> Page[Sample]:
-    """A page of the benchmark's samples: of one split, whose id or input contains `text`
-    (case-insensitive), revised ones only. A page number out of range gives the last page."""
+    """A page of the benchmark's samples, by split and by the natural order of their ids: of one
+    split, whose id or input contains `text` (case-insensitive), revised ones only. A page
+    number out of range gives the last page."""
     samples = Sample.objects.filter(benchmark=benchmark).only(
         "split", "external_id", "kind", "input", "revision", "benchmark_id"
     )
@@ -143,7 +144,8 @@ def sample_page(
         samples = samples.annotate(input_text=Cast("input", TextField())).filter(
             Q(external_id__icontains=text) | Q(input_text__icontains=text)
         )
-    paginator = Paginator(samples.order_by("split", "id"), SAMPLES_PER_PAGE)
+    # Ids in their natural order (M-S_0_2 before M-S_0_10), not in the order of the import.
+    paginator = Paginator(samples.order_by("split", "natural_id", "external_id"), SAMPLES_PER_PAGE)
     return paginator.get_page(page)
 
 

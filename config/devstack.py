@@ -299,6 +299,49 @@ def _postmaster(pgdata: Path) -> tuple[int, int] | None:
     return pid, port
 
 
+# The cluster's locale: PostgreSQL's builtin provider with C.UTF-8 (PostgreSQL 17+; the wheel
+# is 18, built without ICU). upper('é') is 'É' and ILIKE / icontains ignore case in every script,
+# where the C locale does so for ASCII only; text sorts by code point, as in C and as on a
+# server whose databases use glibc's C.UTF-8. Unlike a libc locale it needs no locale installed
+# on the machine and does not change with the C library (no index to rebuild after an upgrade).
+# The libc categories stay C (messages, numbers; nothing of ours reads them).
+PG_LOCALE_OPTIONS = (
+    "--encoding=UTF8",
+    "--locale-provider=builtin",
+    "--builtin-locale=C.UTF-8",
+    "--locale=C",
+)
+
+
+def _pg_init(
+    pgdata: Path, run_as: _PgRunAs, locale_options: tuple[str, ...] = PG_LOCALE_OPTIONS
+) -> None:
+    """initdb into the empty PGDATA, and our settings after PostgreSQL's."""
+    _pg_subprocess(
+        [
+            str(_pg_bin() / "initdb"),
+            "-D",
+            str(pgdata),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            *locale_options,
+            "--no-instructions",
+        ],
+        run_as,
+        pgdata,
+        START_TIMEOUT,
+    )
+    # Local development only: loopback, no unix socket (paths under a tmp dir can exceed
+    # the socket name limit), and commits that need not wait for the disk.
+    with open(pgdata / "postgresql.conf", "a") as conf:
+        conf.write(
+            "\n# config.devstack\nlisten_addresses = '127.0.0.1'\n"
+            "unix_socket_directories = ''\nsynchronous_commit = off\n"
+            "max_connections = 200\n"
+        )
+
+
 def _pg_start(base: Path) -> tuple[int, int]:
     pgdata = base / "postgres"
     bindir = _pg_bin()
@@ -310,30 +353,7 @@ def _pg_start(base: Path) -> tuple[int, int]:
     _make_reachable(pgdata, run_as)
 
     if not (pgdata / "PG_VERSION").exists():
-        _pg_subprocess(
-            [
-                str(bindir / "initdb"),
-                "-D",
-                str(pgdata),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--encoding=UTF8",
-                "--locale=C",
-                "--no-instructions",
-            ],
-            run_as,
-            pgdata,
-            START_TIMEOUT,
-        )
-        # Local development only: loopback, no unix socket (paths under a tmp dir can exceed
-        # the socket name limit), and commits that need not wait for the disk.
-        with open(pgdata / "postgresql.conf", "a") as conf:
-            conf.write(
-                "\n# config.devstack\nlisten_addresses = '127.0.0.1'\n"
-                "unix_socket_directories = ''\nsynchronous_commit = off\n"
-                "max_connections = 200\n"
-            )
+        _pg_init(pgdata, run_as)
     # A postmaster.pid left by a crash whose pid now belongs to another process would make
     # postgres refuse to start; we hold the lock and found no live server, so it is stale.
     stale = pgdata / "postmaster.pid"
@@ -374,30 +394,81 @@ def _pg_start(base: Path) -> tuple[int, int]:
     return found
 
 
-def _pg_ensure_database(port: int) -> None:
+def _pg_ensure_database(base: Path, port: int) -> None:
+    """Create our database if missing; refuse a cluster whose locale cannot fold case beyond
+    ASCII (one made before the stack gave its clusters a UTF-8 locale), once the database
+    exists, so that the message's dump command works. One psql call to know both: this runs
+    at every start of every process."""
     psql = str(_pg_bin() / "psql")
-    base = [psql, "-h", HOST, "-p", str(port), "-U", "postgres", "-d", "postgres", "-XqtA"]
+    args = [psql, "-h", HOST, "-p", str(port), "-U", "postgres", "-d", "postgres", "-XqtA"]
     env = {**os.environ, "PGCONNECT_TIMEOUT": "5"}
-    exists = subprocess.run(
-        [*base, "-c", "SELECT 1 FROM pg_database WHERE datname = 'toolevals'"],
+    found = subprocess.run(
+        [
+            *args,
+            "-c",
+            "SELECT datname, pg_encoding_to_char(encoding), datlocprovider, datctype, "
+            "coalesce(datlocale, '') FROM pg_database "
+            "WHERE datname IN ('template1', 'toolevals') ORDER BY datname = 'toolevals' DESC",
+        ],
         capture_output=True,
         text=True,
         env=env,
         check=False,
     )
-    if exists.returncode != 0:
-        raise DevStackError(f"cannot query the embedded PostgreSQL: {exists.stderr.strip()}")
-    if exists.stdout.strip() == "1":
-        return
-    created = subprocess.run(
-        [*base, "-c", "CREATE DATABASE toolevals"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+    if found.returncode != 0:
+        raise DevStackError(f"cannot query the embedded PostgreSQL: {found.stderr.strip()}")
+    rows = [line.split("|") for line in found.stdout.splitlines() if line.count("|") == 4]
+    if not any(row[0] == DATABASE_NAME for row in rows):
+        created = subprocess.run(
+            [*args, "-c", f"CREATE DATABASE {DATABASE_NAME}"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if created.returncode != 0 and "already exists" not in created.stderr:
+            raise DevStackError(f"cannot create database {DATABASE_NAME}: {created.stderr.strip()}")
+    # template1 too: the test database is made from it.
+    for name, encoding, provider, ctype, locale in rows:
+        if not _folds_case(encoding, provider, ctype, locale):
+            shown = locale if provider == "b" else ctype
+            raise DevStackError(_c_cluster_message(base, port, name, encoding, shown))
+
+
+def _folds_case(encoding: str, provider: str, ctype: str, locale: str) -> bool:
+    """A database whose upper() and ILIKE know more than ASCII: UTF-8, and a character
+    classification other than C / POSIX (libc's ctype, or the builtin provider's locale; ICU
+    always)."""
+    if encoding != "UTF8":
+        return False
+    if provider == "b":
+        return locale.upper() not in {"C", "POSIX"}
+    if provider == "c":
+        return ctype.upper() not in {"C", "POSIX"}
+    return True
+
+
+def _c_cluster_message(base: Path, port: int, name: str, encoding: str, locale: str) -> str:
+    pgdata = base / "postgres"
+    bindir = _pg_bin()
+    dump = "toolevals.dump"
+    return (
+        f"the embedded PostgreSQL in {pgdata} was created with the {locale} locale "
+        f"({encoding}, database {name}), where upper('é') is 'é' and case-insensitive search "
+        "(ILIKE, icontains) matches ASCII letters only: search fails for accented and "
+        "non-Latin text. A new cluster gets the builtin C.UTF-8 locale. Recreate it; this "
+        "DELETES the embedded database (its benchmarks, runs, campaigns and users):\n"
+        f"    make stack-down && rm -rf {pgdata}\n"
+        "and the next `make run`, `make test` or `./dev` creates it again. To keep the data, "
+        "dump it first (`make stack-up` leaves the old server running on port "
+        f"{port}, even though it stops with this message), then recreate and restore:\n"
+        "    make stack-up\n"
+        f"    {bindir / 'pg_dump'} -h {HOST} -p {port} -U postgres -Fc -f {dump} "
+        f"{DATABASE_NAME}\n"
+        f"    make stack-down && rm -rf {pgdata} && make stack-up\n"
+        f"    {bindir / 'pg_restore'} -h {HOST} -p {port} -U postgres -d {DATABASE_NAME} "
+        f"--no-owner {dump}"
     )
-    if created.returncode != 0 and "already exists" not in created.stderr:
-        raise DevStackError(f"cannot create database {DATABASE_NAME}: {created.stderr.strip()}")
 
 
 def _pg_stop(base: Path) -> bool:
@@ -599,7 +670,7 @@ def ensure_env(keep: bool = False) -> dict[str, str]:
                     _started_any.append("postgres")
                     if not keep:
                         _register_stop("postgres", base)
-                _pg_ensure_database(found[1])
+                _pg_ensure_database(base, found[1])
                 os.environ["DATABASE_URL"] = _pg_url(found[1])
             if need_redis:
                 found = _redis_running(base)

@@ -3,6 +3,7 @@ gold, candidate tools, revision history with the diff), as a researcher."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -122,6 +123,38 @@ def test_the_sample_page_shows_turns_gold_tools_and_the_diff_of_each_revision(
     assert researcher.get(f"/benchmarks/{bench.pk + 999}/").status_code == 404
 
 
+def _listed_ids(html: str) -> list[str]:
+    return re.findall(r'<th scope="row" class="nowrap"><a href="[^"]+">([^<]*)</a></th>', html)
+
+
+@pytest.mark.collation
+def test_samples_are_listed_in_the_natural_order_of_their_ids_page_after_page(
+    researcher: Client,
+) -> None:
+    # MTU-Bench's M-S split imported as published: M-S_0_2, M-S_0_0, M-S_0_3, M-S_0_1, ...
+    bench = make_benchmark(name="Natural")
+    imported = [f"M-S_{d}_{t}" for d in (1, 0) for t in (2, 0, 10, 3, 1, 9, 11)]
+    imported += [f"M-S_{d}_0" for d in range(2, 45)]  # 57 samples: two pages
+    imported += ["M-S_007_0"]  # equal to M-S_7_0 as numbers; the text decides: 0 before 7
+    for external_id in imported:
+        make_sample(benchmark=bench, split="M-S", external_id=external_id)
+    make_sample(benchmark=bench, split="A", external_id="z_1")  # an earlier split comes first
+    url = f"/benchmarks/{bench.pk}/"
+
+    listed = _listed_ids(researcher.get(url).content.decode())
+    listed += _listed_ids(researcher.get(url, {"page": 2}).content.decode())
+
+    expected = ["z_1"] + [f"M-S_0_{t}" for t in (0, 1, 2, 3, 9, 10, 11)]
+    expected += [f"M-S_1_{t}" for t in (0, 1, 2, 3, 9, 10, 11)]
+    expected += [f"M-S_{d}_0" for d in range(2, 7)] + ["M-S_007_0"]
+    expected += [f"M-S_{d}_0" for d in range(7, 45)]
+    assert listed == expected
+    # a filter keeps that order
+    html = researcher.get(url, {"split": "M-S", "q": "M-S_0_"}).content.decode()
+    assert _listed_ids(html) == [f"M-S_0_{t}" for t in (0, 1, 2, 3, 9, 10, 11)]
+
+
+@pytest.mark.collation
 def test_hostile_filters_are_no_server_error(researcher: Client) -> None:
     bench = make_benchmark(name="Hostile")
     make_sample(benchmark=bench, external_id="a\u00e9", input={"query": "caf\u00e9"})

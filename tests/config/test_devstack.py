@@ -247,3 +247,73 @@ def test_up_says_what_it_started_and_what_it_found(data_dir: Path) -> None:
     again = _devstack(data_dir, "up")
     assert again.stdout == first.stdout
     assert "already running" in again.stderr and "started" not in again.stderr
+
+
+def _psql(port: int, sql: str) -> list[str]:
+    done = subprocess.run(
+        [
+            *(str(devstack._pg_bin() / "psql"), "-h", "127.0.0.1", "-p", str(port)),
+            *("-U", "postgres", "-d", "toolevals", "-XqtA", "-c", sql),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_a_cluster_made_with_the_c_locale_is_refused_and_the_message_says_how_to_recreate_it(
+    data_dir: Path,
+) -> None:
+    # given a cluster as the embedded stack used to create it (the C locale), with data in it
+    pgdata = data_dir / "postgres"
+    run_as = devstack._pg_run_as()
+    pgdata.mkdir(mode=0o700)
+    if run_as.uid is not None:
+        os.chown(pgdata, run_as.uid, run_as.gid or 0)
+    devstack._make_reachable(pgdata, run_as)
+    devstack._pg_init(pgdata, run_as, ("--encoding=UTF8", "--locale=C"))
+
+    # when the stack starts on it
+    up = _devstack(data_dir, "up")
+
+    # then it stops, saying why and how to recreate the cluster, and that this deletes the data
+    assert up.returncode == 1
+    message = up.stderr
+    assert f"the embedded PostgreSQL in {pgdata} was created with the C locale" in message
+    assert "upper('é') is 'é'" in message and "DELETES the embedded database" in message
+    assert f"    make stack-down && rm -rf {pgdata}\n" in message
+    port = json.loads((data_dir / "devstack.json").read_text())["postgres_port"]
+    _psql(port, "CREATE TABLE names (name text); INSERT INTO names VALUES ('Café'), ('北京')")
+    assert _psql(port, "SELECT upper(name) FROM names WHERE name ILIKE 'CAFÉ'") == []
+
+    # when its commands to keep the data are followed (`make stack-X` is `python -m
+    # config.devstack X` in this checkout's Makefile), in the test's folder
+    commands = [line.strip() for line in message.splitlines() if line.startswith("    ")]
+    assert len(commands) == 5
+    for command in commands[1:]:
+        done = subprocess.run(
+            [
+                "/bin/sh",
+                "-c",
+                command.replace("make stack-", f"{sys.executable} -m config.devstack "),
+            ],
+            env={**_env(data_dir), "PYTHONPATH": str(ROOT)},
+            cwd=data_dir,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        # the first `up` still stops with the message: it leaves the old server running
+        assert done.returncode == (1 if command == "make stack-up" else 0), (command, done)
+
+    # then the new cluster has the data, its locale folds case beyond ASCII, and it is accepted
+    assert _psql(port, "SELECT upper(name) FROM names WHERE name ILIKE 'CAFÉ'") == ["CAFÉ"]
+    assert _psql(port, "SELECT upper('é'), lower('Ä'), '北京' ILIKE '%京'") == ["É|ä|t"]
+    assert _psql(port, "SELECT datlocale FROM pg_database WHERE datname = 'toolevals'") == [
+        "C.UTF-8"
+    ]
+    assert _devstack(data_dir, "up").returncode == 0

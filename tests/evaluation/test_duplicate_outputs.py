@@ -497,14 +497,33 @@ def test_the_run_page_and_the_csv_show_the_repeats(client: Client, s_m_file: Pat
 # --- MTU-Bench's published S-M GPT-4 responses ---------------------------------------------------
 
 
+S_M_RESPONSES = "MTU-Eval/responses/S-M_gpt4_response.jsonl"
+
+
 def published_s_m(seeddata: Path) -> Path:
     """MTU-Bench's MTU-Eval/responses/S-M_gpt4_response.jsonl: in the seed data when it holds
     it, or in the folder MTUBENCH_RESPONSES names."""
     folder = Path(os.environ.get("MTUBENCH_RESPONSES") or seeddata / "mtubench")
     path = folder / "S-M_gpt4_response.jsonl"
     if not path.is_file():
-        pytest.skip(f"MTU-Bench's published S-M GPT-4 responses are not at {path}")
+        pytest.skip(
+            f"needs MTU-Bench's published S-M GPT-4 responses, {S_M_RESPONSES}, in the seed "
+            "data's mtubench folder or in the folder MTUBENCH_RESPONSES names"
+        )
     return path
+
+
+def test_the_skip_names_the_published_file_not_a_folder_of_this_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A skip reason is read on other machines: it says which file is missing, not where this
+    # one looked for it.
+    monkeypatch.delenv("MTUBENCH_RESPONSES", raising=False)
+    with pytest.raises(pytest.skip.Exception) as info:
+        published_s_m(tmp_path)
+    reason = str(info.value)
+    assert S_M_RESPONSES in reason
+    assert str(tmp_path) not in reason and "/" not in reason.replace(S_M_RESPONSES, "")
 
 
 @pytest.mark.parametrize(
