@@ -60,3 +60,34 @@ def test_run_page_and_leaderboards_show_what_each_metric_is(
     )
     expect(page.locator("table.data-table caption")).to_contain_text("(lower is better)")
     screenshot(page, "leaderboard-lower-is-better")
+
+
+@pytest.mark.parametrize(("suite", "task"), [("wtueval", "R4"), ("mtubench", "M-S")])
+def test_a_wide_leaderboard_shows_its_cost_without_scrolling_at_1366_px(
+    transactional_db: None, login: Any, live_server: Any, screenshot: Any, suite: str, task: str
+) -> None:
+    # given a task with many metrics (WTU-Eval R4 has 12) and two finished runs with intervals
+    spec = suites.get_suite(suite).evaluator.task(task)
+    benchmark = make_benchmark(name=f"Wide {suite}", suite=suite)
+    for name in ("a model with a long name, run one", "another model, run two"):
+        Run.objects.create(
+            benchmark=benchmark,
+            task=task,
+            status=Run.Status.DONE,
+            name=name,
+            model_name="org/some-model-7b-instruct",
+            metrics={metric: 55.55 for metric in spec.metrics},
+            intervals={metric: [44.44, 66.66] for metric in spec.metrics},
+        )
+    page = login(make_researcher())
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{live_server.url}/leaderboard/{benchmark.pk}/{task}/")
+    # then the cost and tokens are in the window, beside the run they belong to
+    cost = page.locator("table.leaderboard-table thead th", has_text="Cost")
+    box = cost.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1366
+    # and a task of up to seven metrics fits whole: nothing to scroll sideways
+    if len(spec.metrics) <= 7:
+        wrap = page.locator(".table-wrap").first
+        assert wrap.evaluate("e => e.scrollWidth <= e.clientWidth")
+    screenshot(page, f"leaderboard-wide-{suite}")
