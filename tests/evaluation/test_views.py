@@ -294,6 +294,7 @@ def test_the_csv_has_a_row_per_prediction_and_a_column_per_score(
         "status",
         "output",
         "answer",
+        "tool_calls",
         "parsed",
         "note",
         "error",
