@@ -68,6 +68,11 @@ class RunError(ApplicationError):
     """A run cannot be launched, imported or changed as asked; the message says why."""
 
 
+class EndpointNotReady(RunError):
+    """run_launch's refusal of an endpoint that is not ready (the run's other choices are
+    valid so far): `launch_run` waits and tries again when the endpoint is on its way."""
+
+
 def chunk_size() -> int:
     return lifecycle.chunk_size()
 
@@ -122,7 +127,7 @@ def run_launch(
     spec = _task_spec(evaluator, task)
     options = run_options(benchmark, task, options)
     if endpoint.status != Endpoint.Status.READY:
-        raise RunError(endpoint_not_ready(endpoint))
+        raise EndpointNotReady(endpoint_not_ready(endpoint))
     if item_limit is not None and item_limit < 1:
         raise RunError("the item limit must be at least 1")
     if problem := lifecycle.budget_error(budget):

@@ -220,6 +220,16 @@ def test_launch_run_gives_up_waiting_with_how_far_the_build_is(tmp_path: Path) -
         "--wait-ready SECONDS (waited 1 s)"
     )
     assert not Run.objects.exists()
+    # a mistyped task is said at once, not after the wait
+    started = time.monotonic()
+    with pytest.raises(CommandError) as info:
+        command(
+            "launch_run",
+            *("--benchmark", "Counting", "--task", "no-such-task", "--endpoint", "fake"),
+            *("--wait-ready", "60"),
+        )
+    assert time.monotonic() - started < 30
+    assert "no-such-task" in str(info.value)
     # --wait-ready 0: the service's refusal at once, which says how far and what comes next
     with pytest.raises(CommandError) as info:
         launch_capturing("--split", "default", "--wait-ready", "0")

@@ -24,7 +24,7 @@ from evaluation.management.commands._common import (
 )
 from evaluation.models import Endpoint, Run
 from evaluation.selectors import run_progress
-from evaluation.services import ENDPOINT_COMING, RunError, run_launch
+from evaluation.services import ENDPOINT_COMING, EndpointNotReady, RunError, run_launch
 
 STALL_HINT_SECONDS = 30
 READY_WAIT_SECONDS = 900
@@ -88,9 +88,9 @@ class Command(BaseCommand):
             names = ", ".join(Endpoint.objects.values_list("name", flat=True)) or "none"
             raise CommandError(f"no endpoint {options['endpoint']!r}; endpoints: {names}")
         quiet = options["json"] or options["verbosity"] == 0
-        self.wait_ready(endpoint, options["wait_ready"], quiet)
-        try:
-            run = run_launch(
+
+        def launch() -> Run:
+            return run_launch(
                 benchmark=benchmark,
                 task=options["task"],
                 endpoint=endpoint,
@@ -103,6 +103,17 @@ class Command(BaseCommand):
                 name=options["name"],
                 budget=options["budget"],
             )
+
+        try:
+            try:
+                run = launch()
+            except EndpointNotReady:
+                # Building or starting: wait (the task and its options were checked before the
+                # endpoint, so a mistyped one fails at once, not after the wait).
+                if options["wait_ready"] <= 0 or endpoint.status not in ENDPOINT_COMING:
+                    raise
+                self.wait_ready(endpoint, options["wait_ready"], quiet)
+                run = launch()
         except (RunError, QueueUnavailable) as exc:
             raise CommandError(str(exc)) from None
         if not quiet:
@@ -121,8 +132,6 @@ class Command(BaseCommand):
         """While `endpoint` is building or starting, and for at most `limit` seconds: wait,
         with a progress line on stderr. Returns once it is in any other state (run_launch
         refuses one that is down or failed); CommandError, saying how far it is, at the limit."""
-        if limit <= 0 or endpoint.status not in ENDPOINT_COMING:
-            return
         started = time.monotonic()
         shown, shown_at = "", -REPORT_SECONDS
         while endpoint.status in ENDPOINT_COMING:
