@@ -1034,7 +1034,7 @@ def endpoint_not_ready(endpoint: Endpoint) -> str:
     if endpoint.status in ENDPOINT_COMING:
         return (
             f"endpoint {endpoint.name!r} is still {state}{detail}; the run can be launched when "
-            "it is ready (the Endpoints page shows its progress; `launch_run` waits for it)"
+            "it is ready (the admin's Endpoints page shows its progress; `launch_run` waits for it)"
         )
     return f"endpoint {endpoint.name!r} is {state}{detail}; launch when it is ready"
 
