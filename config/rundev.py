@@ -208,8 +208,9 @@ def main() -> int:
                 process_group=0,
             )
         model_note = (
-            "The local model (Gemma 3 270M, for trying things offline) starts in the background; "
-            "the admin's Endpoints page shows when it is ready.\n"
+            "The local model (Gemma 3 270M, for trying things offline) starts in the background "
+            "at the lowest priority (its first build takes minutes); the admin's Endpoints page "
+            "shows when it is ready, and launch_run waits for it.\n"
             if optional
             else "The local model is off (LOCAL_MODEL=off).\n"
         )
