@@ -25,6 +25,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections import deque
@@ -286,6 +287,28 @@ def server_command(port: int, threads: int | None = None) -> list[str]:
         "--n_threads",
         str(threads),
     ]
+
+
+# The lowest CPU priority (nice 19) and the idle I/O class (`ionice -c 3`: disk time only when
+# no other process wants it). make run starts serve_local_model under them, so that the first
+# start's build (pip, CMake, the compilers: all inherit both) and then the server yield the
+# machine's cores and disk to the web app, the worker and whatever else runs.
+NICE = 19
+IDLE_IO_CLASS = 3
+
+
+def low_priority(
+    command: list[str], which: Callable[[str], str | None] = shutil.which
+) -> list[str]:
+    """`command` prefixed to run at the lowest CPU priority and, where the `ionice` binary
+    exists (util-linux, Linux), in the idle I/O class; without either binary, `command` as it
+    is. `ionice -t` runs the command even when the kernel refuses the class."""
+    prefix: list[str] = []
+    if (ionice := which("ionice")) is not None:
+        prefix += [ionice, "-c", str(IDLE_IO_CLASS), "-t"]
+    if (nice := which("nice")) is not None:
+        prefix += [nice, "-n", str(NICE)]
+    return [*prefix, *command]
 
 
 # What the server process may inherit. llama-cpp-python's server reads every one of its settings

@@ -24,7 +24,7 @@ import urllib.request
 from pathlib import Path
 from types import FrameType
 
-from config import devstack
+from config import devstack, localmodel
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -197,17 +197,20 @@ def main() -> int:
             process_group=0,
         )
         # The local model last and on the side: its first start builds llama.cpp (minutes), and
-        # the platform is usable meanwhile; the admin shows it building / starting / ready.
+        # the platform is usable meanwhile; the admin shows it building / starting / ready. At
+        # the lowest CPU and I/O priority (the build's compilers inherit it): on two cores the
+        # build must not starve the web app, the worker or the user's other work.
         if os.environ.get("LOCAL_MODEL", "on").lower() not in {"0", "off", "false", "no"}:
             optional["local model"] = subprocess.Popen(
-                [PYTHON, "manage.py", "serve_local_model"],
+                localmodel.low_priority([PYTHON, "manage.py", "serve_local_model"]),
                 cwd=ROOT,
                 env=env,
                 process_group=0,
             )
         model_note = (
-            "The local model (Gemma 3 270M, for trying things offline) starts in the background; "
-            "the admin's Endpoints page shows when it is ready.\n"
+            "The local model (Gemma 3 270M, for trying things offline) starts in the background "
+            "at the lowest priority (its first build takes minutes); the admin's Endpoints page "
+            "shows when it is ready, and launch_run waits for it.\n"
             if optional
             else "The local model is off (LOCAL_MODEL=off).\n"
         )

@@ -68,6 +68,11 @@ class RunError(ApplicationError):
     """A run cannot be launched, imported or changed as asked; the message says why."""
 
 
+class EndpointNotReady(RunError):
+    """run_launch's refusal of an endpoint that is not ready (the run's other choices are
+    valid so far): `launch_run` waits and tries again when the endpoint is on its way."""
+
+
 def chunk_size() -> int:
     return lifecycle.chunk_size()
 
@@ -122,11 +127,7 @@ def run_launch(
     spec = _task_spec(evaluator, task)
     options = run_options(benchmark, task, options)
     if endpoint.status != Endpoint.Status.READY:
-        raise RunError(
-            f"endpoint {endpoint.name!r} is {endpoint.get_status_display().lower()}"
-            + (f" ({endpoint.status_detail})" if endpoint.status_detail else "")
-            + "; launch when it is ready"
-        )
+        raise EndpointNotReady(endpoint_not_ready(endpoint))
     if item_limit is not None and item_limit < 1:
         raise RunError("the item limit must be at least 1")
     if problem := lifecycle.budget_error(budget):
@@ -1017,6 +1018,25 @@ def endpoint_rotate_keys() -> int:
             Endpoint.objects.filter(pk=endpoint.pk).update(api_key_sealed=sealed)
             count += 1
     return count
+
+
+# An endpoint on its way to ready (the local model's first build, then its start): a run can be
+# launched in a while, without anyone acting.
+ENDPOINT_COMING = (Endpoint.Status.BUILDING, Endpoint.Status.STARTING)
+
+
+def endpoint_not_ready(endpoint: Endpoint) -> str:
+    """Why a run cannot be launched on `endpoint` now, and what comes next. For one building or
+    starting: how far it is (its status detail, e.g. the build's percentage) and that the run
+    can be launched once it is ready; the page and the API refuse at once, `launch_run` waits."""
+    state = endpoint.get_status_display().lower()
+    detail = f" ({endpoint.status_detail})" if endpoint.status_detail else ""
+    if endpoint.status in ENDPOINT_COMING:
+        return (
+            f"endpoint {endpoint.name!r} is still {state}{detail}; the run can be launched when "
+            "it is ready (the admin's Endpoints page shows its progress; `launch_run` waits for it)"
+        )
+    return f"endpoint {endpoint.name!r} is {state}{detail}; launch when it is ready"
 
 
 def endpoint_set_status(*, endpoint_id: int, status: str, detail: str = "") -> None:

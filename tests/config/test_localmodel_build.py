@@ -5,8 +5,14 @@ the fallback generator, CMake's Makefiles."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+
 import pytest
 
+from config import localmodel
 from config.localmodel import BuildReporter, BuildStep, build_step
 
 NINJA_BUILD = """\
@@ -112,3 +118,47 @@ def test_a_finer_reporter_reports_more_often() -> None:
     assert "compiling llama.cpp: 5% (10/193 steps)" in fine
     assert "compiling llama.cpp: 5% (11/193 steps)" not in fine  # not a new percent
     assert len(fine) > len(_reports(every=10))
+
+
+# --- the priority make run gives the build and the server ---------------------------------------
+
+# The child prints its niceness, its I/O class as `ionice` reports it, and the niceness of a
+# process it starts itself (as pip starts CMake and CMake the compilers).
+REPORT_PRIORITY = (
+    "import os, shutil, subprocess, sys\n"
+    "print(os.nice(0))\n"
+    "tool = shutil.which('ionice')\n"
+    "print(subprocess.run([tool, '-p', str(os.getpid())], capture_output=True, text=True)"
+    ".stdout.strip() if tool else 'no ionice')\n"
+    "print(subprocess.run([sys.executable, '-c', 'import os; print(os.nice(0))'],"
+    " capture_output=True, text=True).stdout.strip())\n"
+)
+
+
+def test_low_priority_runs_the_command_and_its_children_at_nice_19_and_idle_io() -> None:
+    base = os.nice(0)
+    if base > 0:
+        pytest.skip(f"this test process is already at nice {base}")
+    shown = subprocess.run(
+        localmodel.low_priority([sys.executable, "-c", REPORT_PRIORITY]),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split("\n")
+    assert shown[0] == "19"
+    assert shown[2] == "19"  # inherited: the compilers a build starts run at nice 19 too
+    if shutil.which("ionice") is None:
+        assert shown[1] == "no ionice"
+    else:
+        assert shown[1] == "idle"
+
+
+def test_low_priority_without_the_tools_runs_the_command_as_it_is() -> None:
+    assert localmodel.low_priority(["python", "x"], which=lambda name: None) == ["python", "x"]
+    only_nice = localmodel.low_priority(
+        ["python", "x"], which=lambda name: "/bin/nice" if name == "nice" else None
+    )
+    assert only_nice == ["/bin/nice", "-n", "19", "python", "x"]
+    both = localmodel.low_priority(["python", "x"], which=lambda name: f"/usr/bin/{name}")
+    assert both == ["/usr/bin/ionice", "-c", "3", "-t", "/usr/bin/nice", "-n", "19", "python", "x"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
@@ -151,6 +154,90 @@ def test_launch_run_refuses_an_endpoint_that_is_not_ready(tmp_path: Path) -> Non
         launch("--split", "default")
     assert str(info.value) == "endpoint 'fake' is down (stopped); launch when it is ready"
     assert not Run.objects.exists()
+
+
+def launch_capturing(*args: str) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command(
+        "launch_run",
+        *("--benchmark", "Counting", "--task", "answer", "--endpoint", "fake", *args),
+        stdout=out,
+        stderr=err,
+    )
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_launch_run_waits_for_a_building_local_model_then_launches(tmp_path: Path) -> None:
+    # given the local model still compiling (the status serve_local_model's build reporter sets)
+    make_counting_benchmark(tmp_path, 3)
+    endpoint = make_endpoint(
+        "http://127.0.0.1:9/v1",
+        is_local=True,
+        status=Endpoint.Status.BUILDING,
+        status_detail="compiling llama.cpp: 62% (200/325 steps)",
+    )
+
+    def becomes_ready() -> None:
+        # serve_local_model's own process, once the server answers
+        time.sleep(0.5)
+        try:
+            services.endpoint_set_status(
+                endpoint_id=endpoint.pk, status=Endpoint.Status.READY, detail="ready"
+            )
+        finally:
+            connection.close()
+
+    flip = threading.Thread(target=becomes_ready)
+    flip.start()
+    # when a run is launched on it meanwhile
+    try:
+        started = time.monotonic()
+        _, err = launch_capturing("--split", "default", "--wait-ready", "60")
+    finally:
+        flip.join()
+    # then the command waited, said for what and how far it was, and launched the run
+    assert time.monotonic() - started < 30
+    assert "Waiting for the local model (building: compiling llama.cpp: 62% (200/325 steps))" in err
+    assert "The local model is ready after" in err
+    assert "Run " in err and "launched: 3 items" in err
+    assert Run.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_launch_run_gives_up_waiting_with_how_far_the_build_is(tmp_path: Path) -> None:
+    make_counting_benchmark(tmp_path, 3)
+    make_endpoint(
+        "http://127.0.0.1:9/v1",
+        is_local=True,
+        status=Endpoint.Status.BUILDING,
+        status_detail="compiling llama.cpp: 62% (200/325 steps)",
+    )
+    with pytest.raises(CommandError) as info:
+        launch_capturing("--split", "default", "--wait-ready", "1")
+    assert str(info.value).startswith(
+        "the local model is still building (62%); try again in a few minutes or pass "
+        "--wait-ready SECONDS (waited 1 s)"
+    )
+    assert not Run.objects.exists()
+    # a mistyped task is said at once, not after the wait
+    started = time.monotonic()
+    with pytest.raises(CommandError) as info:
+        command(
+            "launch_run",
+            *("--benchmark", "Counting", "--task", "no-such-task", "--endpoint", "fake"),
+            *("--wait-ready", "60"),
+        )
+    assert time.monotonic() - started < 30
+    assert "no-such-task" in str(info.value)
+    # --wait-ready 0: the service's refusal at once, which says how far and what comes next
+    with pytest.raises(CommandError) as info:
+        launch_capturing("--split", "default", "--wait-ready", "0")
+    assert str(info.value) == (
+        "endpoint 'fake' is still building (compiling llama.cpp: 62% (200/325 steps)); the run "
+        "can be launched when it is ready (the admin's Endpoints page shows its progress; "
+        "`launch_run` waits for it)"
+    )
 
 
 # --- import_predictions -----------------------------------------------------------------------

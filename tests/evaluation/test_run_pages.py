@@ -112,6 +112,17 @@ def test_a_refused_launch_says_why_beside_the_field_and_makes_nothing(
     response = researcher.post("/runs/new/", base)
     assert response.status_code == 400
     assert "launch when it is ready" in response.content.decode()
+    # a local model still building: refused at once too (the page must not block), with how
+    # far the build is and that the run can be launched when it is ready
+    Endpoint.objects.filter(pk=endpoint.pk).update(
+        status=Endpoint.Status.BUILDING, status_detail="compiling llama.cpp: 62% (200/325 steps)"
+    )
+    response = researcher.post("/runs/new/", base)
+    assert response.status_code == 400
+    assert "is still building (compiling llama.cpp: 62% (200/325 steps)); the run can be " in (
+        response.content.decode()
+    )
+    assert not Run.objects.exists()
     # the form refuses: not JSON, a trial count out of range, a task of another suite
     response = researcher.post(
         "/runs/new/", {**base, "params": "{temperature", "trials": 0, "task": "metatool:similar"}
