@@ -29,8 +29,8 @@ temporary folder, and the venv's bin first on PATH (its virtualenv active), so `
 Commands that read a benchmark's published files name their folder by a variable (METATOOL,
 MTU_BENCH, STABLETOOLBENCH; each page says where to get the files upstream). The test sets each
 to the shared seed data beside the checkout (`../shared/seeddata/<suite>`) where it exists, and
-otherwise to the project's own demo files in the same layout (`benchmarks/demo/<suite>`), so the
-same command runs on either.
+otherwise (or with DOCS_TEST_DEMO_FILES=1) to the project's own demo files in the same layout
+(`benchmarks/demo/<suite>`), so the same command runs on either.
 
 So a command added to the docs must either run as written from a fresh clone (through `./dev`,
 naming demo objects or files that exist, not placeholders) and exit 0, or carry one of the
@@ -76,10 +76,14 @@ def pages() -> list[Path]:
 
 
 def upstream_folders() -> dict[str, str]:
+    """The seed data's folders where they exist, else the demo's; DOCS_TEST_DEMO_FILES=1 takes
+    the demo's even beside the seed data (how a user's clone runs the commands)."""
+    demo_only = os.environ.get("DOCS_TEST_DEMO_FILES") == "1"
     folders = {}
     for variable, (seed, demo) in UPSTREAM.items():
         shared = SEEDDATA / seed
-        folders[variable] = str(shared if shared.is_dir() else ROOT / "benchmarks" / "demo" / demo)
+        use_shared = shared.is_dir() and not demo_only
+        folders[variable] = str(shared if use_shared else ROOT / "benchmarks" / "demo" / demo)
     return folders
 
 
