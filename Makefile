@@ -1,7 +1,7 @@
 # Local development. `make run` and `make test` work on a fresh clone: they create .venv, install
 # what they need (again only when a requirements file changed), and use the embedded PostgreSQL
 # and Redis under .data/ unless DATABASE_URL / REDIS_URL are set. `./dev CMD` runs any command
-# with the same development environment (see the README).
+# with the same development environment (see docs/installation.md).
 
 PYTHON_BOOT := $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv

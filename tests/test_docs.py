@@ -1,5 +1,5 @@
 """The documentation's commands work as written: every fenced ```sh block of README.md and of
-every docs/**/*.md page is run, page by page in the order of PAGES (the README first, then the
+every docs/**/*.md page is run, page by page in the order of pages() (the README first, then the
 site's navigation; a page not in mkdocs.yml's nav fails the test), each page's blocks in the
 order of the page, against one throwaway database.
 
