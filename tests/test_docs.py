@@ -41,6 +41,7 @@ removed afterwards.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import secrets
@@ -167,6 +168,40 @@ def test_no_command_reads_files_outside_the_checkout() -> None:
             assert "../" not in block.code, (
                 f"{page.relative_to(ROOT)} line {block.line}: {block.code}"
             )
+
+
+def _names(code: str) -> Iterator[tuple[str, str]]:
+    """(command, benchmark name) for each manage.py command of a block that names a benchmark."""
+    for line in code.replace("\\\n", " ").splitlines():
+        command = re.search(r"manage\.py (\w+)", line)
+        if not command:
+            continue
+        name = re.search(r"--benchmark (?:\"([^\"]+)\"|(\S+))", line)
+        if command[1] == "export_benchmark":
+            name = re.search(r"export_benchmark (?:\"([^\"]+)\"|(\S+))", line)
+        if name:
+            yield command[1], name[1] or name[2]
+
+
+def test_every_benchmark_a_command_names_exists_by_then() -> None:
+    """A command names a benchmark that seed_demo creates (a demo manifest's) or that an import
+    of an earlier block creates; an import may create a new one."""
+    known = {
+        json.loads(m.read_text("utf-8"))["benchmark"]
+        for m in (ROOT / "benchmarks" / "demo").glob("*/manifest.json")
+    }
+    for page in pages():
+        for block in readme_blocks(page.read_text("utf-8")):
+            if block.mode not in {"run", "production"}:
+                continue
+            for command, name in _names(block.code):
+                if command == "import_benchmark":
+                    known.add(name)
+                else:
+                    where = f"{page.relative_to(ROOT)} line {block.line}"
+                    assert name in known, (
+                        f"{where}: {command} names {name!r}, which no seed creates"
+                    )
 
 
 @pytest.fixture
