@@ -1,7 +1,7 @@
 # Local development. `make run` and `make test` work on a fresh clone: they create .venv, install
 # what they need (again only when a requirements file changed), and use the embedded PostgreSQL
 # and Redis under .data/ unless DATABASE_URL / REDIS_URL are set. `./dev CMD` runs any command
-# with the same development environment (see the README).
+# with the same development environment (see docs/installation.md).
 
 PYTHON_BOOT := $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
@@ -24,7 +24,7 @@ DEV_STAMP := $(VENV)/.requirements-dev-installed
 UV_VERSION := 0.13.9
 INSTALLER ?= uv
 
-.PHONY: run test test-collation lint stack-up stack-down stack-status perf venv venv-dev local-model shell
+.PHONY: run test test-collation lint docs stack-up stack-down stack-status perf venv venv-dev local-model shell
 
 venv: $(STAMP)
 
@@ -69,6 +69,10 @@ run: $(STAMP)
 shell: $(STAMP)
 	./dev $${SHELL:-/bin/bash}
 
+# The documentation site: docs/ (the README as its home page) into site/, warnings as errors.
+docs: $(DEV_STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -84,6 +88,7 @@ test: $(DEV_STAMP) local-model
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	DEBUG=$${DEBUG:-1} $(VENV)/bin/mypy
+	$(VENV)/bin/mkdocs build --strict
 	DEBUG=$${DEBUG:-1} $(VENV)/bin/pytest --durations=40
 
 # The tests whose result depends on the database's locale (marker `collation`: case-insensitive

@@ -310,7 +310,9 @@ class AgreementViewSet(ViewSet):
     @extend_schema(
         parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH), *REPORT_PARAMETERS],
         responses={
-            200: OpenApiResponse(OpenApiTypes.OBJECT, description="The report (see the README)."),
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT, description="The report (see docs/agreement.md)."
+            ),
             202: inline_serializer(
                 "AgreementPending",
                 {

@@ -65,7 +65,7 @@ class Decision(Enum):
 
 class Rule:
     """Decides one request from the user and the URL's arguments. `text` says it in words (the
-    README's table is generated from it)."""
+    table of docs/access.md is generated from it)."""
 
     text = ""
 
@@ -525,7 +525,7 @@ def check_every_url_has_a_rule(app_configs: Any = None, **kwargs: Any) -> list[c
 
 
 def access_markdown() -> str:
-    """The table as the README shows it (`manage.py access_table`)."""
+    """The table as docs/access.md shows it (`manage.py access_table`)."""
     routes = url_routes()
     lines = ["| URL name | path | who may open it |", "|---|---|---|"]
     for name, rule in ACCESS.items():

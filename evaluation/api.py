@@ -408,7 +408,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             200: OpenApiResponse(
                 OpenApiTypes.OBJECT,
                 description='{"run": ID, "analyses": {NAME: {"by": FIELD, "rows": [{"group", '
-                '"n", METRIC...}]}}}, as `run_analysis --json` prints it (see the README).',
+                '"n", METRIC...}]}}}, as `run_analysis --json` prints it (see docs/evaluating.md).',
             ),
             202: inline_serializer(
                 "RunAnalysesPending",

@@ -210,7 +210,7 @@ class Exporter:
     import_paths(folder): what to give the importer to read the written folder back (default:
     every entry of the folder but provenance.json).
     cannot_carry: what the platform stores that the format has no place for (said in the
-    provenance file, the README and the round-trip tests)."""
+    provenance file, the suites' docs pages and the round-trip tests)."""
 
     write: Callable[[Sequence[SampleRecord], Sequence[ToolRecord]], dict[str, bytes]]
     import_paths: Callable[[Path], list[Path]] | None = None

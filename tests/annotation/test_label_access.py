@@ -6,7 +6,7 @@ refused the same user the label list.
 
 A curator with every researcher permission but `view_label` walks every page and API URL: they
 are refused exactly where the access table names `view_label`, and let in wherever a researcher
-is; the admin and the README say the same."""
+is; the admin and docs/access.md say the same."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 project's own demo files for the suites whose data is not public): import, export in the
 suite's published format, import the export as a new benchmark, compare every sample and tool.
 
-What a published format cannot carry is said in the test of that suite (and in the README)."""
+What a published format cannot carry is said in the test of that suite (and on the suite's docs
+page)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What a GET may change. A cross-site link can make a signed-in browser GET any URL (a top-level
 navigation carries the session cookie under SameSite=Lax; a POST needs the CSRF token), so a GET
-writes nothing, except the few that README's "What a link may do" lists with the reason a link
-may make their write: each writes only what the same GET then finds made, so that a second GET
+writes nothing, except the few that docs/access.md's "What a link may do" lists with the reason a
+link may make their write: each writes only what the same GET then finds made, so that a second GET
 writes nothing. The walk requests every URL the resolver knows with GET
 (tests/config/test_access.py's calls, the admin's), as a page and as htmx asks for it, as every
 role, and reads every statement each request sends."""

@@ -1,7 +1,7 @@
 """python manage.py access_table
 
 Prints who may open each URL, from config.access.ACCESS (the one table the pages and the API are
-checked against), as the Markdown table the README shows.
+checked against), as the Markdown table docs/access.md shows.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""The README's commands work as written: every fenced ```sh block of README.md is run, in the
-order of the file, against a throwaway database.
+"""The documentation's commands work as written: every fenced ```sh block of README.md and of
+every docs/**/*.md page is run, page by page in the order of pages() (the README first, then the
+site's navigation; a page not in mkdocs.yml's nav fails the test), each page's blocks in the
+order of the page, against one throwaway database.
 
 How a block is run is said by an HTML comment on the line just above its fence (invisible on the
 rendered page):
@@ -24,7 +26,13 @@ SECRET_KEY and FIELD_ENCRYPTION_KEY, ALLOWED_HOSTS and CSRF_TRUSTED_ORIGINS set,
 temporary folder, and the venv's bin first on PATH (its virtualenv active), so `pip` and
 `python` are the deployment's.
 
-So a command added to the README must either run as written from a fresh clone (through `./dev`,
+Commands that read a benchmark's published files name their folder by a variable (METATOOL,
+MTU_BENCH, STABLETOOLBENCH; each page says where to get the files upstream). The test sets each
+to the shared seed data beside the checkout (`../shared/seeddata/<suite>`) where it exists, and
+otherwise (or with DOCS_TEST_DEMO_FILES=1) to the project's own demo files in the same layout
+(`benchmarks/demo/<suite>`), so the same command runs on either.
+
+So a command added to the docs must either run as written from a fresh clone (through `./dev`,
 naming demo objects or files that exist, not placeholders) and exit 0, or carry one of the
 comments with its reason. Files a block writes into the checkout (say, `--csv summary.csv`) are
 removed afterwards.
@@ -33,6 +41,7 @@ removed afterwards.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import secrets
@@ -49,6 +58,36 @@ from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+SEEDDATA = ROOT.parent / "shared" / "seeddata"
+# The variables naming a benchmark's published files: (seed data folder, demo folder).
+UPSTREAM = {
+    "METATOOL": ("metatool", "metatool"),
+    "MTU_BENCH": ("mtubench", "mtubench"),
+    "STABLETOOLBENCH": ("stabletoolbench", "stabletoolbench"),
+}
+
+
+def pages() -> list[Path]:
+    """README.md, then the docs pages in the order of mkdocs.yml's nav."""
+    nav = re.findall(
+        r"^\s*- (?:[^:\n]+: )?(\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M
+    )
+    return [README, *(DOCS / name for name in nav)]
+
+
+def upstream_folders() -> dict[str, str]:
+    """The seed data's folders where they exist, else the demo's; DOCS_TEST_DEMO_FILES=1 takes
+    the demo's even beside the seed data (how a user's clone runs the commands)."""
+    demo_only = os.environ.get("DOCS_TEST_DEMO_FILES") == "1"
+    folders = {}
+    for variable, (seed, demo) in UPSTREAM.items():
+        shared = SEEDDATA / seed
+        use_shared = shared.is_dir() and not demo_only
+        folders[variable] = str(shared if use_shared else ROOT / "benchmarks" / "demo" / demo)
+    return folders
+
+
 MARKER = re.compile(r"^<!-- readme-test: (skip|template|production)(?:: (.+?))? -->$")
 RUN_TIMEOUT = 300
 
@@ -75,7 +114,7 @@ def readme_blocks(text: str) -> list[Block]:
                 body.append(lines[i])
                 i += 1
             if i == len(lines):
-                raise AssertionError(f"README.md line {start + 1}: the ```sh block never closes")
+                raise AssertionError(f"line {start + 1}: the ```sh block never closes")
             above = lines[start - 1].strip() if start else ""
             marker = MARKER.match(above)
             mode, reason = (marker[1], marker[2] or "") if marker else ("run", "")
@@ -98,18 +137,71 @@ def test_readme_blocks_are_read_with_their_markers() -> None:
     ]
 
 
-def test_every_readme_block_is_run_or_says_why_not() -> None:
-    blocks = readme_blocks(README.read_text("utf-8"))
-    assert len([b for b in blocks if b.mode == "run"]) >= 5
-    for block in blocks:
-        if block.mode in {"skip", "template"}:
-            assert block.reason, f"README.md line {block.line}: a {block.mode} needs its reason"
-    # A marker must sit right above a fence, or it marks nothing.
-    lines = README.read_text("utf-8").splitlines()
-    for number, line in enumerate(lines, 1):
-        if line.startswith("<!-- readme-test"):
-            assert MARKER.match(line), f"README.md line {number}: unreadable marker {line!r}"
-            assert lines[number].strip() == "```sh", f"README.md line {number}: no block below"
+def test_every_page_is_in_the_nav() -> None:
+    listed = {p.resolve() for p in pages()}
+    on_disk = {p.resolve() for p in DOCS.rglob("*.md")}
+    assert on_disk <= listed, f"pages missing from mkdocs.yml's nav: {sorted(on_disk - listed)}"
+    assert all(p.is_file() for p in listed)
+
+
+def test_every_block_is_run_or_says_why_not() -> None:
+    run = 0
+    for page in pages():
+        name = page.relative_to(ROOT)
+        blocks = readme_blocks(page.read_text("utf-8"))
+        run += len([b for b in blocks if b.mode == "run"])
+        for block in blocks:
+            if block.mode in {"skip", "template"}:
+                assert block.reason, f"{name} line {block.line}: a {block.mode} needs its reason"
+        # A marker must sit right above a fence, or it marks nothing.
+        lines = page.read_text("utf-8").splitlines()
+        for number, line in enumerate(lines, 1):
+            if line.startswith("<!-- readme-test"):
+                assert MARKER.match(line), f"{name} line {number}: unreadable marker {line!r}"
+                assert lines[number].strip() == "```sh", f"{name} line {number}: no block below"
+    assert run >= 15
+
+
+def test_no_command_reads_files_outside_the_checkout() -> None:
+    for page in pages():
+        for block in readme_blocks(page.read_text("utf-8")):
+            assert "../" not in block.code, (
+                f"{page.relative_to(ROOT)} line {block.line}: {block.code}"
+            )
+
+
+def _names(code: str) -> Iterator[tuple[str, str]]:
+    """(command, benchmark name) for each manage.py command of a block that names a benchmark."""
+    for line in code.replace("\\\n", " ").splitlines():
+        command = re.search(r"manage\.py (\w+)", line)
+        if not command:
+            continue
+        name = re.search(r"--benchmark (?:\"([^\"]+)\"|(\S+))", line)
+        if command[1] == "export_benchmark":
+            name = re.search(r"export_benchmark (?:\"([^\"]+)\"|(\S+))", line)
+        if name:
+            yield command[1], name[1] or name[2]
+
+
+def test_every_benchmark_a_command_names_exists_by_then() -> None:
+    """A command names a benchmark that seed_demo creates (a demo manifest's) or that an import
+    of an earlier block creates; an import may create a new one."""
+    known = {
+        json.loads(m.read_text("utf-8"))["benchmark"]
+        for m in (ROOT / "benchmarks" / "demo").glob("*/manifest.json")
+    }
+    for page in pages():
+        for block in readme_blocks(page.read_text("utf-8")):
+            if block.mode not in {"run", "production"}:
+                continue
+            for command, name in _names(block.code):
+                if command == "import_benchmark":
+                    known.add(name)
+                else:
+                    where = f"{page.relative_to(ROOT)} line {block.line}"
+                    assert name in known, (
+                        f"{where}: {command} names {name!r}, which no seed creates"
+                    )
 
 
 @pytest.fixture
@@ -152,16 +244,17 @@ def _shell_path(with_venv: bool) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_the_readme_commands_run_as_written(
-    throwaway_database: str, seeddata: Path, tmp_path: Path
-) -> None:
+@pytest.mark.timeout(1200)
+def test_the_documented_commands_run_as_written(throwaway_database: str, tmp_path: Path) -> None:
     blocks = [
-        b for b in readme_blocks(README.read_text("utf-8")) if b.mode in {"run", "production"}
+        (page.relative_to(ROOT), b)
+        for page in pages()
+        for b in readme_blocks(page.read_text("utf-8"))
+        if b.mode in {"run", "production"}
     ]
     broker = settings.CELERY_BROKER_URL  # the test broker's own Redis database
     base = {k: os.environ[k] for k in ("HOME", "LANG", "TZ", "TMPDIR") if k in os.environ}
-    base.update(DATABASE_URL=throwaway_database, REDIS_URL=broker)
+    base.update(DATABASE_URL=throwaway_database, REDIS_URL=broker, **upstream_folders())
     new_user = {**base, "PATH": _shell_path(with_venv=False)}
     deployment = {
         **base,
@@ -176,7 +269,7 @@ def test_the_readme_commands_run_as_written(
     }
     before = _untracked()
     try:
-        for block in blocks:
+        for name, block in blocks:
             done = subprocess.run(
                 ["bash", "-euo", "pipefail", "-c", block.code],
                 cwd=ROOT,
@@ -187,7 +280,7 @@ def test_the_readme_commands_run_as_written(
                 timeout=RUN_TIMEOUT,
             )
             assert done.returncode == 0, (
-                f"README.md line {block.line} ({block.mode}) exited {done.returncode}:\n"
+                f"{name} line {block.line} ({block.mode}) exited {done.returncode}:\n"
                 f"{block.code}\n--- stdout\n{done.stdout[-3000:]}\n"
                 f"--- stderr\n{done.stderr[-3000:]}"
             )
