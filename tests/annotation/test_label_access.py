@@ -27,7 +27,7 @@ from tests.roles import build_world
 
 pytestmark = pytest.mark.django_db
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ACCESS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "access.md"
 VIEW_LABEL = "annotation.view_label"
 
 
@@ -111,8 +111,8 @@ def test_the_admin_reads_labels_by_the_same_permission(tmp_path: Path) -> None:
         assert ("agreement_report" in actions) is allowed
 
 
-def test_the_readme_role_table_says_it() -> None:
-    readme = README.read_text(encoding="utf-8")
+def test_the_roles_page_says_it() -> None:
+    readme = ACCESS_PAGE.read_text(encoding="utf-8")
     for name in LABEL_PLACES:
         row = next((line for line in readme.splitlines() if line.startswith(f"| `{name}` |")), "")
         assert "`annotation.view_label`" in row, name

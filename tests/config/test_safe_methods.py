@@ -33,7 +33,7 @@ WRITE = re.compile(
     re.I,
 )
 
-# URL name: the tables its GET may write (README, "What a link may do").
+# URL name: the tables its GET may write (docs/access.md, "What a link may do").
 GET_WRITES: dict[str, set[str]] = {
     # the studio: the annotator's current item, leased to them when they hold none
     "annotation:annotate": {"annotation_assignment", "annotation_item"},
