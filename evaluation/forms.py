@@ -12,6 +12,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from benchmarks.models import Benchmark
@@ -254,6 +255,15 @@ def bounded_json(db_field: models.Field, **kwargs: Any) -> Any:
     return db_field.formfield(**kwargs)
 
 
+ENDPOINT_BOUNDS: tuple[tuple[str, float, float | None], ...] = (
+    ("max_concurrency", 1, None),
+    ("requests_per_minute", 1, None),
+    ("timeout_seconds", 0.001, None),
+    ("max_attempts", 1, 100),
+    ("max_claims", 1, 100),
+)
+
+
 class EndpointForm(forms.ModelForm):
     """An endpoint's fields, and its key: entered here (never shown again), or removed. The
     admin's form and the endpoint pages; endpoint_save checks and writes."""
@@ -277,6 +287,16 @@ class EndpointForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The bounds the API's serializer and the table's constraints hold (not a constraint's
+        # name on the form: the field's own message).
+        for name, low, high in ENDPOINT_BOUNDS:
+            field = self.fields.get(name)
+            if isinstance(field, (forms.IntegerField, forms.FloatField)):
+                field.validators.append(MinValueValidator(low))
+                field.widget.attrs["min"] = low
+                if high is not None:
+                    field.validators.append(MaxValueValidator(high))
+                    field.widget.attrs["max"] = high
         # A key variable only where the operator lists some (or the endpoint names one): the
         # pages offer the field then only (the admin, the operators', always shows it).
         self.offers_key_variable = bool(
