@@ -285,7 +285,7 @@ class EndpointForm(forms.ModelForm):
         fields = [*ENDPOINT_FIELDS]
         formfield_callback = bounded_json
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, page: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # The bounds the API's serializer and the table's constraints hold (not a constraint's
         # name on the form: the field's own message).
@@ -302,6 +302,8 @@ class EndpointForm(forms.ModelForm):
         self.offers_key_variable = bool(
             getattr(settings, "ENDPOINT_KEY_VARIABLES", []) or self.instance.api_key_env
         )
+        if page and not self.offers_key_variable:
+            del self.fields["api_key_env"]
 
     def _fields(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -376,4 +378,7 @@ class JudgeForm(forms.ModelForm):
         return data
 
     def save(self, commit: bool = True) -> Judge:
-        return judge_save(judge=self.instance, commit=commit, **self._fields())
+        judge = judge_save(judge=self.instance, commit=commit, **self._fields())
+        if not commit:  # the admin saves the related rows after its save_model (none here)
+            self.save_m2m = self._save_m2m  # type: ignore[attr-defined]
+        return judge

@@ -68,16 +68,16 @@ def _save(request: HttpRequest, form: EndpointForm, endpoint: Endpoint | None) -
 @require_http_methods(["GET", "POST"])
 def endpoint_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        return _save(request, EndpointForm(request.POST), None)
-    return _endpoint_page(request, EndpointForm(), None)
+        return _save(request, EndpointForm(request.POST, page=True), None)
+    return _endpoint_page(request, EndpointForm(page=True), None)
 
 
 @require_http_methods(["GET", "POST"])
 def endpoint_edit(request: HttpRequest, pk: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=pk)
     if request.method == "POST":
-        return _save(request, EndpointForm(request.POST, instance=endpoint), endpoint)
-    return _endpoint_page(request, EndpointForm(instance=endpoint), endpoint)
+        return _save(request, EndpointForm(request.POST, instance=endpoint, page=True), endpoint)
+    return _endpoint_page(request, EndpointForm(instance=endpoint, page=True), endpoint)
 
 
 @require_POST

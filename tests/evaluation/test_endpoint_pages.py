@@ -297,3 +297,46 @@ def test_the_superuser_still_has_the_admin_in_the_navigation() -> None:
     client = Client()
     client.force_login(make_superuser())
     assert 'href="/admin/"' in text(client.get("/endpoints/"))
+
+
+def test_the_key_variable_is_offered_only_where_the_operator_lists_some(
+    researcher: Client, settings: Any
+) -> None:
+    settings.ENDPOINT_KEY_VARIABLES = []
+    assert 'name="api_key_env"' not in text(researcher.get("/endpoints/new/"))
+    # not offered: not read either
+    added = researcher.post("/endpoints/new/", form("http://127.0.0.1:9/v1", api_key_env="²"))
+    assert added.status_code == 302
+    assert Endpoint.objects.get(name="fake").api_key_env == ""
+    settings.ENDPOINT_KEY_VARIABLES = ["GROQ_KEY"]
+    assert 'name="api_key_env"' in text(researcher.get("/endpoints/new/"))
+    refused = researcher.post(
+        "/endpoints/new/", form("http://127.0.0.1:9/v1", name="other", api_key_env="OTHER_KEY")
+    )
+    assert refused.status_code == 400
+    error = re.search(r'id="id_api_key_env-error">([^<]*)<', text(refused))
+    assert error is not None and "ENDPOINT_KEY_VARIABLES" in error.group(1)
+    listed = researcher.post(
+        "/endpoints/new/", form("http://127.0.0.1:9/v1", name="other", api_key_env="GROQ_KEY")
+    )
+    assert listed.status_code == 302
+    assert Endpoint.objects.get(name="other").key_display == "read from GROQ_KEY"
+
+
+def test_the_admin_changes_a_judge_through_the_same_service() -> None:
+    endpoint = saved("http://127.0.0.1:9/v1")
+    judge = judging.judge_create(name="j", template="generic.pairwise", endpoint=endpoint)
+    client = Client()
+    client.force_login(make_superuser())
+    changed = client.post(
+        f"/admin/evaluation/judge/{judge.pk}/change/",
+        {
+            "name": "j2",
+            "template": "stabletoolbench.pass",
+            "endpoint": endpoint.pk,
+            "params": "{}",
+        },
+    )
+    assert changed.status_code == 302, text(changed)[-2000:]
+    judge.refresh_from_db()
+    assert (judge.name, judge.kind) == ("j2", "pass")
