@@ -380,5 +380,5 @@ class JudgeForm(forms.ModelForm):
     def save(self, commit: bool = True) -> Judge:
         judge = judge_save(judge=self.instance, commit=commit, **self._fields())
         if not commit:  # the admin saves the related rows after its save_model (none here)
-            self.save_m2m = self._save_m2m  # type: ignore[attr-defined]
+            self.save_m2m = self._save_m2m  # type: ignore[attr-defined,method-assign]
         return judge
