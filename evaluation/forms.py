@@ -304,6 +304,9 @@ class EndpointForm(forms.ModelForm):
         )
         if page and not self.offers_key_variable:
             del self.fields["api_key_env"]
+        self.fields["base_url"].label = "Base URL"
+        if page:
+            self.fields["default_params"].widget.attrs.update({"rows": 3})
 
     def _fields(self) -> dict[str, Any]:
         data = self.cleaned_data
