@@ -304,7 +304,8 @@ class EndpointForm(forms.ModelForm):
         )
         if page and not self.offers_key_variable:
             del self.fields["api_key_env"]
-        self.fields["base_url"].label = "Base URL"
+        if "base_url" in self.fields:  # not in the admin of whoever may only view endpoints
+            self.fields["base_url"].label = "Base URL"
         if page:
             self.fields["default_params"].widget.attrs.update({"rows": 3})
 

@@ -944,8 +944,9 @@ def endpoint_save(
 ) -> Endpoint:
     """Set ENDPOINT_FIELDS on an endpoint (a new one unless given) and save it, checked by the
     model's rules (the base URL: http(s), no user name, query or fragment; the key variable:
-    evaluation.credentials; prices not negative). The admin's form, the API and `add_endpoint`
-    (which creates or updates) all come here.
+    evaluation.credentials; prices not negative). The endpoint pages and the admin (one form,
+    evaluation.forms.EndpointForm), the API and `add_endpoint` (which creates or updates) all
+    come here.
 
     Its key: `api_key` is stored sealed for the base URL being saved (encrypted, never shown
     again but for its last four characters); `clear_api_key` removes the stored one; with
