@@ -28,7 +28,6 @@ def endpoint_index(request: HttpRequest) -> HttpResponse:
         {
             "endpoints": endpoints,
             "can_add": allows(request.user, "evaluation:endpoint-new", method="POST"),
-            "can_check": allows(request.user, "evaluation:endpoint-check", method="POST"),
         },
     )
 
