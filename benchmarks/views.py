@@ -63,7 +63,7 @@ def benchmark_detail(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         "rows": [(s, selectors.sample_query_text(s.input)) for s in page.object_list],
         "filters": filters,
         "filter_query": query,
-        "can_admin": request.user.is_staff,
+        "can_admin": request.user.is_superuser,  # the admin is the operators'
         "can_export": allows(request.user, "benchmarks:benchmark-export"),
     }
     if request.htmx and request.GET.get("part") == "samples":

@@ -316,6 +316,19 @@ ACCESS: dict[str, Rule] = {
     "evaluation:run-compare": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:job-new": Perm("evaluation.add_judgejob"),
     # --- end runs ---
+    # --- endpoints and judges (issue 29): the pages write what the admin and the API write ---
+    "evaluation:endpoint-list": Perm("evaluation.view_endpoint"),
+    "evaluation:endpoint-new": Perm("evaluation.view_endpoint", "evaluation.add_endpoint"),
+    "evaluation:endpoint-edit": ByMethod(
+        read=Perm("evaluation.view_endpoint"),
+        write=Perm("evaluation.view_endpoint", "evaluation.change_endpoint"),
+    ),
+    # the admin's action asks the change permission too
+    "evaluation:endpoint-check": Perm("evaluation.view_endpoint", "evaluation.change_endpoint"),
+    "evaluation:judge-list": Perm("evaluation.view_judge"),
+    "evaluation:judge-new": Perm("evaluation.view_judge", "evaluation.add_judge"),
+    "evaluation:judge-detail": Perm("evaluation.view_judge"),
+    # --- end of endpoints and judges ---
     # the API
     "api-root": SIGNED_IN,
     "api-schema": SIGNED_IN,
@@ -368,6 +381,8 @@ class Can:
         "benchmarks": "benchmark-list",
         "runs": "evaluation:run-list",
         "judging": "evaluation:job-list",
+        "endpoints": "evaluation:endpoint-list",
+        "judges": "evaluation:judge-list",
         "studio": "annotation:campaign-list",
         "campaigns": "annotation:campaign-overview",
         "api": "api-schema",
@@ -385,7 +400,8 @@ class Can:
 
     @property
     def admin(self) -> bool:
-        return bool(self.user.is_active and self.user.is_staff)
+        # The admin is the operators' (superusers'): researchers' pages never link into it.
+        return bool(self.user.is_active and self.user.is_superuser)
 
 
 def context(request: HttpRequest) -> dict[str, Any]:

@@ -209,7 +209,7 @@ def main() -> int:
             )
         model_note = (
             "The local model (Gemma 3 270M, for trying things offline) starts in the background "
-            "at the lowest priority (its first build takes minutes); the admin's Endpoints page "
+            "at the lowest priority (its first build takes minutes); the Endpoints page "
             "shows when it is ready, and launch_run waits for it.\n"
             if optional
             else "The local model is off (LOCAL_MODEL=off).\n"

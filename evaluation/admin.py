@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-from dataclasses import replace
 from typing import Any
 
 from django import forms
@@ -17,12 +15,10 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from benchmarks.admin import pretty_json
-from benchmarks.suites.judging import template_named, templates
 from config.errors import ApplicationError
 from config.queue import QueueUnavailable
 from evaluation import lifecycle
-from evaluation.credentials import KEY_MAX_LENGTH
-from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
+from evaluation.forms import EndpointForm, JudgeForm, LaunchJudgeJobForm, LaunchRunForm
 from evaluation.judging import JUDGE_JOBS, JudgeError, solvability_mark
 from evaluation.models import (
     ApiResponse,
@@ -38,47 +34,7 @@ from evaluation.models import (
     VirtualApi,
 )
 from evaluation.selectors import ordered_metrics
-from evaluation.services import ENDPOINT_FIELDS, RUNS, RunError, endpoint_save
-from evaluation.work.caller import endpoint_sync_client, failure_summary
-from evaluation.work.engine import ConfigurationError, endpoint_config
-
-
-class EndpointForm(forms.ModelForm):
-    """The endpoint's fields, and its key: entered here (never shown again), or removed."""
-
-    api_key = forms.CharField(
-        label="Key",
-        required=False,
-        max_length=KEY_MAX_LENGTH,
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Stored encrypted and sent only to this base URL; never shown again (only "
-        "its last four characters). Leave empty to keep the stored key; a new base URL needs "
-        "the key entered again.",
-    )
-    clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
-
-    class Meta:
-        model = Endpoint
-        # The editable fields the admin's fieldsets show (the key's columns are not editable).
-        fields = [*ENDPOINT_FIELDS]
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        if self.errors:
-            return data
-        # The service's own checks (a new address without the key, a key and a variable...)
-        # before the admin saves, so that they are shown on the form like the model's.
-        try:
-            endpoint_save(
-                endpoint=copy.copy(self.instance),
-                api_key=data.get("api_key"),
-                clear_api_key=bool(data.get("clear_api_key")),
-                commit=False,
-                **{n: data[n] for n in ENDPOINT_FIELDS if n in data},
-            )
-        except RunError as exc:
-            self.add_error(exc.field if exc.field in self.fields else None, str(exc))
-        return data
+from evaluation.services import RUNS, RunError, endpoint_check
 
 
 @admin.register(Endpoint)
@@ -133,16 +89,9 @@ class EndpointAdmin(admin.ModelAdmin):
     )
 
     def save_model(self, request: HttpRequest, obj: Endpoint, form: Any, change: bool) -> None:
-        # The one path for endpoint writes (the API and add_endpoint take it too).
-        data = form.cleaned_data
-        fields = {n: data[n] for n in ENDPOINT_FIELDS if n in data}
+        # The one path for endpoint writes (the pages, the API and add_endpoint take it too).
         try:
-            endpoint_save(
-                endpoint=obj,
-                api_key=data.get("api_key"),
-                clear_api_key=bool(data.get("clear_api_key")),
-                **fields,
-            )
+            form.save_endpoint(obj)
         except RunError as exc:
             raise ValidationError(str(exc)) from None
 
@@ -165,31 +114,10 @@ class EndpointAdmin(admin.ModelAdmin):
 
     @admin.action(description="Check the connection (GET /models)", permissions=["change"])
     def check_connection(self, request: HttpRequest, queryset: QuerySet[Endpoint]) -> None:
+        levels = {"success": messages.SUCCESS, "warning": messages.WARNING}
         for endpoint in queryset:
-            try:
-                config = endpoint_config(endpoint)
-            except ConfigurationError as exc:
-                self.message_user(request, f"{endpoint.name}: {exc}", messages.ERROR)
-                continue
-            import openai  # here: the client library is seconds of start-up
-
-            client = endpoint_sync_client(replace(config, timeout=10))
-            try:
-                models = [m.id for m in client.models.list()]
-            except openai.OpenAIError as exc:
-                # Never the server's own words: whatever answers there (an internal service,
-                # say) must not have its body shown here.
-                self.message_user(
-                    request, f"{endpoint.name}: {failure_summary(exc)}", messages.ERROR
-                )
-                continue
-            found = "offers" if endpoint.model in models else "does not list"
-            self.message_user(
-                request,
-                f"{endpoint.name}: reachable; it {found} model {endpoint.model!r} "
-                f"({len(models)} model(s))",
-                messages.SUCCESS if found == "offers" else messages.WARNING,
-            )
+            found = endpoint_check(endpoint)
+            self.message_user(request, found.message, levels.get(found.level, messages.ERROR))
 
     class Media:
         css = {"all": ("css/admin-extra.css",)}
@@ -426,34 +354,17 @@ class ResponseCacheAdmin(admin.ModelAdmin):
 # --- judges -------------------------------------------------------------------------------------
 
 
-def template_choices() -> list[tuple[str, str]]:
-    return [
-        (name, f"{name}: {spec.title} ({spec.kind})") for name, spec in sorted(templates().items())
-    ]
-
-
-class JudgeForm(forms.ModelForm):
-    template = forms.ChoiceField(choices=())
-
-    class Meta:
-        model = Judge
-        fields = ("name", "template", "endpoint", "params")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["template"].choices = template_choices()
-
-    def save(self, commit: bool = True) -> Judge:
-        self.instance.kind = template_named(self.cleaned_data["template"]).kind
-        return super().save(commit)
-
-
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
     form = JudgeForm
     list_display = ("name", "template", "kind", "endpoint", "created_at")
     list_filter = ("kind", "template")
     search_fields = ("name", "template")
+    readonly_fields = ("kind",)
+
+    def save_model(self, request: HttpRequest, obj: Judge, form: Any, change: bool) -> None:
+        # The one path for judge writes (the judge pages take it too).
+        form.save(commit=True)
 
 
 @admin.register(JudgeJob)

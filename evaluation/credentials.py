@@ -4,8 +4,9 @@ an environment variable an operator listed. Nothing else.
 An endpoint's key is sent to its base URL as `Authorization: Bearer ...` (a real API's as
 `X-RapidAPI-Key`), so whoever may add an endpoint chooses where a key goes. Hence:
 
-- A key entered in the platform (the admin's form, `POST /api/endpoints/`, `add_endpoint
-  --key-stdin`: one service, evaluation.services.endpoint_save) is sealed: encrypted with Fernet
+- A key entered in the platform (the endpoint pages and the admin's form, one form;
+  `POST /api/endpoints/`; `add_endpoint --key-stdin`: one service,
+  evaluation.services.endpoint_save) is sealed: encrypted with Fernet
   under the FIELD_ENCRYPTION_KEY setting (never SECRET_KEY; several keys rotate: the first seals,
   any opens), together with the address it was entered for. It is never shown again, only its
   last four characters, and opened only to be sent to that address: a sealed key whose

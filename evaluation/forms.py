@@ -1,22 +1,30 @@
-"""The forms that launch machine work, shared by the admin's add pages and the pages at
-/runs/new/ and /judging/new/: both validate here and launch through the one service
-(`run_launch`, `judge_launch`), so a page and the admin cannot launch differently."""
+"""The forms shared by the admin and the researchers' pages: those that launch machine work
+(/runs/new/, /judging/new/: `run_launch`, `judge_launch`) and those that set up endpoints and
+judges (/endpoints/, /judges/: `endpoint_save`, `judge_save`). Both validate here and write
+through the one service, so a page and the admin cannot write differently."""
 
 from __future__ import annotations
 
+import copy
 from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
 
 from benchmarks.models import Benchmark
+from benchmarks.suites.judging import templates
 from benchmarks.suites.registry import get_suite, suite_names
+from config.adminsite import BoundedJSONFormField
 from config.numbers import column_bounds
 from config.untrusted import UntrustedInputError, json_loads_bounded
-from evaluation.judging import judge_launch
+from evaluation.credentials import KEY_MAX_LENGTH
+from evaluation.judging import JUDGE_FIELDS, JudgeError, judge_launch, judge_save
 from evaluation.models import Endpoint, Judge, JudgeJob, Run
-from evaluation.services import MAX_TRIALS, run_launch
+from evaluation.services import ENDPOINT_FIELDS, MAX_TRIALS, RunError, endpoint_save, run_launch
 
 
 def task_choices(benchmark: Benchmark | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -102,7 +110,7 @@ class LaunchRunForm(forms.Form):
     split = forms.CharField(required=False, help_text="Empty: the task's own split(s).")
     endpoint = EndpointChoiceField(
         queryset=Endpoint.objects.order_by("name"),
-        help_text="The model is the endpoint's; endpoints are set up in the admin.",
+        help_text="The model is the endpoint's.",
     )
     tool_mode = forms.ChoiceField(
         required=False,
@@ -208,7 +216,7 @@ def _finished_runs() -> Any:
 class LaunchJudgeJobForm(forms.Form):
     judge = forms.ModelChoiceField(
         queryset=Judge.objects.filter(endpoint__isnull=False).order_by("name"),
-        help_text="A judge is an endpoint and a template, set up in the admin (Judges → Add).",
+        help_text="A judge is an endpoint and a template.",
     )
     run = RunChoiceField(queryset=_finished_runs(), help_text="A finished run (pairwise: A).")
     against = RunChoiceField(
@@ -235,3 +243,146 @@ class LaunchJudgeJobForm(forms.Form):
             user=user,
             budget=budget,
         )
+
+
+# --- endpoints and judges -----------------------------------------------------------------------
+
+
+def bounded_json(db_field: models.Field, **kwargs: Any) -> Any:
+    """A model form's fields, JSON read by the one bounded reader (as in the admin)."""
+    if isinstance(db_field, models.JSONField):
+        kwargs["form_class"] = BoundedJSONFormField
+    return db_field.formfield(**kwargs)
+
+
+ENDPOINT_BOUNDS: tuple[tuple[str, float, float | None], ...] = (
+    ("max_concurrency", 1, None),
+    ("requests_per_minute", 1, None),
+    ("timeout_seconds", 0.001, None),
+    ("max_attempts", 1, 100),
+    ("max_claims", 1, 100),
+)
+
+
+class EndpointForm(forms.ModelForm):
+    """An endpoint's fields, and its key: entered here (never shown again), or removed. The
+    admin's form and the endpoint pages; endpoint_save checks and writes."""
+
+    api_key = forms.CharField(
+        label="Key",
+        required=False,
+        max_length=KEY_MAX_LENGTH,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Stored encrypted and sent only to this base URL; never shown again (only "
+        "its last four characters). Leave empty to keep the stored key; a new base URL needs "
+        "the key entered again.",
+    )
+    clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
+
+    class Meta:
+        model = Endpoint
+        # The editable fields (the key's columns are not editable).
+        fields = [*ENDPOINT_FIELDS]
+        formfield_callback = bounded_json
+
+    def __init__(self, *args: Any, page: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The bounds the API's serializer and the table's constraints hold (not a constraint's
+        # name on the form: the field's own message).
+        for name, low, high in ENDPOINT_BOUNDS:
+            field = self.fields.get(name)
+            if isinstance(field, (forms.IntegerField, forms.FloatField)):
+                field.validators.append(MinValueValidator(low))
+                field.widget.attrs["min"] = low
+                if high is not None:
+                    field.validators.append(MaxValueValidator(high))
+                    field.widget.attrs["max"] = high
+        # A key variable only where the operator lists some (or the endpoint names one): the
+        # pages offer the field then only (the admin, the operators', always shows it).
+        self.offers_key_variable = bool(
+            getattr(settings, "ENDPOINT_KEY_VARIABLES", []) or self.instance.api_key_env
+        )
+        if page and not self.offers_key_variable:
+            del self.fields["api_key_env"]
+        if "base_url" in self.fields:  # not in the admin of whoever may only view endpoints
+            self.fields["base_url"].label = "Base URL"
+        if page:
+            self.fields["default_params"].widget.attrs.update({"rows": 3})
+
+    def _fields(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {n: data[n] for n in ENDPOINT_FIELDS if n in data and n in self.fields}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        # The service's own checks (a new address without the key, a key and a variable...)
+        # before the save, so that they are shown on the form like the model's.
+        try:
+            endpoint_save(
+                endpoint=copy.copy(self.instance),
+                api_key=data.get("api_key"),
+                clear_api_key=bool(data.get("clear_api_key")),
+                commit=False,
+                **self._fields(),
+            )
+        except RunError as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, str(exc))
+        return data
+
+    def save_endpoint(self, endpoint: Endpoint | None = None) -> Endpoint:
+        """Save through endpoint_save (RunError for what it refuses)."""
+        data = self.cleaned_data
+        return endpoint_save(
+            endpoint=endpoint if endpoint is not None else self.instance,
+            api_key=data.get("api_key"),
+            clear_api_key=bool(data.get("clear_api_key")),
+            **self._fields(),
+        )
+
+
+def template_choices() -> list[tuple[str, str]]:
+    return [
+        (name, f"{name}: {spec.title} ({spec.kind})") for name, spec in sorted(templates().items())
+    ]
+
+
+class JudgeForm(forms.ModelForm):
+    """A judge: a name, a registered template, an endpoint and parameters. The admin's form
+    and the judge pages; judge_save checks and writes (the kind is the template's)."""
+
+    template = forms.ChoiceField(choices=())
+
+    class Meta:
+        model = Judge
+        fields = list(JUDGE_FIELDS)
+        formfield_callback = bounded_json
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        template = self.fields["template"]
+        assert isinstance(template, forms.ChoiceField)
+        template.choices = template_choices()
+        endpoint = self.fields["endpoint"]
+        assert isinstance(endpoint, forms.ModelChoiceField)
+        endpoint.queryset = Endpoint.objects.order_by("name")
+
+    def _fields(self) -> dict[str, Any]:
+        return {n: self.cleaned_data[n] for n in JUDGE_FIELDS if n in self.cleaned_data}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        try:
+            judge_save(judge=copy.copy(self.instance), commit=False, **self._fields())
+        except JudgeError as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, str(exc))
+        return data
+
+    def save(self, commit: bool = True) -> Judge:
+        judge = judge_save(judge=self.instance, commit=commit, **self._fields())
+        if not commit:  # the admin saves the related rows after its save_model (none here)
+            self.save_m2m = self._save_m2m  # type: ignore[attr-defined,method-assign]
+        return judge

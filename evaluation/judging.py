@@ -18,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -347,15 +348,48 @@ def chunk_size() -> int:
     return lifecycle.chunk_size()
 
 
+JUDGE_FIELDS = ("name", "template", "endpoint", "params")
+
+
 def judge_create(*, name: str, template: str, endpoint: Any, params: dict | None = None) -> Judge:
     """A judge from a registered template (raises JudgeError for an unknown one)."""
+    return judge_save(name=name, template=template, endpoint=endpoint, params=params or {})
+
+
+def judge_save(*, judge: Judge | None = None, commit: bool = True, **fields: Any) -> Judge:
+    """Set JUDGE_FIELDS on a judge (a new one unless given), its kind from its template, and
+    save it, checked by the model's rules. The admin's form, the judge pages and judge_create
+    all come here. Raises JudgeError naming the field: an unknown template, a taken name,
+    parameters that are not an object. With commit=False nothing is saved (a form's checks)."""
+    unknown = sorted(set(fields) - set(JUDGE_FIELDS))
+    if unknown:
+        raise JudgeError(f"unknown judge field(s): {', '.join(unknown)}")
+    if judge is None:
+        judge = Judge()
+    for name, value in fields.items():
+        setattr(judge, name, value)
     try:
-        spec = pure.template_named(template)
+        spec = pure.template_named(judge.template)
     except ValueError as exc:
-        raise JudgeError(str(exc)) from None
-    return Judge.objects.create(
-        name=name, template=template, kind=spec.kind, endpoint=endpoint, params=params or {}
-    )
+        raise JudgeError(str(exc), field="template") from None
+    if not isinstance(judge.params, dict):
+        raise JudgeError(
+            'params: the generation parameters are a JSON object, e.g. {"temperature": 0}',
+            field="params",
+        )
+    judge.kind = spec.kind
+    try:
+        judge.full_clean()
+    except ValidationError as exc:
+        raise JudgeError(
+            "; ".join(
+                f"{field}: {' '.join(problems)}" for field, problems in exc.message_dict.items()
+            ),
+            field=next(iter(exc.message_dict), ""),
+        ) from None
+    if commit:
+        judge.save()
+    return judge
 
 
 def judge_launch(

@@ -58,8 +58,8 @@ from evaluation.selectors import (
     sample_rows,
 )
 from evaluation.work.addresses import normalised_base_url
-from evaluation.work.caller import EndpointConfig
-from evaluation.work.engine import endpoint_config
+from evaluation.work.caller import EndpointConfig, endpoint_sync_client, failure_summary
+from evaluation.work.engine import ConfigurationError, endpoint_config
 
 log = logging.getLogger(__name__)
 
@@ -945,8 +945,9 @@ def endpoint_save(
 ) -> Endpoint:
     """Set ENDPOINT_FIELDS on an endpoint (a new one unless given) and save it, checked by the
     model's rules (the base URL: http(s), no user name, query or fragment; the key variable:
-    evaluation.credentials; prices not negative). The admin's form, the API and `add_endpoint`
-    (which creates or updates) all come here.
+    evaluation.credentials; prices not negative). The endpoint pages and the admin (one form,
+    evaluation.forms.EndpointForm), the API and `add_endpoint` (which creates or updates) all
+    come here.
 
     Its key: `api_key` is stored sealed for the base URL being saved (encrypted, never shown
     again but for its last four characters); `clear_api_key` removes the stored one; with
@@ -973,6 +974,11 @@ def endpoint_save(
             raise RunError(f"{exc}, or remove it", field="api_key") from None
     for name, value in fields.items():
         setattr(endpoint, name, value)
+    if not isinstance(endpoint.default_params, dict):
+        raise RunError(
+            'default_params: the generation parameters are a JSON object, e.g. {"temperature": 0}',
+            field="default_params",
+        )
     try:
         endpoint.full_clean()
     except ValidationError as exc:
@@ -1034,9 +1040,42 @@ def endpoint_not_ready(endpoint: Endpoint) -> str:
     if endpoint.status in ENDPOINT_COMING:
         return (
             f"endpoint {endpoint.name!r} is still {state}{detail}; the run can be launched when "
-            "it is ready (the admin's Endpoints page shows its progress; `launch_run` waits for it)"
+            "it is ready (the Endpoints page shows its progress; `launch_run` waits for it)"
         )
     return f"endpoint {endpoint.name!r} is {state}{detail}; launch when it is ready"
+
+
+@dataclass(frozen=True)
+class ConnectionCheck:
+    """What a connection check found: `level` is "success" (reachable, the model listed),
+    "warning" (reachable, the model not listed) or "error"; `message` says it in words, never
+    with the server's own words (whatever answers there must not have its body shown)."""
+
+    level: str
+    message: str
+
+
+def endpoint_check(endpoint: Endpoint) -> ConnectionCheck:
+    """Ask the endpoint's server for its models (GET /models, 10 s at most, no redirect
+    followed), with the key the endpoint would send. The admin's action and the endpoint page
+    both check here; nothing is saved."""
+    try:
+        config = endpoint_config(endpoint)
+    except ConfigurationError as exc:
+        return ConnectionCheck("error", f"{endpoint.name}: {exc}")
+    import openai  # here: the client library is seconds of start-up
+
+    client = endpoint_sync_client(replace(config, timeout=10))
+    try:
+        models = [m.id for m in client.models.list()]
+    except openai.OpenAIError as exc:
+        return ConnectionCheck("error", f"{endpoint.name}: {failure_summary(exc)}")
+    found = endpoint.model in models
+    return ConnectionCheck(
+        "success" if found else "warning",
+        f"{endpoint.name}: reachable; it {'offers' if found else 'does not list'} model "
+        f"{endpoint.model!r} ({len(models)} model(s))",
+    )
 
 
 def endpoint_set_status(*, endpoint_id: int, status: str, detail: str = "") -> None:

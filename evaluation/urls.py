@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation import analysis_views, views
+from evaluation import analysis_views, setup_views, views
 from evaluation.virtualapi import views as virtual_views
 
 app_name = "evaluation"
@@ -35,6 +35,15 @@ urlpatterns = [
     path("judging/new/", views.job_new, name="job-new"),
     path("judging/<int:pk>/", views.job_detail, name="job-detail"),
     path("judging/<int:pk>/<str:action>/", views.job_control, name="job-control"),
+    # --- endpoints and judges (evaluation.setup_views)
+    path("endpoints/", setup_views.endpoint_index, name="endpoint-list"),
+    path("endpoints/new/", setup_views.endpoint_new, name="endpoint-new"),
+    path("endpoints/<int:pk>/", setup_views.endpoint_edit, name="endpoint-edit"),
+    path("endpoints/<int:pk>/check/", setup_views.endpoint_check_view, name="endpoint-check"),
+    path("judges/", setup_views.judge_index, name="judge-list"),
+    path("judges/new/", setup_views.judge_new, name="judge-new"),
+    path("judges/<int:pk>/", setup_views.judge_detail, name="judge-detail"),
+    # --- end of endpoints and judges
     path(
         "leaderboard/<int:benchmark_id>/<str:task>/",
         views.run_leaderboard,

@@ -63,11 +63,11 @@ def test_home_lists_benchmarks_with_counts(
     assert '<span class="split-name">R1</span> <span class="num">3</span>' in html
     assert '<span class="split-name">R3</span> <span class="num">2</span>' in html
     assert "5 in all" in html
-    # Admin links and the Admin nav item are for staff only.
+    # Admin links and the Admin nav item are for operators (superusers) only.
     assert "/admin/" not in html
 
 
-def test_home_shows_admin_links_to_staff(client: Client) -> None:
+def test_home_shows_admin_links_to_operators(client: Client) -> None:
     wtu = make_benchmark(name="WTU-Eval")
     client.force_login(make_superuser())
     html = client.get("/benchmarks/").content.decode()

@@ -115,6 +115,18 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:job-new": RESEARCH,
     "evaluation:job-new POST": RESEARCH,
     # --- end runs ---
+    # --- endpoints and judges (issue 29): `scattered` may view endpoints, not change them ---
+    "evaluation:endpoint-list": RESEARCH | {"scattered"},
+    "evaluation:endpoint-new": RESEARCH,
+    "evaluation:endpoint-new POST": RESEARCH,
+    "evaluation:endpoint-edit": RESEARCH | {"scattered"},
+    "evaluation:endpoint-edit POST": RESEARCH,
+    "evaluation:endpoint-check": RESEARCH,
+    "evaluation:judge-list": RESEARCH,
+    "evaluation:judge-new": RESEARCH,
+    "evaluation:judge-new POST": RESEARCH,
+    "evaluation:judge-detail": RESEARCH,
+    # --- end of endpoints and judges ---
     # the API
     "api-root": SIGNED,
     "api-schema": SIGNED,
@@ -262,6 +274,25 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         )
         return [(name, Call("GET", f"/runs/compare/?a={run}&b={other.pk}"))]
     # --- end runs ---
+    # --- endpoints and judges: each form read, and written with nothing (refused, 400) ---
+    endpoint, judge = w.endpoint.pk, w.job.judge_id
+    forms = {
+        "evaluation:endpoint-new": "/endpoints/new/",
+        "evaluation:endpoint-edit": f"/endpoints/{endpoint}/",
+        "evaluation:judge-new": "/judges/new/",
+    }
+    if name in forms:
+        return [(name, Call("GET", forms[name])), (f"{name} POST", Call("POST", forms[name], {}))]
+    if name == "evaluation:endpoint-list":
+        return [(name, Call("GET", "/endpoints/"))]
+    if name == "evaluation:endpoint-check":
+        # the world's endpoint listens nowhere (port 9): the check says so, nothing is saved
+        return [(name, Call("POST", f"/endpoints/{endpoint}/check/", {}))]
+    if name == "evaluation:judge-list":
+        return [(name, Call("GET", "/judges/"))]
+    if name == "evaluation:judge-detail":
+        return [(name, Call("GET", f"/judges/{judge}/"))]
+    # --- end of endpoints and judges ---
     if name == "endpoint-list":
         new = {"name": "added", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
         return [

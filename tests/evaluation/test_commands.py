@@ -235,7 +235,7 @@ def test_launch_run_gives_up_waiting_with_how_far_the_build_is(tmp_path: Path) -
         launch_capturing("--split", "default", "--wait-ready", "0")
     assert str(info.value) == (
         "endpoint 'fake' is still building (compiling llama.cpp: 62% (200/325 steps)); the run "
-        "can be launched when it is ready (the admin's Endpoints page shows its progress; "
+        "can be launched when it is ready (the Endpoints page shows its progress; "
         "`launch_run` waits for it)"
     )
 

@@ -3,7 +3,8 @@
 Serves the embedded default model (Gemma 3 270M, a base model, through llama.cpp's
 OpenAI-compatible server) on loopback and registers it as the endpoint "local-gemma-3-270m".
 The first time it builds llama.cpp (about five minutes); meanwhile the endpoint shows as
-"building", then "starting", then "ready" in the admin, and "down" after this command stops.
+"building", then "starting", then "ready" on the Endpoints page, and "down" after this command
+stops.
 It is for trying the platform offline, not for research numbers.
 """
 
