@@ -46,6 +46,31 @@ class ApplicationError(ValueError):
         return body
 
 
+def model_checked(
+    instance: Any, error: type[ApplicationError], *, json_objects: dict[str, str] | None = None
+) -> None:
+    """A model instance's own checks (`full_clean`) as the service's error: every field's
+    problems in one message, the first field named. `json_objects` {field: example}: fields
+    that must hold a JSON object, refused first with the example (a form may post a list)."""
+    from django.core.exceptions import ValidationError
+
+    for name, example in (json_objects or {}).items():
+        if not isinstance(getattr(instance, name), dict):
+            raise error(
+                f"{name}: the generation parameters are a JSON object, e.g. {example}",
+                field=name,
+            )
+    try:
+        instance.full_clean()
+    except ValidationError as exc:
+        raise error(
+            "; ".join(
+                f"{field}: {' '.join(problems)}" for field, problems in exc.message_dict.items()
+            ),
+            field=next(iter(exc.message_dict), ""),
+        ) from None
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Any:
     """DRF's handler, plus one answer for every `ApplicationError`."""
     from rest_framework.response import Response

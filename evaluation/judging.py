@@ -18,7 +18,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -27,7 +26,7 @@ from benchmarks.suites.base import jsonb_text
 from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
 from benchmarks.suites.protocol import CallFailed, Context, Item, Outcome, Prompt
 from benchmarks.suites.registry import judgment_formats
-from config.errors import ApplicationError
+from config.errors import ApplicationError, model_checked
 from evaluation import lifecycle
 from evaluation.models import Judge, JudgeJob, Judgment, Prediction, Run
 from evaluation.selectors import items_by_sample_id, run_context
@@ -372,21 +371,8 @@ def judge_save(*, judge: Judge | None = None, commit: bool = True, **fields: Any
         spec = pure.template_named(judge.template)
     except ValueError as exc:
         raise JudgeError(str(exc), field="template") from None
-    if not isinstance(judge.params, dict):
-        raise JudgeError(
-            'params: the generation parameters are a JSON object, e.g. {"temperature": 0}',
-            field="params",
-        )
     judge.kind = spec.kind
-    try:
-        judge.full_clean()
-    except ValidationError as exc:
-        raise JudgeError(
-            "; ".join(
-                f"{field}: {' '.join(problems)}" for field, problems in exc.message_dict.items()
-            ),
-            field=next(iter(exc.message_dict), ""),
-        ) from None
+    model_checked(judge, JudgeError, json_objects={"params": '{"temperature": 0}'})
     if commit:
         judge.save()
     return judge

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -36,7 +35,7 @@ from benchmarks.suites.protocol import (
 from benchmarks.suites.registry import get_suite
 from benchmarks.suites.trials import over_trials
 from config import background, queue
-from config.errors import ApplicationError
+from config.errors import ApplicationError, model_checked
 from evaluation import lifecycle
 from evaluation.credentials import (
     SealedKeyError,
@@ -974,20 +973,7 @@ def endpoint_save(
             raise RunError(f"{exc}, or remove it", field="api_key") from None
     for name, value in fields.items():
         setattr(endpoint, name, value)
-    if not isinstance(endpoint.default_params, dict):
-        raise RunError(
-            'default_params: the generation parameters are a JSON object, e.g. {"temperature": 0}',
-            field="default_params",
-        )
-    try:
-        endpoint.full_clean()
-    except ValidationError as exc:
-        raise RunError(
-            "; ".join(
-                f"{field}: {' '.join(problems)}" for field, problems in exc.message_dict.items()
-            ),
-            field=next(iter(exc.message_dict), ""),
-        ) from None
+    model_checked(endpoint, RunError, json_objects={"default_params": '{"temperature": 0}'})
     address = normalised_base_url(endpoint.base_url)
     if key:
         endpoint.api_key_sealed, endpoint.api_key_last4 = seal(key, address), last_four(key)
