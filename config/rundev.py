@@ -206,8 +206,9 @@ def main() -> int:
                 process_group=0,
             )
         model_note = (
-            "The local model (Gemma 3 270M, for trying things offline) starts in the background; "
-            "the admin's Endpoints page shows when it is ready.\n"
+            "The local models (Gemma 3 270M for text mode, SmolLM2 135M for native tool calls; "
+            "for trying things offline) start in the background; the admin's Endpoints page "
+            "shows when they are ready.\n"
             if optional
             else "The local model is off (LOCAL_MODEL=off).\n"
         )
