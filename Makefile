@@ -56,8 +56,9 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt $(STAMP)
 	$(call install,requirements-dev.txt)
 	touch $(DEV_STAMP)
 
-# The embedded model's server and weights (built once per machine, ~5 min; then seconds). `make
-# run` does not wait for it: serve_local_model installs it in the background.
+# The embedded models' server and weights (Gemma 3 270M and SmolLM2 135M; built once per machine,
+# ~5 min; then seconds). `make run` does not wait for it: serve_local_model installs it in the
+# background.
 local-model: $(STAMP)
 	$(PY) -m config.localmodel install
 

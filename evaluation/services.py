@@ -47,7 +47,7 @@ from evaluation.credentials import (
 )
 from evaluation.embedders import embedder_for
 from evaluation.inference import PREDICTIONS, prediction_handler
-from evaluation.models import LOCAL_ENDPOINT, Endpoint, Prediction, Run
+from evaluation.models import LOCAL_ENDPOINT, LOCAL_TOOLS_ENDPOINT, Endpoint, Prediction, Run
 from evaluation.selectors import (
     context_for,
     evaluator_for,
@@ -1070,18 +1070,33 @@ def endpoint_set_status(*, endpoint_id: int, status: str, detail: str = "") -> N
     )
 
 
-def endpoint_register_local(*, port: int, model: str) -> Endpoint:
-    """The embedded model's endpoint, created on first use; later calls only move it to the
-    current port (an admin's changes to its limits and parameters are kept)."""
+def endpoint_register_local(
+    *,
+    port: int,
+    model: str,
+    name: str = LOCAL_ENDPOINT,
+    style: str = Endpoint.Style.COMPLETION,
+) -> Endpoint:
+    """An embedded model's endpoint (by default the base model's, completion style; the
+    tool-calling model's is LOCAL_TOOLS_ENDPOINT, chat style), created on first use; later
+    calls only move it to the current port (an admin's changes to its limits and parameters
+    are kept)."""
     endpoint, created = Endpoint.objects.get_or_create(
-        name=LOCAL_ENDPOINT,
+        name=name,
         defaults={
             "base_url": f"http://127.0.0.1:{port}/v1",
             "model": model,
-            "style": Endpoint.Style.COMPLETION,
+            "style": style,
             # llama.cpp's server answers one request at a time; greedy decoding keeps runs
             # reproducible, and short answers keep a 2-core machine responsive.
-            "default_params": {"temperature": 0, "max_tokens": 96},
+            "default_params": (
+                {"temperature": 0, "max_tokens": 96}
+                if style == Endpoint.Style.COMPLETION
+                # llama-cpp-python's chatml-function-calling format declares the tools only
+                # when the request has a tool_choice (without one it answers as if no tool
+                # were declared); a call's arguments need a little more room than a text answer.
+                else {"temperature": 0, "max_tokens": 128, "tool_choice": "auto"}
+            ),
             "max_concurrency": 1,
             "timeout_seconds": 180,
             "max_attempts": 3,
@@ -1096,3 +1111,33 @@ def endpoint_register_local(*, port: int, model: str) -> Endpoint:
         )
         endpoint.refresh_from_db()
     return endpoint
+
+
+# The demo's native run of the embedded tool-calling model: MetaTool (demo)'s awareness task
+# offers the candidate tools as native tools, and the model answers with calls or without.
+DEMO_NATIVE_BENCHMARK = "MetaTool (demo)"
+DEMO_NATIVE_TASK = "awareness"
+DEMO_NATIVE_RUN = "Demo: native tool calls on the local SmolLM2 135M"
+
+
+def demo_native_run_ensure(*, item_limit: int | None = None) -> Run | None:
+    """Launch the demo's native run on the local tool-calling endpoint (LOCAL_TOOLS_ENDPOINT)
+    once it is ready: a run a worker answers with the model's real tool calls (all the task's
+    items, or `item_limit` of them). Idempotent: None when the demo benchmark or the ready
+    endpoint is missing, or such a run exists."""
+    benchmark = Benchmark.objects.filter(name=DEMO_NATIVE_BENCHMARK, is_demo=True).first()
+    endpoint = Endpoint.objects.filter(
+        name=LOCAL_TOOLS_ENDPOINT, status=Endpoint.Status.READY
+    ).first()
+    if benchmark is None or endpoint is None:
+        return None
+    if Run.objects.filter(benchmark=benchmark, name=DEMO_NATIVE_RUN).exists():
+        return None
+    return run_launch(
+        benchmark=benchmark,
+        task=DEMO_NATIVE_TASK,
+        endpoint=endpoint,
+        options={"tool_mode": "native"},
+        item_limit=item_limit,
+        name=DEMO_NATIVE_RUN,
+    )

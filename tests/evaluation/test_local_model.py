@@ -20,7 +20,7 @@ from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
 from config import localmodel
 from evaluation import services
-from evaluation.models import Endpoint, Prediction, Run
+from evaluation.models import LOCAL_TOOLS_ENDPOINT, Endpoint, Prediction, Run
 from tests.workers import ROOT, celery_worker, worker_env
 
 pytestmark = [
@@ -196,8 +196,8 @@ def test_serve_local_model_registers_the_endpoint_and_reports_its_state(
         )
     try:
 
-        def state() -> str:
-            endpoint = Endpoint.objects.filter(name=services.LOCAL_ENDPOINT).first()
+        def state(name: str = services.LOCAL_ENDPOINT) -> str:
+            endpoint = Endpoint.objects.filter(name=name).first()
             return endpoint.status if endpoint else ""
 
         wait_until(
@@ -210,10 +210,21 @@ def test_serve_local_model_registers_the_endpoint_and_reports_its_state(
         assert endpoint.is_local and endpoint.style == Endpoint.Style.COMPLETION
         assert endpoint.base_url == f"http://127.0.0.1:{port}/v1"
         assert answers(f"{endpoint.base_url}/models")
+        # and the tool-calling model beside it, on the same server, chat style
+        wait_until(
+            lambda: state(LOCAL_TOOLS_ENDPOINT) == Endpoint.Status.READY,
+            10,
+            "the tool-calling endpoint did not become ready",
+        )
+        tools = Endpoint.objects.get(name=LOCAL_TOOLS_ENDPOINT)
+        assert tools.is_local and tools.style == Endpoint.Style.CHAT
+        assert (tools.base_url, tools.model) == (endpoint.base_url, localmodel.TOOLS_MODEL_ALIAS)
+        assert tools.default_params["tool_choice"] == "auto"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
     assert state() == Endpoint.Status.DOWN
+    assert state(LOCAL_TOOLS_ENDPOINT) == Endpoint.Status.DOWN
     assert not answers(f"http://127.0.0.1:{port}/v1/models")
 
 
