@@ -1116,7 +1116,6 @@ def endpoint_register_local(
 # The demo's native run of the embedded tool-calling model: MetaTool (demo)'s awareness task
 # offers the candidate tools as native tools, and the model answers with calls or without.
 DEMO_NATIVE_BENCHMARK = "MetaTool (demo)"
-DEMO_NATIVE_TASK = "awareness"
 DEMO_NATIVE_RUN = "Demo: native tool calls on the local SmolLM2 135M"
 
 
@@ -1133,9 +1132,14 @@ def demo_native_run_ensure(*, item_limit: int | None = None) -> Run | None:
         return None
     if Run.objects.filter(benchmark=benchmark, name=DEMO_NATIVE_RUN).exists():
         return None
+    # the suite's first task with a native form (the registry says which)
+    evaluator = evaluator_for(benchmark)
+    task = next((name for name in evaluator.tasks if evaluator.task(name).native), None)
+    if task is None:
+        return None
     return run_launch(
         benchmark=benchmark,
-        task=DEMO_NATIVE_TASK,
+        task=task,
         endpoint=endpoint,
         options={"tool_mode": "native"},
         item_limit=item_limit,
