@@ -187,7 +187,7 @@ def resume(
         items = getattr(locked, kind.items)
         if retry_failed:
             items.filter(status__in=kind.retry).update(
-                status=PENDING, attempts=0, error="", **kind.retry_reset
+                status=PENDING, attempts=0, error="", started_at=None, **kind.retry_reset
             )
         pending = items.filter(status=PENDING)
         count = pending.count()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
@@ -299,7 +301,39 @@ class Run(models.Model):
         return self.seed + trial if self.trials > 1 else None
 
 
-class Prediction(models.Model):
+class WorkItem:
+    """What a page shows of a work item (a prediction, a judgment): a running item is
+    "Claimed" while an execution holds it and no lane has sent it yet, and "Running" once sent
+    (`started_at`), so that no more rows read "Running" than the endpoint answers at once."""
+
+    CLAIMED = "claimed"
+    STATES = {
+        "pending": ("Pending", "waiting for a worker"),
+        CLAIMED: ("Claimed", "held by a worker, waiting for a free lane to the endpoint"),
+        "running": ("Running", "sent to the endpoint, waiting for its answer"),
+    }
+
+    status: str
+    started_at: Any
+
+    @property
+    def state(self) -> str:
+        if self.status == "running" and self.started_at is None:
+            return self.CLAIMED
+        return self.status
+
+    @property
+    def state_label(self) -> str:
+        shown = self.STATES.get(self.state)
+        return shown[0] if shown else self.get_status_display()  # type: ignore[attr-defined]
+
+    @property
+    def state_title(self) -> str:
+        shown = self.STATES.get(self.state)
+        return shown[1] if shown else ""
+
+
+class Prediction(WorkItem, models.Model):
     """A run's answer for one sample, with its per-item scores. Unique on (run, sample, repeat):
     `repeat` is 0 except for the further lines a published file gave the same sample, imported
     with on_duplicate=reference, each scored against the sample's gold as the benchmark's own
@@ -326,6 +360,9 @@ class Prediction(models.Model):
     # taken back when the lease runs out.
     claim = models.UUIDField(null=True, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
+    # When a lane sent the item under its current claim (null while pending, or claimed and
+    # not yet sent: see WorkItem.state); written in the engine's next write window.
+    started_at = models.DateTimeField(null=True, blank=True)
     context = models.JSONField(
         default=dict, blank=True, help_text="Per-item context fixed at launch."
     )
@@ -491,7 +528,7 @@ class JudgeJob(models.Model):
         )
 
 
-class Judgment(models.Model):
+class Judgment(WorkItem, models.Model):
     """One verdict of a judge about one item: a prediction (or a pair of predictions of the
     same sample, shown in `order`), in one repeat. Keeps what was asked, the raw answer and
     what was read from it."""
@@ -522,6 +559,9 @@ class Judgment(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     claim = models.UUIDField(null=True, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
+    # When a lane sent the item under its current claim (null while pending, or claimed and
+    # not yet sent: see WorkItem.state); written in the engine's next write window.
+    started_at = models.DateTimeField(null=True, blank=True)
     prompt = models.JSONField(null=True, blank=True)
     raw = models.TextField(blank=True, help_text="The judge's answer as given.")
     raw_first = models.TextField(

@@ -165,9 +165,9 @@ def run_context(run: Run, evaluator: Evaluator | None = None) -> tuple[Evaluator
 
 
 def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, int]:
-    """Items per status, with "total", "settled" (neither pending nor running) and "to_go",
-    and the tokens they spent ("prompt_tokens", "completion_tokens", "cached_tokens"), in one
-    query."""
+    """Items per status, with "total", "settled" (neither pending nor running), "to_go",
+    "answering" (running and sent, not only claimed), and the tokens they spent
+    ("prompt_tokens", "completion_tokens", "cached_tokens"), in one query."""
     rows = (
         items.order_by()
         .values_list("status")
@@ -179,6 +179,7 @@ def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, in
             from_cache=Count("id", filter=Q(cached=True)),
             calls=Sum(_usage_count("calls")),
             cached_calls=Sum(_usage_count("cached_calls")),
+            sent=Count("id", filter=Q(started_at__isnull=False)),
         )
         .values_list(
             "status",
@@ -189,13 +190,17 @@ def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, in
             "from_cache",
             "calls",
             "cached_calls",
+            "sent",
         )
     )
     counts: dict[str, int] = {}
     tokens = Tokens()
     cache = {"items_from_cache": 0, "calls": 0, "calls_from_cache": 0}
-    for status, n, prompt, completion, cached, from_cache, calls, cached_calls in rows:
+    answering = 0
+    for status, n, prompt, completion, cached, from_cache, calls, cached_calls, sent in rows:
         counts[status] = n
+        if status == "running":
+            answering = sent
         tokens = tokens + Tokens(prompt or 0, completion or 0, cached or 0)
         cache["items_from_cache"] += from_cache or 0
         cache["calls"] += calls or 0
@@ -204,6 +209,8 @@ def work_progress(items: QuerySet[Any], statuses: Sequence[str]) -> dict[str, in
     progress["total"] = sum(progress.values())
     progress["to_go"] = progress.get("pending", 0) + progress.get("running", 0)
     progress["settled"] = progress["total"] - progress["to_go"]
+    # Of the running items, those a lane has sent (the rest are claimed: WorkItem.state).
+    progress["answering"] = answering
     progress["prompt_tokens"] = tokens.prompt
     progress["completion_tokens"] = tokens.completion
     progress["cached_tokens"] = tokens.cached
@@ -354,7 +361,11 @@ def progress_panel(
         "total": total,
         "settled": progress["settled"],
         "percent": 100 * progress["settled"] / total if total else 0.0,
-        "counts": [*counts, (progress["to_go"], "to go")],
+        "counts": [
+            *counts,
+            *([(progress["answering"], "being answered")] if parent.status == "running" else []),
+            (progress["to_go"], "to go"),
+        ],
         "counts_by_status": progress,
         "item": item,
         "rate": progress.get("rate") if parent.status == Run.Status.RUNNING else None,

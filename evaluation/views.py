@@ -28,7 +28,7 @@ from evaluation import lifecycle
 from evaluation.analyses import declared as declared_analyses
 from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
 from evaluation.judging import JUDGE_JOBS
-from evaluation.models import JudgeJob, Judgment, Prediction, Run
+from evaluation.models import JudgeJob, Judgment, Prediction, Run, WorkItem
 from evaluation.selectors import (
     comparable_runs,
     evaluator_for,
@@ -201,14 +201,18 @@ def _show_prediction(prediction: Prediction, spec: Any) -> None:
 
 
 # --- rows that settle while the page is open ----------------------------------------------------
-# A page of a running run (or judge job) polls for its rows that were still pending or running
-# when drawn: `watch` lists them with the status shown ("id.status", ...); the answer swaps in
-# (out of band) each row whose status moved, and a new poller watching the rest. Polling stops
+# A page of a running run (or judge job) polls for its rows that were still pending, claimed or
+# running when drawn: `watch` lists them with the state shown ("id.state", ...); the answer swaps
+# in (out of band) each row whose state moved, and a new poller watching the rest. Polling stops
 # when nothing on the page is left to settle or the parent stops running.
 
 
+# What a row of a running parent may show (WorkItem.state): pending, claimed or running.
+WATCHED_STATES = frozenset(WorkItem.STATES)
+
+
 def _watch_text(rows: Iterable[Any]) -> str:
-    return ",".join(f"{row.pk}.{row.status}" for row in rows if row.status in lifecycle.UNSETTLED)
+    return ",".join(f"{row.pk}.{row.state}" for row in rows if row.state in WATCHED_STATES)
 
 
 def _rows_url(request: HttpRequest, rows: Iterable[Any], polling: bool) -> str:
@@ -219,19 +223,19 @@ def _rows_url(request: HttpRequest, rows: Iterable[Any], polling: bool) -> str:
 
 
 def _parse_watch(text: str) -> dict[int, str]:
-    """`watch` as {id: status shown}; what is not "id.status" is ignored (at most a page)."""
+    """`watch` as {id: state shown}; what is not "id.state" is ignored (at most a page)."""
     watched: dict[int, str] = {}
     for entry in text.split(",")[:PAGE_SIZE]:
-        pk, _, status = entry.partition(".")
-        if status in lifecycle.UNSETTLED and (number := id_or_none(pk)) is not None:
-            watched[number] = status
+        pk, _, state = entry.partition(".")
+        if state in WATCHED_STATES and (number := id_or_none(pk)) is not None:
+            watched[number] = state
     return watched
 
 
 def _watched(request: HttpRequest, items: Any, polling: bool) -> dict[str, Any]:
     watched = _parse_watch(request.GET.get("watch", ""))
     rows = list(items.filter(pk__in=list(watched)).order_by("position"))
-    changed = [row for row in rows if row.status != watched[row.pk]]
+    changed = [row for row in rows if row.state != watched[row.pk]]
     return {"changed": changed, "rows_url": _rows_url(request, rows, polling)}
 
 

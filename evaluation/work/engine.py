@@ -81,6 +81,7 @@ from evaluation.work.locks import (
     extend_leases,
     from_jsonb,
     lease_seconds,
+    mark_sent,
     release,
     release_held,
 )
@@ -173,16 +174,22 @@ class Row(Protocol):
 
 
 def write(
-    token: uuid.UUID, results: Sequence[Row], cache_rows: Sequence[tuple], table: WorkTable
+    token: uuid.UUID,
+    results: Sequence[Row],
+    cache_rows: Sequence[tuple],
+    table: WorkTable,
+    sent: Sequence[int] = (),
 ) -> int:
-    """Store answers (only where this execution still holds the claim) and cache entries, a
-    statement each, whatever their number. The arrays are bound by the server, in binary:
-    Django's cursors bind on the client, which writes each array as a quoted literal in
-    Python (more CPU than the rest of the write)."""
+    """Store answers (only where this execution still holds the claim) and cache entries, and
+    mark the items sent and not yet answered, a statement each, whatever their number. The
+    arrays are bound by the server, in binary: Django's cursors bind on the client, which
+    writes each array as a quoted literal in Python (more CPU than the rest of the write)."""
     written = 0
     with transaction.atomic():
         connection.ensure_connection()
         with psycopg.Cursor(connection.connection) as cursor:
+            if sent:
+                mark_sent(cursor, token, sent, table)
             if cache_rows:
                 cursor.execute(
                     CACHE_SQL, [list(column) for column in zip(*cache_rows, strict=True)]
@@ -374,6 +381,9 @@ class Writer:
         self.interval = write_interval() if interval is None else interval
         self.results: list[Row] = []
         self.cache_rows: list[tuple] = []
+        # Items a lane has sent since the last write (ids): marked in the next write, unless
+        # their answer goes in the same one.
+        self.sent: list[int] = []
         self.written = 0
         self._wake = asyncio.Event()
         self._closing = False
@@ -390,6 +400,10 @@ class Writer:
     def add_cache(self, row: tuple) -> None:
         self.cache_rows.append(row)
 
+    def add_sent(self, item_id: int) -> None:
+        self.sent.append(item_id)
+        self._wake.set()
+
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
         last = -self.interval
@@ -404,10 +418,13 @@ class Writer:
             self._wake.clear()
             results, self.results = self.results, []
             cache_rows, self.cache_rows = self.cache_rows, []
-            if results or cache_rows:
+            answered = {result.id for result in results}
+            sent = [item for item in self.sent if item not in answered]
+            self.sent = []
+            if results or cache_rows or sent:
                 last = loop.time()
                 self.written += await self.db.run(
-                    write, self.token, results, cache_rows, self.table
+                    write, self.token, results, cache_rows, self.table, sent
                 )
             if self._closing and not self.results and not self.cache_rows:
                 return
@@ -739,6 +756,7 @@ class Execution:
                         if claimed is None:
                             await self.finish()
                             return
+                        self.writer.add_sent(claimed.id)
                         result = await chunk.handler.answer(claimed, caller, lane)
                         self.writer.add(result)
                     finally:

@@ -3,8 +3,8 @@ never hold one item), extending and giving back the leases, and taking back the 
 worker. Every query on an item table's claim columns is here.
 
 An item table has id, status, attempts (how many times the item was claimed), claim (the token of
-the execution holding it), lease_until and position, under a parent row whose status says whether
-to go on.
+the execution holding it), lease_until, started_at (when a lane sent it under the claim) and
+position, under a parent row whose status says whether to go on.
 """
 
 from __future__ import annotations
@@ -128,7 +128,8 @@ def claim(
             cursor.execute(
                 f"""
                 UPDATE {table.table} SET status = 'running', claim = %s,
-                    lease_until = %s, attempts = attempts + 1, updated_at = now()
+                    lease_until = %s, attempts = attempts + 1, started_at = NULL,
+                    updated_at = now()
                 WHERE id = ANY(%s)
                 """,  # noqa: S608 - the table name is one of ours
                 [token, lease, [row.id for row in rows]],
@@ -141,6 +142,17 @@ def claim(
 def from_jsonb(value: Any) -> Any:
     # Django's psycopg setup hands raw cursors jsonb as text (JSONField decodes it itself).
     return json.loads(value) if isinstance(value, str) else value
+
+
+def mark_sent(cursor: Any, token: uuid.UUID, ids: Sequence[int], table: WorkTable) -> None:
+    """Mark items a lane has sent (the page shows them "Running", the others it holds
+    "Claimed"), where this execution still holds them and they are not yet marked."""
+    cursor.execute(
+        f"UPDATE {table.table} SET started_at = now() "  # noqa: S608 - the table name is ours
+        "WHERE id = ANY(%b::bigint[]) AND claim = %s AND status = 'running' "
+        "AND started_at IS NULL",
+        [list(ids), token],
+    )
 
 
 def extend_leases(token: uuid.UUID, parent_id: int, table: WorkTable) -> str | None:
@@ -168,7 +180,7 @@ def release(token: uuid.UUID, ids: Sequence[int], table: WorkTable) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table.table} SET status = 'pending', claim = NULL, "  # noqa: S608
-            "lease_until = NULL, attempts = greatest(attempts - 1, 0) "
+            "lease_until = NULL, started_at = NULL, attempts = greatest(attempts - 1, 0) "
             "WHERE id = ANY(%s) AND claim = %s",
             [list(ids), token],
         )
@@ -180,7 +192,7 @@ def release_held(token: uuid.UUID, parent_id: int, table: WorkTable) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table.table} SET status = 'pending', claim = NULL, "  # noqa: S608
-            "lease_until = NULL, attempts = greatest(attempts - 1, 0) "
+            "lease_until = NULL, started_at = NULL, attempts = greatest(attempts - 1, 0) "
             f"WHERE {table.parent} = %s AND claim = %s AND status = 'running'",
             [parent_id, token],
         )
@@ -193,7 +205,8 @@ def take_back_lost(table: WorkTable) -> list[tuple[int, int]]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"""
-            UPDATE {table.table} i SET status = 'pending', claim = NULL, lease_until = NULL
+            UPDATE {table.table} i SET status = 'pending', claim = NULL, lease_until = NULL,
+                started_at = NULL
             FROM {table.parent_table} p
             WHERE i.{table.parent} = p.id AND p.status = 'running' AND i.status = 'running'
               AND i.lease_until < now()

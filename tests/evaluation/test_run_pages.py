@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from benchmarks.models import Benchmark
 from evaluation import judging, services
@@ -256,8 +257,8 @@ def test_a_running_runs_rows_are_swapped_in_as_they_settle(
     assert swapped == [str(first.pk), str(second.pk)]
     assert part.count("<template>") == 2
     assert "Answer: 1" in part
-    # the next poll watches what is still unsettled, the running one as running
-    assert watch_of(part).split(",") == [f"{second.pk}.running"] + [f"{p.pk}.pending" for p in rest]
+    # the next poll watches what is still unsettled, the one taken as claimed (not yet sent)
+    assert watch_of(part).split(",") == [f"{second.pk}.claimed"] + [f"{p.pk}.pending" for p in rest]
     assert 'id="rows-poll" hidden hx-swap-oob="true"' in part
 
     # nothing moved: nothing swapped, the same watch
@@ -265,6 +266,14 @@ def test_a_running_runs_rows_are_swapped_in_as_they_settle(
         f"/runs/{run.pk}/", {"part": "rows", "watch": watch_of(part)}
     ).content.decode()
     assert "<tr" not in again and watch_of(again) == watch_of(part)
+
+    # a lane sends the claimed one: it is swapped in as running
+    Prediction.objects.filter(pk=second.pk).update(started_at=timezone.now())
+    sent = researcher.get(
+        f"/runs/{run.pk}/", {"part": "rows", "watch": watch_of(part)}
+    ).content.decode()
+    assert re.findall(r'<tr id="prediction-(\d+)" hx-swap-oob="true">', sent) == [str(second.pk)]
+    assert watch_of(sent).split(",")[0] == f"{second.pk}.running"
 
     # the run ends: its last rows come in and the polling stops
     run.predictions.update(status="done")
@@ -318,6 +327,16 @@ def test_a_running_judge_jobs_rows_are_swapped_in_as_they_settle(
     assert re.findall(r'<tr id="judgment-(\d+)" hx-swap-oob="true">', part) == [str(first.pk)]
     assert "<strong>A</strong>" in part
     assert len(watch_of(part).split(",")) == 11
+    # a judgment a worker holds reads "Claimed" until a lane sends it, then "Running"
+    second, third = job.judgments.order_by("position")[1:3]
+    type(second).objects.filter(pk__in=[second.pk, third.pk]).update(status="running")
+    type(third).objects.filter(pk=third.pk).update(started_at=timezone.now())
+    html = researcher.get(f"/judging/{job.pk}/").content.decode()
+    shown = dict(
+        re.findall(r'<tr id="judgment-(\d+)".*?class="status status-([a-z]+)"', html, re.S)
+    )
+    assert (shown[str(second.pk)], shown[str(third.pk)]) == ("claimed", "running")
+    assert f"{second.pk}.claimed" in watch_of(html) and f"{third.pk}.running" in watch_of(html)
 
 
 def test_a_watch_list_that_is_not_one_is_ignored(
