@@ -37,6 +37,7 @@ from evaluation.selectors import (
     trial_summary,
 )
 from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create, run_launch
+from evaluation.work.styles import style_choices
 
 ENDPOINT = Endpoint._meta.get_field
 RUN = Run._meta.get_field
@@ -82,9 +83,7 @@ class RunSerializer(serializers.ModelSerializer):
     benchmark_name = serializers.CharField(source="benchmark.name", read_only=True)
     endpoint_name = serializers.CharField(source="endpoint.name", read_only=True, default=None)
     # Empty for imported runs (no endpoint style).
-    style = serializers.ChoiceField(
-        choices=Endpoint.Style.choices, allow_blank=True, read_only=True
-    )
+    style = serializers.ChoiceField(choices=style_choices(), allow_blank=True, read_only=True)
     items = serializers.IntegerField(source="n_total", read_only=True)
     done = serializers.IntegerField(source="n_done", read_only=True)
     failed = serializers.IntegerField(source="n_failed", read_only=True)
@@ -253,7 +252,7 @@ class EndpointInputSerializer(RequestBody):
         allow_blank=True,
         help_text="Instead of api_key: a variable the operator lists in ENDPOINT_KEY_VARIABLES.",
     )
-    style = serializers.ChoiceField(choices=Endpoint.Style.choices, required=False)
+    style = serializers.ChoiceField(choices=style_choices(), required=False)
     default_params = serializers.DictField(required=False)
     # numbers bounded by the columns they fill (config.numbers.column_bounds)
     max_concurrency = serializers.IntegerField(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evaluation.models import Endpoint, ResponseCache
-from evaluation.work.caller import Origin, cache_key, endpoint_sync_client
+from evaluation.work.caller import Origin, cache_key, endpoint_client
 from evaluation.work.engine import ConfigurationError, endpoint_config
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
@@ -60,7 +60,7 @@ def remote_embed(endpoint: Endpoint, texts: Sequence[str]) -> list[list[float]]:
     }
     missing = sorted({i for i, key in enumerate(keys) if key not in found}, key=keys.__getitem__)
     if missing:
-        client = endpoint_sync_client(config, retries=max(0, config.max_attempts - 1))
+        client = endpoint_client(config, blocking=True, retries=max(0, config.max_attempts - 1))
         unique = list(dict.fromkeys(keys[i] for i in missing))
         text_of = {keys[i]: texts[i] for i in missing}
         rows = []

@@ -270,7 +270,7 @@ def agent_toolbox(run: Run, evaluator: Evaluator, ctx: Context) -> ToolboxFactor
             simulator,
             lane if same_endpoint else None,
             config.model if config else "",
-            bool(config and config.style == "completion"),
+            bool(config and config.api.prompt_form == "completion"),
         )
         return VirtualToolbox(specs, steps, run_id=run.pk, down=down)
 

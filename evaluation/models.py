@@ -14,6 +14,7 @@ from django.db.models.functions import Cast, Coalesce
 from benchmarks.models import Benchmark, Sample, ToolRevision
 from evaluation.credentials import validate_key_variable
 from evaluation.work.addresses import base_url_problem
+from evaluation.work.styles import style_choices
 
 # Named by migration 0001; the rule itself is evaluation.credentials'.
 validate_env_name = validate_key_variable
@@ -55,10 +56,13 @@ class Endpoint(models.Model):
     stored sealed (encrypted, bound to the base URL; evaluation.credentials), or read from an
     environment variable the operator lists in ENDPOINT_KEY_VARIABLES."""
 
-    class Style(models.TextChoices):
-        CHAT = "chat", "Chat (messages)"
-        COMPLETION = "completion", "Completion (text prompt; base models)"
-        RESPONSES = "responses", "Responses API (OpenAI /v1/responses)"
+    class Style:
+        """The built-in API styles' names, for code that makes an endpoint of one; `style`
+        takes any registered style (evaluation.work.styles)."""
+
+        CHAT = "chat"
+        COMPLETION = "completion"
+        RESPONSES = "responses"
 
     class Status(models.TextChoices):
         READY = "ready", "Ready"
@@ -90,7 +94,8 @@ class Endpoint(models.Model):
         "the workers, one the operator lists in ENDPOINT_KEY_VARIABLES. Empty for a key "
         "entered here or a server that needs no key.",
     )
-    style = models.CharField(max_length=20, choices=Style.choices, default=Style.CHAT)
+    # The registered styles, read when asked: a style added needs no migration.
+    style = models.CharField(max_length=20, choices=style_choices, default=Style.CHAT)
     default_params = models.JSONField(
         default=dict,
         blank=True,
@@ -214,7 +219,7 @@ class Run(models.Model):
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.LAUNCHED)
     # What was asked, fixed at launch (the endpoint may be edited later).
     model_name = models.CharField(max_length=200, blank=True)
-    style = models.CharField(max_length=20, choices=Endpoint.Style.choices, blank=True)
+    style = models.CharField(max_length=20, choices=style_choices, blank=True)
     shots = models.PositiveSmallIntegerField(default=0)
     item_limit = models.PositiveIntegerField(null=True, blank=True)
     params = models.JSONField(default=dict, blank=True, help_text="Generation parameters.")

@@ -24,7 +24,6 @@ from benchmarks.suites.protocol import (
     Evaluator,
     Item,
     MetricSpec,
-    Style,
     TaskSpec,
     ToolSpec,
 )
@@ -34,6 +33,7 @@ from config.csvexport import bool_cell_sql, json_cell_sql, text_cell_sql
 from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
 from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
 from evaluation.work.budget import Prices, Tokens, budget_unit, spent
+from evaluation.work.styles import prompt_form
 
 SAMPLE_FIELDS = (
     "id",
@@ -122,11 +122,13 @@ def context_for(
     evaluator: Evaluator,
     task: str,
     shots: int,
-    style: Style,
+    style: str,
     seed: int,
     options: dict[str, Any],
     tool_revision_id: int | None = None,
 ) -> Context:
+    """What every item of a run shares. `style`: the endpoint's API style (blank for an
+    imported run); the suites are told the form of prompt it sends."""
     spec = evaluator.task(task)
     aux = {
         split: [item_of(row) for row in sample_rows(benchmark, [split])]
@@ -135,7 +137,7 @@ def context_for(
     ctx = Context(
         task=spec,
         shots=shots,
-        style=style,
+        style=prompt_form(style),
         seed=seed,
         options=dict(options),
         tools=tool_specs(benchmark, tool_revision_id),
@@ -156,7 +158,7 @@ def run_context(run: Run, evaluator: Evaluator | None = None) -> tuple[Evaluator
         evaluator=evaluator,
         task=run.task,
         shots=run.shots,
-        style=run.style or "chat",  # type: ignore[arg-type]
+        style=run.style,
         seed=run.seed,
         options=run.options,
         tool_revision_id=run.tool_revision_id,

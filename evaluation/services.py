@@ -57,8 +57,9 @@ from evaluation.selectors import (
     sample_rows,
 )
 from evaluation.work.addresses import normalised_base_url
-from evaluation.work.caller import EndpointConfig, endpoint_sync_client, failure_summary
+from evaluation.work.caller import EndpointConfig, endpoint_client, failure_summary
 from evaluation.work.engine import ConfigurationError, endpoint_config
+from evaluation.work.styles import style_named, styles
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,10 @@ def run_launch(
     options = run_options(benchmark, task, options)
     if endpoint.status != Endpoint.Status.READY:
         raise EndpointNotReady(endpoint_not_ready(endpoint))
+    if endpoint.style not in styles():
+        raise RunError(
+            f"endpoint {endpoint.name!r} has style {endpoint.style!r}, not a registered API style"
+        )
     if item_limit is not None and item_limit < 1:
         raise RunError("the item limit must be at least 1")
     if problem := lifecycle.budget_error(budget):
@@ -139,7 +144,7 @@ def run_launch(
         evaluator=evaluator,
         task=task,
         shots=shots,
-        style=endpoint.style,  # type: ignore[arg-type]
+        style=endpoint.style,
         seed=seed,
         options=options,
     )
@@ -282,18 +287,18 @@ def _check_tool_mode(
     shots: int,
 ) -> None:
     """The run's tool_mode option: "text" (the default) or "native", which needs a task with a
-    native form and a chat or responses endpoint, and is zero-shot (the benchmarks' examples
-    are text answers); tool_choice and parallel_tool_calls need native."""
+    native form and an endpoint whose style can declare tools, and is zero-shot (the
+    benchmarks' examples are text answers); tool_choice and parallel_tool_calls need native."""
     if options.get("tool_mode", "text") == "native":
         if not spec.native:
             raise RunError(
                 f"task {spec.name!r} of {benchmark.name} has no native tool mode; "
                 "run it with tool_mode=text"
             )
-        if endpoint.style == Endpoint.Style.COMPLETION:
+        if not style_named(endpoint.style).native_tools:
             raise RunError(
-                "tool_mode=native declares tools in chat or Responses API requests; endpoint "
-                f"{endpoint.name!r} is completion-style"
+                "tool_mode=native declares tools in the request, which the endpoint's style "
+                f"cannot; endpoint {endpoint.name!r} is {endpoint.style}-style"
             )
         if shots:
             raise RunError(
@@ -1051,7 +1056,7 @@ def endpoint_check(endpoint: Endpoint) -> ConnectionCheck:
         return ConnectionCheck("error", f"{endpoint.name}: {exc}")
     import openai  # here: the client library is seconds of start-up
 
-    client = endpoint_sync_client(replace(config, timeout=10))
+    client = endpoint_client(replace(config, timeout=10), blocking=True)
     try:
         models = [m.id for m in client.models.list()]
     except openai.OpenAIError as exc:
@@ -1091,7 +1096,7 @@ def endpoint_register_local(
             # reproducible, and short answers keep a 2-core machine responsive.
             "default_params": (
                 {"temperature": 0, "max_tokens": 96}
-                if style == Endpoint.Style.COMPLETION
+                if style_named(style).prompt_form == "completion"
                 # llama-cpp-python's chatml-function-calling format declares the tools only
                 # when the request has a tool_choice (without one it answers as if no tool
                 # were declared); a call's arguments need a little more room than a text answer.

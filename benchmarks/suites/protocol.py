@@ -84,8 +84,9 @@ from benchmarks.suites.base import unstorable
 if TYPE_CHECKING:
     from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
 
-# "responses": the OpenAI Responses API, asked with the chat form of a prompt (the platform
-# turns it into instructions and input); suites treat it as chat.
+# The form of prompt a run's endpoint is asked in (Context.style, Prompt.request): "completion"
+# is one text, for base models; any other is the chat messages. The platform's API styles each
+# say which form they send; "responses" is read as chat.
 Style = Literal["chat", "completion", "responses"]
 Scores = dict[str, float | None]
 
@@ -535,7 +536,8 @@ class Prompt:
         return self.text if self.text is not None else render_completion(self.messages)
 
     def request(self, style: Style) -> dict[str, Any]:
-        """The body fields that depend on the style (model and parameters come from the run)."""
+        """The body fields of the prompt in the form `style` (model and parameters come from
+        the run): the text for "completion", the messages (and tools) otherwise."""
         body: dict[str, Any]
         if style == "completion":
             if self.tools:

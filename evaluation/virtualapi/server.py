@@ -44,6 +44,7 @@ from evaluation.virtualapi.fetch import FetchFailed, FetchRefused, fetch
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
 from evaluation.work.caller import Caller, endpoint_client
 from evaluation.work.engine import ConfigurationError, endpoint_config
+from evaluation.work.styles import style_named
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -332,7 +333,9 @@ class ThreadSteps:
     def __init__(self, endpoint: Endpoint | None = None) -> None:
         self.endpoint = endpoint if endpoint is not None else simulator_endpoint()
         self.simulator_name = self.endpoint.model if self.endpoint else ""
-        self.completion = bool(self.endpoint and self.endpoint.style == Endpoint.Style.COMPLETION)
+        self.completion = bool(
+            self.endpoint and style_named(self.endpoint.style).prompt_form == "completion"
+        )
         self._caller: Any = None
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:

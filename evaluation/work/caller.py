@@ -15,21 +15,23 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import hashlib
-import inspect
 import json
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
-from benchmarks.suites.protocol import CallFailed, Prompt, Style
+from benchmarks.suites.protocol import CallFailed, Prompt
 from evaluation.work.addresses import normalised_base_url
 from evaluation.work.limits import Lane, RateLimit, Slots
-from evaluation.work.native_responses import chat_tool_calls, responses_native_fields
+from evaluation.work.styles import TOKEN_FIELDS as TOKEN_FIELDS
+from evaluation.work.styles import ApiStyle, Reply, Unusable, style_named
+from evaluation.work.styles import token_counts as token_counts
+from evaluation.work.styles.responses import cut_at_stop as cut_at_stop
 
 if TYPE_CHECKING:
     # Imported where used: the client library is seconds of start-up for every process that
@@ -40,11 +42,6 @@ BACKOFF_BASE = 0.5
 BACKOFF_CAP = 30.0
 RETRY_AFTER_CAP = 120.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-
-# Where Caller._send posts each style's body, with the endpoint's key alone (as the client's
-# create() sends it: no other key the client finds in the environment).
-API_PATHS = {"chat": "/chat/completions", "completion": "/completions"}
-BEARER_ONLY: Any = {"security": {"bearer_auth": True}}
 
 
 @dataclass(frozen=True)
@@ -69,7 +66,7 @@ class EndpointConfig:
     model: str
     # Never in a repr (a log line, a traceback's locals): the key is the endpoint owner's.
     api_key: str = field(repr=False)
-    style: Style
+    style: str  # a registered API style's name (evaluation.work.styles)
     params: Mapping[str, Any]
     timeout: float
     max_attempts: int
@@ -81,16 +78,10 @@ class EndpointConfig:
         # Once per config: every call's cache key names it.
         return Origin.of(self.base_url, self.model, self.style)
 
-
-@dataclass
-class Reply:
-    text: str
-    usage: dict[str, int] = field(default_factory=dict)
-    finish_reason: str | None = None
-    cached: bool = False
-    attempts: int = 0  # HTTP attempts made (0 for a cache hit)
-    # The message's tool_calls as the server sent them (native tool calling), [] when none.
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    @cached_property
+    def api(self) -> ApiStyle:
+        # Once per config, so that a call asks its style without a lookup.
+        return style_named(self.style)
 
 
 class Cache(Protocol):
@@ -101,82 +92,14 @@ class Cache(Protocol):
     ) -> None: ...
 
 
-class Unusable(Exception):
-    """A 200 whose body cannot be used (no choices, no text)."""
+def request_body(prompt: Prompt, style: str, model: str, params: Mapping[str, Any]) -> dict:
+    """The exact body sent in `style` (a registered style's name): see ApiStyle.body."""
+    return style_named(style).body(prompt, model, params)
 
 
-def request_body(prompt: Prompt, style: Style, model: str, params: Mapping[str, Any]) -> dict:
-    """The exact body sent: the prompt's fields, then the parameters (the prompt's own
-    stop/max_tokens win over the run's, since the suite knows its answer format)."""
-    body = {"model": model, **params}
-    body.update(prompt_fields(prompt, style))
-    if style == "responses":
-        # The run's max_tokens, in the Responses API's word (the prompt's own wins).
-        for name in ("max_tokens", "max_completion_tokens"):
-            if name in body:
-                body.setdefault("max_output_tokens", body.pop(name))
-    return body
-
-
-def prompt_fields(prompt: Prompt, style: Style) -> dict[str, Any]:
-    """The body fields a prompt gives in this style (see `responses_fields`)."""
-    if style != "responses":
-        return prompt.request(style)
-    if prompt.tools:
-        # A native request: its calls, results and tools in the Responses API's words.
-        return responses_native_fields(prompt.request("chat"))
-    return responses_fields(prompt.request("chat"))
-
-
-def responses_fields(chat: Mapping[str, Any]) -> dict[str, Any]:
-    """A chat request's fields for the Responses API: system (and developer) messages become
-    the instructions, the others the input (as role/content messages), max_tokens
-    max_output_tokens. The Responses API has no stop sequences: `stop` stays in the body we
-    keep (and in the cache key) but is not sent; the answer is cut at the first one instead."""
-    messages = list(chat.get("messages") or [])
-    instructions = [
-        str(m.get("content") or "") for m in messages if m.get("role") in ("system", "developer")
-    ]
-    # Input messages are user or assistant; a text prompt's other turns (an observation
-    # written as a tool message) are what the model is told, so they go as user turns.
-    fields: dict[str, Any] = {
-        "input": [
-            {
-                "role": m.get("role") if m.get("role") == "assistant" else "user",
-                "content": m.get("content"),
-            }
-            for m in messages
-            if m.get("role") not in ("system", "developer")
-        ]
-    }
-    if instructions:
-        fields["instructions"] = "\n\n".join(instructions)
-    if chat.get("max_tokens") is not None:
-        fields["max_output_tokens"] = chat["max_tokens"]
-    if chat.get("stop"):
-        fields["stop"] = list(chat["stop"])
-    return fields
-
-
-def cut_at_stop(text: str, stop: Sequence[str] | None) -> tuple[str, bool]:
-    """The text up to the first stop sequence, and whether one was found."""
-    ends = [text.find(s) for s in stop or () if s and s in text]
-    return (text[: min(ends)], True) if ends else (text, False)
-
-
-_RESPONSES_ARGUMENTS: frozenset[str] | None = None
-
-
-def responses_arguments() -> frozenset[str]:
-    """The parameters the openai client's responses.create takes by name; the others a run
-    sets (e.g. seed) go in extra_body, for the server to accept or refuse."""
-    global _RESPONSES_ARGUMENTS
-    if _RESPONSES_ARGUMENTS is None:
-        from openai.resources.responses import AsyncResponses
-
-        names = inspect.signature(AsyncResponses.create).parameters
-        _RESPONSES_ARGUMENTS = frozenset(n for n in names if n != "self")
-    return _RESPONSES_ARGUMENTS
+def prompt_fields(prompt: Prompt, style: str) -> dict[str, Any]:
+    """The body fields a prompt gives in `style`: see ApiStyle.fields."""
+    return style_named(style).fields(prompt)
 
 
 def with_seed(params: Mapping[str, Any], seed: int | None) -> Mapping[str, Any]:
@@ -316,73 +239,47 @@ def _error_text(exc: openai.APIStatusError) -> str:
     return ""
 
 
-TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
-
-
-def token_counts(usage: Mapping[str, Any] | None) -> dict[str, int]:
-    """The tokens of one call as the server reported them, in one shape whatever the API:
-    prompt, completion and cached (prompt tokens served from the provider's prompt cache, a
-    part of the prompt tokens). Chat and completions say prompt_tokens, completion_tokens and
-    prompt_tokens_details.cached_tokens; the Responses API input_tokens, output_tokens and
-    input_tokens_details.cached_tokens. {} when the server reported nothing."""
-    if not usage:
-        return {}
-
-    def count(*path: str) -> int:
-        value: Any = usage
-        for name in path:
-            value = value.get(name) if isinstance(value, Mapping) else None
-        return value if isinstance(value, int) and value > 0 else 0
-
-    if "input_tokens" in usage or "output_tokens" in usage:
-        prompt, completion = count("input_tokens"), count("output_tokens")
-        cached = count("input_tokens_details", "cached_tokens")
-    else:
-        prompt, completion = count("prompt_tokens"), count("completion_tokens")
-        cached = count("prompt_tokens_details", "cached_tokens")
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
-
-
-def _without_none(value: Any) -> Any:
-    """A JSON value without the members that are null (as the client's model_dump(
-    exclude_none=True) gave a tool call)."""
-    if isinstance(value, dict):
-        return {k: _without_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_none(v) for v in value]
-    return value
-
-
 Sleep = Callable[[float], Awaitable[None]]
 
 
-def endpoint_client(config: EndpointConfig) -> openai.AsyncOpenAI:
-    """The one way a client of an endpoint is made (runs, judge jobs, rewriting, the simulator):
-    its base URL, key and timeout, no retries of its own (the Caller retries what is
-    transient), and no redirect followed: a 3xx is the answer, an error that says where it
-    pointed (classify). Following one would post the whole prompt wherever a server says."""
+@overload
+def endpoint_client(
+    config: EndpointConfig, *, blocking: Literal[False] = False, retries: int = 0
+) -> openai.AsyncOpenAI: ...
+
+
+@overload
+def endpoint_client(
+    config: EndpointConfig, *, blocking: Literal[True], retries: int = 0
+) -> openai.OpenAI: ...
+
+
+def endpoint_client(
+    config: EndpointConfig, *, blocking: bool = False, retries: int = 0
+) -> openai.AsyncOpenAI | openai.OpenAI:
+    """The one way a client of an endpoint is made (runs, judge jobs, rewriting, the simulator,
+    embeddings, the connection check): its base URL, the key `config` holds (opened by
+    engine.endpoint_config, the one place a key is read) and its timeout; no redirect followed:
+    a 3xx is the answer, an error that says where it pointed (classify). Following one would
+    post the whole prompt wherever a server says. `retries`: the client's own retries of what
+    is transient, 0 under a Caller (it retries itself). `blocking`: a synchronous client, for
+    code that calls without a Caller (embeddings, the connection check)."""
     import openai
 
+    if blocking:
+        return openai.OpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            timeout=config.timeout,
+            max_retries=retries,
+            http_client=openai.DefaultHttpxClient(follow_redirects=False, timeout=config.timeout),
+        )
     return openai.AsyncOpenAI(
         base_url=config.base_url,
         api_key=config.api_key,
         timeout=config.timeout,
-        max_retries=0,
-        http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False, timeout=config.timeout),
-    )
-
-
-def endpoint_sync_client(config: EndpointConfig, *, retries: int = 0) -> openai.OpenAI:
-    """`endpoint_client` for code that calls without a Caller (embeddings, the admin's
-    connection check): the same rules, and the client's own `retries` of what is transient."""
-    import openai
-
-    return openai.OpenAI(
-        base_url=config.base_url,
-        api_key=config.api_key,
-        timeout=config.timeout,
         max_retries=retries,
-        http_client=openai.DefaultHttpxClient(follow_redirects=False, timeout=config.timeout),
+        http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False, timeout=config.timeout),
     )
 
 
@@ -424,7 +321,7 @@ class Caller:
         before. `seed` (a run's trial) is sent as the request's seed, so it is in the cache key
         too: trials of one item are distinct entries, and a trial asked again finds its own."""
         config = self.config
-        body = request_body(prompt, config.style, config.model, with_seed(config.params, seed))
+        body = config.api.body(prompt, config.model, with_seed(config.params, seed))
         key = cache_key(config.origin, body, salt)
         hit = await self.cache.get(key)
         if hit is not None:
@@ -488,70 +385,6 @@ class Caller:
             return await self._post(sendable(body))
 
     async def _post(self, body: dict[str, Any]) -> Reply:
-        """One attempt. Chat and completion bodies are posted as they are, through the
-        client (its auth, timeout and errors) but not its typed create(): that one checks every
-        parameter's name (a server's own, like top_k, was a TypeError) and rebuilds the body
-        and the answer through its types, which cost more CPU than the rest of the call."""
+        """One attempt, as the endpoint's style sends and reads it."""
         self.http_calls += 1
-        style = self.config.style
-        if style == "responses":
-            return await self._send_responses(dict(body))
-        answer = await self.client.post(
-            API_PATHS[style], body=body, cast_to=object, options=BEARER_ONLY
-        )
-        if not isinstance(answer, dict):
-            raise Unusable("the answer was not a JSON object")
-        choices = answer.get("choices")
-        if not choices or not isinstance(choices, list):
-            raise Unusable("the answer had no choices")
-        choice = choices[0]
-        if not isinstance(choice, dict):
-            raise Unusable("the answer's first choice was not an object")
-        tool_calls: list[dict[str, Any]] = []
-        if style == "completion":
-            text = choice.get("text")
-        else:
-            message = choice.get("message")
-            if not isinstance(message, dict):
-                raise Unusable("the answer's first choice had no message")
-            text = message.get("content")
-            calls = message.get("tool_calls") or []
-            if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
-                raise Unusable("the answer's tool_calls were not a list of objects")
-            tool_calls = [_without_none(call) for call in calls]
-        if text is not None and not isinstance(text, str):
-            raise Unusable("the answer's text was not a string")
-        finish = choice.get("finish_reason")
-        usage = answer.get("usage")
-        return Reply(
-            text=text or "",
-            usage=token_counts(usage if isinstance(usage, dict) else None),
-            finish_reason=finish if isinstance(finish, str) else None,
-            tool_calls=tool_calls,
-        )
-
-    async def _send_responses(self, fields: dict[str, Any]) -> Reply:
-        """One call of the Responses API: the text of its `message` output items, and its
-        `function_call` items as chat tool_calls (native runs)."""
-        stop = fields.pop("stop", None)
-        known = responses_arguments()
-        extra = {name: fields.pop(name) for name in list(fields) if name not in known}
-        response = await self.client.responses.create(**fields, extra_body=extra or None)
-        texts = [
-            part.text
-            for item in response.output or []
-            if item.type == "message"
-            for part in item.content
-            if part.type == "output_text"
-        ]
-        tool_calls = chat_tool_calls(response.output)
-        if not texts and not tool_calls and response.status == "failed":
-            raise Unusable("the response failed")
-        text, stopped = cut_at_stop("".join(texts), stop)
-        details = response.incomplete_details
-        finish = "stop"
-        if response.status == "incomplete" and not stopped:
-            reason = details.reason if details is not None else None
-            finish = "length" if reason == "max_output_tokens" else str(reason or "incomplete")
-        usage = token_counts(response.usage.model_dump() if response.usage is not None else None)
-        return Reply(text=text, usage=usage, finish_reason=finish, tool_calls=tool_calls)
+        return await self.config.api.send(self.client, body)

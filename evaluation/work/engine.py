@@ -113,7 +113,7 @@ def endpoint_config(
         base_url=endpoint.base_url,
         model=model or endpoint.model,
         api_key=endpoint_key(endpoint),
-        style=style or endpoint.style,  # type: ignore[arg-type]
+        style=style or endpoint.style,
         params=params if params is not None else endpoint.default_params,
         timeout=endpoint.timeout_seconds,
         max_attempts=endpoint.max_attempts,

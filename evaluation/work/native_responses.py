@@ -14,7 +14,8 @@ Answer (`chat_tool_calls`): the response's `function_call` output items, in orde
 `tool_calls` entries ({"id", "type": "function", "function": {"name", "arguments"}}), so a
 prediction stores one shape and benchmarks.suites.native.read_tool_calls reads it.
 
-caller.py uses both for a prompt that declares tools when the endpoint's style is "responses".
+The responses style (evaluation/work/styles/responses.py) uses both for a prompt that declares
+tools.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation.management.commands._common import key_values
 from evaluation.models import Endpoint
 from evaluation.services import RunError, endpoint_save
+from evaluation.work.styles import styles
 
 
 def price(text: str) -> Decimal:
@@ -76,10 +77,10 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--style",
-            choices=Endpoint.Style.values,
+            choices=list(styles()),
             default=None,
-            help="chat (the default), completion (base models) or responses (the OpenAI "
-            "Responses API).",
+            help="chat (the default), completion (base models), responses (the OpenAI "
+            "Responses API) or another registered style.",
         )
         parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="Default.")
         parser.add_argument("--concurrency", type=int, default=None, help="Default 8.")
