@@ -10,6 +10,7 @@ from config.address import check_trusted_proxies
 def every_url_has_a_rule(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """config.access's system check. The access table (and Django REST framework, which it
     imports) is imported when the checks run, not at the start-up of every command."""
+    # Here, not at the top: see the docstring.
     from config.access import check_every_url_has_a_rule
 
     return check_every_url_has_a_rule(app_configs, **kwargs)
@@ -20,6 +21,7 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # In ready(): roles reads the models, which exist once the app registry is loaded.
         from annotation.roles import after_migrate
 
         # The access table's system check: every URL has a rule.

@@ -36,6 +36,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core import checks
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils.module_loading import import_string
 from rest_framework import permissions as drf_permissions
 from rest_framework.exceptions import NotFound
@@ -502,7 +503,6 @@ class TableAccess(drf_permissions.BasePermission):
 
 def url_routes() -> dict[str, str]:
     """Every view name the URL configuration can resolve to, with its (first) route."""
-    from django.urls import URLPattern, URLResolver, get_resolver
 
     routes: dict[str, str] = {}
 

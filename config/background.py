@@ -41,13 +41,14 @@ from django.conf import settings
 from django.db import connections, models, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.module_loading import autodiscover_modules
 
 from config.queue import send, send_after_commit
 
 log = logging.getLogger(__name__)
 
-# The Celery task that runs the sweep (config.celery), named here for beat's schedule.
-SWEEP_TASK = "config.celery.recover_lost_work"
+# The Celery task that runs the sweep (config.recovery), named here for beat's schedule.
+SWEEP_TASK = "config.recovery.recover_lost_work"
 
 
 def lease_seconds() -> float:
@@ -84,7 +85,6 @@ def register(kind: Kind) -> Kind:
 def kinds() -> list[Kind]:
     """Every registered kind, once every app's tasks module (which imports the modules that
     declare the kinds) is imported."""
-    from django.utils.module_loading import autodiscover_modules
 
     autodiscover_modules("tasks")
     return list(_KINDS.values())

@@ -330,9 +330,12 @@ EVALUATION_LEASE_SECONDS = float(env("EVALUATION_LEASE_SECONDS", "60"))
 # began (evaluation.work.engine.endpoint_slots).
 EVALUATION_SLOT_MARGIN_SECONDS = float(env("EVALUATION_SLOT_MARGIN_SECONDS", "30"))
 RECOVERY_INTERVAL_SECONDS = float(env("RECOVERY_INTERVAL_SECONDS", "60"))
+# The sweep is the project's own task, not an app's (autodiscovery finds those): a worker
+# imports config.recovery with the app.
+CELERY_IMPORTS = ("config.recovery",)
 CELERY_BEAT_SCHEDULE = {
     "recover-lost-work": {
-        "task": "config.celery.recover_lost_work",
+        "task": "config.recovery.recover_lost_work",
         "schedule": RECOVERY_INTERVAL_SECONDS,
     },
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any, Literal
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks.services import samples_annotate
 from benchmarks.suites import judging as pure
 from benchmarks.suites.base import jsonb_text
 from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
@@ -617,10 +619,6 @@ def solvability_mark(*, jobs: Sequence[JudgeJob]) -> dict[str, int]:
     job each, on the same samples): each judge's vote on a sample is its most frequent label
     over the repeats; a sample is solvable when every judge votes Solvable (the paper's "more
     than two" of three). Writes metadata["solvable"] and metadata["solvability_votes"]."""
-    from collections import Counter
-
-    from benchmarks.services import samples_annotate
-
     if not jobs:
         raise JudgeError("select the solvability jobs to vote")
     for job in jobs:

@@ -18,8 +18,9 @@ from annotation import services
 from annotation.assign import AnnotationError
 from annotation.models import Campaign, Member
 from benchmarks.models import Benchmark
-from evaluation.models import Run
+from evaluation.models import ApiResponse, Run
 from evaluation.services import RunError, predictions_import
+from evaluation.virtualapi.cache import apis_from_benchmark, cache_import
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 STABLETOOLBENCH_DEMO = (
@@ -55,9 +56,6 @@ class Command(BaseCommand):
         """The demo StableToolBench benchmark's response cache in the virtual API server, as
         real responses (our own demo data: make_turing_pairs pairs them with simulated ones),
         with its APIs' documentation."""
-        from evaluation.models import ApiResponse
-        from evaluation.virtualapi.cache import apis_from_benchmark, cache_import
-
         benchmark = Benchmark.objects.get(name="StableToolBench (demo)")
         apis_from_benchmark(benchmark)
         cache = STABLETOOLBENCH_DEMO / "response_cache"
