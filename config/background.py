@@ -23,7 +23,9 @@ out. Two shapes of work register:
 - one row done by one task (an import job, an agreement report, a run's analyses, a run's
   intervals): `RowWork` below. The row says whether it is waiting for a worker (with a lease
   for the queue: the message may be lost) or running, how often it was started (`attempts`),
-  and why it failed (`error`).
+  and why it failed (`error`). A RowWork that is a result computed from inputs (a report,
+  analyses, an import) is a `config.computed.Computed`, which adds how it is asked for and
+  computed.
 
 A config utility: it imports no app (the kinds bring their models).
 """
