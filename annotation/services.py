@@ -489,7 +489,7 @@ def baseline_runs_build(*, campaign: Campaign) -> list[Any]:
                 context.setdefault("candidates", item_choices(label.item))
                 contexts.append(context)
                 if prediction is not None:
-                    options = prediction.run.options
+                    options = prediction.run.launch_options
             try:
                 runs.append(
                     outputs_import(

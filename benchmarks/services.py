@@ -272,15 +272,7 @@ def _upsert_tools(benchmark_id: int, tools: Sequence[ToolRecord]) -> int:
     return written
 
 
-SAMPLE_COLUMNS = (
-    "split",
-    "external_id",
-    "kind",
-    "input",
-    "reference",
-    "candidate_tools",
-    "metadata",
-)
+SAMPLE_COLUMNS = Sample.CONTENT_FIELDS
 
 
 def _copy_field(value: str) -> str:

@@ -145,7 +145,7 @@ def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(request, "benchmarks/import_job.html", context)
 
 
-# --- export (issue 17: refined benchmarks out) ----------------------------------------------------
+# --- export (refined benchmarks out) -------------------------------------------------------------
 
 
 def _export_page(

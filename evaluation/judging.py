@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -485,26 +485,6 @@ def _judgment_rows(
                     }
                 )
     return rows
-
-
-def job_fail(*, job_id: int, error: str) -> None:
-    lifecycle.fail(JUDGE_JOBS, job_id, error)
-
-
-def job_cancel(*, job: JudgeJob) -> bool:
-    return lifecycle.cancel(JUDGE_JOBS, job)
-
-
-def job_resume(
-    *,
-    job: JudgeJob,
-    retry_failed: bool = False,
-    budget: Decimal | Literal["keep"] | None = lifecycle.KEEP,
-) -> int:
-    """Queue the chunks that still have pending judgments (with retry_failed, failed and
-    unparsed ones are asked again), with a new budget if one is given (None: no limit).
-    Raises JudgeError for imported judgments or a negative budget."""
-    return lifecycle.resume(JUDGE_JOBS, job, retry_failed=retry_failed, budget=budget)
 
 
 def job_records(job: JudgeJob) -> list[JudgmentRecord]:
