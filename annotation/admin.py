@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString
 
 from annotation import services
 from annotation.assign import AnnotationError
-from annotation.kinds import BuildRequest, kind_of, kinds
+from annotation.kinds import BuildRequest, kind_choices, kind_of, kinds
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -92,10 +92,6 @@ class MemberInline(admin.TabularInline):
     model = Member
     extra = 1
     autocomplete_fields = ("user",)
-
-
-def kind_choices() -> list[tuple[str, str]]:
-    return [(name, kind.label) for name, kind in kinds().items()]
 
 
 def labels_default_help() -> str:

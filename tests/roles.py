@@ -216,7 +216,7 @@ def build_world(tmp_path: Path) -> World:
     # M: a motivation campaign with an adjudication stage; two annotators disagree on an item
     motivation = services.campaign_create(
         name="World motivation",
-        kind=Campaign.Kind.MOTIVATION,
+        kind="motivation",
         benchmark=benchmark,
         labels_per_item=2,
         adjudication_stage=True,
@@ -250,7 +250,7 @@ def build_world(tmp_path: Path) -> World:
     )
     refinement = services.campaign_create(
         name="World refinement",
-        kind=Campaign.Kind.REFINEMENT,
+        kind="refinement",
         benchmark=Benchmark.objects.get(name="World plans"),
         review_stage=True,
         labels_per_item=1,

@@ -178,5 +178,5 @@ def test_a_refinement_campaign_is_settled_by_review_not_adjudication() -> None:
     from annotation.services import campaign_create
 
     with pytest.raises(AnnotationError, match="adjudication_stage: Refinements are settled"):
-        campaign_create(name="r", kind=Campaign.Kind.REFINEMENT, adjudication_stage=True)
+        campaign_create(name="r", kind="refinement", adjudication_stage=True)
     assert not Campaign.objects.filter(name="r").exists()

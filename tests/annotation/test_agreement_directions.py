@@ -74,7 +74,7 @@ def r4_campaign() -> tuple[Campaign, Run, Run]:
                 },
             )
     campaign = services.campaign_create(
-        name="tool use on general questions", kind=Campaign.Kind.PAIRWISE, labels_per_item=2
+        name="tool use on general questions", kind="pairwise", labels_per_item=2
     )
     services.items_from_runs(campaign=campaign, run_a=run_a, run_b=run_b)
     annotators = [make_user(username=f"judge{j}") for j in range(2)]

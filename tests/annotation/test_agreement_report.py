@@ -79,7 +79,7 @@ def pairwise_campaign() -> tuple[Campaign, Run, Run, list[Any]]:
                 scores={"accuracy": score},
             )
     campaign = services.campaign_create(
-        name="synthetic pairwise", kind=Campaign.Kind.PAIRWISE, labels_per_item=ANNOTATORS
+        name="synthetic pairwise", kind="pairwise", labels_per_item=ANNOTATORS
     )
     services.items_from_runs(campaign=campaign, run_a=run_a, run_b=run_b)
     annotators = [make_user(username=f"ann{j}") for j in range(ANNOTATORS)]
@@ -309,9 +309,7 @@ def test_gold_questions_and_scores_are_part_of_what_makes_a_report_stale() -> No
 
 
 def test_turing_votes_are_shared_per_dimension() -> None:
-    campaign = services.campaign_create(
-        name="turing synthetic", kind=Campaign.Kind.TURING, labels_per_item=2
-    )
+    campaign = services.campaign_create(name="turing synthetic", kind="turing", labels_per_item=2)
     pairs = [
         {"documentation": "d", "arguments": {"x": i}, "real": {"r": i}, "simulated": {"s": i}}
         for i in range(10)
@@ -412,9 +410,7 @@ def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> N
             status=Prediction.Status.FAILED,
             error="no answer",
         )
-    campaign = services.campaign_create(
-        name="errors", kind=Campaign.Kind.ERROR_TYPES, labels_per_item=2
-    )
+    campaign = services.campaign_create(name="errors", kind="error_types", labels_per_item=2)
     services.items_from_failures(campaign=campaign, run=run)
     first, second = make_user(), make_user()
     services.members_add(campaign=campaign, users=[first, second], role=Member.Role.ANNOTATOR)

@@ -30,7 +30,7 @@ def campaign(review_stage: bool = True, labels_per_item: int = 1) -> tuple[Campa
     )
     c = services.campaign_create(
         name="refine",
-        kind=Campaign.Kind.REFINEMENT,
+        kind="refinement",
         benchmark=Benchmark.objects.get(name="UltraTool refine"),
         review_stage=review_stage,
         labels_per_item=labels_per_item,

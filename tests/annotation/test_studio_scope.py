@@ -90,7 +90,7 @@ def other_campaigns(w: World, user: Any) -> tuple[Campaign, Campaign]:
     where `user` is annotator, reviewer and adjudicator."""
     y_motivation = services.campaign_create(
         name="Y motivation",
-        kind=Campaign.Kind.MOTIVATION,
+        kind="motivation",
         benchmark=w.benchmark,
         labels_per_item=2,
         adjudication_stage=True,
@@ -98,7 +98,7 @@ def other_campaigns(w: World, user: Any) -> tuple[Campaign, Campaign]:
     services.items_from_tools(campaign=y_motivation)
     y_refinement = services.campaign_create(
         name="Y refinement",
-        kind=Campaign.Kind.REFINEMENT,
+        kind="refinement",
         benchmark=w.refinement.benchmark,
         review_stage=True,
     )

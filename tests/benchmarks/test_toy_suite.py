@@ -16,7 +16,7 @@ import pytest
 from annotation import services
 from annotation.agreement.services import report_params, report_request
 from annotation.assign import item_next, label_submit
-from annotation.models import AgreementReport, Campaign, Member
+from annotation.models import AgreementReport, Member
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
 from benchmarks.suites.registry import SUITE_MODULES, get_suite
@@ -72,9 +72,7 @@ def test_a_suite_defined_only_in_the_tests_goes_from_import_to_agreement(
 
     # and humans comparing the two outputs agree with the metric on every item: the careful
     # model is better where it alone is right (odd n), a tie elsewhere
-    campaign = services.campaign_create(
-        name="toy pairwise", kind=Campaign.Kind.PAIRWISE, labels_per_item=2
-    )
+    campaign = services.campaign_create(name="toy pairwise", kind="pairwise", labels_per_item=2)
     services.items_from_runs(campaign=campaign, run_a=careful, run_b=hasty)
     annotators = [make_user(username=f"ann{j}") for j in range(2)]
     services.members_add(campaign=campaign, users=annotators, role=Member.Role.ANNOTATOR)
