@@ -14,6 +14,7 @@ from annotation.refinement import (
     refinement_answers,
     refinement_apply,
 )
+from annotation.sources import SPLIT
 
 VERDICT_CHOICES = [
     {"value": "keep", "label": "Keep as it is", "key": "k"},
@@ -41,7 +42,7 @@ class Refinement(CampaignKind):
     # The gold is what its annotators edit.
     gold_on_request = False
     wide = True
-    builders = frozenset({"split"})
+    sources = (SPLIT,)
 
     def workspace_context(self, assignment: Any) -> dict[str, Any]:
         return editor_context(assignment)

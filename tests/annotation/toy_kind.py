@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.kinds import CampaignKind
+from annotation.sources import SPLIT
 
 
 class GoldCheck(CampaignKind):
@@ -22,7 +23,7 @@ class GoldCheck(CampaignKind):
             ],
         }
     ]
-    builders = frozenset({"split"})
+    sources = (SPLIT,)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         view["gold"] = item.sample.reference
