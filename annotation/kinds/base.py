@@ -12,7 +12,7 @@ sources (annotation.sources).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,27 @@ class ItemSource:
         return all(getattr(request, field) for field in self.fields)
 
 
+def _adds_nothing(data: Any) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A section of the agreement report beyond its questions (annotation.agreement.sections):
+    computed from the campaign's ratings into the report's data under `name`, written as rows
+    of the summary CSV, and shown on the report's page by `template`, which gets the section's
+    data as `section.data` and what `view` adds (its charts) as `section`'s other keys."""
+
+    name: str
+    # (ratings, *, resamples, seed, level) -> the section's data (plain, stored as JSON).
+    compute: Callable[..., Any]
+    # The section's data -> rows of the summary CSV (annotation.agreement.report's
+    # SUMMARY_COLUMNS).
+    rows: Callable[[Any], Iterable[tuple[Any, ...]]]
+    template: str
+    view: Callable[[Any], dict[str, Any]] = _adds_nothing
+
+
 class CampaignKind:
     name: str = ""
     label: str = ""
@@ -103,8 +124,8 @@ class CampaignKind:
     scored_as_runs: bool = False
     # Items pair two runs' predictions (A and B): the report ranks the runs.
     compares_runs: bool = False
-    # Extra sections of the agreement report (annotation.agreement.report): "turing", "pairwise".
-    report_sections: tuple[str, ...] = ()
+    # The agreement report's sections beyond the questions (annotation.agreement.sections).
+    report_sections: tuple[ReportSection, ...] = ()
 
     @property
     def item_template(self) -> str:

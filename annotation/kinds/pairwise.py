@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.agreement.sections import RUN_LEADERBOARD
 from annotation.kinds.base import CampaignKind
 from annotation.sources import RUNS
 
@@ -37,7 +38,7 @@ class Pairwise(CampaignKind):
     sources = (RUNS,)
     build_help = "One item per sample both runs answered (A and B in that order)."
     compares_runs = True
-    report_sections = ("pairwise",)
+    report_sections = (RUN_LEADERBOARD,)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         # A then B: the studio puts them in the order each person is shown (selectors.item_view).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.agreement.sections import TURING_SHARES
 from annotation.kinds.base import CampaignKind
 from annotation.sources import API_PAIRS
 from config.display import pretty
@@ -21,7 +22,7 @@ class Turing(CampaignKind):
     build_help = (
         'A JSON file: a list of {"documentation", "arguments", "real", "simulated", "api"?}.'
     )
-    report_sections = ("turing",)
+    report_sections = (TURING_SHARES,)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         payload = item.payload
