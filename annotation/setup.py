@@ -115,13 +115,6 @@ def campaign_details_update(
     return campaign
 
 
-def gold_is_a_choice(kind: Any) -> bool:
-    """Whether a campaign of this kind chooses to show its samples' gold (Campaign.show_gold):
-    its items are samples (ItemSource.samples), and the kind shows their gold only when asked."""
-    samples = any(source.samples for source in kind.sources)
-    return bool(kind.shows_reference and kind.gold_on_request and samples)
-
-
 # --- questions ----------------------------------------------------------------------------------
 
 

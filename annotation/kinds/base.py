@@ -152,6 +152,19 @@ class CampaignKind:
         fields = [field for source in self.sources for field in source.fields]
         return (*dict.fromkeys(fields), "limit")
 
+    def setup_options(self) -> tuple[str, ...]:
+        """The campaign's options (Campaign fields) that the setup flow's first step asks for
+        this kind; its items step asks its sources' fields (build_fields)."""
+        # The gold is a choice only of items that are samples, when the kind shows it on request.
+        gold_choice = self.shows_reference and self.gold_on_request
+        wanted = {
+            "randomize_sides": self.sided,
+            "show_gold": gold_choice and any(source.samples for source in self.sources),
+            "review_stage": self.reviewable,
+            "adjudication_stage": self.adjudicable,
+        }
+        return tuple(option for option, applies in wanted.items() if applies)
+
     def sample_item(self, sample: Any, split: str) -> dict[str, Any]:
         """An item's fields for one sample of a split."""
         return {"sample": sample}
