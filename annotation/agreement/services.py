@@ -237,6 +237,8 @@ def _compute(
 AGREEMENT_REPORTS = RowWork(
     name="agreement reports",
     model=AgreementReport,
+    # The name the computing task is registered under (annotation.tasks takes it from here):
+    # the tasks import this module, and this one no task. Messages already queued carry it.
     task="annotation.tasks.agreement_report_compute",
     queue="reports",
     waiting=AgreementReport.Status.PENDING,
