@@ -25,11 +25,11 @@ from annotation.agreement.data import (
 )
 from annotation.agreement.exports import label_csv_lines
 from annotation.agreement.services import report_params, report_request
-from annotation.assign import item_next, label_submit
+from annotation.assign import item_next
 from annotation.models import AgreementReport, Campaign, Member
 from benchmarks.suites.protocol import MetricSpec
 from evaluation.models import Endpoint, Prediction, Run
-from tests.factories import make_benchmark, make_sample, make_superuser, make_user
+from tests.factories import make_benchmark, make_sample, make_superuser, make_user, store_label
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +84,7 @@ def r4_campaign() -> tuple[Campaign, Run, Run]:
     for j, user in enumerate(annotators):
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             votes = ITEMS[positions[assignment.item_id]][1]
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,

@@ -20,11 +20,11 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from annotation import services
 from annotation.agreement.exports import LABEL_COLUMNS, label_csv_lines, summary_csv_lines
 from annotation.agreement.services import report_params, report_request
-from annotation.assign import item_next, label_submit
+from annotation.assign import item_next
 from annotation.models import AgreementReport, Campaign, Member
 from benchmarks.suites.wtueval.questions import ERROR_TYPE_CHOICES
 from evaluation.models import Endpoint, Judge, JudgeJob, Judgment, Prediction, Run
-from tests.factories import make_benchmark, make_sample, make_user
+from tests.factories import make_benchmark, make_sample, make_user, store_label
 
 pytestmark = pytest.mark.django_db
 
@@ -89,7 +89,7 @@ def pairwise_campaign() -> tuple[Campaign, Run, Run, list[Any]]:
     for j, user in enumerate(annotators):
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             i = positions[assignment.item_id]
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
@@ -331,7 +331,7 @@ def test_turing_votes_are_shared_per_dimension() -> None:
         k = 0
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             vote = overall[j * 10 + k]
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
@@ -422,7 +422,7 @@ def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> N
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             i = positions[assignment.item_id]
             types = ["incorrect_invocation"] + (["endless_retry"] if i in chosen[j] else [])
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,

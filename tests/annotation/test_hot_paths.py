@@ -11,10 +11,10 @@ from django.core.cache import cache
 from django.test import Client
 
 from annotation import services
-from annotation.assign import item_next, label_submit, label_undo
+from annotation.assign import item_next, label_undo
 from annotation.selectors import annotator_progress, campaign_totals
 from tests.annotation.conftest import motivation_campaign
-from tests.factories import make_tool
+from tests.factories import make_tool, store_label
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +26,7 @@ def clean_cache() -> None:
 
 def answer_one(campaign: Any, user: Any) -> None:
     assignment = item_next(campaign=campaign, user=user)
-    label_submit(
+    store_label(
         campaign=assignment.campaign,
         assignment_id=assignment.pk,
         user=user,
@@ -112,7 +112,7 @@ def test_the_campaigns_label_count_follows_each_answer_and_undo_at_once(
         assignment = item_next(campaign=campaign, user=other)
         token = uuid.uuid4()
         for _ in range(2):
-            label_submit(
+            store_label(
                 campaign=campaign,
                 assignment_id=assignment.pk,
                 user=other,

@@ -13,13 +13,13 @@ from django.apps import apps
 
 import annotation.kinds
 from annotation import services
-from annotation.assign import AnnotationError, item_next, label_submit
+from annotation.assign import AnnotationError, item_next
 from annotation.kinds import CampaignKind, kind_named, kinds
 from annotation.models import Campaign, Item, Label, Question
 from benchmarks.suites.wtueval.evaluate import ERROR_TYPES
 from benchmarks.suites.wtueval.questions import ERROR_TYPE_CHOICES
 from tests.annotation.test_kinds_api import build_error_types
-from tests.factories import make_user
+from tests.factories import make_user, store_label
 
 
 def test_every_kind_module_is_registered_under_its_name() -> None:
@@ -66,7 +66,7 @@ def test_labels_stored_with_the_old_error_code_are_renamed() -> None:
     services.members_add(campaign=campaign, users=[user], role="annotator")
     services.campaign_activate(campaign=campaign)
     assignment = item_next(campaign=campaign, user=user)
-    label, _ = label_submit(
+    label, _ = store_label(
         campaign=assignment.campaign,
         assignment_id=assignment.pk,
         user=user,

@@ -312,13 +312,14 @@ def test_the_human_baseline_is_scored_like_a_model(client: Client, seeddata: Any
     ann = make_user(username="human1")
     services.members_add(campaign=campaign, users=[ann], role=Member.Role.ANNOTATOR)
     services.campaign_activate(campaign=campaign)
-    from annotation.assign import item_next, label_submit
+    from annotation.assign import item_next
+    from tests.factories import store_label
 
     # the right answer on reliability is no tool; the annotator gets 3 of 4 right
     for n in range(4):
         assignment = item_next(campaign=campaign, user=ann)
         choices = assignment.item.payload["choices"]
-        label_submit(
+        store_label(
             campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=ann,

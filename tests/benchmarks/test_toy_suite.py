@@ -15,7 +15,7 @@ import pytest
 
 from annotation import services
 from annotation.agreement.services import report_params, report_request
-from annotation.assign import item_next, label_submit
+from annotation.assign import item_next
 from annotation.models import AgreementReport, Member
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
@@ -23,7 +23,7 @@ from benchmarks.suites.registry import SUITE_MODULES, get_suite
 from evaluation.models import Run
 from evaluation.services import run_launch
 from tests.evaluation.conftest import execute_run, make_endpoint
-from tests.factories import make_user
+from tests.factories import make_user, store_label
 from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -80,7 +80,7 @@ def test_a_suite_defined_only_in_the_tests_goes_from_import_to_agreement(
     for user in annotators:
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             n = int(assignment.item.sample.external_id)
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,

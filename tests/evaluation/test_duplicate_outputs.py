@@ -438,8 +438,9 @@ def test_a_human_baseline_of_a_run_with_repeats_scores_an_answer_per_item(s_m_fi
     import uuid
 
     from annotation import services as annotation
-    from annotation.assign import item_next, label_submit
+    from annotation.assign import item_next
     from annotation.models import Member
+    from tests.factories import store_label
 
     import_s_m(s_m_file, "--on-duplicate", "reference")
     run = Run.objects.get()
@@ -449,7 +450,7 @@ def test_a_human_baseline_of_a_run_with_repeats_scores_an_answer_per_item(s_m_fi
     annotation.members_add(campaign=campaign, users=[human], role=Member.Role.ANNOTATOR)
     annotation.campaign_activate(campaign=campaign)
     while (assignment := item_next(campaign=campaign, user=human)) is not None:
-        label_submit(
+        store_label(
             campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=human,
