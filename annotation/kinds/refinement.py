@@ -8,7 +8,7 @@ from typing import Any
 
 from annotation.kinds.base import CampaignKind, Submission
 from annotation.models import Label
-from annotation.refinement import (
+from annotation.refinement_workflow import (
     editor_context,
     editor_preview,
     refinement_answers,

@@ -13,7 +13,7 @@ from django.test import Client
 
 from annotation import services
 from annotation.models import Campaign, Label, Member, RefinementDraft
-from annotation.refinement import reference_outline
+from annotation.refinement_workflow import reference_outline
 from benchmarks.models import Benchmark, Sample, SampleRevision
 from benchmarks.services import benchmark_import
 from tests.factories import make_user
