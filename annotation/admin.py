@@ -338,7 +338,7 @@ class BuildItemsForm(forms.Form):
     def __init__(self, campaign: Campaign, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.campaign = campaign
-        # Only what the kind builds its items from (it was every field, whatever the kind).
+        # Only the fields of the kind's item sources: another field would be ignored.
         wanted = kind_of(campaign).build_fields()
         for name in list(self.fields):
             if name not in wanted:

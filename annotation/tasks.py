@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-# First the app these shared tasks belong to: Django's start no longer imports it (config).
+# First the app these shared tasks belong to: Django's start does not import it (config).
 import config.celery  # noqa: F401
 from annotation.agreement.services import AGREEMENT_REPORTS, report_compute
 from annotation.models import AgreementReport

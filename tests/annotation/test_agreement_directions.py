@@ -1,4 +1,4 @@
-"""Agreement knows which way a metric points (issue 14): only per-item scores that are better
+"""Agreement knows which way a metric points: only per-item scores that are better
 one way rate; a lower-is-better one is compared with its sign turned, in the correlations, the
 pairwise signs and the Bradley-Terry leaderboard; counts, flags and names no task declares are
 never offered, and asking for one says why. Figures are computed by hand."""

@@ -1,4 +1,4 @@
-"""Blind studies stay blind (issue 27, finding 3): for every sided kind in the kind registry, a
+"""Blind studies stay blind: for every sided kind in the kind registry, a
 campaign with real sides (a text run against a native run of the same task; a real API response
 against a simulated one), and everything its annotator is sent (the pages, the htmx fragments,
 the API's answers) read for anything that maps a side to what made it: the runs' names and

@@ -1,4 +1,4 @@
-"""Every studio action is tied to the campaign in its URL (issue 27, finding 3): someone removed
+"""Every studio action is tied to the campaign in its URL: someone removed
 from campaign X who is still a member of campaign Y, in every role, sends each studio URL of Y
 (pages and API) naming what they held or could see in X (their lease, their refinement draft,
 a label waiting for review, a disputed item): nothing in X changes, and no answer shows it.
