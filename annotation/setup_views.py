@@ -171,6 +171,8 @@ def _kind_rows() -> list[dict[str, Any]]:
             "help": kind.build_help,
             "labels": labels_per_item_default(name),
             "kind_labels": kind.labels_per_item,
+            # A link from two runs (the prefill) offers only the kinds built from two runs.
+            "from_runs": "runs" in kind.builders,
         }
         for name, kind in kinds().items()
     ]
