@@ -21,8 +21,22 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # In ready(): roles reads the models, which exist once the app registry is loaded.
+        # Imported here, not at the top: they import the models, which exist only once the app
+        # registry is ready.
+        from annotation.kinds import (
+            baseline,
+            error_types,
+            motivation,
+            pairwise,
+            refinement,
+            register,
+            turing,
+        )
         from annotation.roles import after_migrate
+
+        # The built-in campaign kinds, in the order the setup page and the admin offer them.
+        for module in (refinement, motivation, turing, pairwise, baseline, error_types):
+            register(module.KIND)
 
         # The access table's system check: every URL has a rule.
         checks.register(every_url_has_a_rule, checks.Tags.security)

@@ -1,7 +1,8 @@
 """State changes of the annotation app: campaigns and their questions, building items, checking
 answers, members. (Giving items out and taking answers is annotation.assign; submitting answers
-is annotation.submit.) What differs by campaign kind (the default questions, which builders a
-kind takes, an item's fields) is asked of the kind (annotation.kinds).
+is annotation.submit.) What differs by campaign kind (the default questions, which sources a
+kind takes, an item's fields) is asked of the kind (annotation.kinds); the item builders here
+are what the kinds' item sources (annotation.sources) call.
 
 Every service raises AnnotationError with a message for the person who asked.
 """

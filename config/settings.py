@@ -273,7 +273,6 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["config.access.TableAccess"],
     "ENUM_NAME_OVERRIDES": {
-        "CampaignKindEnum": "annotation.models.Campaign.Kind",
         "SampleKindEnum": "benchmarks.models.Sample.Kind",
     },
 }

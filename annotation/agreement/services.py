@@ -209,6 +209,8 @@ def _failure(inputs: _Inputs, exc: Exception) -> Failure:
 AGREEMENT_REPORTS: Computed[_Inputs] = Computed(
     name="agreement reports",
     model=AgreementReport,
+    # The name the computing task is registered under (annotation.tasks takes it from here):
+    # the tasks import this module, and this one no task. Messages already queued carry it.
     task="annotation.tasks.agreement_report_compute",
     queue="reports",
     waiting=AgreementReport.Status.PENDING,

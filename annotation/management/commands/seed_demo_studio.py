@@ -81,7 +81,7 @@ class Command(BaseCommand):
         return [
             {
                 "name": "Refine UltraTool plans (demo)",
-                "kind": Campaign.Kind.REFINEMENT,
+                "kind": "refinement",
                 "benchmark": "UltraTool (demo)",
                 "review_stage": True,
                 "guidelines": "# Refining plans\n\nFix the gold plan so that every step is "
@@ -92,7 +92,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "Why tools (demo)",
-                "kind": Campaign.Kind.MOTIVATION,
+                "kind": "motivation",
                 "benchmark": "MetaTool (demo)",
                 "labels_per_item": 2,
                 "guidelines": "# Why would a model need this tool?\n\n- **A** the answer "
@@ -103,7 +103,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "Real or simulated? (demo)",
-                "kind": Campaign.Kind.TURING,
+                "kind": "turing",
                 "labels_per_item": 2,
                 "guidelines": "# Turing test\n\nOne response is the real API's, the other a "
                 "simulator's. For each question, pick the better one, or a tie.",
@@ -113,7 +113,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "Which model is better? (demo)",
-                "kind": Campaign.Kind.PAIRWISE,
+                "kind": "pairwise",
                 "labels_per_item": 2,
                 "adjudication_stage": True,
                 "guidelines": "# Pairwise\n\nWhich answer calls the right tool with the right "
@@ -122,7 +122,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "Answer like a model (demo)",
-                "kind": Campaign.Kind.BASELINE,
+                "kind": "baseline",
                 "benchmark": "MetaTool (demo)",
                 "task": "reliability",
                 "guidelines": "# Human baseline\n\nChoose the tools you would use, or none if "
@@ -131,7 +131,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "What went wrong? (demo)",
-                "kind": Campaign.Kind.ERROR_TYPES,
+                "kind": "error_types",
                 "guidelines": "# Error types\n\nMark every kind of error in the failed attempt.",
                 "build": lambda c: services.items_from_failures(campaign=c, run=run_b),
             },
