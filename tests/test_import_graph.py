@@ -100,22 +100,26 @@ def test_no_module_of_the_project_is_in_an_import_cycle() -> None:
 
 def function_imports(path: Path) -> Iterator[tuple[int, str, bool]]:
     """(line, statement, explained) for each import inside a function of the file: explained
-    when a comment stands on its line or right above the block of imports it belongs to."""
+    when a comment stands on its first line or right above the run of import statements it
+    belongs to (one comment may give the reason for the imports that follow it)."""
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
     for function in ast.walk(ast.parse(source)):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        for node in ast.walk(function):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
+        for block in ast.walk(function):
+            body = getattr(block, "body", None)
+            if not isinstance(body, list):
                 continue
-            above = node.lineno - 2
-            while above >= 0 and lines[above].strip().startswith(("import ", "from ")):
-                above -= 1
-            explained = "#" in lines[node.lineno - 1] or (
-                above >= 0 and lines[above].strip().startswith("#")
-            )
-            yield node.lineno, lines[node.lineno - 1].strip(), explained
+            first: ast.stmt | None = None
+            for statement in body:
+                if not isinstance(statement, ast.Import | ast.ImportFrom):
+                    first = None
+                    continue
+                first = first or statement
+                above = lines[first.lineno - 2].strip() if first.lineno > 1 else ""
+                explained = "#" in lines[statement.lineno - 1] or above.startswith("#")
+                yield statement.lineno, lines[statement.lineno - 1].strip(), explained
 
 
 def test_an_import_inside_a_function_says_why_it_is_not_at_the_top() -> None:
@@ -132,21 +136,26 @@ def test_an_import_inside_a_function_says_why_it_is_not_at_the_top() -> None:
     )
 
 
+HEAVY_TUPLE = (
+    "def f():\n    # heavy\n    from json import (\n        dumps,\n    )\n    import csv\n"
+)
+
+
 @pytest.mark.parametrize(
     ("source", "explained"),
     [
-        ("def f():\n    import json\n", False),
-        ("def f():\n    # heavy: loaded on first use\n    import json\n", True),
-        ("def f():\n    import json  # heavy\n", True),
-        ("def f():\n    # heavy\n    import json\n    import csv\n", True),
-        ("def f():\n    x = 1  # not about the import\n    import json\n", False),
+        ("def f():\n    import json\n", [False]),
+        ("def f():\n    # heavy: loaded on first use\n    import json\n", [True]),
+        ("def f():\n    import json  # heavy\n", [True]),
+        ("def f():\n    # heavy\n    import json\n    import csv\n", [True, True]),
+        ("def f():\n    x = 1  # not about the import\n    import json\n", [False]),
+        (HEAVY_TUPLE, [True, True]),
+        ("def f():\n    # heavy\n    import json\n    x = 1\n    import csv\n", [True, False]),
     ],
 )
 def test_the_reason_is_read_from_the_comment_above_or_beside(
-    tmp_path: Path, source: str, explained: bool
+    tmp_path: Path, source: str, explained: list[bool]
 ) -> None:
     module = tmp_path / "m.py"
     module.write_text(source)
-    assert [found for _line, _statement, found in function_imports(module)] == [explained] * len(
-        list(function_imports(module))
-    )
+    assert [found for _line, _statement, found in function_imports(module)] == explained
