@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString
 
 from annotation import services
 from annotation.assign import AnnotationError
-from annotation.kinds import BuildRequest, kind_of, kinds
+from annotation.kinds import BuildRequest, kind_choices, kind_of, kinds
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -92,10 +92,6 @@ class MemberInline(admin.TabularInline):
     model = Member
     extra = 1
     autocomplete_fields = ("user",)
-
-
-def kind_choices() -> list[tuple[str, str]]:
-    return [(name, kind.label) for name, kind in kinds().items()]
 
 
 def labels_default_help() -> str:
@@ -342,7 +338,7 @@ class BuildItemsForm(forms.Form):
     def __init__(self, campaign: Campaign, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.campaign = campaign
-        # Only what the kind builds its items from (it was every field, whatever the kind).
+        # Only the fields of the kind's item sources: another field would be ignored.
         wanted = kind_of(campaign).build_fields()
         for name in list(self.fields):
             if name not in wanted:

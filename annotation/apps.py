@@ -10,6 +10,7 @@ from config.address import check_trusted_proxies
 def every_url_has_a_rule(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """config.access's system check. The access table (and Django REST framework, which it
     imports) is imported when the checks run, not at the start-up of every command."""
+    # Here, not at the top: see the docstring.
     from config.access import check_every_url_has_a_rule
 
     return check_every_url_has_a_rule(app_configs, **kwargs)
@@ -20,7 +21,22 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Imported here, not at the top: they import the models, which exist only once the app
+        # registry is ready.
+        from annotation.kinds import (
+            baseline,
+            error_types,
+            motivation,
+            pairwise,
+            refinement,
+            register,
+            turing,
+        )
         from annotation.roles import after_migrate
+
+        # The built-in campaign kinds, in the order the setup page and the admin offer them.
+        for module in (refinement, motivation, turing, pairwise, baseline, error_types):
+            register(module.KIND)
 
         # The access table's system check: every URL has a rule.
         checks.register(every_url_has_a_rule, checks.Tags.security)

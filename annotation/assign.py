@@ -32,7 +32,7 @@ from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label
 from annotation.selectors import campaign_labels_counted
 
-__all__ = ["AnnotationError", "item_next", "item_skip", "label_submit", "label_undo"]
+__all__ = ["AnnotationError", "item_next", "item_skip", "label_undo"]
 
 # OFFSET 0 keeps the NOT EXISTS a per-row probe of the (item, annotator) index. Without it the
 # planner may turn it into an anti join, and with statistics taken while the annotator had few
@@ -214,7 +214,7 @@ def _retake_slot(assignment: Assignment) -> None:
         )
 
 
-def label_submit(
+def _label_store(
     *,
     campaign: Campaign,
     assignment_id: int,
@@ -226,7 +226,9 @@ def label_submit(
     review: str = "",
 ) -> tuple[Label, bool]:
     """Store the annotator's (already validated) answers for their item in the campaign;
-    (label, created).
+    (label, created). Private: its one caller is annotation.submit.answers_submit, which checks
+    the answers and does what the campaign's kind does on a submit (CampaignKind.on_submit),
+    so that no way in stores a label without them.
 
     Idempotent: the same token, or a second submit of an assignment already submitted, returns
     the stored label with created=False. Raises AnnotationError when the item is not theirs in

@@ -1,4 +1,4 @@
-"""The annotation app's refusal (annotation.assign re-exports it, where it was first defined)."""
+"""The annotation app's refusal (annotation.assign re-exports it for its callers)."""
 
 from __future__ import annotations
 

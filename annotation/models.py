@@ -13,23 +13,12 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from annotation.kinds import kind_named
+from annotation.kinds import kind_named, kind_validator
 from benchmarks.models import Benchmark, Sample, Tool
 from evaluation.models import Prediction, Run
 
 
 class Campaign(models.Model):
-    # The built-in kinds' names. `kind` takes any kind in the registry (annotation.kinds),
-    # checked by clean() and the services, not by a database enum: a kind is added by
-    # registering it, without a migration.
-    class Kind(models.TextChoices):
-        REFINEMENT = "refinement", "Refinement of samples"
-        MOTIVATION = "motivation", "Tool motivation"
-        TURING = "turing", "Turing test of API responses"
-        PAIRWISE = "pairwise", "Pairwise comparison of two runs"
-        BASELINE = "baseline", "Human baseline"
-        ERROR_TYPES = "error_types", "Error types of failed traces"
-
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         ACTIVE = "active", "Active"
@@ -44,7 +33,12 @@ class Campaign(models.Model):
         "for a blind campaign (pairwise, Turing), whose members see a neutral one (its kind and "
         "number), since its own name may say which runs or responses it compares.",
     )
-    kind = models.CharField(max_length=20, help_text="A registered campaign kind.")
+    # Any kind in the registry (annotation.kinds), the one list of kinds: checked by its
+    # validator, clean() and the services, not by database choices, so that a kind is added by
+    # registering it, without a migration.
+    kind = models.CharField(
+        max_length=20, validators=[kind_validator], help_text="A registered campaign kind."
+    )
     benchmark = models.ForeignKey(
         Benchmark, null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.apps import apps as global_apps
+from django.contrib.auth.management import create_permissions
 
 RESEARCHERS = "researchers"
 ANNOTATORS = "annotators"
@@ -64,8 +65,6 @@ def role_groups_ensure(apps: Any = global_apps, *, strict: bool = True) -> None:
     migration's historical models, or the real ones). `strict=False` (the data migration, which
     runs before the models added since exist) grants what exists; post_migrate then grants the
     rest, strictly, once every migration has run."""
-    from django.contrib.auth.management import create_permissions
-
     # Permissions are made after the last migration; make them now, so that the grant below
     # finds them on a database migrated a moment ago.
     for app_config in apps.get_app_configs():

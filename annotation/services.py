@@ -1,7 +1,8 @@
 """State changes of the annotation app: campaigns and their questions, building items, checking
 answers, members. (Giving items out and taking answers is annotation.assign; submitting answers
-is annotation.submit.) What differs by campaign kind (the default questions, which builders a
-kind takes, an item's fields) is asked of the kind (annotation.kinds).
+is annotation.submit.) What differs by campaign kind (the default questions, which sources a
+kind takes, an item's fields) is asked of the kind (annotation.kinds); the item builders here
+are what the kinds' item sources (annotation.sources) call.
 
 Every service raises AnnotationError with a message for the person who asked.
 """
@@ -23,8 +24,11 @@ from annotation.models import Campaign, Item, Member, Question
 from annotation.roles import ANNOTATORS
 from annotation.selectors import campaign_totals_forget
 from benchmarks.models import Benchmark, Sample
-from benchmarks.suites.base import ImportFormatError, load_json
+from benchmarks.suites.base import ImportFormatError, PublishedOutput, load_json
+from benchmarks.suites.judging import canonical_preference
 from evaluation.models import Prediction, Run
+from evaluation.selectors import evaluator_for
+from evaluation.services import RunError, outputs_import
 
 
 def campaign_create(
@@ -286,8 +290,6 @@ def items_from_failures(*, campaign: Campaign, run: Run, limit: int | None = Non
     with a wrong result by the task's headline metric (the first `limit` of them)."""
     _require_builder(campaign, "failures")
     _check_limit(limit)
-    from evaluation.selectors import evaluator_for
-
     headline = evaluator_for(run.benchmark).task(run.task).metrics[0]
     rows = []
     for prediction in run.predictions.order_by("position").only(
@@ -437,8 +439,6 @@ SIDES = {"left": 0, "tie": None, "right": 1}
 def _pairwise(question: Question, value: Any, shown_order: str) -> int:
     if value not in SIDES:
         raise AnnotationError(f"{question.text}: answer left, tie or right", field=question.key)
-    from benchmarks.suites.judging import canonical_preference
-
     return canonical_preference(SIDES[value], shown_order or "AB")
 
 
@@ -450,9 +450,6 @@ def baseline_runs_build(*, campaign: Campaign) -> list[Any]:
     model's (MetaTool C.5's human baseline): the chosen tools written as a model would answer
     ("None" for no tool), against the candidates the item showed. Re-building replaces the
     campaign's earlier baseline runs. Raises AnnotationError if there is nothing to score."""
-    from benchmarks.suites.protocol import PublishedOutput
-    from evaluation.services import RunError, outputs_import
-
     if not kind_of(campaign).scored_as_runs:
         raise AnnotationError("only a human baseline's answers are scored as runs")
     if campaign.benchmark is None or not campaign.task:
@@ -489,7 +486,7 @@ def baseline_runs_build(*, campaign: Campaign) -> list[Any]:
                 context.setdefault("candidates", item_choices(label.item))
                 contexts.append(context)
                 if prediction is not None:
-                    options = prediction.run.options
+                    options = prediction.run.launch_options
             try:
                 runs.append(
                     outputs_import(

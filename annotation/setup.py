@@ -115,16 +115,6 @@ def campaign_details_update(
     return campaign
 
 
-# Ways of building whose items are samples (they have a gold answer to show or hide).
-SAMPLE_BUILDERS = frozenset({"split", "run", "runs", "failures"})
-
-
-def gold_is_a_choice(kind: Any) -> bool:
-    """Whether a campaign of this kind chooses to show its samples' gold (Campaign.show_gold):
-    its items are samples, and the kind shows their gold only when asked."""
-    return bool(kind.shows_reference and kind.gold_on_request and kind.builders & SAMPLE_BUILDERS)
-
-
 # --- questions ----------------------------------------------------------------------------------
 
 

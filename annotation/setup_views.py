@@ -34,7 +34,6 @@ from annotation.setup import (
     Prefill,
     campaign_details_update,
     campaign_readiness,
-    gold_is_a_choice,
     items_rebuild,
     member_roles,
     members_set,
@@ -172,25 +171,23 @@ def _kind_rows() -> list[dict[str, Any]]:
             "help": kind.build_help,
             "labels": labels_per_item_default(name),
             "kind_labels": kind.labels_per_item,
+            # A link from two runs (the prefill) offers only the kinds built from two runs.
+            "from_runs": "runs" in kind.builders,
         }
         for name, kind in kinds().items()
     ]
 
 
-# The first step's options: which kinds each applies to (the details step shows a draft's own).
-OPTIONS = {
-    "randomize_sides": lambda kind: kind.sided,
-    "show_gold": gold_is_a_choice,
-    "review_stage": lambda kind: kind.reviewable,
-    "adjudication_stage": lambda kind: kind.adjudicable,
-}
+# The first step's options, each shown with the kinds that ask it (CampaignKind.setup_options;
+# the details step shows a draft's own).
+OPTIONS = ("randomize_sides", "show_gold", "review_stage", "adjudication_stage")
 
 
 def _option_kinds() -> dict[str, str]:
     """Each option of the first step, with the labels of the kinds it applies to."""
     return {
-        option: ", ".join(kind.label for kind in kinds().values() if applies(kind))
-        for option, applies in OPTIONS.items()
+        option: ", ".join(kind.label for kind in kinds().values() if option in kind.setup_options())
+        for option in OPTIONS
     }
 
 
@@ -200,7 +197,7 @@ def _posted_options(data: Any, kind_name: str) -> dict[str, bool]:
         kind = kind_named(kind_name)
     except ValueError:
         return {}  # the create service names the unknown kind
-    return {option: bool(data.get(option)) for option, applies in OPTIONS.items() if applies(kind)}
+    return {option: bool(data.get(option)) for option in kind.setup_options()}
 
 
 # --- step 1: create, then the details of a draft ------------------------------------------------
@@ -288,7 +285,7 @@ def _details_page(
     kind = kind_of(campaign)
     context = {
         "kind": kind,
-        "gold_choice": gold_is_a_choice(kind),
+        "options": kind.setup_options(),
         "benchmarks": Benchmark.objects.order_by("name"),
         "posted": posted,
         "error": error,

@@ -9,7 +9,9 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.assign import label_submit
+# The locked storage step of a submit; this module is its only caller (the public one is
+# answers_submit).
+from annotation.assign import _label_store
 from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Label
 from annotation.selectors import campaign_questions
@@ -47,7 +49,7 @@ def answers_submit(
     # Only a submit that acts on what it stored needs the outer transaction (a submit is on
     # every annotator's path all day: no savepoints it does not need).
     with transaction.atomic() if submission.then else nullcontext():
-        label, created = label_submit(
+        label, created = _label_store(
             campaign=campaign,
             assignment_id=assignment.pk,
             user=user,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from celery import shared_task
 
-# First the app these shared tasks belong to: Django's start no longer imports it (config).
+# First the app these shared tasks belong to: Django's start does not import it (config).
 import config.celery  # noqa: F401
-from annotation.agreement.services import report_compute
+from annotation.agreement.services import AGREEMENT_REPORTS, report_compute
 from annotation.models import AgreementReport
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=AGREEMENT_REPORTS.task, acks_late=True, reject_on_worker_lost=True)
 def agreement_report_compute(report_id: int) -> str:
     if not AgreementReport.objects.filter(pk=report_id).exists():
         return "gone"

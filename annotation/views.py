@@ -31,7 +31,7 @@ from annotation.assign import (
 from annotation.kinds import CampaignKind, kind_of
 from annotation.markdown import render as render_markdown
 from annotation.models import Adjudication, Assignment, Campaign, Item, Label, Member, Question
-from annotation.refinement import (
+from annotation.refinement_workflow import (
     draft_apply,
     editor_context,
     reference_outline,

@@ -68,20 +68,7 @@ class ToolSerializer(serializers.ModelSerializer):
 class SampleSerializer(serializers.ModelSerializer):
     class Meta:
         model = Sample
-        fields = [
-            "id",
-            "benchmark",
-            "split",
-            "external_id",
-            "kind",
-            "input",
-            "reference",
-            "candidate_tools",
-            "metadata",
-            "revision",
-            "created_at",
-            "updated_at",
-        ]
+        fields = ["id", "benchmark", *Sample.CONTENT_FIELDS, "revision", "created_at", "updated_at"]
         read_only_fields = fields
 
 

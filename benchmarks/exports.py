@@ -147,17 +147,7 @@ def benchmark_export(
     dropped: list[dict[str, Any]] = []
     # Rows as tuples, not model instances (a third of the time at 20,000 samples), read in
     # chunks so the progress bar moves as it goes.
-    rows = samples.values_list(
-        "pk",
-        "split",
-        "external_id",
-        "kind",
-        "input",
-        "reference",
-        "candidate_tools",
-        "metadata",
-        "revision",
-    )
+    rows = samples.values_list("pk", *Sample.CONTENT_FIELDS, "revision")
     for (
         pk,
         split_name,

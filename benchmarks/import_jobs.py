@@ -3,15 +3,16 @@ a Celery task imports them with the same service as the CLI (services.benchmark_
 job row says how far it got, so that its page can poll it and survive reloads.
 
 The import itself is all or nothing (one transaction): a worker killed in the middle leaves no
-half import. The job is background work under config.background's one rule (IMPORT_JOBS): the
-worker holds it under a lease it renews while it reads and stores; when the worker is lost,
-the sweep queues it again (it runs again from the start), and fails it, its files removed, once
-its workers were lost MAX_ATTEMPTS times. A job whose message the broker lost is sent again.
+half import. The job is a computed result with no fingerprint (every upload is a request of its
+own), always a worker's, under config.computed's lifecycle and config.background's one rule
+(IMPORT_JOBS): the worker holds it under a lease it renews while it reads and stores; when the
+worker is lost, the sweep queues it again (it runs again from the start), and fails it, its
+files removed, once its workers were lost MAX_ATTEMPTS times. A job whose message the broker
+lost is sent again.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import secrets
@@ -29,10 +30,8 @@ from benchmarks.models import Benchmark, ImportJob
 from benchmarks.services import benchmark_import
 from benchmarks.suites.base import ImportFormatError, unstorable
 from benchmarks.suites.registry import get_suite, suite_names
-from config.background import Held, RowWork
+from config.computed import Computed, Computing, Failure
 from config.errors import ApplicationError
-
-log = logging.getLogger(__name__)
 
 TASK = "benchmarks.tasks.import_job_run"
 # A job whose worker was lost this many times is failed rather than tried again.
@@ -201,90 +200,64 @@ def import_job_run(*, job_id: int) -> str:
     ended, or that a live worker holds, is left as it is (IMPORT_JOBS.claim); a job whose
     worker was lost starts again from the start. The files are removed when the job ends.
     Returns the job's status ("gone" when there is no such job)."""
-    held = IMPORT_JOBS.claim(job_id)
-    if held is None:
-        status = ImportJob.objects.filter(pk=job_id).values_list("status", flat=True).first()
-        return status or "gone"
-    with held:
-        return _run(held)
+    job = IMPORT_JOBS.execute(job_id)
+    return str(job.status) if job is not None else "gone"
 
 
-def _run(held: Held) -> str:
-    job_id = held.pk
-    job = ImportJob.objects.get(pk=job_id)
-    held.mine().update(phase="reading", rows_read=0, started_at=timezone.now())
+def _import(job: ImportJob, computing: Computing) -> dict[str, Any]:
     folder = upload_root() / job.folder
     paths = [folder / record["name"] for record in job.files]
     read = 0
-    last = time.monotonic()
 
     def progress(n: int = 1) -> None:
-        nonlocal read, last
+        nonlocal read
         read += n
-        now = time.monotonic()
-        if now - last >= PROGRESS_EVERY_SECONDS:
-            last = now
-            ImportJob.objects.filter(pk=job_id).update(rows_read=read)
+        computing.progress(read)
 
     def on_phase(phase: str) -> None:
-        ImportJob.objects.filter(pk=job_id).update(phase=phase, rows_read=read)
+        computing.note(phase=phase)
 
-    def finish(**fields: Any) -> str:
-        # Only while the job is still this attempt's: a worker that lost it writes nothing and
-        # leaves the files to the attempt that has it.
-        if held.mine().update(finished_at=timezone.now(), lease_until=None, **fields):
-            _remove_files(job)
-        return str(fields["status"])
-
-    try:
-        missing = [path.name for path in paths if not path.is_file()]
-        if missing:
-            raise ImportFormatError(
-                "the uploaded file is no longer on the server (BENCHMARK_UPLOAD_DIR); "
-                "upload it again",
-                file=missing[0],
-            )
-        summary = benchmark_import(
-            suite=job.suite,
-            paths=paths,
-            benchmark_name=job.benchmark_name,
-            progress=progress,
-            allow_known_tools=job.allow_known_tools,
-            on_phase=on_phase,
+    missing = [path.name for path in paths if not path.is_file()]
+    if missing:
+        raise ImportFormatError(
+            "the uploaded file is no longer on the server (BENCHMARK_UPLOAD_DIR); upload it again",
+            file=missing[0],
         )
-    except ImportFormatError as exc:
-        text, file = _located(exc, folder)
-        return finish(
-            status=ImportJob.Status.FAILED,
-            phase="failed",
-            rows_read=read,
-            error=text,
-            error_file=file[:300],
-            error_line=exc.line,
-            error_field=(exc.field or "")[:200],
-        )
-    except Exception as exc:
-        # Not the files' fault: a defect or the database. Said on the page, logged in full.
-        log.exception("import job %s failed", job_id)
-        return finish(
-            status=ImportJob.Status.FAILED,
-            phase="failed",
-            rows_read=read,
-            error=f"Nothing imported. The import stopped unexpectedly ({type(exc).__name__}); "
-            "the server's log has the details.",
-        )
-    return finish(
-        status=ImportJob.Status.DONE,
-        phase="done",
-        rows_read=read,
-        summary={
+    summary = benchmark_import(
+        suite=job.suite,
+        paths=paths,
+        benchmark_name=job.benchmark_name,
+        progress=progress,
+        allow_known_tools=job.allow_known_tools,
+        on_phase=on_phase,
+    )
+    return {
+        "phase": "done",
+        "summary": {
             **summary.as_json(),
             "tools_written": summary.tools_written,
             "samples_written": summary.samples_written,
             "unchanged": summary.unchanged,
             "refined_kept": summary.refined_kept,
         },
-        benchmark=Benchmark.objects.filter(name=summary.benchmark).first(),
+        "benchmark": Benchmark.objects.filter(name=summary.benchmark).first(),
+    }
+
+
+def _failure(job: ImportJob, exc: Exception) -> Failure:
+    if isinstance(exc, ImportFormatError):
+        # The files' fault: said where, as the CLI says it.
+        text, file = _located(exc, upload_root() / job.folder)
+        located = {
+            "error_file": file[:300],
+            "error_line": exc.line,
+            "error_field": (exc.field or "")[:200],
+        }
+        return Failure(text, located, expected=True)
+    # Not the files' fault: a defect or the database. Said on the page, logged in full.
+    return Failure(
+        f"Nothing imported. The import stopped unexpectedly ({type(exc).__name__}); "
+        "the server's log has the details."
     )
 
 
@@ -323,7 +296,7 @@ def _remove_leftovers() -> dict[str, int]:
     return {"upload folders removed": removed}
 
 
-IMPORT_JOBS = RowWork(
+IMPORT_JOBS: Computed[ImportJob] = Computed(
     name="import jobs",
     model=ImportJob,
     task=TASK,
@@ -338,4 +311,13 @@ IMPORT_JOBS = RowWork(
     waiting_fields={"phase": "queued"},
     cleanup=_remove_files,
     sweep_extra=_remove_leftovers,
+    done=ImportJob.Status.DONE,
+    # Every upload is a request of its own: no fingerprint, and always a worker's.
+    inputs=lambda job: job,
+    compute=_import,
+    failure=_failure,
+    started=lambda job: {"phase": "reading", "rows_read": 0, "started_at": timezone.now()},
+    ended=lambda: {"finished_at": timezone.now()},
+    progress_fields=lambda done, total: {"rows_read": done},
+    progress_every=PROGRESS_EVERY_SECONDS,
 )

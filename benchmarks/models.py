@@ -81,6 +81,18 @@ class Sample(models.Model):
         DIALOGUE = "dialogue", "Dialogue"
         PLAN = "plan", "Plan"
 
+    # What a sample is, as an import writes it and a suite reads it (an Item): the columns
+    # every reader and writer of samples names, in this order.
+    CONTENT_FIELDS = (
+        "split",
+        "external_id",
+        "kind",
+        "input",
+        "reference",
+        "candidate_tools",
+        "metadata",
+    )
+
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="samples")
     split = models.CharField(max_length=100)
     external_id = models.CharField(max_length=300)

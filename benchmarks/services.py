@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmarks import selectors
-from benchmarks.models import Benchmark
+from benchmarks.models import Benchmark, Sample, SampleRevision
 from benchmarks.suites.base import (
     ImportFormatError,
     Progress,
@@ -272,15 +272,7 @@ def _upsert_tools(benchmark_id: int, tools: Sequence[ToolRecord]) -> int:
     return written
 
 
-SAMPLE_COLUMNS = (
-    "split",
-    "external_id",
-    "kind",
-    "input",
-    "reference",
-    "candidate_tools",
-    "metadata",
-)
+SAMPLE_COLUMNS = Sample.CONTENT_FIELDS
 
 
 def _copy_field(value: str) -> str:
@@ -442,8 +434,6 @@ def samples_annotate(*, values: dict[int, dict[str, Any]]) -> int:
     judges' verdict. The sample's content and revision are untouched. Returns rows changed."""
     if not values:
         return 0
-    from benchmarks.models import Sample
-
     changed = 0
     with transaction.atomic():
         for sample in Sample.objects.select_for_update().filter(pk__in=list(values)):
@@ -474,8 +464,6 @@ def sample_revise(
     as imported, is recorded the first time). `reviewer` and `verdict` say how the change was
     settled (an export's provenance reads them). Raises RevisionConflict when the sample is no
     longer at `base_revision` (another refinement landed first). Returns the new revision."""
-    from benchmarks.models import Sample, SampleRevision
-
     with transaction.atomic():
         sample = Sample.objects.select_for_update().get(pk=sample_id)
         if sample.revision != base_revision:

@@ -5,7 +5,7 @@ from benchmarks import views
 app_name = "benchmarks"
 
 urlpatterns = [
-    # export (issue 17: refined benchmarks out)
+    # export (refined benchmarks out)
     path("benchmarks/<int:pk>/export/", views.benchmark_export_view, name="benchmark-export"),
     path("benchmarks/", views.home, name="home"),
     path("benchmarks/import/", views.import_page, name="import"),

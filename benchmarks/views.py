@@ -5,6 +5,7 @@ full page or, for htmx, the partial it swaps in."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -72,8 +73,6 @@ def benchmark_detail(request: HttpRequest, benchmark_id: int) -> HttpResponse:
 
 
 def _encoded(values: dict[str, str]) -> dict[str, str]:
-    from urllib.parse import quote
-
     return {key: quote(value) for key, value in values.items()}
 
 
@@ -146,7 +145,7 @@ def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(request, "benchmarks/import_job.html", context)
 
 
-# --- export (issue 17: refined benchmarks out) ----------------------------------------------------
+# --- export (refined benchmarks out) -------------------------------------------------------------
 
 
 def _export_page(

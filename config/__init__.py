@@ -23,6 +23,7 @@ if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
 
 def __getattr__(name: str) -> Any:
     if name == "celery_app":
+        # On first use: Celery's start-up is not paid by every process (the docstring).
         from config.celery import app
 
         return app

@@ -36,6 +36,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core import checks
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils.module_loading import import_string
 from rest_framework import permissions as drf_permissions
 from rest_framework.exceptions import NotFound
@@ -238,9 +239,9 @@ ACCESS: dict[str, Rule] = {
     "admin:*": ADMIN,
     # pages
     "benchmarks:home": SIGNED_IN,
-    # export (issue 17): every sample's gold and its revisions' authors; a GET, reads only
+    # export: every sample's gold and its revisions' authors; a GET, reads only
     "benchmarks:benchmark-export": Perm("benchmarks.view_sample", "benchmarks.view_samplerevision"),
-    # --- benchmarks pages (issue 17): researchers; the gold is on the sample page only ---
+    # --- benchmarks pages: researchers; the gold is on the sample page only ---
     "benchmarks:detail": Perm(
         "benchmarks.view_benchmark", "benchmarks.view_tool", "benchmarks.view_sample"
     ),
@@ -309,14 +310,14 @@ ACCESS: dict[str, Rule] = {
     "evaluation:job-detail": Perm("evaluation.view_judgejob", "evaluation.view_judgment"),
     "evaluation:job-control": Perm("evaluation.change_judgejob"),
     "evaluation:virtual": KEY,
-    # --- home (issue 17): what it shows depends on the user's permissions ---
+    # --- home: what it shows depends on the user's permissions ---
     "annotation:home": SIGNED_IN,
-    # --- runs: launching from pages, comparing two runs (issue 17) ---
+    # --- runs: launching from pages, comparing two runs ---
     "evaluation:run-new": Perm("evaluation.add_run"),
     "evaluation:run-compare": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:job-new": Perm("evaluation.add_judgejob"),
     # --- end runs ---
-    # --- endpoints and judges (issue 29): the pages write what the admin and the API write ---
+    # --- endpoints and judges: the pages write what the admin and the API write ---
     "evaluation:endpoint-list": Perm("evaluation.view_endpoint"),
     "evaluation:endpoint-new": Perm("evaluation.view_endpoint", "evaluation.add_endpoint"),
     "evaluation:endpoint-edit": ByMethod(
@@ -502,7 +503,6 @@ class TableAccess(drf_permissions.BasePermission):
 
 def url_routes() -> dict[str, str]:
     """Every view name the URL configuration can resolve to, with its (first) route."""
-    from django.urls import URLPattern, URLResolver, get_resolver
 
     routes: dict[str, str] = {}
 

@@ -3,7 +3,7 @@
 Django's default admin imports every app's admin module at start-up (AdminConfig.ready calls
 admin.autodiscover), and with them the forms, services and selectors they use: about a third of
 the start-up of every process, `manage.py import_benchmark` included, which uses none of them
-(issue 19: start-up is most of what a user waits for on a ToolE-sized import). Here the modules
+(start-up is most of what a user waits for on a ToolE-sized import). Here the modules
 are found the first time the site is asked for what they register: its URLs (the URLconf asks
 for them when it is loaded, before any request is resolved), its system checks, its app list.
 """

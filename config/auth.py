@@ -3,7 +3,7 @@ statement written once.
 
 Every signed-in request loads its user (`get_user`, from the session's user id); the ORM
 compiles that `SELECT` anew each time, a tenth of the CPU of an annotator's next item or submit
-(profiles of issue 19). This reads the same row with the same columns, builds the same
+(measured by profiling the studio). This reads the same row with the same columns, builds the same
 instance (`from_db`, the fields' converters) and applies the same rule (an inactive user is no
 user). Logging in, passwords and permissions are ModelBackend's own."""
 

@@ -23,7 +23,9 @@ out. Two shapes of work register:
 - one row done by one task (an import job, an agreement report, a run's analyses, a run's
   intervals): `RowWork` below. The row says whether it is waiting for a worker (with a lease
   for the queue: the message may be lost) or running, how often it was started (`attempts`),
-  and why it failed (`error`).
+  and why it failed (`error`). A RowWork that is a result computed from inputs (a report,
+  analyses, an import) is a `config.computed.Computed`, which adds how it is asked for and
+  computed.
 
 A config utility: it imports no app (the kinds bring their models).
 """
@@ -41,13 +43,14 @@ from django.conf import settings
 from django.db import connections, models, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.module_loading import autodiscover_modules
 
 from config.queue import send, send_after_commit
 
 log = logging.getLogger(__name__)
 
-# The Celery task that runs the sweep (config.celery), named here for beat's schedule.
-SWEEP_TASK = "config.celery.recover_lost_work"
+# The Celery task that runs the sweep (config.recovery), named here for beat's schedule.
+SWEEP_TASK = "config.recovery.recover_lost_work"
 
 
 def lease_seconds() -> float:
@@ -84,7 +87,6 @@ def register(kind: Kind) -> Kind:
 def kinds() -> list[Kind]:
     """Every registered kind, once every app's tasks module (which imports the modules that
     declare the kinds) is imported."""
-    from django.utils.module_loading import autodiscover_modules
 
     autodiscover_modules("tasks")
     return list(_KINDS.values())

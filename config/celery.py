@@ -5,7 +5,8 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_process_init, worker_ready
+from celery.signals import task_postrun, task_prerun, worker_process_init
+from django.db import close_old_connections as close_old
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -26,7 +27,6 @@ def close_old_connections(sender: Any = None, **_: Any) -> None:
     older than CONN_MAX_AGE or broken, keep the others (settings.CELERY_DB_REUSE_MAX stops
     Celery's fixup from closing every connection after every task). Not for a task run eagerly,
     in its caller's process and maybe its transaction (Celery's fixup leaves those too)."""
-    from django.db import close_old_connections as close_old
 
     if not getattr(getattr(sender, "request", None), "is_eager", False):
         close_old()
@@ -38,21 +38,3 @@ def freeze_inherited_objects(**_: Any) -> None:
     clients): moved to the permanent generation, they are no longer walked by the collections
     that each answer's short-lived objects trigger."""
     gc.freeze()
-
-
-@app.task(name="config.celery.recover_lost_work", acks_late=True)
-def recover_lost_work() -> dict[str, int]:
-    """The sweep of every kind of background work (config.background.recover)."""
-    from config import background
-
-    return background.recover()
-
-
-@worker_ready.connect
-def recover_after_start(**_: Any) -> None:
-    """A worker that starts may be replacing one that was killed: once the dead worker's
-    leases have run out, take back what it held (beat repeats this every
-    RECOVERY_INTERVAL_SECONDS in any case)."""
-    from config import background, queue
-
-    queue.send(background.SWEEP_TASK, countdown=background.lease_seconds() + 1)

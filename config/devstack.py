@@ -27,6 +27,7 @@ import fcntl
 import importlib.util
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -216,7 +217,6 @@ class _PgRunAs:
 def _pg_run_as() -> _PgRunAs:
     if os.geteuid() != 0:
         return _PgRunAs(None, None)
-    import pwd
 
     try:
         entry = pwd.getpwnam(PG_SYSTEM_USER)

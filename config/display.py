@@ -134,7 +134,7 @@ def as_call(name: Any, arguments: Any) -> dict[str, Any]:
     return call_parts(name, arguments)
 
 
-# --- numbers, one format each (issue 17) -------------------------------------------------------
+# --- numbers, one format each ---------------------------------------------------------------
 # Counts are whole numbers; percentages have 2 decimals, other scores 4, a pace (items per
 # second) 1 and a cost 4, whatever their value, so that a column of them lines up and 50 and
 # 50.5 do not read as numbers of different precision. No value: an em dash.

@@ -13,6 +13,7 @@ import at module level: pure modules (suites, statistics) may raise it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,7 @@ def model_checked(
     """A model instance's own checks (`full_clean`) as the service's error: every field's
     problems in one message, the first field named. `json_objects` {field: example}: fields
     that must hold a JSON object, refused first with the example (a form may post a list)."""
+    # Here, not at the top: pure modules import this one (see the module's docstring).
     from django.core.exceptions import ValidationError
 
     for name, example in (json_objects or {}).items():
@@ -73,6 +75,7 @@ def model_checked(
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Any:
     """DRF's handler, plus one answer for every `ApplicationError`."""
+    # Here, not at the top: pure modules import this one (see the module's docstring).
     from rest_framework.response import Response
     from rest_framework.views import exception_handler
 
@@ -89,7 +92,6 @@ def shows_errors(redraw: Callable[..., Any] | None = None) -> Callable[[Callable
     drawn again in place with the message, what was typed kept; without it, the message is
     `templates/partials/error.html`: its fragment for an htmx request, a page otherwise, with
     the error's status (400 unless it says otherwise)."""
-    import functools
 
     def decorate(view: Callable) -> Callable:
         @functools.wraps(view)
@@ -108,6 +110,7 @@ def shows_errors(redraw: Callable[..., Any] | None = None) -> Callable[[Callable
 
 def error_response(request: Any, error: ApplicationError) -> Any:
     """The message of a refused request as a page (or, for htmx, the fragment)."""
+    # Here, not at the top: pure modules import this one (see the module's docstring).
     from django.shortcuts import render
 
     template = "partials/error.html"

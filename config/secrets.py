@@ -88,6 +88,7 @@ def fernet_key_problem(key: str) -> str:
 
 def deploy_check(app_configs: Any = None, **kwargs: Any) -> list[Any]:
     """`check --deploy`: the rules above as errors, for the settings as loaded."""
+    # Here, not at the top: config.settings imports this module to read its keys.
     from django.conf import settings
     from django.core import checks
 

@@ -273,7 +273,6 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["config.access.TableAccess"],
     "ENUM_NAME_OVERRIDES": {
-        "CampaignKindEnum": "annotation.models.Campaign.Kind",
         "SampleKindEnum": "benchmarks.models.Sample.Kind",
     },
 }
@@ -330,9 +329,12 @@ EVALUATION_LEASE_SECONDS = float(env("EVALUATION_LEASE_SECONDS", "60"))
 # began (evaluation.work.engine.endpoint_slots).
 EVALUATION_SLOT_MARGIN_SECONDS = float(env("EVALUATION_SLOT_MARGIN_SECONDS", "30"))
 RECOVERY_INTERVAL_SECONDS = float(env("RECOVERY_INTERVAL_SECONDS", "60"))
+# The sweep is the project's own task, not an app's (autodiscovery finds those): a worker
+# imports config.recovery with the app.
+CELERY_IMPORTS = ("config.recovery",)
 CELERY_BEAT_SCHEDULE = {
     "recover-lost-work": {
-        "task": "config.celery.recover_lost_work",
+        "task": "config.recovery.recover_lost_work",
         "schedule": RECOVERY_INTERVAL_SECONDS,
     },
 }

@@ -288,7 +288,7 @@ class RunAdmin(WorkAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="options")
     def options_pretty(self, obj: Run) -> SafeString:
-        return pretty_json(obj.options)
+        return pretty_json(obj.launch_options)
 
     @admin.display(description="95% intervals")
     def intervals_pretty(self, obj: Run) -> SafeString:

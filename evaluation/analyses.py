@@ -12,29 +12,23 @@ one model pooled, `pooled_analyses`); the result's shape is the command's JSON:
 from __future__ import annotations
 
 import hashlib
-import logging
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
-from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from benchmarks.suites.analyses import Analysis, AnalysisInput
 from benchmarks.suites.protocol import Scored
 from benchmarks.suites.registry import get_suite
-from config.background import Held, RowWork
+from config.computed import Computed, Computing, counted, touched
 from config.errors import ApplicationError
 from config.numbers import object_id
 from evaluation.models import Judgment, Prediction, Run, RunAnalysis
 from evaluation.selectors import run_context
 from evaluation.services import scored_items
-
-log = logging.getLogger(__name__)
 
 
 class AnalysisError(ApplicationError):
@@ -282,35 +276,17 @@ def compute(
 def run_analyses_get(run: Run, *, inline: bool | None = None) -> RunAnalysis:
     """The stored analyses of a run: as they are when the run has not changed since, else
     computed again: at once for a run of up to ANALYSES_INLINE_ITEMS predictions (or when
-    `inline`), by a worker on the reports queue otherwise (the row comes back pending; the page
-    polls it). A run that is still running is analysed as far as it has got: over its settled
-    items."""
-    mark = fingerprint(run)
-    with transaction.atomic():
-        stored, created = RunAnalysis.objects.select_for_update().get_or_create(
-            run=run, defaults={"fingerprint": mark}
-        )
-        if not created and stored.fingerprint == mark:
-            if stored.status == RunAnalysis.Status.DONE:
-                return stored
-            # Queued or being computed for this state of the run: wait for it while its lease
-            # lasts (the sweep takes it back from a worker that was lost: RUN_ANALYSES).
-            busy = stored.status in (RunAnalysis.Status.PENDING, RunAnalysis.Status.RUNNING)
-            alive = stored.lease_until is not None and stored.lease_until > timezone.now()
-            if busy and alive and not inline:
-                return stored
-        if inline is None:
-            items = Prediction.objects.filter(run=run).count()
-            inline = items <= int(getattr(settings, "ANALYSES_INLINE_ITEMS", 5000))
-        stored.fingerprint = mark
-        stored.done, stored.total = 0, len(declared(run))
-        for name, value in RUN_ANALYSES.fresh().items():
-            setattr(stored, name, value)
-        stored.save()
-        if not inline:
-            RUN_ANALYSES.enqueue(stored.pk)
-            return stored
-    return run_analyses_compute(analysis_id=stored.pk)
+    `inline`, even while a worker holds them), by a worker on the reports queue otherwise (the
+    row comes back pending; the page polls it). A run that is still running is analysed as far
+    as it has got: over its settled items. The lifecycle is config.computed's (RUN_ANALYSES)."""
+    stored: RunAnalysis = RUN_ANALYSES.request(
+        {"run": run},
+        run,
+        fields={"done": 0, "total": len(declared(run))},
+        inline=inline,
+        force=inline is True,
+    )
+    return stored
 
 
 def run_analyses_compute(*, analysis_id: int) -> RunAnalysis:
@@ -318,51 +294,23 @@ def run_analyses_compute(*, analysis_id: int) -> RunAnalysis:
     inline): safe to run twice, the second finds them computed, or held by a live worker, and
     returns them as they are (RUN_ANALYSES.claim). Progress is saved per analysis; an analysis
     that fails marks the whole row failed with its error."""
-    stored = RunAnalysis.objects.select_related("run__benchmark").get(pk=analysis_id)
-    held = RUN_ANALYSES.claim(analysis_id)
-    if held is None:
-        stored.refresh_from_db()
-        return stored
-    with held:
-        return _compute_held(held, stored)
-
-
-def _compute_held(held: Held, stored: RunAnalysis) -> RunAnalysis:
-    analysis_id, run = stored.pk, stored.run
-    mark = fingerprint(run)
-    analyses = declared(run)
-    held.mine().update(fingerprint=mark, done=0, total=len(analyses), updated_at=timezone.now())
-    started = time.perf_counter()
-
-    def progress(done: int, total: int) -> None:
-        RunAnalysis.objects.filter(pk=analysis_id).update(
-            done=done, total=total, updated_at=timezone.now()
-        )
-
-    try:
-        result = compute(analyses, _records(run), progress)
-    except Exception as exc:
-        log.exception("analyses of run %s failed", run.pk)
-        held.mine().update(
-            status=RunAnalysis.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}",
-            lease_until=None,
-        )
-        stored.refresh_from_db()
-        return stored
-    # Only for what it read: a newer request (the run changed meanwhile) stores its own.
-    held.mine().filter(fingerprint=mark).update(
-        status=RunAnalysis.Status.DONE,
-        data={"run": run.pk, "analyses": result},
-        seconds=time.perf_counter() - started,
-        lease_until=None,
-        updated_at=timezone.now(),
-    )
-    stored.refresh_from_db()
+    stored: RunAnalysis | None = RUN_ANALYSES.execute(analysis_id)
+    if stored is None:
+        raise RunAnalysis.DoesNotExist(f"no run analyses {analysis_id}")
     return stored
 
 
-RUN_ANALYSES = RowWork(
+def _small(run: Run) -> bool:
+    items = Prediction.objects.filter(run=run).count()
+    return items <= int(getattr(settings, "ANALYSES_INLINE_ITEMS", 5000))
+
+
+def _compute(run: Run, computing: Computing) -> dict[str, Any]:
+    result = compute(declared(run), _records(run), computing.progress)
+    return {"data": {"run": run.pk, "analyses": result}}
+
+
+RUN_ANALYSES: Computed[Run] = Computed(
     name="run analyses",
     model=RunAnalysis,
     task="evaluation.tasks.run_analyses_compute",
@@ -372,6 +320,16 @@ RUN_ANALYSES = RowWork(
         f"its worker was lost {attempts} times while computing them (out of memory or time?); "
         "ask for them again, or compute them with the run_analysis command"
     ),
+    done=RunAnalysis.Status.DONE,
+    related=("run__benchmark",),
+    inputs=lambda stored: stored.run,
+    fingerprint=fingerprint,
+    small=_small,
+    compute=_compute,
+    started=lambda run: counted(0, len(declared(run))),
+    progress_fields=counted,
+    ended=touched,
+    timed=True,
 )
 
 

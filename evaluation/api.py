@@ -87,6 +87,12 @@ class RunSerializer(serializers.ModelSerializer):
     items = serializers.IntegerField(source="n_total", read_only=True)
     done = serializers.IntegerField(source="n_done", read_only=True)
     failed = serializers.IntegerField(source="n_failed", read_only=True)
+    options = serializers.JSONField(
+        source="launch_options",
+        read_only=True,
+        help_text="The options the run was launched with: the task's own, and the platform's "
+        "tool_mode and trials where not their defaults.",
+    )
     tool_mode = serializers.CharField(
         read_only=True,
         help_text='"text" (the benchmark\'s own prompt) or "native" (tools declared in the '

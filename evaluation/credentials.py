@@ -148,6 +148,7 @@ def seal(key: str, destination: str) -> str:
 
 
 def _open(sealed: str) -> dict[str, str]:
+    # On first use, as in fernet().
     from cryptography.fernet import InvalidToken
 
     try:

@@ -23,6 +23,7 @@ BATCH = 256
 def embedder_for(options: dict[str, Any]) -> Embed:
     name = options.get("embedding_endpoint")
     if not name:
+        # On first use: numpy and the local embedder load only in runs that embed locally.
         from benchmarks.suites.embedding import local_embed
 
         return local_embed

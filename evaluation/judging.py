@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks.services import samples_annotate
 from benchmarks.suites import judging as pure
 from benchmarks.suites.base import jsonb_text
 from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
@@ -485,26 +487,6 @@ def _judgment_rows(
     return rows
 
 
-def job_fail(*, job_id: int, error: str) -> None:
-    lifecycle.fail(JUDGE_JOBS, job_id, error)
-
-
-def job_cancel(*, job: JudgeJob) -> bool:
-    return lifecycle.cancel(JUDGE_JOBS, job)
-
-
-def job_resume(
-    *,
-    job: JudgeJob,
-    retry_failed: bool = False,
-    budget: Decimal | Literal["keep"] | None = lifecycle.KEEP,
-) -> int:
-    """Queue the chunks that still have pending judgments (with retry_failed, failed and
-    unparsed ones are asked again), with a new budget if one is given (None: no limit).
-    Raises JudgeError for imported judgments or a negative budget."""
-    return lifecycle.resume(JUDGE_JOBS, job, retry_failed=retry_failed, budget=budget)
-
-
 def job_records(job: JudgeJob) -> list[JudgmentRecord]:
     rows = job.judgments.values_list(
         "sample__split",
@@ -617,10 +599,6 @@ def solvability_mark(*, jobs: Sequence[JudgeJob]) -> dict[str, int]:
     job each, on the same samples): each judge's vote on a sample is its most frequent label
     over the repeats; a sample is solvable when every judge votes Solvable (the paper's "more
     than two" of three). Writes metadata["solvable"] and metadata["solvability_votes"]."""
-    from collections import Counter
-
-    from benchmarks.services import samples_annotate
-
     if not jobs:
         raise JudgeError("select the solvability jobs to vote")
     for job in jobs:

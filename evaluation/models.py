@@ -194,6 +194,24 @@ class Endpoint(models.Model):
         return "none"
 
 
+def platform_options(tool_mode: str, trials: int) -> dict[str, Any]:
+    """The platform's options as a run's options hold them: each only when not its default."""
+    given: dict[str, Any] = {}
+    if tool_mode != Run.ToolMode.TEXT:
+        given["tool_mode"] = tool_mode
+    if trials != 1:
+        given["trials"] = trials
+    return given
+
+
+def platform_fields(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run's checked options split into the task's own and the platform's fields
+    (tool_mode, trials), as a Run is created with them."""
+    own = dict(options)
+    fields = {"tool_mode": own.pop("tool_mode", "text"), "trials": own.pop("trials", 1)}
+    return own, fields
+
+
 class Run(models.Model):
     """One evaluation: a benchmark task on a split, by an endpoint with given settings (or
     outputs imported from elsewhere). One Prediction per sample, except in a run imported with
@@ -209,6 +227,10 @@ class Run(models.Model):
         LAUNCHED = "launched", "Launched here"
         IMPORTED = "imported", "Imported outputs"
 
+    class ToolMode(models.TextChoices):
+        TEXT = "text", "Text"
+        NATIVE = "native", "Native"
+
     name = models.CharField(max_length=200, blank=True)
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="runs")
     task = models.CharField(max_length=50)
@@ -223,7 +245,28 @@ class Run(models.Model):
     shots = models.PositiveSmallIntegerField(default=0)
     item_limit = models.PositiveIntegerField(null=True, blank=True)
     params = models.JSONField(default=dict, blank=True, help_text="Generation parameters.")
-    options = models.JSONField(default=dict, blank=True, help_text="Task options.")
+    options = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The task's own options; the platform's (tool mode, trials) are fields.",
+    )
+    # The platform's options, which every suite's tasks take (protocol.PLATFORM_OPTIONS): given
+    # with the others at launch, stored as what they are.
+    tool_mode = models.CharField(
+        max_length=10,
+        choices=ToolMode.choices,
+        default=ToolMode.TEXT,
+        db_default=ToolMode.TEXT,
+        help_text="text: the benchmark's own prompt; native: tools declared in the request, "
+        "the model's tool_calls read back.",
+    )
+    trials = models.PositiveSmallIntegerField(
+        default=1,
+        db_default=1,
+        validators=[MinValueValidator(1)],
+        help_text="How many times each item is answered; trial t is the predictions with "
+        "repeat t (an imported run's repeats are lines, not trials).",
+    )
     seed = models.IntegerField(default=0)
     # What the work may spend: a cost in the endpoint's currency when the endpoint has
     # prices, else tokens (input + output). Empty: no limit. See evaluation.work.budget.
@@ -289,16 +332,10 @@ class Run(models.Model):
         return self.name or f"run {self.pk}"
 
     @property
-    def tool_mode(self) -> str:
-        """ "text" (the benchmark's own prompt) or "native" (tools declared, tool_calls read):
-        the run option tool_mode, "text" when unset."""
-        return str((self.options or {}).get("tool_mode") or "text")
-
-    @property
-    def trials(self) -> int:
-        """How many times each item is answered: the run option trials, 1 when unset. Trial t
-        is the predictions with repeat t (an imported run's repeats are lines, not trials)."""
-        return int((self.options or {}).get("trials") or 1)
+    def launch_options(self) -> dict[str, Any]:
+        """The options as the run was launched with them and as its suite reads them
+        (ctx.options): the task's own, and tool_mode and trials where not their defaults."""
+        return {**(self.options or {}), **platform_options(self.tool_mode, self.trials)}
 
     def trial_seed(self, trial: int) -> int | None:
         """The seed trial `trial` sends: the run's seed + the trial when the run has several

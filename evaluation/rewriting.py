@@ -275,7 +275,7 @@ def _credited(run: Run, rewriting: DescriptionRewriting) -> list[tuple[tuple[str
         .values_list("sample_id", "scores")
     )
     items = items_by_sample_id(sample_id for sample_id, _ in rows)
-    options = run.options or {}
+    options = run.launch_options
     found = []
     for sample_id, scores in rows:
         scores = scores or {}

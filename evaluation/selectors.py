@@ -30,21 +30,13 @@ from benchmarks.suites.protocol import (
 from benchmarks.suites.registry import get_suite
 from benchmarks.suites.trials import TRIALS
 from config.csvexport import bool_cell_sql, json_cell_sql, text_cell_sql
+from config.errors import ApplicationError
 from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
 from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
 from evaluation.work.budget import Prices, Tokens, budget_unit, spent
 from evaluation.work.styles import prompt_form
 
-SAMPLE_FIELDS = (
-    "id",
-    "split",
-    "external_id",
-    "kind",
-    "input",
-    "reference",
-    "candidate_tools",
-    "metadata",
-)
+SAMPLE_FIELDS = ("id", *Sample.CONTENT_FIELDS)
 
 
 def item_of(row: dict[str, Any] | Sample) -> Item:
@@ -160,7 +152,7 @@ def run_context(run: Run, evaluator: Evaluator | None = None) -> tuple[Evaluator
         shots=run.shots,
         style=run.style,
         seed=run.seed,
-        options=run.options,
+        options=run.launch_options,
         tool_revision_id=run.tool_revision_id,
     )
     return evaluator, ctx
@@ -775,6 +767,23 @@ def comparable_runs(*, around: Run | None = None) -> list[dict[str, Any]]:
             runs = [around, *runs[: PICKED_RUNS - 1]]
         groups.append({"benchmark": runs[0].benchmark, "task": row["task"], "runs": runs})
     return groups
+
+
+class CompareError(ApplicationError):
+    """Two runs that cannot be compared item by item; the message says why."""
+
+
+def check_comparable(a: Run, b: Run) -> None:
+    """What makes two runs comparable item by item: two runs of one task (of one benchmark).
+    Raises CompareError naming both otherwise."""
+    if a.pk == b.pk:
+        raise CompareError("compare a run with another run", field="b")
+    if (a.benchmark_id, a.task) != (b.benchmark_id, b.task):
+        raise CompareError(
+            f"run #{a.pk} is {a.benchmark.name} · {a.task} and run #{b.pk} is "
+            f"{b.benchmark.name} · {b.task}: compare two runs of one task",
+            field="b",
+        )
 
 
 def runs_compared(a: Run, b: Run) -> dict[str, Any]:

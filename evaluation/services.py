@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -47,7 +47,14 @@ from evaluation.credentials import (
 )
 from evaluation.embedders import embedder_for
 from evaluation.inference import PREDICTIONS, prediction_handler
-from evaluation.models import LOCAL_ENDPOINT, LOCAL_TOOLS_ENDPOINT, Endpoint, Prediction, Run
+from evaluation.models import (
+    LOCAL_ENDPOINT,
+    LOCAL_TOOLS_ENDPOINT,
+    Endpoint,
+    Prediction,
+    Run,
+    platform_fields,
+)
 from evaluation.selectors import (
     context_for,
     evaluator_for,
@@ -166,10 +173,10 @@ def run_launch(
             shots=shots,
             item_limit=item_limit,
             params=merged_params,
-            options=options,
             seed=seed,
             budget=budget,
             created_by=user if getattr(user, "is_authenticated", False) else None,
+            **_run_options_fields(options),
         )
         _copy_pending(run.pk, chosen, contexts, run.trials)
         lifecycle.launch(RUNS, run.pk, len(chosen) * run.trials)
@@ -209,7 +216,7 @@ def run_rerun(
     if problem := lifecycle.budget_error(budget):
         raise RunError(problem, field="budget")
     # Checked again: the suite's declarations may have changed since the run was launched.
-    options = run_options(run.benchmark, run.task, run.options)
+    options = run_options(run.benchmark, run.task, run.launch_options)
     rows = list(
         Prediction.objects.filter(run=run, repeat=0)
         .order_by("position")
@@ -230,12 +237,12 @@ def run_rerun(
             shots=run.shots,
             item_limit=run.item_limit,
             params=run.params,
-            options=options,
             seed=run.seed,
             budget=budget,
             tool_revision=tool_revision,
             rerun_of=run,
             created_by=user if getattr(user, "is_authenticated", False) else None,
+            **_run_options_fields(options),
         )
         _copy_pending(rerun.pk, [r[0] for r in rows], [r[1] or {} for r in rows], rerun.trials)
         lifecycle.launch(RUNS, rerun.pk, len(rows) * rerun.trials)
@@ -265,6 +272,13 @@ def run_options(benchmark: Benchmark, task: str, options: Any) -> dict[str, Any]
     if checked.get("trials") == 1:
         del checked["trials"]
     return checked
+
+
+def _run_options_fields(options: dict[str, Any]) -> dict[str, Any]:
+    """Checked options (run_options) as the Run's fields: the task's own in `options`, the
+    platform's in their own fields."""
+    own, fields = platform_fields(options)
+    return {"options": own, **fields}
 
 
 def _embedder(options: dict[str, Any]) -> Any:
@@ -367,33 +381,10 @@ def _choose(
     return [ids[item.key] for item in selected], contexts
 
 
-def run_cancel(*, run: Run) -> bool:
-    """Stop a running run: chunks stop taking items (answers in flight are still stored) and
-    the rest stay pending, so the run can be resumed."""
-    return lifecycle.cancel(RUNS, run)
-
-
-def run_resume(
-    *,
-    run: Run,
-    retry_failed: bool = False,
-    budget: Decimal | Literal["keep"] | None = lifecycle.KEEP,
-) -> int:
-    """Continue a cancelled, failed or finished run: queue the chunks that still have pending
-    items (with retry_failed, failed items become pending again, their attempts reset), with
-    a new budget if one is given (None: no limit). Returns the number of items queued; raises
-    RunError for an imported run or a negative budget."""
-    return lifecycle.resume(RUNS, run, retry_failed=retry_failed, budget=budget)
-
-
 def chunk_execute(run_id: int, first: int, last: int) -> dict[str, int]:
     """Answer the pending items at positions first..last of a run, then, while the budget
     lasts, whatever else of the run is pending (see lifecycle.execute_chunk)."""
     return lifecycle.execute_chunk(RUNS, run_id, first, last)
-
-
-def run_fail(*, run_id: int, error: str) -> None:
-    lifecycle.fail(RUNS, run_id, error)
 
 
 SCORED_FIELDS = (
@@ -771,9 +762,9 @@ def outputs_import(
             split=split,
             source=Run.Source.IMPORTED,
             model_name=model_name or name,
-            options=options,
             import_report=report,
             created_by=user if getattr(user, "is_authenticated", False) else None,
+            **_run_options_fields(options),
         )
         for prediction in predictions:
             prediction.run = run

@@ -30,6 +30,8 @@ from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run, WorkItem
 from evaluation.selectors import (
+    CompareError,
+    check_comparable,
     comparable_runs,
     evaluator_for,
     input_summary,
@@ -174,7 +176,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             .select_related("judge")
             .order_by("-created_at"),
             "params_json": json.dumps(run.params, ensure_ascii=False),
-            "options_json": json.dumps(run.options, ensure_ascii=False),
+            "options_json": json.dumps(run.launch_options, ensure_ascii=False),
             "leaked_calls": run.predictions.filter(leaked=True).count()
             if run.tool_mode == "native"
             else 0,
@@ -536,10 +538,6 @@ def job_new(request: HttpRequest) -> HttpResponse:
 # --- two runs side by side ----------------------------------------------------------------------
 
 
-class CompareError(ApplicationError):
-    """Two runs that cannot be compared item by item; the message says why."""
-
-
 def _compared_run(request: HttpRequest, name: str) -> Run:
     raw = request.GET.get(name, "").strip()
     pk = object_id(raw, name=name, label=f"name two runs to compare: ?a=ID&b=ID ({name})")
@@ -580,14 +578,7 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     if len(named) < 2:
         return _compare_picker(request, _compared_run(request, named[0]) if named else None)
     a, b = _compared_run(request, "a"), _compared_run(request, "b")
-    if a.pk == b.pk:
-        raise CompareError("compare a run with another run", field="b")
-    if (a.benchmark_id, a.task) != (b.benchmark_id, b.task):
-        raise CompareError(
-            f"run #{a.pk} is {a.benchmark.name} · {a.task} and run #{b.pk} is "
-            f"{b.benchmark.name} · {b.task}: compare two runs of one task",
-            field="b",
-        )
+    check_comparable(a, b)
     spec = task_spec(a)
     compared = runs_compared(a, b)
     shown = request.GET.get("show", "all")

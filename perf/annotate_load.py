@@ -144,7 +144,7 @@ from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections  # noqa: E402
 
-from annotation.models import Campaign, Item, Member  # noqa: E402
+from annotation.models import Item, Member  # noqa: E402
 from annotation.services import campaign_activate, campaign_create, members_add  # noqa: E402
 from evaluation.models import Endpoint  # noqa: E402
 
@@ -179,7 +179,7 @@ def fixture_build(*, items: int, annotators: int) -> Fixture:
     User.user_permissions.through.objects.bulk_create(
         [User.user_permissions.through(user=user, permission=view_endpoint) for user in users]
     )
-    campaign = campaign_create(name=CAMPAIGN, kind=Campaign.Kind.TURING, labels_per_item=3)
+    campaign = campaign_create(name=CAMPAIGN, kind="turing", labels_per_item=3)
     started = time.perf_counter()
     with connection.cursor() as cursor:
         columns = "campaign_id, position, payload, active, submitted, is_open"

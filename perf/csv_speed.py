@@ -30,7 +30,7 @@ Timed, --repeat times each:
   through psycopg, read to its last byte: what PostgreSQL itself gives of the stored columns,
   without the export's formula neutralisation, JSON cells, flags or prices.
 
-Targets (issue #19): at least 200,000 rows/s for a million rows, first byte under 200 ms, memory
+Targets: at least 200,000 rows/s for a million rows, first byte under 200 ms, memory
 flat (growth under 64 MB). A pass only when they are met and the measurement was not disturbed
 (perf/honest.py: the COPY repeats spread over --max-spread, or other processes took more than
 --max-others cores). Exit status: 0 pass, 1 missed, 3 disturbed.

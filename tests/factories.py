@@ -71,3 +71,12 @@ def make_revision(*, sample: Sample | None = None, **fields: Any) -> SampleRevis
     fields.setdefault("reference", sample.reference)
     fields.setdefault("candidate_tools", sample.candidate_tools)
     return SampleRevision.objects.create(sample=sample, **fields)
+
+
+def store_label(**fields: Any) -> tuple[Any, bool]:
+    """A label stored as a submit stores it (annotation.submit.answers_submit's locked step),
+    for tests that set up labels: the answers are given as stored (pairwise in the canonical
+    order), without the questions' checks or the kind's on_submit."""
+    from annotation.assign import _label_store
+
+    return _label_store(**fields)

@@ -23,7 +23,7 @@ from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
 from annotation import services
-from annotation.assign import item_next, label_submit
+from annotation.assign import item_next
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -50,7 +50,7 @@ from evaluation.models import (
     VirtualApi,
 )
 from evaluation.virtualapi.keys import call_key
-from tests.factories import make_researcher, make_superuser, make_tool, make_user
+from tests.factories import make_researcher, make_superuser, make_tool, make_user, store_label
 
 ROLES = (
     "anonymous",
@@ -113,7 +113,7 @@ def _submit(campaign: Campaign, user: Any, raw: dict[str, Any]) -> Label:
         raw=raw,
         shown_order=assignment.shown_order,
     )
-    label, _ = label_submit(
+    label, _ = store_label(
         campaign=assignment.campaign,
         assignment_id=assignment.pk,
         user=user,
@@ -216,7 +216,7 @@ def build_world(tmp_path: Path) -> World:
     # M: a motivation campaign with an adjudication stage; two annotators disagree on an item
     motivation = services.campaign_create(
         name="World motivation",
-        kind=Campaign.Kind.MOTIVATION,
+        kind="motivation",
         benchmark=benchmark,
         labels_per_item=2,
         adjudication_stage=True,
@@ -250,7 +250,7 @@ def build_world(tmp_path: Path) -> World:
     )
     refinement = services.campaign_create(
         name="World refinement",
-        kind=Campaign.Kind.REFINEMENT,
+        kind="refinement",
         benchmark=Benchmark.objects.get(name="World plans"),
         review_stage=True,
         labels_per_item=1,

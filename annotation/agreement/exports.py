@@ -25,6 +25,7 @@ from annotation.agreement.data import (
     question_coders,
 )
 from annotation.agreement.report import SUMMARY_COLUMNS, summary_rows
+from annotation.kinds import kind_named
 from annotation.models import Campaign, Question
 from config.csvexport import (
     copy_csv_lines,
@@ -49,7 +50,10 @@ LABEL_COLUMNS = (
 
 
 def summary_csv_lines(report: dict[str, Any]) -> Iterator[str]:
-    return csv_lines(SUMMARY_COLUMNS, summary_rows(report))
+    """The summary CSV of a report, with the rows of the sections its kind declares."""
+    return csv_lines(
+        SUMMARY_COLUMNS, summary_rows(report, kind_named(report["kind"]).report_sections)
+    )
 
 
 def _code(value: float) -> float | str:

@@ -6,7 +6,7 @@ the report from them alone (so a test or a script can make a report without a da
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -75,6 +75,7 @@ class CampaignRatings:
     judge_shown: dict[str, np.ndarray] = field(default_factory=dict)
     # Per metric compared: "higher" or "lower" is better (a lower one's codes are turned).
     metric_directions: dict[str, str] = field(default_factory=dict)
-    # The report's sections beyond the questions that the campaign's kind asks for
-    # ("turing", "pairwise": CampaignKind.report_sections).
-    sections: tuple[str, ...] = ()
+    # The report's sections beyond the questions that the campaign's kind declares
+    # (CampaignKind.report_sections: annotation.kinds.base.ReportSection, typed loosely here,
+    # where nothing of Django is imported).
+    sections: tuple[Any, ...] = ()

@@ -1,8 +1,9 @@
 """The agreement report of a campaign, from its ratings (annotation.agreement.ratings, read from
 the database by annotation.agreement.data) to plain data: per question and rater pair the
-statistics of METRICS.md with seeded bootstrap intervals; Turing-test shares; a Bradley-Terry
-leaderboard of the runs and the position bias of pairwise campaigns; the quality of each
-annotator. No Django: the same input gives the same report.
+statistics of METRICS.md with seeded bootstrap intervals; the sections its campaign's kind
+declares (annotation.agreement.sections: Turing-test shares; a Bradley-Terry leaderboard of the
+runs and the position bias of pairwise campaigns); the quality of each annotator. No Django:
+the same input gives the same report.
 
 The annotators' statistics of a question share one set of resamples of its items, so the mean
 over annotator pairs and its interval are computed together; a judge or metric gets its own
@@ -16,7 +17,7 @@ statistic reads a larger code as a better answer; the report says so beside it (
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from itertools import combinations
 from typing import Any
@@ -494,7 +495,7 @@ def campaign_report(
             progress(done + 1, total)
     subset = replace(ratings, questions=chosen)
     for section in ratings.sections:
-        report[section] = SECTIONS[section](subset, resamples=resamples, seed=seed, level=level)
+        report[section.name] = section.compute(subset, resamples=resamples, seed=seed, level=level)
     report["annotator_quality"] = annotators_report(
         ratings, resamples=resamples, seed=seed, level=level
     )
@@ -503,31 +504,49 @@ def campaign_report(
     return report
 
 
-# The report's sections beyond the questions, by name (a campaign kind's report_sections).
-SECTIONS: dict[str, Callable[..., Any]] = {"turing": turing_report, "pairwise": pairwise_report}
-
-
 # --- flat rows for the summary CSV --------------------------------------------------------------
 
 SUMMARY_COLUMNS = ("question", "rater_a", "rater_b", "statistic", "n", "value", "ci_low", "ci_high")
 
 
-def summary_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
-    """One row per statistic (SUMMARY_COLUMNS), in the report's order."""
+def row(question: str, a: str, b: str, statistic: str, est: dict | None) -> tuple[Any, ...]:
+    """One row of the summary CSV (SUMMARY_COLUMNS)."""
+    est = est or {}
+    return (
+        question,
+        a,
+        b,
+        statistic,
+        est.get("n", 0),
+        est.get("value"),
+        est.get("low"),
+        est.get("high"),
+    )
 
-    def row(question: str, a: str, b: str, statistic: str, est: dict | None) -> tuple:
-        est = est or {}
-        return (
-            question,
-            a,
-            b,
-            statistic,
-            est.get("n", 0),
-            est.get("value"),
-            est.get("low"),
-            est.get("high"),
-        )
 
+def turing_rows(dimensions: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
+    """The summary rows of turing_report's section."""
+    for dimension in dimensions:
+        for outcome, est in dimension["shares"].items():
+            yield row(dimension["key"], HUMANS, "", f"share {outcome}", est)
+
+
+def pairwise_rows(questions: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
+    """The summary rows of pairwise_report's section."""
+    for q in questions:
+        for rater, board in q["leaderboards"].items():
+            for entry in board["runs"]:
+                yield row(
+                    q["key"], rater, entry["name"], "bradley_terry_log_strength", entry["strength"]
+                )
+        for rater, bias in q["position_bias"].items():
+            for side, est in bias["shares"].items():
+                yield row(q["key"], rater, "", f"share {side}", est)
+
+
+def summary_rows(report: dict[str, Any], sections: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+    """One row per statistic (SUMMARY_COLUMNS), in the report's order; `sections`: those of
+    the campaign's kind (annotation.kinds.base.ReportSection), each writing its own rows."""
     for q in report["questions"]:
         key = q["key"]
         for pair in q["pairs"]:
@@ -542,18 +561,8 @@ def summary_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                     yield row(key, entry["rater"], MEAN, statistic, entry[statistic])
             yield row(key, entry["rater"], MAJORITY, "accuracy", entry["accuracy"])
             yield row(key, entry["rater"], MAJORITY, "cohen_kappa", entry["cohen_kappa"])
-    for dimension in report.get("turing", []):
-        for outcome, est in dimension["shares"].items():
-            yield row(dimension["key"], HUMANS, "", f"share {outcome}", est)
-    for q in report.get("pairwise", []):
-        for rater, board in q["leaderboards"].items():
-            for entry in board["runs"]:
-                yield row(
-                    q["key"], rater, entry["name"], "bradley_terry_log_strength", entry["strength"]
-                )
-        for rater, bias in q["position_bias"].items():
-            for side, est in bias["shares"].items():
-                yield row(q["key"], rater, "", f"share {side}", est)
+    for section in sections:
+        yield from section.rows(report.get(section.name) or [])
     for entry in report.get("annotator_quality", []):
         name = f"human:{entry['annotator']}"
         yield row("", name, "others' majority", "agreement", entry["agreement_with_others"])

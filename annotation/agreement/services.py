@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from annotation.agreement.data import (
@@ -25,10 +23,9 @@ from annotation.agreement.data import (
 )
 from annotation.agreement.report import campaign_report
 from annotation.models import AgreementReport, Campaign, Label
-from config.background import Held, RowWork
+from config.computed import Computed, Computing, Failure, counted, touched
 from config.numbers import whole_number
 
-log = logging.getLogger(__name__)
 # An interval's resamples cost time in proportion; more than this buys no precision worth it.
 MAX_RESAMPLES = 10_000
 
@@ -121,47 +118,21 @@ def report_request(
     changed (labels_fingerprint). Small campaigns (current labels x questions up to
     AGREEMENT_INLINE_ANSWERS) are computed at once; large ones are queued for a worker and come
     back pending (`inline` forces either). Raises AgreementError for raters the campaign does
-    not have."""
+    not have. The lifecycle is config.computed's (AGREEMENT_REPORTS)."""
     # One reading of the items' metric names serves the check and the fingerprint.
     catalogue = None
     if available is None:
         catalogue = metric_catalogue(campaign)
         available = available_raters(campaign, catalogue)
     report_check(campaign, params, available)
-    fingerprint = labels_fingerprint(campaign, params["judges"], params["metrics"], catalogue)
-    key = _key(params)
-    with transaction.atomic():
-        report, created = AgreementReport.objects.select_for_update().get_or_create(
-            campaign=campaign,
-            key=key,
-            defaults={"params": params, "fingerprint": fingerprint},
-        )
-        if not created and report.fingerprint == fingerprint:
-            if report.status == AgreementReport.Status.DONE:
-                return report
-            # Queued or being computed for these labels: wait for it while its lease lasts
-            # (the sweep takes it back from a worker that was lost: AGREEMENT_REPORTS).
-            busy = report.status in (
-                AgreementReport.Status.PENDING,
-                AgreementReport.Status.RUNNING,
-            )
-            if busy and report.lease_until and report.lease_until > timezone.now():
-                return report
-        if inline is None:
-            answers = Label.objects.filter(campaign=campaign, is_current=True).count() * max(
-                1, campaign.questions.count()
-            )
-            inline = answers <= int(getattr(settings, "AGREEMENT_INLINE_ANSWERS", 20000))
-        report.fingerprint = fingerprint
-        report.params = params
-        report.done, report.total = 0, 1
-        for name, value in AGREEMENT_REPORTS.fresh().items():
-            setattr(report, name, value)
-        report.save()
-        if not inline:
-            AGREEMENT_REPORTS.enqueue(report.pk)
-            return report
-    return report_compute(report_id=report.pk, on_progress=on_progress)
+    report: AgreementReport = AGREEMENT_REPORTS.request(
+        {"campaign": campaign, "key": _key(params)},
+        _Inputs(campaign, params, catalogue),
+        fields={"params": params, "done": 0, "total": 1},
+        inline=inline,
+        on_progress=on_progress,
+    )
+    return report
 
 
 def report_compute(
@@ -170,73 +141,76 @@ def report_compute(
     """Compute a stored report that waits for it (the task's body, or a page's inline): safe
     to run twice, the second finds it computed, or held by a live worker, and returns it as it
     is (AGREEMENT_REPORTS.claim). Progress is saved per question."""
-    report = AgreementReport.objects.select_related("campaign").get(pk=report_id)
-    held = AGREEMENT_REPORTS.claim(report_id)
-    if held is None:
-        # Done, failed, or computed by a live worker (a second delivery of its message).
-        report.refresh_from_db()
-        return report
-    with held:
-        return _compute(held, report, on_progress)
-
-
-def _compute(
-    held: Held, report: AgreementReport, on_progress: Callable[[int, int], None] | None
-) -> AgreementReport:
-    report_id, campaign, params = report.pk, report.campaign, report.params
-    metrics, judges = params.get("metrics", []), params.get("judges", [])
-    # One reading of the items' metric names serves the fingerprint and the ratings.
-    catalogue = metric_catalogue(campaign) if metrics else None
-    fingerprint = labels_fingerprint(campaign, judges, metrics, catalogue)
-    held.mine().update(fingerprint=fingerprint, updated_at=timezone.now())
-    started = time.perf_counter()
-
-    def progress(done: int, total: int) -> None:
-        AgreementReport.objects.filter(pk=report_id).update(
-            done=done, total=total, updated_at=timezone.now()
-        )
-        if on_progress:
-            on_progress(done, total)
-
-    try:
-        ratings = campaign_ratings(campaign, metrics=metrics, judges=judges, catalogue=catalogue)
-        data = campaign_report(
-            ratings,
-            resamples=params.get("resamples", 1000),
-            seed=params.get("seed", 0),
-            questions=params.get("questions") or None,
-            progress=progress,
-        )
-    except AgreementError as exc:
-        held.mine().update(status=AgreementReport.Status.FAILED, error=str(exc), lease_until=None)
-        report.refresh_from_db()
-        return report
-    except Exception as exc:
-        log.exception("agreement report %s failed", report_id)
-        held.mine().update(
-            status=AgreementReport.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}",
-            lease_until=None,
-        )
-        raise
-    data["fingerprint"] = fingerprint
-    data["generated_at"] = timezone.now().isoformat()
-    # Only for the labels it read: if a request saw newer labels meanwhile (and queued the
-    # report again), this result is stale and the newer computation will store its own.
-    held.mine().filter(fingerprint=fingerprint).update(
-        status=AgreementReport.Status.DONE,
-        data=data,
-        seconds=time.perf_counter() - started,
-        lease_until=None,
-        updated_at=timezone.now(),
-    )
-    report.refresh_from_db()
+    report: AgreementReport | None = AGREEMENT_REPORTS.execute(report_id, on_progress=on_progress)
+    if report is None:
+        raise AgreementReport.DoesNotExist(f"no agreement report {report_id}")
     return report
 
 
-AGREEMENT_REPORTS = RowWork(
+@dataclass(frozen=True)
+class _Inputs:
+    """What a report reads: the campaign's labels for the choice, and the items' metric names
+    when the request (or the computation) has read them already."""
+
+    campaign: Campaign
+    params: dict[str, Any]
+    catalogue: Any = None
+
+
+def _inputs(report: AgreementReport) -> _Inputs:
+    # One reading of the items' metric names serves the fingerprint and the ratings.
+    params = report.params
+    catalogue = metric_catalogue(report.campaign) if params.get("metrics") else None
+    return _Inputs(report.campaign, params, catalogue)
+
+
+def _fingerprint(inputs: _Inputs) -> str:
+    params = inputs.params
+    return labels_fingerprint(
+        inputs.campaign, params.get("judges", []), params.get("metrics", []), inputs.catalogue
+    )
+
+
+def _small(inputs: _Inputs) -> bool:
+    campaign = inputs.campaign
+    answers = Label.objects.filter(campaign=campaign, is_current=True).count() * max(
+        1, campaign.questions.count()
+    )
+    return answers <= int(getattr(settings, "AGREEMENT_INLINE_ANSWERS", 20000))
+
+
+def _compute(inputs: _Inputs, computing: Computing) -> dict[str, Any]:
+    params = inputs.params
+    ratings = campaign_ratings(
+        inputs.campaign,
+        metrics=params.get("metrics", []),
+        judges=params.get("judges", []),
+        catalogue=inputs.catalogue,
+    )
+    data = campaign_report(
+        ratings,
+        resamples=params.get("resamples", 1000),
+        seed=params.get("seed", 0),
+        questions=params.get("questions") or None,
+        progress=computing.progress,
+    )
+    data["fingerprint"] = computing.fingerprint
+    data["generated_at"] = timezone.now().isoformat()
+    return {"data": data}
+
+
+def _failure(inputs: _Inputs, exc: Exception) -> Failure:
+    if isinstance(exc, AgreementError):
+        # A choice the labels cannot answer: said on the page, not a defect.
+        return Failure(str(exc), expected=True)
+    return Failure(f"{type(exc).__name__}: {exc}", reraise=True)
+
+
+AGREEMENT_REPORTS: Computed[_Inputs] = Computed(
     name="agreement reports",
     model=AgreementReport,
+    # The name the computing task is registered under (annotation.tasks takes it from here):
+    # the tasks import this module, and this one no task. Messages already queued carry it.
     task="annotation.tasks.agreement_report_compute",
     queue="reports",
     waiting=AgreementReport.Status.PENDING,
@@ -244,4 +218,15 @@ AGREEMENT_REPORTS = RowWork(
         f"its worker was lost {attempts} times while computing it (out of memory or time?); "
         "ask for it again, or compute it with the agreement_report command"
     ),
+    done=AgreementReport.Status.DONE,
+    related=("campaign",),
+    inputs=_inputs,
+    fingerprint=_fingerprint,
+    small=_small,
+    compute=_compute,
+    failure=_failure,
+    progress_fields=counted,
+    started=touched,
+    ended=touched,
+    timed=True,
 )

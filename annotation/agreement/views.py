@@ -3,6 +3,7 @@ place with htmx, a report still computing shows its progress and polls), and its
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -13,15 +14,18 @@ from django.views.decorators.http import require_GET
 
 from annotation.agreement.data import available_raters
 from annotation.agreement.exports import label_csv_lines, summary_csv_lines
-from annotation.agreement.report import MAJORITY, MEAN, SIDES, TURING_OUTCOMES
+from annotation.agreement.report import MAJORITY, MEAN
+from annotation.agreement.sections import short_rater
 from annotation.agreement.services import (
     params_from,
     params_shown,
     report_check,
     report_request,
 )
+from annotation.kinds import kind_of
+from annotation.kinds.base import ReportSection
 from annotation.models import AgreementReport, Campaign
-from config.charts import confusion_matrix, heat_map, scatter_chart, stacked_bars
+from config.charts import confusion_matrix, heat_map, scatter_chart
 from config.errors import shows_errors
 
 
@@ -48,7 +52,11 @@ def _agreement_page(
         "questions": list(campaign.questions.all()),
         "report": report,
         "error": error,
-        "view": report_view(report.data) if report and report.data and _done(report) else None,
+        "view": (
+            report_view(report.data, kind_of(campaign).report_sections)
+            if report and report.data and _done(report)
+            else None
+        ),
     }
     template = "annotation/agreement.html"
     if request.htmx:
@@ -91,7 +99,10 @@ def agreement_summary_csv(request: HttpRequest, campaign_id: int) -> HttpRespons
     if not _done(report):
         # A large report is a worker's job: this request only queued it.
         return _text("The report is being computed; download it when the page shows it.", 202)
-    return _csv(f"agreement-{campaign.pk}-summary.csv", summary_csv_lines(report.data))
+    return _csv(
+        f"agreement-{campaign.pk}-summary.csv",
+        summary_csv_lines(report.data),
+    )
 
 
 @require_GET
@@ -116,17 +127,7 @@ def _csv(filename: str, lines: Any) -> StreamingHttpResponse:
 # --- what the page shows ------------------------------------------------------------------------
 
 
-def _short(rater: str) -> str:
-    return rater.split(":", 1)[1] if ":" in rater else rater
-
-
-def _interval(est: dict | None) -> tuple[float, float] | None:
-    if not est or est.get("low") is None or est.get("high") is None:
-        return None
-    return (est["low"], est["high"])
-
-
-def report_view(data: dict[str, Any]) -> dict[str, Any]:
+def report_view(data: dict[str, Any], sections: Sequence[ReportSection]) -> dict[str, Any]:
     """The report's plots (server-side SVG) next to its numbers, per question and section."""
     questions = []
     turned = {
@@ -137,12 +138,14 @@ def report_view(data: dict[str, Any]) -> dict[str, Any]:
         for rater, points in (q.get("scatter") or {}).items():
             if points["x"]:
                 # A lower-is-better metric is plotted as compared: its values negated.
-                axis = f"\N{MINUS SIGN}{_short(rater)}" if rater in turned else _short(rater)
+                axis = (
+                    f"\N{MINUS SIGN}{short_rater(rater)}" if rater in turned else short_rater(rater)
+                )
                 entry["charts"].append(
                     scatter_chart(
                         points["x"],
                         points["y"],
-                        title=f"{_short(rater)} against the mean human answer",
+                        title=f"{short_rater(rater)} against the mean human answer",
                         x_label=axis,
                         y_label="mean human answer",
                         jitter=0.02,
@@ -167,8 +170,8 @@ def report_view(data: dict[str, Any]) -> dict[str, Any]:
                         confusion["labels"],
                         confusion["labels"],
                         counts,
-                        title=f"{_short(rater)} against the human majority",
-                        row_title=_short(rater),
+                        title=f"{short_rater(rater)} against the human majority",
+                        row_title=short_rater(rater),
                         col_title=MAJORITY,
                     )
                 )
@@ -176,41 +179,22 @@ def report_view(data: dict[str, Any]) -> dict[str, Any]:
         if len(heat["raters"]) >= 2:
             entry["charts"].append(
                 heat_map(
-                    [_short(r) for r in heat["raters"]],
+                    [short_rater(r) for r in heat["raters"]],
                     heat["values"],
                     title=f"{heat['statistic'].replace('_', ' ')} between raters",
                 )
             )
         questions.append(entry)
     view: dict[str, Any] = {"questions": questions, "mean": MEAN, "majority": MAJORITY}
-    turing = data.get("turing") or []
-    if turing:
-        view["turing_chart"] = stacked_bars(
-            [d["text"] for d in turing],
-            list(TURING_OUTCOMES),
-            [[d["shares"][o]["value"] or 0.0 for o in TURING_OUTCOMES] for d in turing],
-            intervals=[[_interval(d["shares"][o]) for o in TURING_OUTCOMES] for d in turing],
-            title="Real against simulated responses: votes per dimension",
-        )
-    bias_charts = []
-    for q in data.get("pairwise") or []:
-        rows = list(q["position_bias"])
-        if rows:
-            bias_charts.append(
-                stacked_bars(
-                    [_short(r) for r in rows],
-                    list(SIDES),
-                    [
-                        [q["position_bias"][r]["shares"][s]["value"] or 0.0 for s in SIDES]
-                        for r in rows
-                    ],
-                    intervals=[
-                        [_interval(q["position_bias"][r]["shares"][s]) for s in SIDES] for r in rows
-                    ],
-                    title=f"Position bias ({q['key']}): votes for the side shown first",
-                )
-            )
-    view["bias_charts"] = bias_charts
+    view["sections"] = [
+        {
+            "template": section.template,
+            "data": data[section.name],
+            **section.view(data[section.name]),
+        }
+        for section in sections
+        if data.get(section.name)
+    ]
     return view
 
 

@@ -1,38 +1,24 @@
 """What a campaign kind is: the questions it asks by default, how its items are built, what an
 item shows and with which template, whether its items have two sides, whether its labels are
-reviewed or adjudicated, and what a submit does besides storing the label.
+reviewed or adjudicated, the report's sections beyond the questions, and what a submit does
+besides storing the label.
 
 A kind is one object (`KIND` in its module, registered in annotation.kinds); everything the
 studio does differently for a kind asks it here, never `campaign.kind == ...`. The defaults
-below are a plain kind: questions about a sample, items from a split, labels adjudicated.
+below are a plain kind: questions about a sample, labels adjudicated; a kind names its item
+sources (annotation.sources).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from annotation.errors import AnnotationError
 from benchmarks.suites.registry import study_questions
-
-# Ways of building items (annotation.services.items_from_*), named so that a kind says which
-# it accepts: "split" (a benchmark split's samples), "run" (a run's predictions), "tools" (a
-# benchmark's tools), "runs" (two runs' predictions of the same samples), "failures" (a run's
-# failed predictions), "api_pairs" (the virtual API server's real and simulated responses).
-BUILDERS = ("split", "run", "tools", "runs", "failures", "api_pairs")
-# What the researcher gives for each (BuildRequest's fields): the setup page's items step and
-# the admin's build form show a kind only its builders' fields, and the limit.
-BUILDER_FIELDS: dict[str, tuple[str, ...]] = {
-    "split": ("split",),
-    "run": ("run",),
-    "tools": (),
-    "runs": ("run", "run_b"),
-    "failures": ("run",),
-    "api_pairs": ("pairs",),
-}
 
 
 @dataclass
@@ -56,6 +42,47 @@ class BuildRequest:
     pairs: Path | None = None
     # The pairs file's name as the researcher knows it (an upload's), for messages.
     pairs_name: str = ""
+
+
+@dataclass(frozen=True)
+class ItemSource:
+    """A way of building a campaign's items (annotation.sources): from a split's samples, a
+    run's predictions, a benchmark's tools, two runs, a run's failures, a pairs file. A kind
+    lists the sources it takes; the setup page's items step and the admin's build form ask the
+    researcher for its `fields` (BuildRequest's)."""
+
+    name: str
+    fields: tuple[str, ...]
+    # Builds the items from the request; the number added.
+    build: Callable[[Any, BuildRequest], int]
+    # What to ask for when the request lacks its fields.
+    missing: str = ""
+    # Its items are samples (with a gold answer a campaign may show or hide).
+    samples: bool = True
+
+    def given(self, request: BuildRequest) -> bool:
+        return all(getattr(request, field) for field in self.fields)
+
+
+def _adds_nothing(data: Any) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A section of the agreement report beyond its questions (annotation.agreement.sections):
+    computed from the campaign's ratings into the report's data under `name`, written as rows
+    of the summary CSV, and shown on the report's page by `template`, which gets the section's
+    data as `section.data` and what `view` adds (its charts) as `section`'s other keys."""
+
+    name: str
+    # (ratings, *, resamples, seed, level) -> the section's data (plain, stored as JSON).
+    compute: Callable[..., Any]
+    # The section's data -> rows of the summary CSV (annotation.agreement.report's
+    # SUMMARY_COLUMNS).
+    rows: Callable[[Any], Iterable[tuple[Any, ...]]]
+    template: str
+    view: Callable[[Any], dict[str, Any]] = _adds_nothing
 
 
 class CampaignKind:
@@ -89,14 +116,16 @@ class CampaignKind:
     # Distinct annotators each item needs by default (the create service's default, for the
     # setup page and the admin alike; a researcher may change it).
     labels_per_item: int = 1
-    builders: frozenset[str] = frozenset({"split"})
+    # The ways its items are built (annotation.sources), the default first: a later one is
+    # used when the researcher gives its fields (a baseline from a run rather than a split).
+    sources: tuple[ItemSource, ...] = ()
     build_help: str = "One item per sample of a split of the campaign's benchmark."
     # Each annotator's answers can be scored as a run of the campaign's task.
     scored_as_runs: bool = False
     # Items pair two runs' predictions (A and B): the report ranks the runs.
     compares_runs: bool = False
-    # Extra sections of the agreement report (annotation.agreement.report): "turing", "pairwise".
-    report_sections: tuple[str, ...] = ()
+    # The agreement report's sections beyond the questions (annotation.agreement.sections).
+    report_sections: tuple[ReportSection, ...] = ()
 
     @property
     def item_template(self) -> str:
@@ -112,24 +141,45 @@ class CampaignKind:
         """The default questions, a fresh copy (a campaign may change its own)."""
         return copy.deepcopy(self.question_set or study_questions(self.name))
 
+    @property
+    def builders(self) -> frozenset[str]:
+        """The names of its item sources."""
+        return frozenset(source.name for source in self.sources)
+
     def build_fields(self) -> tuple[str, ...]:
-        """The items form's fields for this kind: its builders' (BUILDER_FIELDS), then the
-        limit, which every source honours."""
-        fields = [f for b in BUILDERS if b in self.builders for f in BUILDER_FIELDS.get(b, ())]
+        """The items form's fields for this kind: its sources', then the limit, which every
+        source honours."""
+        fields = [field for source in self.sources for field in source.fields]
         return (*dict.fromkeys(fields), "limit")
+
+    def setup_options(self) -> tuple[str, ...]:
+        """The campaign's options (Campaign fields) that the setup flow's first step asks for
+        this kind; its items step asks its sources' fields (build_fields)."""
+        # The gold is a choice only of items that are samples, when the kind shows it on request.
+        gold_choice = self.shows_reference and self.gold_on_request
+        wanted = {
+            "randomize_sides": self.sided,
+            "show_gold": gold_choice and any(source.samples for source in self.sources),
+            "review_stage": self.reviewable,
+            "adjudication_stage": self.adjudicable,
+        }
+        return tuple(option for option, applies in wanted.items() if applies)
 
     def sample_item(self, sample: Any, split: str) -> dict[str, Any]:
         """An item's fields for one sample of a split."""
         return {"sample": sample}
 
     def build(self, campaign: Any, request: BuildRequest) -> int:
-        """Build items as the researcher asked (the admin's form); the number added."""
-        # Imported here: the services ask the registry for kinds (this module is below them).
-        from annotation.services import items_from_split
-
-        if not request.split:
-            raise AnnotationError("give the split", field="split")
-        return items_from_split(campaign=campaign, split=request.split.strip(), limit=request.limit)
+        """Build items as the researcher asked (the setup page, the admin's form): from the
+        last of its sources whose fields were given; nothing given asks for the first's. The
+        number added."""
+        if not self.sources:
+            raise AnnotationError(f"{self.label} campaigns have no way of building items")
+        given = [source for source in self.sources if source.given(request)]
+        if not given:
+            default = self.sources[0]
+            raise AnnotationError(default.missing, field=default.fields[0])
+        return given[-1].build(campaign, request)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         """Add what the kind's template shows about the item to `view` (which holds the

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.assign import AnnotationError
-from annotation.kinds.base import BuildRequest, CampaignKind
-from annotation.services import items_from_run, items_from_split
+from annotation.kinds.base import CampaignKind
+from annotation.sources import RUN, SPLIT
 from benchmarks.models import Tool
 
 
@@ -32,7 +32,7 @@ class Baseline(CampaignKind):
     ]
     # The gold answer is what the annotator is asked: not shown.
     shows_reference = False
-    builders = frozenset({"split", "run"})
+    sources = (SPLIT, RUN)
     build_help = (
         "One item per prediction of a run (the candidates it was shown), or per sample of a "
         "split whose samples carry candidate tools."
@@ -46,13 +46,6 @@ class Baseline(CampaignKind):
                 "a baseline from a run instead"
             )
         return {"sample": sample, "payload": {"choices": list(sample.candidate_tools)}}
-
-    def build(self, campaign: Any, request: BuildRequest) -> int:
-        if request.run:
-            return items_from_run(campaign=campaign, run=request.run, limit=request.limit)
-        if not request.split:
-            raise AnnotationError("give the split", field="split")
-        return items_from_split(campaign=campaign, split=request.split.strip(), limit=request.limit)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         choices = [str(c) for c in item.payload.get("choices", [])]

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.assign import AnnotationError
-from annotation.kinds.base import BuildRequest, CampaignKind
-from annotation.services import items_from_failures
+from annotation.kinds.base import CampaignKind
+from annotation.sources import FAILURES
 
 
 class ErrorTypes(CampaignKind):
@@ -15,13 +14,8 @@ class ErrorTypes(CampaignKind):
     label = "Error types of failed traces"
     relations = ("sample", "prediction")
     judged = ("prediction",)
-    builders = frozenset({"failures"})
+    sources = (FAILURES,)
     build_help = "One item per failed or wrong prediction of a run."
-
-    def build(self, campaign: Any, request: BuildRequest) -> int:
-        if not request.run:
-            raise AnnotationError("choose the run whose failures are labelled", field="run")
-        return items_from_failures(campaign=campaign, run=request.run, limit=request.limit)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         view["failed"] = view["judged"][0]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.kinds.base import BuildRequest, CampaignKind
-from annotation.services import items_from_tools
+from annotation.kinds.base import CampaignKind
+from annotation.sources import TOOLS
 
 
 class Motivation(CampaignKind):
@@ -14,11 +14,8 @@ class Motivation(CampaignKind):
     relations = ("tool",)
     # MetaTool's motivation labels: two experts per tool.
     labels_per_item = 2
-    builders = frozenset({"tools"})
+    sources = (TOOLS,)
     build_help = "One item per tool of the campaign's benchmark."
-
-    def build(self, campaign: Any, request: BuildRequest) -> int:
-        return items_from_tools(campaign=campaign, limit=request.limit)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         view["tool"] = item.tool

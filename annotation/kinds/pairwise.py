@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.assign import AnnotationError
-from annotation.kinds.base import BuildRequest, CampaignKind
-from annotation.services import items_from_runs
+from annotation.agreement.sections import RUN_LEADERBOARD
+from annotation.kinds.base import CampaignKind
+from annotation.sources import RUNS
 
 # 1: A is better; 0: a tie; -1: B is better (against the canonical order).
 PAIRWISE_CHOICES = [
@@ -35,17 +35,10 @@ class Pairwise(CampaignKind):
     side_labels = ("Left is better", "Tie", "Right is better")
     # MTU-Bench's human comparison: three annotators per pair of outputs.
     labels_per_item = 3
-    builders = frozenset({"runs"})
+    sources = (RUNS,)
     build_help = "One item per sample both runs answered (A and B in that order)."
     compares_runs = True
-    report_sections = ("pairwise",)
-
-    def build(self, campaign: Any, request: BuildRequest) -> int:
-        if not (request.run and request.run_b):
-            raise AnnotationError("choose run A and run B", field="run")
-        return items_from_runs(
-            campaign=campaign, run_a=request.run, run_b=request.run_b, limit=request.limit
-        )
+    report_sections = (RUN_LEADERBOARD,)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         # A then B: the studio puts them in the order each person is shown (selectors.item_view).

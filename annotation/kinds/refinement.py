@@ -8,12 +8,13 @@ from typing import Any
 
 from annotation.kinds.base import CampaignKind, Submission
 from annotation.models import Label
-from annotation.refinement import (
+from annotation.refinement_workflow import (
     editor_context,
     editor_preview,
     refinement_answers,
     refinement_apply,
 )
+from annotation.sources import SPLIT
 
 VERDICT_CHOICES = [
     {"value": "keep", "label": "Keep as it is", "key": "k"},
@@ -41,7 +42,7 @@ class Refinement(CampaignKind):
     # The gold is what its annotators edit.
     gold_on_request = False
     wide = True
-    builders = frozenset({"split"})
+    sources = (SPLIT,)
 
     def workspace_context(self, assignment: Any) -> dict[str, Any]:
         return editor_context(assignment)

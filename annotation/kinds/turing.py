@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.assign import AnnotationError
-from annotation.kinds.base import BuildRequest, CampaignKind
-from annotation.services import items_from_pairs_file
+from annotation.agreement.sections import TURING_SHARES
+from annotation.kinds.base import CampaignKind
+from annotation.sources import API_PAIRS
 from config.display import pretty
 
 
@@ -18,18 +18,11 @@ class Turing(CampaignKind):
     side_labels = ("Left is better", "Tie", "Right is better")
     # StableToolBench's Turing test: three annotators per pair of responses.
     labels_per_item = 3
-    builders = frozenset({"api_pairs"})
+    sources = (API_PAIRS,)
     build_help = (
         'A JSON file: a list of {"documentation", "arguments", "real", "simulated", "api"?}.'
     )
-    report_sections = ("turing",)
-
-    def build(self, campaign: Any, request: BuildRequest) -> int:
-        if request.pairs is None:
-            raise AnnotationError("upload the pairs file", field="pairs")
-        return items_from_pairs_file(
-            campaign=campaign, path=request.pairs, limit=request.limit, name=request.pairs_name
-        )
+    report_sections = (TURING_SHARES,)
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         payload = item.payload

@@ -162,6 +162,21 @@ class ImportBundle:
 # --- checks -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class PublishedOutput:
+    """One output made elsewhere: which sample (split may be unknown) and the text."""
+
+    external_id: str
+    output: str
+    split: str | None = None
+    source: str = ""  # "file, line N" for errors
+    # The sample this output answers when no sample has `external_id`: MTU-Bench's reader
+    # numbers the k-th line of an id "<id>#k" (its files reuse ids for different dialogues),
+    # and a "#k" the split lacks is the file giving that id another answer. The import's
+    # on_duplicate policy says what a second output for a sample means.
+    fallback_id: str | None = None
+
+
 def check_value(
     value: Any,
     *,

@@ -25,6 +25,7 @@ for that dimension, named in the error).
 
 from __future__ import annotations
 
+import importlib
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from benchmarks.suites.protocol import Context, Item, Outcome, Prompt
+from benchmarks.suites.registry import SUITE_MODULES
 
 Kind = Literal["pointwise", "pass", "pairwise", "solvability"]
 KINDS: tuple[Kind, ...] = ("pointwise", "pass", "pairwise", "solvability")
@@ -128,10 +130,6 @@ def templates() -> dict[str, JudgeTemplate]:
 
 def _load_all() -> None:
     """Import every suite's judges module once (they register themselves)."""
-    import importlib
-
-    from benchmarks.suites.registry import SUITE_MODULES
-
     for module in SUITE_MODULES.values():
         try:
             importlib.import_module(f"{module}.judges")

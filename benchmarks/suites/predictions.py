@@ -29,8 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import ImportFormatError, iter_jsonl, type_name
-from benchmarks.suites.protocol import PublishedOutput
+from benchmarks.suites.base import ImportFormatError, PublishedOutput, iter_jsonl, type_name
 from benchmarks.suites.toolcall import MAX_CALL_CHARS, ToolCallError, parse_tool_call
 
 GENERIC_KEYS = ("sample_id", "output", "split")

@@ -79,7 +79,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from benchmarks.suites.base import unstorable
+from benchmarks.suites.base import PublishedOutput, unstorable
+from benchmarks.suites.native import declare, leaked_calls, read_tool_calls
 
 if TYPE_CHECKING:
     from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
@@ -589,21 +590,6 @@ class Scored:
     repeat: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class PublishedOutput:
-    """One output made elsewhere: which sample (split may be unknown) and the text."""
-
-    external_id: str
-    output: str
-    split: str | None = None
-    source: str = ""  # "file, line N" for errors
-    # The sample this output answers when no sample has `external_id`: MTU-Bench's reader
-    # numbers the k-th line of an id "<id>#k" (its files reuse ids for different dialogues),
-    # and a "#k" the split lacks is the file giving that id another answer. The import's
-    # on_duplicate policy says what a second output for a sample means.
-    fallback_id: str | None = None
-
-
 Complete = Callable[[Prompt], Awaitable[str]]
 
 
@@ -738,9 +724,6 @@ def read_native_reply(
             note="; ".join(reply.calls.problems),
         )
     else:
-        # Imported here: native.py reads model text with modules that import this one.
-        from benchmarks.suites.native import leaked_calls
-
         outcome = text_rule(reply.text)
         written = leaked_calls(reply.text, reply.names)
         if has_call(outcome.answer):
@@ -813,9 +796,6 @@ def default_cluster(item: Item, ctx: Context) -> str:
 def default_declare_tools(tools: Sequence[ToolSpec]) -> ToolDeclarations:
     """The tools as function tools, each described by its description and its parameters as
     the importers store them (JSON Schema), cleaned to a valid draft 2020-12 object schema."""
-    # Imported here: native.py reads model text with modules that import this one.
-    from benchmarks.suites.native import declare
-
     return declare(tools)
 
 
@@ -939,9 +919,6 @@ class Evaluator:
         fn = getattr(self.module, "native_solve", None)
         if fn is not None:
             return await fn(item, ctx, context, ask)
-        # Imported here: native.py reads model text with modules that import this one.
-        from benchmarks.suites.native import read_tool_calls
-
         native = self.native_prompt(item, ctx, context)
         turn = await ask(native.prompt)
         calls = read_tool_calls(turn.tool_calls, native.names)

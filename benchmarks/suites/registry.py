@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from benchmarks.suites.analyses import Analysis
 from benchmarks.suites.base import (
@@ -45,7 +45,6 @@ from benchmarks.suites.context import (
     JudgedOutput,
     default_item_context,
 )
-from benchmarks.suites.judging import Verdict
 from benchmarks.suites.protocol import (
     PLATFORM_OPTIONS,
     SERVED_TOOL_OPTIONS,
@@ -58,6 +57,10 @@ from benchmarks.suites.protocol import (
     ToolSpec,
 )
 from benchmarks.suites.rewriting import DescriptionRewriting
+
+if TYPE_CHECKING:
+    # Only an annotation: judging reads the registry to load every suite's judges.
+    from benchmarks.suites.judging import Verdict
 
 SUITE_MODULES: dict[str, str] = {
     "metatool": "benchmarks.suites.metatool",

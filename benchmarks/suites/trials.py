@@ -1,4 +1,4 @@
-"""A run's metrics over repeated trials (issue 16). Pure Python, no Django.
+"""A run's metrics over repeated trials. Pure Python, no Django.
 
 A run with k trials answers every item k times; trial t is the scored items with repeat t.
 Each trial's run-level metrics are the suite's own aggregate over that trial's items, as for a

@@ -252,6 +252,7 @@ def _send_once(
 ) -> FetchResult:
     """One request to `address`, presenting `host` in the Host header and (https) as SNI and for
     certificate verification."""
+    # On first fetch: only the server's calls to real APIs load the HTTP client.
     import httpx2
 
     remaining = deadline - time.monotonic()

@@ -17,7 +17,7 @@ def motivation_campaign(
         make_tool(benchmark=benchmark, name=f"tool{i:04d}", description=f"Tool {i}")
     campaign = services.campaign_create(
         name=f"motivation-{benchmark.pk}",
-        kind=Campaign.Kind.MOTIVATION,
+        kind="motivation",
         benchmark=benchmark,
         labels_per_item=labels_per_item,
     )

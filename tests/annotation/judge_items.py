@@ -48,7 +48,7 @@ def pair_campaign(
         )
     campaign = services.campaign_create(
         name=name or f"pair {suite} {benchmark.pk}",
-        kind=Campaign.Kind.PAIRWISE,
+        kind="pairwise",
         show_gold=show_gold,
         randomize_sides=False,
     )

@@ -16,11 +16,11 @@ from annotation.adjudication import (
     disagreements,
     settled_answers,
 )
-from annotation.assign import AnnotationError, item_next, label_submit
+from annotation.assign import AnnotationError, item_next
 from annotation.models import Adjudication, Campaign, Item, Member
 from annotation.services import answers_clean, members_add
 from tests.annotation.conftest import motivation_campaign
-from tests.factories import make_user
+from tests.factories import make_user, store_label
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +52,7 @@ def label(campaign: Campaign, user: Any, categories: list[str]) -> Item:
         raw={"reason": categories},
         shown_order="",
     )
-    label_submit(
+    store_label(
         campaign=assignment.campaign,
         assignment_id=assignment.pk,
         user=user,
@@ -178,5 +178,5 @@ def test_a_refinement_campaign_is_settled_by_review_not_adjudication() -> None:
     from annotation.services import campaign_create
 
     with pytest.raises(AnnotationError, match="adjudication_stage: Refinements are settled"):
-        campaign_create(name="r", kind=Campaign.Kind.REFINEMENT, adjudication_stage=True)
+        campaign_create(name="r", kind="refinement", adjudication_stage=True)
     assert not Campaign.objects.filter(name="r").exists()

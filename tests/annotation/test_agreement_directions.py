@@ -1,4 +1,4 @@
-"""Agreement knows which way a metric points (issue 14): only per-item scores that are better
+"""Agreement knows which way a metric points: only per-item scores that are better
 one way rate; a lower-is-better one is compared with its sign turned, in the correlations, the
 pairwise signs and the Bradley-Terry leaderboard; counts, flags and names no task declares are
 never offered, and asking for one says why. Figures are computed by hand."""
@@ -25,11 +25,11 @@ from annotation.agreement.data import (
 )
 from annotation.agreement.exports import label_csv_lines
 from annotation.agreement.services import report_params, report_request
-from annotation.assign import item_next, label_submit
+from annotation.assign import item_next
 from annotation.models import AgreementReport, Campaign, Member
 from benchmarks.suites.protocol import MetricSpec
 from evaluation.models import Endpoint, Prediction, Run
-from tests.factories import make_benchmark, make_sample, make_superuser, make_user
+from tests.factories import make_benchmark, make_sample, make_superuser, make_user, store_label
 
 pytestmark = pytest.mark.django_db
 
@@ -74,7 +74,7 @@ def r4_campaign() -> tuple[Campaign, Run, Run]:
                 },
             )
     campaign = services.campaign_create(
-        name="tool use on general questions", kind=Campaign.Kind.PAIRWISE, labels_per_item=2
+        name="tool use on general questions", kind="pairwise", labels_per_item=2
     )
     services.items_from_runs(campaign=campaign, run_a=run_a, run_b=run_b)
     annotators = [make_user(username=f"judge{j}") for j in range(2)]
@@ -84,7 +84,7 @@ def r4_campaign() -> tuple[Campaign, Run, Run]:
     for j, user in enumerate(annotators):
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             votes = ITEMS[positions[assignment.item_id]][1]
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,

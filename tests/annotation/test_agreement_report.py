@@ -20,11 +20,11 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from annotation import services
 from annotation.agreement.exports import LABEL_COLUMNS, label_csv_lines, summary_csv_lines
 from annotation.agreement.services import report_params, report_request
-from annotation.assign import item_next, label_submit
+from annotation.assign import item_next
 from annotation.models import AgreementReport, Campaign, Member
 from benchmarks.suites.wtueval.questions import ERROR_TYPE_CHOICES
 from evaluation.models import Endpoint, Judge, JudgeJob, Judgment, Prediction, Run
-from tests.factories import make_benchmark, make_sample, make_user
+from tests.factories import make_benchmark, make_sample, make_user, store_label
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +79,7 @@ def pairwise_campaign() -> tuple[Campaign, Run, Run, list[Any]]:
                 scores={"accuracy": score},
             )
     campaign = services.campaign_create(
-        name="synthetic pairwise", kind=Campaign.Kind.PAIRWISE, labels_per_item=ANNOTATORS
+        name="synthetic pairwise", kind="pairwise", labels_per_item=ANNOTATORS
     )
     services.items_from_runs(campaign=campaign, run_a=run_a, run_b=run_b)
     annotators = [make_user(username=f"ann{j}") for j in range(ANNOTATORS)]
@@ -89,7 +89,7 @@ def pairwise_campaign() -> tuple[Campaign, Run, Run, list[Any]]:
     for j, user in enumerate(annotators):
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             i = positions[assignment.item_id]
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
@@ -309,9 +309,7 @@ def test_gold_questions_and_scores_are_part_of_what_makes_a_report_stale() -> No
 
 
 def test_turing_votes_are_shared_per_dimension() -> None:
-    campaign = services.campaign_create(
-        name="turing synthetic", kind=Campaign.Kind.TURING, labels_per_item=2
-    )
+    campaign = services.campaign_create(name="turing synthetic", kind="turing", labels_per_item=2)
     pairs = [
         {"documentation": "d", "arguments": {"x": i}, "real": {"r": i}, "simulated": {"s": i}}
         for i in range(10)
@@ -333,7 +331,7 @@ def test_turing_votes_are_shared_per_dimension() -> None:
         k = 0
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             vote = overall[j * 10 + k]
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,
@@ -412,9 +410,7 @@ def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> N
             status=Prediction.Status.FAILED,
             error="no answer",
         )
-    campaign = services.campaign_create(
-        name="errors", kind=Campaign.Kind.ERROR_TYPES, labels_per_item=2
-    )
+    campaign = services.campaign_create(name="errors", kind="error_types", labels_per_item=2)
     services.items_from_failures(campaign=campaign, run=run)
     first, second = make_user(), make_user()
     services.members_add(campaign=campaign, users=[first, second], role=Member.Role.ANNOTATOR)
@@ -426,7 +422,7 @@ def test_several_choices_per_answer_become_one_yes_no_question_per_choice() -> N
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             i = positions[assignment.item_id]
             types = ["incorrect_invocation"] + (["endless_retry"] if i in chosen[j] else [])
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,

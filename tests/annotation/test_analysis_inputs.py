@@ -14,12 +14,11 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.assign import item_next
-from annotation.submit import label_submit
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
 from evaluation.analyses import run_analyses_get
 from evaluation.models import Prediction, Run
-from tests.factories import make_researcher, make_user
+from tests.factories import make_researcher, make_user, store_label
 
 FIXTURE = Path(__file__).resolve().parents[1] / "benchmarks" / "fixtures" / "wtueval"
 
@@ -69,7 +68,7 @@ def label_the_failures(run: Run) -> None:
     for _ in range(2):
         assignment = item_next(campaign=campaign, user=user)
         split = assignment.item.prediction.sample.split
-        label_submit(
+        store_label(
             campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=user,

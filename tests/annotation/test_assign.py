@@ -14,13 +14,14 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation.assign import AnnotationError, item_next, item_skip, label_submit, label_undo
+from annotation.assign import AnnotationError, item_next, item_skip, label_undo
 from annotation.models import Assignment, Item, Label
 from tests.annotation.conftest import motivation_campaign
+from tests.factories import store_label
 
 
 def answer(assignment: Assignment, user, choice: str = "A") -> Label:  # type: ignore[no-untyped-def]
-    label, _ = label_submit(
+    label, _ = store_label(
         campaign=assignment.campaign,
         assignment_id=assignment.pk,
         user=user,
@@ -69,7 +70,7 @@ def test_twenty_annotators_at_once_give_every_item_exactly_n_distinct_labels() -
                 answer_once = {"reason": rng.choice("ABCD")}
                 # a double click: the same form sent twice
                 for _ in range(2 if rng.random() < 0.2 else 1):
-                    label_submit(
+                    store_label(
                         campaign=assignment.campaign,
                         assignment_id=assignment.pk,
                         user=user,

@@ -1,4 +1,4 @@
-"""Blind studies stay blind (issue 27, finding 3): for every sided kind in the kind registry, a
+"""Blind studies stay blind: for every sided kind in the kind registry, a
 campaign with real sides (a text run against a native run of the same task; a real API response
 against a simulated one), and everything its annotator is sent (the pages, the htmx fragments,
 the API's answers) read for anything that maps a side to what made it: the runs' names and
@@ -21,7 +21,7 @@ import pytest
 from django.test import Client
 
 from annotation import services
-from annotation.assign import item_next, label_submit
+from annotation.assign import item_next
 from annotation.kinds import BuildRequest, kinds
 from annotation.models import Assignment, Campaign, Member, Question
 from benchmarks.models import Benchmark
@@ -29,7 +29,7 @@ from benchmarks.services import benchmark_import
 from evaluation import services as evaluation_services
 from evaluation.models import Run
 from tests.evaluation.conftest import execute_run, make_endpoint
-from tests.factories import make_researcher, make_user
+from tests.factories import make_researcher, make_user, store_label
 from tests.fake_openai import FakeOpenAI, ToolRequest, oracle, tool_reply
 from tests.workers import flush_test_broker
 
@@ -391,7 +391,7 @@ def test_an_adjudicator_of_a_blind_campaign_is_as_blind_as_its_annotators(
     keys = list(campaign.questions.values_list("key", flat=True))
     for user, value in ((first, 1), (second, -1)):
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,

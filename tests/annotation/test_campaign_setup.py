@@ -829,9 +829,7 @@ def test_the_campaign_list_reads_the_same_queries_however_many_campaigns(client:
 
 
 def test_the_gold_is_a_choice_only_where_items_are_samples_with_a_hidden_gold() -> None:
-    from annotation.setup import gold_is_a_choice
-
-    chosen = {name for name, kind in kinds().items() if gold_is_a_choice(kind)}
+    chosen = {name for name, kind in kinds().items() if "show_gold" in kind.setup_options()}
     # refinement always shows it (it edits it), a baseline never (it is the question),
     # motivation and Turing items are tools and API responses
     assert chosen == {"pairwise", "error_types"}

@@ -114,7 +114,7 @@ def test_an_error_type_item_hides_the_expected_answer_unless_asked(client: Clien
             trace=[{"action": "Calculator", "arguments": {"expression": "6*7-1"}}],
         )
         campaign = services.campaign_create(
-            name=f"errors {show}", kind=Campaign.Kind.ERROR_TYPES, show_gold=show
+            name=f"errors {show}", kind="error_types", show_gold=show
         )
         services.items_from_failures(campaign=campaign, run=run)
         annotator = make_user()

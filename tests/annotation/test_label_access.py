@@ -1,4 +1,4 @@
-"""Reading labels takes `annotation.view_label`, everywhere they are read (issue 27, finding 3):
+"""Reading labels takes `annotation.view_label`, everywhere they are read:
 what each annotator answered and how long they took, one by one (the labels CSV, the admin's
 label list) or per annotator (the agreement report, its summary CSV and API, a campaign's
 progress). `view_campaign` alone opened the agreement report and its labels CSV while the admin

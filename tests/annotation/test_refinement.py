@@ -13,7 +13,7 @@ from django.test import Client
 
 from annotation import services
 from annotation.models import Campaign, Label, Member, RefinementDraft
-from annotation.refinement import reference_outline
+from annotation.refinement_workflow import reference_outline
 from benchmarks.models import Benchmark, Sample, SampleRevision
 from benchmarks.services import benchmark_import
 from tests.factories import make_user
@@ -30,7 +30,7 @@ def campaign(review_stage: bool = True, labels_per_item: int = 1) -> tuple[Campa
     )
     c = services.campaign_create(
         name="refine",
-        kind=Campaign.Kind.REFINEMENT,
+        kind="refinement",
         benchmark=Benchmark.objects.get(name="UltraTool refine"),
         review_stage=review_stage,
         labels_per_item=labels_per_item,

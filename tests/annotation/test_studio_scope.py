@@ -1,4 +1,4 @@
-"""Every studio action is tied to the campaign in its URL (issue 27, finding 3): someone removed
+"""Every studio action is tied to the campaign in its URL: someone removed
 from campaign X who is still a member of campaign Y, in every role, sends each studio URL of Y
 (pages and API) naming what they held or could see in X (their lease, their refinement draft,
 a label waiting for review, a disputed item): nothing in X changes, and no answer shows it.
@@ -90,7 +90,7 @@ def other_campaigns(w: World, user: Any) -> tuple[Campaign, Campaign]:
     where `user` is annotator, reviewer and adjudicator."""
     y_motivation = services.campaign_create(
         name="Y motivation",
-        kind=Campaign.Kind.MOTIVATION,
+        kind="motivation",
         benchmark=w.benchmark,
         labels_per_item=2,
         adjudication_stage=True,
@@ -98,7 +98,7 @@ def other_campaigns(w: World, user: Any) -> tuple[Campaign, Campaign]:
     services.items_from_tools(campaign=y_motivation)
     y_refinement = services.campaign_create(
         name="Y refinement",
-        kind=Campaign.Kind.REFINEMENT,
+        kind="refinement",
         benchmark=w.refinement.benchmark,
         review_stage=True,
     )

@@ -33,7 +33,7 @@ def refinement_campaign(name: str, *, review_stage: bool) -> tuple[Campaign, Any
     )
     campaign = services.campaign_create(
         name=name,
-        kind=Campaign.Kind.REFINEMENT,
+        kind="refinement",
         benchmark=Benchmark.objects.get(name=name),
         review_stage=review_stage,
     )

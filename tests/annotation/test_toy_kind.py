@@ -1,7 +1,8 @@
 """A new campaign kind without touching the studio: a kind defined in the test tree (one module,
-tests/annotation/toy_kind.py, and one template under tests/annotation/templates), registered by
-the test, goes through building items, annotation through the API and the page, and the
-agreement report."""
+tests/annotation/toy_kind.py, and its templates under tests/annotation/templates: the item's,
+and its report section's), registered by the test, goes through the setup flow and building
+items, annotation through the API and the page, and the agreement report, its page and its
+summary CSV."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from annotation.assign import AnnotationError
 from annotation.kinds import kinds, register, unregister
 from annotation.models import Campaign, Label, Member
 from tests.annotation.toy_kind import KIND
-from tests.factories import make_benchmark, make_sample, make_user
+from tests.factories import make_benchmark, make_researcher, make_sample, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +53,14 @@ def test_a_kind_registered_by_a_test_goes_from_items_to_the_agreement_report(
         name="gold check", kind=toy.name, benchmark=benchmark, labels_per_item=2
     )
     assert [q.key for q in campaign.questions.all()] == ["right"]
-    assert services.items_from_split(campaign=campaign, split="test") == 6
+    # the setup flow offers it, and its items step asks what its item source needs
+    client.force_login(make_researcher())
+    assert toy.label in client.get("/campaigns/new/").content.decode()
+    items_step = client.get(f"/campaigns/{campaign.pk}/setup/items/").content.decode()
+    assert 'name="split"' in items_step and 'name="run"' not in items_step
+    built = client.post(f"/campaigns/{campaign.pk}/setup/items/", {"split": "test"})
+    assert built.status_code == 302
+    assert campaign.items.count() == 6
     annotators = [make_user(), make_user()]
     services.members_add(campaign=campaign, users=annotators, role=Member.Role.ANNOTATOR)
     services.campaign_activate(campaign=campaign)
@@ -86,6 +94,14 @@ def test_a_kind_registered_by_a_test_goes_from_items_to_the_agreement_report(
     assert question["key"] == "right" and report.data["kind"] == toy.name
     (pair,) = question["pairs"]
     assert pair["stats"]["agreement"]["value"] == pytest.approx(5 / 6)
+    # and the report section the toy kind declares: its data, its CSV rows and its template
+    (votes,) = report.data["toy_gold_votes"]
+    assert votes["votes"] == {"Yes": 11, "No": 1}
+    client.force_login(make_researcher())
+    page = client.get(f"/campaigns/{campaign.pk}/agreement/").content.decode()
+    assert "Votes on the gold (toy kind), 12 in all" in page and "right No: 1" in page
+    summary = client.get(f"/campaigns/{campaign.pk}/agreement/summary.csv")
+    assert "right,humans,,votes No,1,1,," in b"".join(summary.streaming_content).decode()
 
 
 def test_a_campaign_of_an_unregistered_kind_is_refused(toy: Any) -> None:

@@ -71,7 +71,7 @@ def test_pairs_become_a_turing_campaign_that_experts_answer_and_the_report_share
         {"action": "build_campaign", "_selected_action": [p.pk for p in pairs]},
     )
     assert response.status_code == 302
-    campaign = Campaign.objects.get(kind=Campaign.Kind.TURING)
+    campaign = Campaign.objects.get(kind="turing")
     assert campaign.items.count() == 3 and campaign.labels_per_item == 3
     annotators = [make_user(), make_user(), make_user()]
     services.members_add(campaign=campaign, users=annotators, role=Member.Role.ANNOTATOR)

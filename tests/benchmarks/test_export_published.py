@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from annotation import refine
+from annotation import draft_editing
 from benchmarks.exports import DROPPED, benchmark_export
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import, sample_revise, samples_annotate
@@ -328,8 +328,11 @@ def test_a_stabletoolbench_refinement_changes_only_its_record(tmp_path: Path, ki
 
 def calls_edit(target: Sample, edit: Any) -> None:
     """A calls refinement as the editor applies it: the draft, one operation, written back."""
-    calls = edit(refine.calls_from_reference(target.reference))
-    revise(target, reference=refine.calls_to_reference(calls, target.reference, split=target.split))
+    calls = edit(draft_editing.calls_from_reference(target.reference))
+    revise(
+        target,
+        reference=draft_editing.calls_to_reference(calls, target.reference, split=target.split),
+    )
 
 
 MTU_KINDS = (
@@ -368,7 +371,7 @@ def test_an_mtubench_refinement_changes_only_its_record(tmp_path: Path, kind: st
         # a changed value and an added argument: the others keep their published order
         target = sample("mtubench", "S-S", "S-S_0")
         arguments = {"time": "06:30", "sound": "birds", "recurrence": "weekdays", "label": "gym"}
-        calls_edit(target, lambda calls: refine.call_set(calls, "c1", arguments=arguments))
+        calls_edit(target, lambda calls: draft_editing.call_set(calls, "c1", arguments=arguments))
         edits = {
             "S-S_eval.jsonl": [
                 (
@@ -381,12 +384,13 @@ def test_an_mtubench_refinement_changes_only_its_record(tmp_path: Path, kind: st
         # the line escapes non-ASCII: so does the rewritten line, where it still has some
         target = sample("mtubench", "S-S", "S-S_2")
         arguments = {"cuisine": "galette", "city": "Lille"}
-        calls_edit(target, lambda calls: refine.call_set(calls, "c1", arguments=arguments))
+        calls_edit(target, lambda calls: draft_editing.call_set(calls, "c1", arguments=arguments))
         edits = {"S-S_eval.jsonl": [('"cuisine": "cr\\u00eape"', '"cuisine": "galette"')]}
     elif kind == "tool":
         target = sample("mtubench", "S-S", "S-S_1")
         calls_edit(
-            target, lambda calls: refine.call_set(calls, "c1", name="set_alarm", arguments={})
+            target,
+            lambda calls: draft_editing.call_set(calls, "c1", name="set_alarm", arguments={}),
         )
         edits = {
             "S-S_eval.jsonl": [
@@ -401,9 +405,9 @@ def test_an_mtubench_refinement_changes_only_its_record(tmp_path: Path, kind: st
         target = sample("mtubench", "S-M", "S-M_0")
 
         def insert(calls: list[Any]) -> list[Any]:
-            calls = refine.call_insert(calls, "c1")
+            calls = draft_editing.call_insert(calls, "c1")
             new = calls[1].uid
-            return refine.call_set(calls, new, name="set_alarm", arguments={"time": "15:00"})
+            return draft_editing.call_set(calls, new, name="set_alarm", arguments={"time": "15:00"})
 
         calls_edit(target, insert)
         edits = {
@@ -416,7 +420,7 @@ def test_an_mtubench_refinement_changes_only_its_record(tmp_path: Path, kind: st
         }
     elif kind == "delete":
         target = sample("mtubench", "S-M", "S-M_0")
-        calls_edit(target, lambda calls: refine.call_delete(calls, "c2"))
+        calls_edit(target, lambda calls: draft_editing.call_delete(calls, "c2"))
         edits = {
             "S-M_eval.jsonl": [
                 (LEIDEN, '{"FindProvider": {"offers_cosmetic_services": "true", "city": "Leiden"}}')
@@ -424,7 +428,7 @@ def test_an_mtubench_refinement_changes_only_its_record(tmp_path: Path, kind: st
         }
     elif kind == "move":
         target = sample("mtubench", "S-M", "S-M_0")
-        calls_edit(target, lambda calls: refine.call_move(calls, "c2", "up"))
+        calls_edit(target, lambda calls: draft_editing.call_move(calls, "c2", "up"))
         edits = {
             "S-M_eval.jsonl": [
                 (

@@ -403,48 +403,57 @@ def item_text(step: str, tool: str) -> str:
 
 def plan_edit(sample: Sample, edit: Any) -> None:
     """A plan refinement as the editor applies it: the draft, one operation, written back."""
-    from annotation import refine
+    from annotation import draft_editing
 
-    steps = edit(refine.plan_from_reference(sample.reference))
-    revise(sample, input=sample.input, reference=refine.plan_to_reference(steps, sample.reference))
+    steps = edit(draft_editing.plan_from_reference(sample.reference))
+    revise(
+        sample,
+        input=sample.input,
+        reference=draft_editing.plan_to_reference(steps, sample.reference),
+    )
 
 
 def _refine(kind: str, sample: Sample) -> None:
-    from annotation import refine
+    from annotation import draft_editing
 
     if kind == "query":
         query = sample.input["query"].replace("the first train", "the earliest train")
         revise(sample, input={**sample.input, "query": query}, reference=sample.reference)
     elif kind == "text":
-        plan_edit(sample, lambda s: refine.step_set(s, STEP["book"], text="Book the train ticket"))
+        plan_edit(
+            sample, lambda s: draft_editing.step_set(s, STEP["book"], text="Book the train ticket")
+        )
     elif kind == "text, escaped":
         plan_edit(
-            sample, lambda s: refine.step_set(s, "s3", text="\u521b\u5efa\u4e00\u4e2a\u63d0\u9192")
+            sample,
+            lambda s: draft_editing.step_set(s, "s3", text="\u521b\u5efa\u4e00\u4e2a\u63d0\u9192"),
         )
     elif kind == "arguments":
         arguments = {"origin": "Utrecht", "destination": "Zwolle", "date": "Friday"}
         arguments["period"] = "evening"
-        plan_edit(sample, lambda s: refine.step_set(s, STEP["search"], arguments=arguments))
+        plan_edit(sample, lambda s: draft_editing.step_set(s, STEP["search"], arguments=arguments))
     elif kind == "tool":
         plan_edit(
             sample,
-            lambda s: refine.step_set(s, STEP["confirm"], tool="book_train_ticket", arguments={}),
+            lambda s: draft_editing.step_set(
+                s, STEP["confirm"], tool="book_train_ticket", arguments={}
+            ),
         )
     elif kind == "tool removed":
-        plan_edit(sample, lambda s: refine.step_set(s, STEP["login"], tool=None))
+        plan_edit(sample, lambda s: draft_editing.step_set(s, STEP["login"], tool=None))
     elif kind == "insert":
         plan_edit(
             sample,
-            lambda s: refine.step_insert(s, STEP["search"], text="Pick the earliest train"),
+            lambda s: draft_editing.step_insert(s, STEP["search"], text="Pick the earliest train"),
         )
     elif kind == "delete":
-        plan_edit(sample, lambda s: refine.step_delete(s, STEP["confirm"]))
+        plan_edit(sample, lambda s: draft_editing.step_delete(s, STEP["confirm"]))
     elif kind == "move":
-        plan_edit(sample, lambda s: refine.step_move(s, STEP["login"], "up"))
+        plan_edit(sample, lambda s: draft_editing.step_move(s, STEP["login"], "up"))
     elif kind == "indent":
-        plan_edit(sample, lambda s: refine.step_indent(s, STEP["confirm"]))
+        plan_edit(sample, lambda s: draft_editing.step_indent(s, STEP["confirm"]))
     elif kind == "outdent":
-        plan_edit(sample, lambda s: refine.step_outdent(s, STEP["search"]))
+        plan_edit(sample, lambda s: draft_editing.step_outdent(s, STEP["search"]))
     elif kind == "drop":
         from benchmarks.exports import DROPPED
         from benchmarks.services import samples_annotate

@@ -883,7 +883,7 @@ def test_the_migration_keys_tools_imported_before_so_a_reimport_changes_nothing(
 
 @pytest.mark.django_db
 def test_refinement_reads_each_offered_tools_own_schema() -> None:
-    from annotation.refinement import toolset
+    from annotation.refinement_workflow import toolset
 
     benchmark_import(suite="stabletoolbench", paths=shared("G3_instruction"))
     sample = Sample.objects.get(external_id="900301")

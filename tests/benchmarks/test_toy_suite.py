@@ -15,15 +15,15 @@ import pytest
 
 from annotation import services
 from annotation.agreement.services import report_params, report_request
-from annotation.assign import item_next, label_submit
-from annotation.models import AgreementReport, Campaign, Member
+from annotation.assign import item_next
+from annotation.models import AgreementReport, Member
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
 from benchmarks.suites.registry import SUITE_MODULES, get_suite
 from evaluation.models import Run
 from evaluation.services import run_launch
 from tests.evaluation.conftest import execute_run, make_endpoint
-from tests.factories import make_user
+from tests.factories import make_user, store_label
 from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -72,9 +72,7 @@ def test_a_suite_defined_only_in_the_tests_goes_from_import_to_agreement(
 
     # and humans comparing the two outputs agree with the metric on every item: the careful
     # model is better where it alone is right (odd n), a tie elsewhere
-    campaign = services.campaign_create(
-        name="toy pairwise", kind=Campaign.Kind.PAIRWISE, labels_per_item=2
-    )
+    campaign = services.campaign_create(name="toy pairwise", kind="pairwise", labels_per_item=2)
     services.items_from_runs(campaign=campaign, run_a=careful, run_b=hasty)
     annotators = [make_user(username=f"ann{j}") for j in range(2)]
     services.members_add(campaign=campaign, users=annotators, role=Member.Role.ANNOTATOR)
@@ -82,7 +80,7 @@ def test_a_suite_defined_only_in_the_tests_goes_from_import_to_agreement(
     for user in annotators:
         while (assignment := item_next(campaign=campaign, user=user)) is not None:
             n = int(assignment.item.sample.external_id)
-            label_submit(
+            store_label(
                 campaign=assignment.campaign,
                 assignment_id=assignment.pk,
                 user=user,

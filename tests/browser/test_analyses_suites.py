@@ -12,11 +12,10 @@ from playwright.sync_api import expect
 
 from annotation import services
 from annotation.assign import item_next
-from annotation.submit import label_submit
 from benchmarks.models import Benchmark, Sample, ToolRevision
 from benchmarks.services import benchmark_import
 from evaluation.models import Prediction, Run
-from tests.factories import make_researcher, make_user
+from tests.factories import make_researcher, make_user, store_label
 
 FIXTURE = Path(__file__).resolve().parents[1] / "benchmarks" / "fixtures" / "wtueval"
 
@@ -71,7 +70,7 @@ def wtueval_run_with_labels() -> Run:
     for _ in range(2):
         assignment = item_next(campaign=campaign, user=user)
         split = assignment.item.prediction.sample.split
-        label_submit(
+        store_label(
             campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=user,

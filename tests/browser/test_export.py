@@ -13,7 +13,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from annotation.assign import item_next
-from annotation.refinement import draft_apply, review_decide
+from annotation.refinement_workflow import draft_apply, review_decide
 from annotation.submit import answers_submit
 from tests.browser.conftest import Studio, tab_to
 

@@ -4,7 +4,7 @@ from rest_framework.test import APIRequestFactory
 
 from annotation.agreement.data import AgreementError
 from annotation.assign import AnnotationError
-from annotation.refine import RefineError
+from annotation.draft_editing import RefineError
 from benchmarks.services import RevisionConflict
 from config.errors import ApplicationError, api_exception_handler
 from config.untrusted import UntrustedInputError

@@ -74,7 +74,7 @@ def test_the_four_regions_read_the_models_newest_runs_and_no_other_models() -> N
     # another model's R3 run, model-a's R4 run in native tool mode and its unfinished R3 run:
     # none is this model's table (in text mode)
     region_run(benchmark, yes_no, "R3", "model-b", [right])
-    region_run(benchmark, yes_no, "R4", "model-a", [right], options={"tool_mode": "native"})
+    region_run(benchmark, yes_no, "R4", "model-a", [right], tool_mode="native")
     region_run(benchmark, yes_no, "R3", "model-a", [right], status=Run.Status.RUNNING)
     empty = {"accuracy_r3": None, "accuracy_r4": None, "call_rate_r4": None}
     assert table(shown) == [

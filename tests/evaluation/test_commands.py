@@ -20,7 +20,7 @@ from django.db import connection
 
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
-from evaluation import services
+from evaluation import lifecycle, services
 from evaluation.models import Endpoint, Prediction, Run
 from tests.evaluation.conftest import counting_answer, make_counting_benchmark, make_endpoint
 from tests.fake_openai import FakeOpenAI
@@ -388,7 +388,7 @@ def test_importing_an_mtubench_response_file_scores_it_as_mtu_eval_does(
     assert by_id[samples[9].external_id] == {"TS": 0.0, "PS": 0.0}
 
 
-# --- run_resume -------------------------------------------------------------------------------
+# --- resume -----------------------------------------------------------------------------------
 
 
 @pytest.mark.django_db(transaction=True)
@@ -417,7 +417,7 @@ def test_retrying_failed_items_answers_only_those(tmp_path: Path, settings: Any)
         )
         requests = server.total
         # when
-        queued = services.run_resume(run=run, retry_failed=True)
+        queued = lifecycle.resume(services.RUNS, run, retry_failed=True)
         for first in (0, 3):
             services.chunk_execute(run.pk, first, first + 2)
         services.run_finalize(run_id=run.pk)
@@ -451,7 +451,7 @@ def test_resuming_a_run_with_nothing_left_finishes_it_again(tmp_path: Path) -> N
         services.chunk_execute(run.pk, 0, 99)
         services.run_finalize(run_id=run.pk)
         # when
-        queued = services.run_resume(run=run, retry_failed=True)
+        queued = lifecycle.resume(services.RUNS, run, retry_failed=True)
     # then the finalisation queued on commit ran at once
     assert queued == 0
     run.refresh_from_db()

@@ -417,7 +417,6 @@ def test_a_pairwise_campaign_pairs_each_line_with_the_other_runs_first_line(
     stabletoolbench_file: Path,
 ) -> None:
     from annotation import services as annotation
-    from annotation.models import Campaign
 
     import_stabletoolbench(stabletoolbench_file, "--on-duplicate", "reference")
     import_stabletoolbench(stabletoolbench_file, "--on-duplicate", "first")
@@ -425,7 +424,7 @@ def test_a_pairwise_campaign_pairs_each_line_with_the_other_runs_first_line(
         Run.objects.get(import_report__on_duplicate="reference"),
         Run.objects.get(import_report__on_duplicate="first"),
     )
-    campaign = annotation.campaign_create(name="pairs", kind=Campaign.Kind.PAIRWISE)
+    campaign = annotation.campaign_create(name="pairs", kind="pairwise")
     # B repeats 588: every one of A's answers is paired with B's first line for its sample.
     annotation.items_from_runs(campaign=campaign, run_a=first, run_b=repeated)
     b_first = {p.sample_id: p.pk for p in repeated.predictions.filter(repeat=0)}
@@ -439,20 +438,19 @@ def test_a_human_baseline_of_a_run_with_repeats_scores_an_answer_per_item(s_m_fi
     import uuid
 
     from annotation import services as annotation
-    from annotation.assign import item_next, label_submit
-    from annotation.models import Campaign, Member
+    from annotation.assign import item_next
+    from annotation.models import Member
+    from tests.factories import store_label
 
     import_s_m(s_m_file, "--on-duplicate", "reference")
     run = Run.objects.get()
-    campaign = annotation.campaign_create(
-        name="baseline", kind=Campaign.Kind.BASELINE, benchmark=run.benchmark
-    )
+    campaign = annotation.campaign_create(name="baseline", kind="baseline", benchmark=run.benchmark)
     assert annotation.items_from_run(campaign=campaign, run=run) == 3
     human = make_user(username="human1")
     annotation.members_add(campaign=campaign, users=[human], role=Member.Role.ANNOTATOR)
     annotation.campaign_activate(campaign=campaign)
     while (assignment := item_next(campaign=campaign, user=human)) is not None:
-        label_submit(
+        store_label(
             campaign=assignment.campaign,
             assignment_id=assignment.pk,
             user=human,

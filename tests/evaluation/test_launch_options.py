@@ -176,7 +176,7 @@ def test_every_way_in_launches_with_options_the_suite_declares(
         refused, message = getattr(ways, way)(benchmark, "answer", {**options}, "default")
     assert not refused, message[:3000]
     run = Run.objects.get()
-    assert run.options == options and run.task == "answer"
+    assert run.launch_options == options and run.task == "answer"
     assert run.predictions.count() == 3 and queued() == 1
 
 

@@ -235,9 +235,7 @@ def test_the_oracle_scores_100_through_the_responses_api(
 
 def test_multi_turn_history_becomes_tool_calls_and_tool_results(seeddata: Path) -> None:
     benchmark = mtubench(seeddata, "M-S")
-    evaluator, ctx = run_context(
-        Run(benchmark=benchmark, task="M-S", options={"tool_mode": "native"})
-    )
+    evaluator, ctx = run_context(Run(benchmark=benchmark, task="M-S", tool_mode="native"))
     sample = benchmark.samples.get(external_id="M-S_0_3")
     item = items_by_sample_id([sample.pk])[sample.pk]
     messages = evaluator.native_prompt(item, ctx, {}).prompt.messages
@@ -257,9 +255,7 @@ def test_multi_turn_history_becomes_tool_calls_and_tool_results(seeddata: Path) 
 
 def test_multi_tool_parameters_accept_an_earlier_calls_field(seeddata: Path) -> None:
     benchmark = mtubench(seeddata, "S-M")
-    evaluator, ctx = run_context(
-        Run(benchmark=benchmark, task="S-M", options={"tool_mode": "native"})
-    )
+    evaluator, ctx = run_context(Run(benchmark=benchmark, task="S-M", tool_mode="native"))
     items = items_by_sample_id(benchmark.samples.values_list("pk", flat=True))
     referring = [
         item
@@ -432,7 +428,7 @@ def test_the_launch_form_sets_the_tool_mode(seeddata: Path, client: Client) -> N
     assert 'name="tool_mode"' in client.get("/admin/evaluation/run/add/").content.decode()
     response = client.post("/admin/evaluation/run/add/", form)
     assert response.status_code == 302
-    assert Run.objects.get().options == {"variant": "strict", "tool_mode": "native"}
+    assert Run.objects.get().launch_options == {"variant": "strict", "tool_mode": "native"}
     refused = client.post(
         "/admin/evaluation/run/add/",
         {**form, "params": '{"parallel_tool_calls": false}', "tool_mode": "text"},

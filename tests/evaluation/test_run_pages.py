@@ -90,7 +90,7 @@ def test_a_run_launched_from_the_page_is_what_run_launch_makes(
         7,
         4,
     )
-    assert run.options == {"trials": 2}
+    assert run.launch_options == {"trials": 2}
     assert run.params["temperature"] == 0
     assert run.budget == 1000
     assert run.created_by is not None and run.created_by.username == "ada"

@@ -15,7 +15,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from evaluation import services
+from evaluation import lifecycle, services
 from evaluation.models import Prediction, Run
 from evaluation.selectors import prediction_score_names
 from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint
@@ -63,7 +63,7 @@ def test_resuming_forgets_the_names_until_the_run_finishes_again(
     Prediction.objects.filter(run=run, position=2).update(status="failed", scores={})
     Run.objects.filter(pk=run.pk).update(score_names=["stale"])
     # when it is resumed, its names are unknown (the CSV scans) until it finishes again
-    services.run_resume(run=Run.objects.get(pk=run.pk), retry_failed=True)
+    lifecycle.resume(services.RUNS, Run.objects.get(pk=run.pk), retry_failed=True)
     assert Run.objects.get(pk=run.pk).score_names is None
     execute_run(run)
     assert_stored_as_scanned(run)

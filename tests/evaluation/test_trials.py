@@ -65,7 +65,7 @@ def test_each_trial_is_its_own_prediction_with_its_own_seed_and_cache_entry(
     with FakeOpenAI(responder=seeded_answer, keep_bodies=True) as server:
         endpoint = make_endpoint(server.base_url)
         run = launch(benchmark, endpoint, "--repeat", "3", "--seed", "10")
-        assert run.options["trials"] == 3
+        assert run.launch_options["trials"] == 3
         predictions = list(run.predictions.order_by("position"))
         # 4 items x 3 trials, trial-major: trial 0 of every item first, so a run stopped half
         # way (a budget) has whole trials.
@@ -204,5 +204,5 @@ def test_the_admin_launch_form_takes_trials_through_the_same_service(
         "/admin/evaluation/run/add/", launch_form(benchmark, endpoint, options='{"trials": 2}')
     )
     run = Run.objects.get()
-    assert run.options == {"trials": 2}
+    assert run.launch_options == {"trials": 2}
     assert sorted(run.predictions.values_list("repeat", flat=True)) == [0, 0, 0, 1, 1, 1]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import services
+from evaluation import lifecycle, services
 from evaluation.models import Prediction, ResponseCache, Run
 from tests.evaluation.conftest import counting_answer, make_counting_benchmark, make_endpoint
 from tests.fake_openai import FakeOpenAI
@@ -134,7 +134,7 @@ def test_a_budget_stops_a_run_half_way_and_a_larger_one_finishes_the_rest(
             )
             assert "stopped at its budget" in run.error
             # when it is resumed with the whole budget, exactly the rest is asked
-            services.run_resume(run=run, budget=Decimal(whole))
+            lifecycle.resume(services.RUNS, run, budget=Decimal(whole))
             wait_for(run, Run.Status.DONE, timeout=120)
         for i in range(40):
             assert server.count_for(f"What number comes after {i}?") == 2, i

@@ -14,6 +14,7 @@ from annotation.agreement.data import AgreementError
 from annotation.agreement.exports import label_csv_lines, summary_csv_lines
 from annotation.agreement.report import summary_rows
 from annotation.agreement.services import report_params, report_request
+from annotation.kinds import kind_of
 from annotation.models import AgreementReport, Campaign
 
 
@@ -95,7 +96,7 @@ class Command(BaseCommand):
         for name, how in report.data.get("metrics", {}).items():
             if how.get("sign_turned"):
                 self.stdout.write(f"  metric:{name} is better lower: compared with its sign turned")
-        for row in summary_rows(report.data):
+        for row in summary_rows(report.data, kind_of(campaign).report_sections):
             question, a, b, statistic, n, value, low, high = row
             interval = f" [{_number(low)}, {_number(high)}]" if low is not None else ""
             self.stdout.write(

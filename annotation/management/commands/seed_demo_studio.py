@@ -18,8 +18,9 @@ from annotation import services
 from annotation.assign import AnnotationError
 from annotation.models import Campaign, Member
 from benchmarks.models import Benchmark
-from evaluation.models import Run
+from evaluation.models import ApiResponse, Run
 from evaluation.services import RunError, predictions_import
+from evaluation.virtualapi.cache import apis_from_benchmark, cache_import
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 STABLETOOLBENCH_DEMO = (
@@ -55,9 +56,6 @@ class Command(BaseCommand):
         """The demo StableToolBench benchmark's response cache in the virtual API server, as
         real responses (our own demo data: make_turing_pairs pairs them with simulated ones),
         with its APIs' documentation."""
-        from evaluation.models import ApiResponse
-        from evaluation.virtualapi.cache import apis_from_benchmark, cache_import
-
         benchmark = Benchmark.objects.get(name="StableToolBench (demo)")
         apis_from_benchmark(benchmark)
         cache = STABLETOOLBENCH_DEMO / "response_cache"
@@ -83,7 +81,7 @@ class Command(BaseCommand):
         return [
             {
                 "name": "Refine UltraTool plans (demo)",
-                "kind": Campaign.Kind.REFINEMENT,
+                "kind": "refinement",
                 "benchmark": "UltraTool (demo)",
                 "review_stage": True,
                 "guidelines": "# Refining plans\n\nFix the gold plan so that every step is "
@@ -94,7 +92,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "Why tools (demo)",
-                "kind": Campaign.Kind.MOTIVATION,
+                "kind": "motivation",
                 "benchmark": "MetaTool (demo)",
                 "labels_per_item": 2,
                 "guidelines": "# Why would a model need this tool?\n\n- **A** the answer "
@@ -105,7 +103,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "Real or simulated? (demo)",
-                "kind": Campaign.Kind.TURING,
+                "kind": "turing",
                 "labels_per_item": 2,
                 "guidelines": "# Turing test\n\nOne response is the real API's, the other a "
                 "simulator's. For each question, pick the better one, or a tie.",
@@ -115,7 +113,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "Which model is better? (demo)",
-                "kind": Campaign.Kind.PAIRWISE,
+                "kind": "pairwise",
                 "labels_per_item": 2,
                 "adjudication_stage": True,
                 "guidelines": "# Pairwise\n\nWhich answer calls the right tool with the right "
@@ -124,7 +122,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "Answer like a model (demo)",
-                "kind": Campaign.Kind.BASELINE,
+                "kind": "baseline",
                 "benchmark": "MetaTool (demo)",
                 "task": "reliability",
                 "guidelines": "# Human baseline\n\nChoose the tools you would use, or none if "
@@ -133,7 +131,7 @@ class Command(BaseCommand):
             },
             {
                 "name": "What went wrong? (demo)",
-                "kind": Campaign.Kind.ERROR_TYPES,
+                "kind": "error_types",
                 "guidelines": "# Error types\n\nMark every kind of error in the failed attempt.",
                 "build": lambda c: services.items_from_failures(campaign=c, run=run_b),
             },

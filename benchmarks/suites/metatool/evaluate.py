@@ -820,16 +820,40 @@ def _awareness_examples(
     return examples
 
 
+AWARENESS_CANDIDATES = 10
+
+
+def native_candidates(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """Awareness in native mode: each item's candidate list, drawn at launch with the run's
+    seed: the gold tool for a query that needs one (native_messages.py says how it is asked)
+    and n - 1 other tools of the pool (option n), or n tools of the pool."""
+    if ctx.shots:
+        raise ValueError("native MetaTool prompts are zero-shot; run with shots=0")
+    n = ctx.option("n") or AWARENESS_CANDIDATES
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"option n must be an integer >= 1, got {n!r}")
+    pool = _tool_pool(ctx)
+    contexts = []
+    for item in items:
+        rng = random.Random(f"metatool/awareness/native/{ctx.seed}/{item.key}")
+        gold = []
+        if item.reference.get("needs_tool"):
+            tool = _gold_tool(item)
+            gold = [tool] if tool in ctx.tools else []
+        others = [name for name in pool if name not in gold]
+        chosen = gold + rng.sample(others, min(n - len(gold), len(others)))
+        rng.shuffle(chosen)
+        contexts.append({"candidates": chosen})
+    return contexts
+
+
 def prepare(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
     """Per item: the candidate list ("candidates", plus "similar" for the similar task: the gold
     tool's nearest tools, most similar first) and, five-shot, the examples ("examples"). A
-    native awareness run draws a candidate list too (native_messages.native_candidates)."""
+    native awareness run draws a candidate list too (native_candidates)."""
     task = _check(ctx)
     five = ctx.shots == 5
     if tool_mode(ctx) == "native" and task == "awareness":
-        # Imported here: the native module builds on this one.
-        from benchmarks.suites.metatool.native_messages import native_candidates
-
         return native_candidates(items, ctx)
     if tool_mode(ctx) == "native" and five:
         raise ValueError("native MetaTool prompts are zero-shot; run with shots=0")

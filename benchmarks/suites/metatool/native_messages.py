@@ -11,7 +11,8 @@ the text prompt lists them.
   answer is the distinct tools called, in order: what the text rule's answer is (a list of
   names, [] for "None"); a reply without calls chose no tool.
 - Awareness: whether the model calls any tool. The text task lists no tools, so a native run
-  offers each query a candidate list drawn at launch (`native_candidates`, stored with the item):
+  offers each query a candidate list drawn at launch (`evaluate.native_candidates`, stored
+  with the item):
   the gold tool for a query that needs one, and n - 1 other tools of the pool (option n, 10),
   drawn with the run's seed; a query that needs none gets n tools of the pool. The answer is
   True when it calls one, False when it answers in text.
@@ -24,11 +25,9 @@ refused, as for every native run).
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.suites.metatool.evaluate import _candidates, _check, _gold_tool, _tool_pool
+from benchmarks.suites.metatool.evaluate import _candidates, _check
 from benchmarks.suites.metatool.native import declare_tools
 from benchmarks.suites.protocol import (
     Context,
@@ -41,7 +40,7 @@ from benchmarks.suites.protocol import (
     read_native_reply,
 )
 
-__all__ = ["NATIVE_INSTRUCTIONS", "native_candidates", "native_outcome", "native_prompt"]
+__all__ = ["NATIVE_INSTRUCTIONS", "native_outcome", "native_prompt"]
 
 NATIVE_INSTRUCTIONS = {
     "awareness": "If one of the tools you are given is needed to answer the user's query, call "
@@ -52,29 +51,6 @@ NATIVE_INSTRUCTIONS = {
     "multi-choice": "Call the tools you are given that solve the user's query, at most two. If "
     "none of them fits, call no tool and say so.",
 }
-AWARENESS_CANDIDATES = 10
-
-
-def native_candidates(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
-    """Awareness in native mode: each item's candidate list (see the module docstring)."""
-    if ctx.shots:
-        raise ValueError("native MetaTool prompts are zero-shot; run with shots=0")
-    n = ctx.option("n") or AWARENESS_CANDIDATES
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"option n must be an integer >= 1, got {n!r}")
-    pool = _tool_pool(ctx)
-    contexts = []
-    for item in items:
-        rng = random.Random(f"metatool/awareness/native/{ctx.seed}/{item.key}")
-        gold = []
-        if item.reference.get("needs_tool"):
-            tool = _gold_tool(item)
-            gold = [tool] if tool in ctx.tools else []
-        others = [name for name in pool if name not in gold]
-        chosen = gold + rng.sample(others, min(n - len(gold), len(others)))
-        rng.shuffle(chosen)
-        contexts.append({"candidates": chosen})
-    return contexts
 
 
 def _form(ctx: Context, task: str) -> str:

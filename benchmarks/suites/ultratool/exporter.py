@@ -7,9 +7,10 @@ unrefined benchmark is written back byte for byte), a refined one as its publish
 only what the refinement changed rewritten, in that record's layout. A step's tool changed by a
 refinement is written as a call `name(key='value', ...)` from the stored arguments (the
 published call string while its tool and arguments are unchanged: refinement drops "call" when
-they change, annotation/refine.py), a bare name when arguments were not given. A sample's tools
-and a task's toolset are written as published, or, when the sample's tool names differ from its
-record's, from the benchmark's tools (the first definition of a name, as the importer keeps)."""
+they change, annotation/draft_editing.py), a bare name when arguments were not given. A sample's
+tools and a task's toolset are written as published, or, when the sample's tool names differ
+from its record's, from the benchmark's tools (the first definition of a name, as the importer
+keeps)."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 annotator's draft, saved at every edit; the answer it becomes (the refined sample, with the
 verdict); a reviewer's approval, after which the refined sample is the sample's new revision.
 
-The editing itself is pure (annotation.refine). A draft has a mode fixed by the sample's gold:
-"plan" (a tree of steps: UltraTool), "calls" (gold tool calls: MTU-Bench, generic samples) or
-"json" (any other gold, edited as JSON text). The query text can be edited in every mode.
+The editing itself is pure (annotation.draft_editing). A draft has a mode fixed by the sample's
+gold: "plan" (a tree of steps: UltraTool), "calls" (gold tool calls: MTU-Bench, generic samples)
+or "json" (any other gold, edited as JSON text). The query text can be edited in every mode.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation import refine
+from annotation import draft_editing
 from annotation.assign import AnnotationError
 from annotation.models import Assignment, Campaign, Label, RefinementDraft, Review
 from annotation.selectors import campaign_labels_counted
@@ -64,9 +64,9 @@ def _initial(sample: Sample) -> dict[str, Any]:
         "form_errors": {},
     }
     if mode == "plan":
-        data["steps"] = refine.steps_dump(refine.plan_from_reference(reference))
+        data["steps"] = draft_editing.steps_dump(draft_editing.plan_from_reference(reference))
     elif mode == "calls":
-        data["calls"] = refine.calls_dump(refine.calls_from_reference(reference))
+        data["calls"] = draft_editing.calls_dump(draft_editing.calls_from_reference(reference))
     else:
         data["json"] = json.dumps(reference, ensure_ascii=False, indent=2)
     return data
@@ -81,9 +81,9 @@ def draft_get(assignment: Assignment) -> RefinementDraft:
 
 def _original(sample: Sample, mode: str) -> Any:
     if mode == "plan":
-        return refine.plan_from_reference(sample.reference)
+        return draft_editing.plan_from_reference(sample.reference)
     if mode == "calls":
-        return refine.calls_from_reference(sample.reference)
+        return draft_editing.calls_from_reference(sample.reference)
     return sample.reference
 
 
@@ -106,16 +106,16 @@ def draft_apply(*, assignment: Assignment, op: str, params: dict[str, Any]) -> R
             elif op == "json":
                 data["json"] = str(params.get("value", ""))
             elif data["mode"] == "plan":
-                data["steps"] = refine.steps_dump(
-                    _plan_op(refine.steps_load(data["steps"]), op, params, data, sample)
+                data["steps"] = draft_editing.steps_dump(
+                    _plan_op(draft_editing.steps_load(data["steps"]), op, params, data, sample)
                 )
             elif data["mode"] == "calls":
-                data["calls"] = refine.calls_dump(
-                    _call_op(refine.calls_load(data["calls"]), op, params, data, sample)
+                data["calls"] = draft_editing.calls_dump(
+                    _call_op(draft_editing.calls_load(data["calls"]), op, params, data, sample)
                 )
             else:
                 raise AnnotationError(f"unknown edit {op!r}")
-        except refine.RefineError as exc:
+        except draft_editing.RefineError as exc:
             raise AnnotationError(str(exc)) from None
         draft.data = data
         draft.save(update_fields=["data", "updated_at"])
@@ -127,70 +127,70 @@ def _form(params: dict[str, Any]) -> dict[str, str]:
 
 
 def _plan_op(
-    steps: list[refine.Step], op: str, params: dict[str, Any], data: dict, sample: Sample
-) -> list[refine.Step]:
+    steps: list[draft_editing.Step], op: str, params: dict[str, Any], data: dict, sample: Sample
+) -> list[draft_editing.Step]:
     uid = params.get("uid") or None
     if op not in STEP_OPS:
         raise AnnotationError(f"unknown edit {op!r}")
     if op == "insert":
-        return refine.step_insert(steps, uid, text="")
+        return draft_editing.step_insert(steps, uid, text="")
     if uid is None:
         raise AnnotationError("which step?")
     if op == "delete":
         data["form_errors"].pop(uid, None)
-        return refine.step_delete(steps, uid)
+        return draft_editing.step_delete(steps, uid)
     if op in ("up", "down"):
-        return refine.step_move(steps, uid, op)
+        return draft_editing.step_move(steps, uid, op)
     if op == "indent":
-        return refine.step_indent(steps, uid)
+        return draft_editing.step_indent(steps, uid)
     if op == "outdent":
-        return refine.step_outdent(steps, uid)
+        return draft_editing.step_outdent(steps, uid)
     if op == "text":
-        return refine.step_set(steps, uid, text=str(params.get("value", "")))
+        return draft_editing.step_set(steps, uid, text=str(params.get("value", "")))
     if op == "tool":
         name = str(params.get("value", "")) or None
         data["form_errors"].pop(uid, None)
-        return refine.step_set(steps, uid, tool=name, arguments={} if name else None)
+        return draft_editing.step_set(steps, uid, tool=name, arguments={} if name else None)
     # arguments, from the form generated from the tool's schema
     step = next((s for s in steps if s.uid == uid), None)
     if step is None or not step.tool:
         raise AnnotationError("choose the step's tool first")
     schema = toolset(sample).get(step.tool, {})
-    arguments, errors = refine.arguments_from_form(schema, _form(params))
+    arguments, errors = draft_editing.arguments_from_form(schema, _form(params))
     if errors:
         data["form_errors"][uid] = {"errors": errors, "values": _form(params)}
         return steps
     data["form_errors"].pop(uid, None)
-    return refine.step_set(steps, uid, arguments=arguments)
+    return draft_editing.step_set(steps, uid, arguments=arguments)
 
 
 def _call_op(
-    calls: list[refine.Call], op: str, params: dict[str, Any], data: dict, sample: Sample
-) -> list[refine.Call]:
+    calls: list[draft_editing.Call], op: str, params: dict[str, Any], data: dict, sample: Sample
+) -> list[draft_editing.Call]:
     uid = params.get("uid") or None
     if op == "insert":
-        return refine.call_insert(calls, uid)
+        return draft_editing.call_insert(calls, uid)
     if uid is None:
         raise AnnotationError("which call?")
     if op == "delete":
         data["form_errors"].pop(uid, None)
-        return refine.call_delete(calls, uid)
+        return draft_editing.call_delete(calls, uid)
     if op in ("up", "down"):
-        return refine.call_move(calls, uid, op)
+        return draft_editing.call_move(calls, uid, op)
     if op == "tool":
         data["form_errors"].pop(uid, None)
-        return refine.call_set(calls, uid, name=str(params.get("value", "")), arguments={})
+        return draft_editing.call_set(calls, uid, name=str(params.get("value", "")), arguments={})
     if op == "arguments":
         call = next((c for c in calls if c.uid == uid), None)
         if call is None or not call.name:
             raise AnnotationError("choose the call's tool first")
         schema = toolset(sample).get(call.name, {})
-        arguments, errors = refine.arguments_from_form(schema, _form(params))
+        arguments, errors = draft_editing.arguments_from_form(schema, _form(params))
         if errors:
             data["form_errors"][uid] = {"errors": errors, "values": _form(params)}
             return calls
         data["form_errors"].pop(uid, None)
-        return refine.call_set(calls, uid, arguments=arguments)
+        return draft_editing.call_set(calls, uid, arguments=arguments)
     raise AnnotationError(f"unknown edit {op!r}")
 
 
@@ -233,31 +233,31 @@ def draft_state(assignment: Assignment, draft: RefinementDraft) -> dict[str, Any
     state: dict[str, Any] = {"mode": data["mode"], "query": data.get("query"), "tools": list(tools)}
     form_errors = data.get("form_errors") or {}
     if data["mode"] == "plan":
-        steps = refine.steps_load(data["steps"])
-        errors = refine.plan_errors(steps, tools)
-        numbers = refine.numbering(steps)
+        steps = draft_editing.steps_load(data["steps"])
+        errors = draft_editing.plan_errors(steps, tools)
+        numbers = draft_editing.numbering(steps)
         state["rows"] = [
             _row(step, number, tools, errors.get(step.uid), form_errors.get(step.uid))
             | {
                 "depth": step.depth,
                 "text": step.text,
-                "can_indent": refine.can_indent(steps, step.uid),
-                "can_outdent": refine.can_outdent(steps, step.uid),
+                "can_indent": draft_editing.can_indent(steps, step.uid),
+                "can_outdent": draft_editing.can_outdent(steps, step.uid),
             }
             for step, number in zip(steps, numbers, strict=True)
         ]
-        state["diff"] = refine.plan_diff(_original(sample, "plan"), steps)
+        state["diff"] = draft_editing.plan_diff(_original(sample, "plan"), steps)
         state["errors"] = errors
     elif data["mode"] == "calls":
-        calls = refine.calls_load(data["calls"])
-        errors = refine.calls_errors(
+        calls = draft_editing.calls_load(data["calls"])
+        errors = draft_editing.calls_errors(
             calls, tools, one_call_per_tool="answer" in (sample.reference or {})
         )
         state["rows"] = [
             _row(call, str(i + 1), tools, errors.get(call.uid), form_errors.get(call.uid))
             for i, call in enumerate(calls)
         ]
-        state["diff"] = refine.calls_diff(_original(sample, "calls"), calls)
+        state["diff"] = draft_editing.calls_diff(_original(sample, "calls"), calls)
         state["errors"] = errors
     else:
         state["json"] = data.get("json", "")
@@ -277,10 +277,12 @@ def draft_state(assignment: Assignment, draft: RefinementDraft) -> dict[str, Any
 def _row(
     entry: Any, number: str, tools: dict[str, dict], error: str | None, form: dict | None
 ) -> dict[str, Any]:
-    tool = getattr(entry, "tool", None) if isinstance(entry, refine.Step) else entry.name
+    tool = getattr(entry, "tool", None) if isinstance(entry, draft_editing.Step) else entry.name
     schema = tools.get(tool or "", {})
-    fields = refine.schema_fields(schema) if tool else []
-    values = (form or {}).get("values") or refine.form_from_arguments(schema, entry.arguments or {})
+    fields = draft_editing.schema_fields(schema) if tool else []
+    values = (form or {}).get("values") or draft_editing.form_from_arguments(
+        schema, entry.arguments or {}
+    )
     return {
         "uid": entry.uid,
         "number": number,
@@ -332,10 +334,12 @@ def refinement_answers(*, assignment: Assignment, verdict: str) -> dict[str, Any
         )
     data = draft.data
     if data["mode"] == "plan":
-        reference = refine.plan_to_reference(refine.steps_load(data["steps"]), sample.reference)
+        reference = draft_editing.plan_to_reference(
+            draft_editing.steps_load(data["steps"]), sample.reference
+        )
     elif data["mode"] == "calls":
-        reference = refine.calls_to_reference(
-            refine.calls_load(data["calls"]), sample.reference, split=sample.split
+        reference = draft_editing.calls_to_reference(
+            draft_editing.calls_load(data["calls"]), sample.reference, split=sample.split
         )
     else:
         try:

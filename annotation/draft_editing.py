@@ -48,7 +48,7 @@ from jsonschema.exceptions import SchemaError, ValidationError
 
 from benchmarks.suites import registry
 
-# The editor's callers use these as refine.<name> too.
+# The editor's callers use these as draft_editing.<name> too.
 from benchmarks.suites.golddiff import (
     Call,
     Change,  # noqa: F401 (re-exported)
