@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0019_work_items_started'),
+        ('evaluation', '0020_run_tool_mode_trials'),
     ]
 
     operations = [
