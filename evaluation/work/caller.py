@@ -174,6 +174,7 @@ def backoff_seconds(attempt: int, rng: random.Random) -> float:
 
 def classify(exc: BaseException) -> tuple[bool, str, float | None]:
     """(retryable, reason, server-requested wait) for an exception from one attempt."""
+    # Here, not at the top: the client library's start-up is paid only by callers (above).
     import openai
 
     if isinstance(exc, openai.APIStatusError):
@@ -200,6 +201,7 @@ def classify(exc: BaseException) -> tuple[bool, str, float | None]:
 def failure_summary(exc: BaseException) -> str:
     """A failed request in a few words of our own (status, timeout, connection), with nothing
     the server sent: for pages that show the failure to whoever configured the endpoint."""
+    # Here, not at the top: the client library's start-up is paid only by callers (above).
     import openai
 
     if isinstance(exc, openai.APIStatusError):
@@ -264,6 +266,7 @@ def endpoint_client(
     post the whole prompt wherever a server says. `retries`: the client's own retries of what
     is transient, 0 under a Caller (it retries itself). `blocking`: a synchronous client, for
     code that calls without a Caller (embeddings, the connection check)."""
+    # Here, not at the top: the client library's start-up is paid only by callers (above).
     import openai
 
     if blocking:

@@ -312,6 +312,7 @@ class ProcessLoop:
 
     def redis_client(self) -> aioredis.Redis:
         if self.redis is None:
+            # Here, not at the top, as the clients are (above).
             import redis.asyncio as aioredis
 
             # Blocking pool: lanes waiting for a slot each hold a connection in BLPOP.

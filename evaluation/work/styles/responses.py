@@ -61,6 +61,7 @@ def responses_arguments() -> frozenset[str]:
     sets (e.g. seed) go in extra_body, for the server to accept or refuse."""
     global _RESPONSES_ARGUMENTS
     if _RESPONSES_ARGUMENTS is None:
+        # Here, not at the top: the client library loads only in processes that call.
         from openai.resources.responses import AsyncResponses
 
         names = inspect.signature(AsyncResponses.create).parameters
