@@ -7,10 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parent.parent
 # The benchmarks' real published files live beside the checkout (never copied into it).
 SEEDDATA = ROOT.parent / "shared" / "seeddata"
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    """The test database is kept between runs (--reuse-db: migrating it anew costs most of a
+    short run), and a run stopped in the middle of a transactional test leaves that test's rows
+    in it, which every later run would count. So it is emptied once as the session starts (what
+    a transactional test does after itself; post_migrate gives back the role groups)."""
+    with django_db_blocker.unblock():
+        call_command("flush", interactive=False, verbosity=0)
 
 
 @pytest.fixture(scope="session")
