@@ -22,8 +22,8 @@ from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
 from annotation.models import Campaign, Item, Member, Question
 from annotation.roles import ANNOTATORS
 from annotation.selectors import campaign_totals_forget
+from benchmarks.kit.base import ImportFormatError, load_json
 from benchmarks.models import Benchmark, Sample
-from benchmarks.suites.base import ImportFormatError, load_json
 from evaluation.models import Prediction, Run
 
 
@@ -437,7 +437,7 @@ SIDES = {"left": 0, "tie": None, "right": 1}
 def _pairwise(question: Question, value: Any, shown_order: str) -> int:
     if value not in SIDES:
         raise AnnotationError(f"{question.text}: answer left, tie or right", field=question.key)
-    from benchmarks.suites.judging import canonical_preference
+    from benchmarks.kit.judging import canonical_preference
 
     return canonical_preference(SIDES[value], shown_order or "AB")
 
@@ -450,7 +450,7 @@ def baseline_runs_build(*, campaign: Campaign) -> list[Any]:
     model's (MetaTool C.5's human baseline): the chosen tools written as a model would answer
     ("None" for no tool), against the candidates the item showed. Re-building replaces the
     campaign's earlier baseline runs. Raises AnnotationError if there is nothing to score."""
-    from benchmarks.suites.protocol import PublishedOutput
+    from benchmarks.kit.protocol import PublishedOutput
     from evaluation.services import RunError, outputs_import
 
     if not kind_of(campaign).scored_as_runs:

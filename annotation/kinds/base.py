@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.errors import AnnotationError
-from benchmarks.suites.registry import study_questions
+from benchmarks.kit.registry import study_questions
 
 # Ways of building items (annotation.services.items_from_*), named so that a kind says which
 # it accepts: "split" (a benchmark split's samples), "run" (a run's predictions), "tools" (a

@@ -26,7 +26,7 @@ from functools import cached_property
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Protocol
 
-from benchmarks.suites.protocol import CallFailed, Prompt, Style
+from benchmarks.kit.protocol import CallFailed, Prompt, Style
 from evaluation.work.addresses import normalised_base_url
 from evaluation.work.limits import Lane, RateLimit, Slots
 from evaluation.work.native_responses import chat_tool_calls, responses_native_fields

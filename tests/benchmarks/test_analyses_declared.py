@@ -19,8 +19,8 @@ import math
 
 import pytest
 
-from benchmarks.suites.analyses import COUNT, GROUP, Analysis, AnalysisInput
-from benchmarks.suites.registry import all_suites
+from benchmarks.kit.analyses import COUNT, GROUP, Analysis, AnalysisInput
+from benchmarks.kit.registry import all_suites
 from tests.benchmarks.analysis_examples import Example
 
 DECLARED = [

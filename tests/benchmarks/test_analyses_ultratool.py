@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from benchmarks.kit.analyses import AnalysisInput
+from benchmarks.kit.protocol import Context, Evaluator, Scored
 from benchmarks.suites import ultratool
-from benchmarks.suites.analyses import AnalysisInput
-from benchmarks.suites.protocol import Context, Evaluator, Scored
 from benchmarks.suites.ultratool.analyses import ANALYSES, interval, plan_depth, tool_steps
 from tests.benchmarks.analysis_examples.ultratool import item
 

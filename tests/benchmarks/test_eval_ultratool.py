@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError, merge_tools
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import ultratool
-from benchmarks.suites.base import ImportFormatError, merge_tools
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "ultratool"
 PROMPTS = Path(ultratool.__file__).parent / "prompts"

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suites import generic, ultratool
-from benchmarks.suites.base import merge_tools
-from benchmarks.suites.protocol import (
+from benchmarks.kit.base import merge_tools
+from benchmarks.kit.protocol import (
     FAMILY,
     Context,
     Evaluator,
@@ -28,7 +27,8 @@ from benchmarks.suites.protocol import (
     lookup_metric,
     metric_specs,
 )
-from benchmarks.suites.registry import get_suite, suite_names
+from benchmarks.kit.registry import get_suite, suite_names
+from benchmarks.suites import generic, ultratool
 from benchmarks.suites.stabletoolbench import evaluate as stb
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo"

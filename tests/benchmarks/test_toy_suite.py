@@ -17,9 +17,9 @@ from annotation import services
 from annotation.agreement.services import report_params, report_request
 from annotation.assign import item_next, label_submit
 from annotation.models import AgreementReport, Campaign, Member
+from benchmarks.kit.registry import SUITE_MODULES, get_suite
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
-from benchmarks.suites.registry import SUITE_MODULES, get_suite
 from evaluation.models import Run
 from evaluation.services import run_launch
 from tests.evaluation.conftest import execute_run, make_endpoint

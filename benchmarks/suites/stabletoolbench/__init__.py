@@ -2,16 +2,16 @@
 by an agent against a virtual API server and judged by an LLM.
 
 importer.py reads the benchmark's published files; evaluate.py parses and scores (the protocol
-in benchmarks/suites/protocol.py); agent.py solves a query with a ReAct loop over the virtual API
+in benchmarks/kit/protocol.py); agent.py solves a query with a ReAct loop over the virtual API
 server (`solve`). The suite's public names are re-exported here.
 """
 
 import sys as _sys
 from pathlib import Path as _Path
 
-from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
-from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
-from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.kit.registry import JudgmentReader as _JudgmentReader
+from benchmarks.kit.registry import PublishedJudgments as _PublishedJudgments
+from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.stabletoolbench.agent import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.stabletoolbench.context import item_context as _item_context

@@ -1,7 +1,7 @@
 """StableToolBench's judges (papers/002 section 3.2; METRICS.md, StableToolBench) and how their
 verdicts add up to SoPR and SoWR, as the reference code computes them. Pure Python, no Django.
 
-Templates (registered in benchmarks.suites.judging; prompt text from the evaluator files under
+Templates (registered in benchmarks.kit.judging; prompt text from the evaluator files under
 prompts/, THUNLP-MT/StableToolBench @aa4ed9f, Apache-2.0, see prompts/LICENSE-StableToolBench.txt):
 
   stabletoolbench.pass          kind pass, Solved / Unsure / Unsolved. `check_answer_status` of
@@ -125,7 +125,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.judging import (
+from benchmarks.kit.judging import (
     PASS_LABELS,
     PASS_VALUE,
     SOLVABILITY_LABELS,
@@ -136,8 +136,8 @@ from benchmarks.suites.judging import (
     majority_solvable,
     register,
 )
-from benchmarks.suites.predictions import json_values, python_literal
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.predictions import json_values, python_literal
+from benchmarks.kit.protocol import Prompt
 from benchmarks.suites.stabletoolbench.evaluate import answer_record, no_answer_reason
 from benchmarks.suites.stabletoolbench.importer import shown_names
 

@@ -1,15 +1,15 @@
 """UltraTool (Huang et al., 2024; papers/004): tree-structured plans with tool calls, in six tasks.
 
 importer.py reads the benchmark's published files; evaluate.py prompts, parses and scores
-(the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
+(the protocol in benchmarks/kit/protocol.py). The suite's public names are re-exported here.
 """
 
 import sys as _sys
 from pathlib import Path as _Path
 
-from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
-from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
-from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.kit.registry import JudgmentReader as _JudgmentReader
+from benchmarks.kit.registry import PublishedJudgments as _PublishedJudgments
+from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.ultratool.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.ultratool.context import item_context as _item_context
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403

@@ -4,7 +4,7 @@ the planning evaluations UltraTool published.
 The paper scores planning and tool creation with a multi-dimensional pointwise judge: given the
 dimensions, the query, the model's response and the reference answer, the judge gives each
 dimension and an overall score from 1 to 10; results are reported / 10 (METRICS.md). Two
-templates, registered with benchmarks.suites.judging:
+templates, registered with benchmarks.kit.judging:
 
   - ultratool.planning (task planning): Accuracy, Completeness, Executability, Syntactic
     Soundness, Structural Rationality, Efficiency, Overall;
@@ -64,11 +64,11 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from benchmarks.suites.base import ImportFormatError, iter_jsonl, type_name
-from benchmarks.suites.judging import JudgeInput, JudgeTemplate, Verdict, register
-from benchmarks.suites.predictions import json_values, python_literal
-from benchmarks.suites.protocol import Item, Prompt, PublishedOutput
-from benchmarks.suites.registry import PublishedJudgment, PublishedJudgments
+from benchmarks.kit.base import ImportFormatError, iter_jsonl, type_name
+from benchmarks.kit.judging import JudgeInput, JudgeTemplate, Verdict, register
+from benchmarks.kit.predictions import json_values, python_literal
+from benchmarks.kit.protocol import Item, Prompt, PublishedOutput
+from benchmarks.kit.registry import PublishedJudgment, PublishedJudgments
 
 __all__ = [
     "CREATION_DIMENSIONS",

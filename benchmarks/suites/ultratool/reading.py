@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.suites.predictions import MAX_DECODE_ATTEMPTS, MAX_SCAN_CHARS, python_literal
-from benchmarks.suites.toolcall import MAX_CALL_CHARS, MAX_DEPTH
+from benchmarks.kit.predictions import MAX_DECODE_ATTEMPTS, MAX_SCAN_CHARS, python_literal
+from benchmarks.kit.toolcall import MAX_CALL_CHARS, MAX_DEPTH
 
 __all__ = ["Found", "repair", "requote", "values"]
 

@@ -1,12 +1,12 @@
 """WTU-Eval (papers/003, an anonymous ACL submission): whether or not to use a tool.
 
 importer.py reads the benchmark's published files; evaluate.py prompts, parses and scores
-(the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
+(the protocol in benchmarks/kit/protocol.py). The suite's public names are re-exported here.
 """
 
 import sys as _sys
 
-from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.wtueval.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.wtueval.context import item_context as _item_context
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403

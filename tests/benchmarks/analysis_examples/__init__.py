@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.suites.base import ImportBundle, SampleRecord
-from benchmarks.suites.protocol import Context, Evaluator, Item, Scored, ToolSpec
+from benchmarks.kit.base import ImportBundle, SampleRecord
+from benchmarks.kit.protocol import Context, Evaluator, Item, Scored, ToolSpec
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from benchmarks.kit.protocol import Evaluator, Item
 from benchmarks.suites import generic
-from benchmarks.suites.protocol import Evaluator, Item
 from tests.benchmarks.analysis_examples import Example, answered, context_for
 
 SPLITS = ("arithmetic", "geography", "history")

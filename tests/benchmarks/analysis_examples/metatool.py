@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.kit.base import ImportBundle
+from benchmarks.kit.protocol import Evaluator
 from benchmarks.suites import metatool
-from benchmarks.suites.base import ImportBundle
-from benchmarks.suites.protocol import Evaluator
 from tests.benchmarks.analysis_examples import (
     Example,
     answered,

@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.kit.protocol import Evaluator, Item
 from benchmarks.suites import mtubench
-from benchmarks.suites.protocol import Evaluator, Item
 from tests.benchmarks.analysis_examples import Example, answered, context_for, item_of
 from tests.conftest import SEEDDATA
 

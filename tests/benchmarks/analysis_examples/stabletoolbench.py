@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import stabletoolbench
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 from tests.benchmarks.analysis_examples import Example
 
 TOOLS = {

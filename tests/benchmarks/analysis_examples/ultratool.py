@@ -8,8 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.kit.protocol import Context, Evaluator, Item, Scored
 from benchmarks.suites import ultratool
-from benchmarks.suites.protocol import Context, Evaluator, Item, Scored
 from benchmarks.suites.ultratool.judges import CREATION_DIMENSIONS, PLANNING_DIMENSIONS
 from tests.benchmarks.analysis_examples import Example, answered
 

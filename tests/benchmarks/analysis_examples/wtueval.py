@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.kit.protocol import Evaluator, Item, Outcome, Scored
 from benchmarks.suites import wtueval
-from benchmarks.suites.protocol import Evaluator, Item, Outcome, Scored
 from benchmarks.suites.wtueval.evaluate import REGION_KIND, WITH_TOOLS
 from tests.benchmarks.analysis_examples import Example, answered, context_for, item_of
 

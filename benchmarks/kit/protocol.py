@@ -79,11 +79,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from benchmarks.suites.base import PublishedOutput, unstorable
-from benchmarks.suites.native import declare, leaked_calls, read_tool_calls
+from benchmarks.kit.base import PublishedOutput, unstorable
+from benchmarks.kit.native import declare, leaked_calls, read_tool_calls
 
 if TYPE_CHECKING:
-    from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
+    from benchmarks.kit.native import NativeCalls, ToolDeclarations, ToolNames
 
 # "responses": the OpenAI Responses API, asked with the chat form of a prompt (the platform
 # turns it into instructions and input); suites treat it as chat.
@@ -630,7 +630,7 @@ AskNative = Callable[[Prompt], Awaitable[NativeTurn]]
 @dataclass
 class NativeReply:
     """A native answer: the message's text, its tool_calls as the server sent them (JSON), and
-    those calls read with the request's names (benchmarks.suites.native.read_tool_calls)."""
+    those calls read with the request's names (benchmarks.kit.native.read_tool_calls)."""
 
     text: str
     tool_calls: list[dict[str, Any]]
@@ -820,7 +820,7 @@ class Evaluator:
     """A suite module's evaluation functions, with the protocol's defaults filled in."""
 
     def __init__(self, module: Any) -> None:
-        # A suite module, or a registry Suite (benchmarks.suites.registry) bringing its package.
+        # A suite module, or a registry Suite (benchmarks.kit.registry) bringing its package.
         if not isinstance(module, ModuleType):
             module = module.module
         self.module = module

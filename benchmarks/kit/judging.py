@@ -32,8 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from benchmarks.suites.protocol import Context, Item, Outcome, Prompt
-from benchmarks.suites.registry import SUITE_MODULES
+from benchmarks.kit.protocol import Context, Item, Outcome, Prompt
+from benchmarks.kit.registry import SUITE_MODULES
 
 Kind = Literal["pointwise", "pass", "pairwise", "solvability"]
 KINDS: tuple[Kind, ...] = ("pointwise", "pass", "pairwise", "solvability")
@@ -136,7 +136,7 @@ def _load_all() -> None:
         except ModuleNotFoundError as exc:
             if exc.name != f"{module}.judges":
                 raise
-    importlib.import_module("benchmarks.suites.generic_judges")
+    importlib.import_module("benchmarks.kit.generic_judges")
 
 
 # --- adding verdicts up -------------------------------------------------------------------------

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import ImportFormatError, PublishedOutput, iter_jsonl, type_name
-from benchmarks.suites.toolcall import MAX_CALL_CHARS, ToolCallError, parse_tool_call
+from benchmarks.kit.base import ImportFormatError, PublishedOutput, iter_jsonl, type_name
+from benchmarks.kit.toolcall import MAX_CALL_CHARS, ToolCallError, parse_tool_call
 
 GENERIC_KEYS = ("sample_id", "output", "split")
 
