@@ -14,6 +14,8 @@ optional capabilities the other apps ask for, never by the suite's name:
     exporter          writes a benchmark back in its published format, as its importer reads it
     analyses          the breakdowns its paper draws from a run, by task (analyses.Analysis)
     rewriting         its description-rewriting experiment (DescriptionRewriting, rewriting.py)
+    conformance       the module of its promises shown on its own cases (conformance.py)
+    judges            the LLM judges of its paper (judging.JudgeTemplate)
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
@@ -62,8 +64,8 @@ from benchmarks.kit.rewriting import DescriptionRewriting
 from benchmarks.suites import SUITE_MODULES
 
 if TYPE_CHECKING:
-    # Only an annotation: judging reads the registry to load every suite's judges.
-    from benchmarks.kit.judging import Verdict
+    # Only annotations: judging reads the registry to load every suite's judges.
+    from benchmarks.kit.judging import JudgeTemplate, Verdict
 
 
 # --- capabilities -------------------------------------------------------------------------------
@@ -242,6 +244,11 @@ class Suite:
     analyses: Mapping[str, tuple[Analysis, ...]] = field(default_factory=dict)
     # an LLM rewrites its tool descriptions and a run is repeated on them (rewriting.py)
     rewriting: DescriptionRewriting | None = None
+    # the module whose CONFORMANCE shows what the suite promises, on its own cases
+    # (benchmarks/kit/conformance.py); a path, since only the tests load those cases
+    conformance: str = ""
+    # the LLM judges of its paper (benchmarks.kit.judging registers them under their names)
+    judges: tuple[JudgeTemplate, ...] = ()
 
     def __post_init__(self) -> None:
         for task, declared in self.analyses.items():

@@ -16,6 +16,7 @@ from benchmarks.suites.generic.native import *  # noqa: F403
 
 SUITE = _Suite(
     _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
     gold=_GOLD,
     exporter=_EXPORTER,
     analyses=_ANALYSES,

@@ -22,6 +22,7 @@ from benchmarks.suites.metatool.questions import MOTIVATION_QUESTIONS as _MOTIVA
 # Section 4.3 (Figure 6): an LLM rewrites the tool descriptions and the selection is run again.
 SUITE = _Suite(
     _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
     item_context=_item_context,
     questions={"motivation": _MOTIVATION},
     exporter=_EXPORTER,

@@ -18,6 +18,7 @@ from benchmarks.suites.mtubench.native_messages import *  # noqa: F403
 
 SUITE = _Suite(
     _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
     item_context=_item_context,
     gold=_GOLD,
     exporter=_EXPORTER,

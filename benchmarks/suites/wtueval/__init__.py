@@ -20,6 +20,7 @@ from benchmarks.suites.wtueval.served import SERVED_TOOLS as _SERVED_TOOLS
 # The paper's error analysis (Fig. 4) is the error-type campaign's question set.
 SUITE = _Suite(
     _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
     item_context=_item_context,
     served_tools=_SERVED_TOOLS,
     questions={"error_types": _ERROR_TYPES},

@@ -88,4 +88,4 @@ def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
     return {"accuracy": mean([s.scores.get("accuracy") for s in scored]), "n": float(len(scored))}
 
 
-SUITE = Suite(sys.modules[__name__])
+SUITE = Suite(sys.modules[__name__], conformance=f"{__name__}.conformance")
