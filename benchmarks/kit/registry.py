@@ -21,8 +21,8 @@ Published outputs are read by the evaluation protocol (`read_predictions`), so e
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
 without capabilities: a test registers one with `monkeypatch.setitem(SUITE_MODULES, ...)`.
 
-Adding a benchmark means adding a folder and one line to SUITE_MODULES (ARCHITECTURE.md,
-"Adding a benchmark").
+Adding a suite means adding a folder and one line to SUITE_MODULES (ARCHITECTURE.md,
+"Adding a suite").
 """
 
 from __future__ import annotations
