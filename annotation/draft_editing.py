@@ -29,7 +29,7 @@ an argument the schema's `properties` do not list is reported (a misspelt name),
 schema allows extra properties explicitly.
 
 The steps and calls, loading them from a reference, their numbering and the diff
-(`plan_diff`, `calls_diff`) live in benchmarks.suites.golddiff, a layer below, so that a
+(`plan_diff`, `calls_diff`) live in benchmarks.kit.golddiff, a layer below, so that a
 sample's revision history can show the same diff; they are imported here under their names.
 """
 
@@ -46,10 +46,10 @@ from typing import Any, Literal
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError, ValidationError
 
-from benchmarks.suites import registry
+from benchmarks.kit import registry
 
 # The editor's callers use these as draft_editing.<name> too.
-from benchmarks.suites.golddiff import (
+from benchmarks.kit.golddiff import (
     Call,
     Change,  # noqa: F401 (re-exported)
     ChangeKind,  # noqa: F401 (re-exported)
@@ -63,7 +63,7 @@ from benchmarks.suites.golddiff import (
     plan_from_reference,  # noqa: F401 (re-exported)
     stored_steps,
 )
-from benchmarks.suites.registry import gold_editing
+from benchmarks.kit.registry import gold_editing
 from config.errors import ApplicationError
 
 Direction = Literal["up", "down"]

@@ -15,10 +15,10 @@ from django.http import Http404
 from annotation import rows
 from annotation.kinds import kind_of
 from annotation.models import Assignment, Campaign, Item, Label, Member, Question
+from benchmarks.kit.context import JudgedOutput, OutputSummary
+from benchmarks.kit.protocol import Item as SuiteItem
+from benchmarks.kit.registry import get_suite
 from benchmarks.models import Benchmark, Sample, Tool
-from benchmarks.suites.context import JudgedOutput, OutputSummary
-from benchmarks.suites.protocol import Item as SuiteItem
-from benchmarks.suites.registry import get_suite
 from config.access import checked_campaign
 
 

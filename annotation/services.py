@@ -24,8 +24,8 @@ from annotation.models import Campaign, Item, Member, Question
 from annotation.roles import ANNOTATORS
 from annotation.selectors import campaign_totals_forget
 from benchmarks.models import Benchmark, Sample
-from benchmarks.suites.base import ImportFormatError, PublishedOutput, load_json
-from benchmarks.suites.judging import canonical_preference
+from benchmarks.kit.base import ImportFormatError, PublishedOutput, load_json
+from benchmarks.kit.judging import canonical_preference
 from evaluation.models import Prediction, Run
 from evaluation.selectors import evaluator_for
 from evaluation.services import RunError, outputs_import

@@ -2,7 +2,7 @@
 the download page both call.
 
 The published format is the suite's (its `exporter` capability, the inverse of its importer);
-"jsonl" is the platform's own lossless JSON Lines (benchmarks.suites.export.platform_jsonl).
+"jsonl" is the platform's own lossless JSON Lines (benchmarks.kit.export.platform_jsonl).
 Either way the files come with provenance.json, which says for each changed sample which
 revision it is written as, who wrote it, who approved it, when, and how it was settled.
 
@@ -25,16 +25,16 @@ from typing import Any
 
 from django.utils import timezone
 
-from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     SampleRecord,
     ToolRecord,
     validate_bundle,
 )
-from benchmarks.suites.export import ExportError, Files, json_bytes, platform_jsonl
-from benchmarks.suites.registry import Exporter, get_suite
+from benchmarks.kit.export import ExportError, Files, json_bytes, platform_jsonl
+from benchmarks.kit.registry import Exporter, get_suite
+from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
 from config.errors import ApplicationError
 
 FORMATS = ("published", "jsonl")

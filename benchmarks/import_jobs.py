@@ -26,10 +26,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks.kit.base import ImportFormatError, unstorable
+from benchmarks.kit.registry import get_suite, suite_names
 from benchmarks.models import Benchmark, ImportJob
 from benchmarks.services import benchmark_import
-from benchmarks.suites.base import ImportFormatError, unstorable
-from benchmarks.suites.registry import get_suite, suite_names
 from config.computed import Computed, Computing, Failure
 from config.errors import ApplicationError
 

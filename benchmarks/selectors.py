@@ -12,14 +12,14 @@ from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Cast, Coalesce
 from django.shortcuts import get_object_or_404
 
-from benchmarks.models import Benchmark, ImportJob, Sample, SampleRevision, Tool
-from benchmarks.suites.golddiff import (
+from benchmarks.kit.golddiff import (
     calls_from_reference,
     gold_shape,
     numbering,
     plan_from_reference,
     revision_diff,
 )
+from benchmarks.models import Benchmark, ImportJob, Sample, SampleRevision, Tool
 
 
 def _count_per_benchmark(model: type[Tool] | type[Sample]) -> Coalesce:

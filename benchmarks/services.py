@@ -15,8 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmarks import selectors
-from benchmarks.models import Benchmark, Sample, SampleRevision
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportFormatError,
     Progress,
     SampleRecord,
@@ -27,7 +26,8 @@ from benchmarks.suites.base import (
     undescribed_gold_tools,
     validate_bundle,
 )
-from benchmarks.suites.registry import get_suite
+from benchmarks.kit.registry import get_suite
+from benchmarks.models import Benchmark, Sample, SampleRevision
 from config.errors import ApplicationError
 
 

@@ -14,10 +14,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from benchmarks import import_jobs, selectors
 from benchmarks.exports import benchmark_export
+from benchmarks.kit.base import UNSTORABLE
+from benchmarks.kit.registry import get_suite, suite_names
 from benchmarks.models import Benchmark
 from benchmarks.selectors import benchmark_list_with_counts, sample_counts_by_split_for
-from benchmarks.suites.base import UNSTORABLE
-from benchmarks.suites.registry import get_suite, suite_names
 from config.access import allows
 from config.errors import ApplicationError, shows_errors
 

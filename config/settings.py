@@ -364,7 +364,7 @@ VIRTUAL_API_ALLOWED_HOSTS = env_list("VIRTUAL_API_ALLOWED_HOSTS")
 VIRTUAL_API_KEYS = env_list("VIRTUAL_API_KEYS")
 
 
-# Import limits (see benchmarks.suites.base, which reads the same variables): a field longer
+# Import limits (see benchmarks.kit.base, which reads the same variables): a field longer
 # than this is refused, and JSON nested deeper than this is refused, both with the file and line
 # named; so is a record (a line, a row, an element of a JSON file) larger than this, before it is
 # parsed, and one holding more values than this.

@@ -5,7 +5,7 @@ Why each limit: Python's JSON decoder recurses, so `[` * 100000 raises Recursion
 wherever it is not caught), and what it does accept still reaches code that walks the value
 recursively (serialisers, json.dumps when it is stored). What a database cannot store (NUL, lone
 surrogates) and how deep a value may nest are the imports' rules, checked by the same function
-(benchmarks.suites.base.check_value), so a request body and an imported file are held to one
+(benchmarks.kit.base.check_value), so a request body and an imported file are held to one
 standard.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     MAX_JSON_DEPTH,
     ImportFormatError,
     UnstorableNumber,

@@ -1,5 +1,5 @@
 """The papers' analyses of a run, as stored things: computed from the run's stored predictions
-with the functions its suite declares for its task (benchmarks/suites/analyses.py), inline
+with the functions its suite declares for its task (benchmarks/kit/analyses.py), inline
 when the run is small and by a Celery worker (the reports queue) when it is large, kept until
 the run changes, and computed again only then.
 
@@ -20,9 +20,9 @@ from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 from django.utils.module_loading import import_string
 
-from benchmarks.suites.analyses import Analysis, AnalysisInput
-from benchmarks.suites.protocol import Scored
-from benchmarks.suites.registry import get_suite
+from benchmarks.kit.analyses import Analysis, AnalysisInput
+from benchmarks.kit.protocol import Scored
+from benchmarks.kit.registry import get_suite
 from config.computed import Computed, Computing, counted, touched
 from config.errors import ApplicationError
 from config.numbers import object_id

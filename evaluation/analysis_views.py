@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from benchmarks.suites.analyses import Analysis, AnalysisMetric
+from benchmarks.kit.analyses import Analysis, AnalysisMetric
 from config.charts import series_chart
 from config.csvexport import csv_response
 from config.errors import shows_errors

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from benchmarks.suites.protocol import Scored, Scores
+from benchmarks.kit.protocol import Scored, Scores
 
 DEFAULT_RESAMPLES = 1000
 

@@ -1,6 +1,6 @@
 """Text embedders for tasks that build candidate lists by similarity (MetaTool's similar task).
 
-The default is local and needs no download (benchmarks.suites.embedding.local_embed). A run
+The default is local and needs no download (benchmarks.kit.embedding.local_embed). A run
 option `embedding_endpoint` names an Endpoint instead: its OpenAI-compatible /v1/embeddings is
 called with the endpoint's model, and every vector is kept in the response cache, so a rerun
 embeds nothing again.
@@ -24,7 +24,7 @@ def embedder_for(options: dict[str, Any]) -> Embed:
     name = options.get("embedding_endpoint")
     if not name:
         # On first use: numpy and the local embedder load only in runs that embed locally.
-        from benchmarks.suites.embedding import local_embed
+        from benchmarks.kit.embedding import local_embed
 
         return local_embed
     endpoint = Endpoint.objects.filter(name=name).first()

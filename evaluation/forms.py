@@ -15,9 +15,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from benchmarks.kit.judging import templates
+from benchmarks.kit.registry import get_suite, suite_names
 from benchmarks.models import Benchmark
-from benchmarks.suites.judging import templates
-from benchmarks.suites.registry import get_suite, suite_names
 from config.adminsite import BoundedJSONFormField
 from config.numbers import column_bounds
 from config.untrusted import UntrustedInputError, json_loads_bounded

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from benchmarks.suites.base import jsonb_text
-from benchmarks.suites.protocol import (
+from benchmarks.kit.base import jsonb_text
+from benchmarks.kit.protocol import (
     CallFailed,
     Context,
     Evaluator,

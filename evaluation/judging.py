@@ -22,12 +22,12 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks.kit import judging as pure
+from benchmarks.kit.base import jsonb_text
+from benchmarks.kit.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
+from benchmarks.kit.protocol import CallFailed, Context, Item, Outcome, Prompt
+from benchmarks.kit.registry import judgment_formats
 from benchmarks.services import samples_annotate
-from benchmarks.suites import judging as pure
-from benchmarks.suites.base import jsonb_text
-from benchmarks.suites.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Verdict
-from benchmarks.suites.protocol import CallFailed, Context, Item, Outcome, Prompt
-from benchmarks.suites.registry import judgment_formats
 from config.errors import ApplicationError, model_checked
 from evaluation import lifecycle
 from evaluation.models import Judge, JudgeJob, Judgment, Prediction, Run

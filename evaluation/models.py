@@ -478,7 +478,7 @@ class ResponseCache(models.Model):
 
 class Judge(models.Model):
     """An LLM judge: an endpoint, a judge template (prompt, parser, scale; see
-    benchmarks.suites.judging) and generation parameters. A judge whose verdicts were imported
+    benchmarks.kit.judging) and generation parameters. A judge whose verdicts were imported
     (published evaluations) has no endpoint."""
 
     class Kind(models.TextChoices):
@@ -795,7 +795,7 @@ class TuringPair(models.Model):
 
 
 class RunAnalysis(models.Model):
-    """The analyses a run's suite declares for its task (benchmarks/suites/analyses.py),
+    """The analyses a run's suite declares for its task (benchmarks/kit/analyses.py),
     computed from the run's stored predictions and kept until the run changes: `fingerprint` is
     what the run, its predictions, their samples and the declarations looked like when it was
     made. One row per run; `data` is the `run_analysis` command's JSON."""

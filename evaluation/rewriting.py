@@ -22,10 +22,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from benchmarks.kit.protocol import CallFailed
+from benchmarks.kit.registry import get_suite
+from benchmarks.kit.rewriting import Change, DescriptionRewriting, description_change
 from benchmarks.models import Benchmark, RevisedTool, Tool, ToolRevision
-from benchmarks.suites.protocol import CallFailed
-from benchmarks.suites.registry import get_suite
-from benchmarks.suites.rewriting import Change, DescriptionRewriting, description_change
 from config.errors import ApplicationError
 from evaluation.models import Endpoint, Prediction, ResponseCache, Run
 from evaluation.selectors import items_by_sample_id, tool_specs

@@ -17,9 +17,8 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from psycopg import sql
 
-from benchmarks.models import Benchmark, RevisedTool, Sample, Tool
-from benchmarks.suites.judging import metric_unit
-from benchmarks.suites.protocol import (
+from benchmarks.kit.judging import metric_unit
+from benchmarks.kit.protocol import (
     Context,
     Evaluator,
     Item,
@@ -27,8 +26,9 @@ from benchmarks.suites.protocol import (
     TaskSpec,
     ToolSpec,
 )
-from benchmarks.suites.registry import get_suite
-from benchmarks.suites.trials import TRIALS
+from benchmarks.kit.registry import get_suite
+from benchmarks.kit.trials import TRIALS
+from benchmarks.models import Benchmark, RevisedTool, Sample, Tool
 from config.csvexport import bool_cell_sql, json_cell_sql, text_cell_sql
 from config.errors import ApplicationError
 from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
@@ -412,7 +412,7 @@ def run_panel(run: Run, spec: TaskSpec | None = None) -> dict[str, Any]:
 
 def job_metric_rows(job: JudgeJob) -> list[dict[str, Any]]:
     """Each metric's mean over the repeats, with its standard deviation (stored as
-    <name>_std), and its unit (benchmarks.suites.judging.metric_unit)."""
+    <name>_std), and its unit (benchmarks.kit.judging.metric_unit)."""
     rows = []
     for name, value in job.metrics.items():
         if name.endswith("_std"):
@@ -576,7 +576,7 @@ PASS_K = re.compile(r"^(?P<metric>.+) pass(?P<kind>[@^])(?P<k>\d+)$")
 
 
 def _trial_figure(name: str) -> bool:
-    """A figure over trials that is not a metric's mean (benchmarks.suites.trials)."""
+    """A figure over trials that is not a metric's mean (benchmarks.kit.trials)."""
     return name == TRIALS or name.endswith("_std") or PASS_K.match(name) is not None
 
 

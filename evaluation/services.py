@@ -18,11 +18,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from benchmarks.models import Benchmark, ToolRevision
-from benchmarks.services import dumps_json
-from benchmarks.suites.base import ImportFormatError
-from benchmarks.suites.predictions import read_generic_predictions
-from benchmarks.suites.protocol import (
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.predictions import read_generic_predictions
+from benchmarks.kit.protocol import (
     PLATFORM_OPTIONS,
     Context,
     Evaluator,
@@ -32,8 +30,10 @@ from benchmarks.suites.protocol import (
     Scored,
     TaskSpec,
 )
-from benchmarks.suites.registry import get_suite
-from benchmarks.suites.trials import over_trials
+from benchmarks.kit.registry import get_suite
+from benchmarks.kit.trials import over_trials
+from benchmarks.models import Benchmark, ToolRevision
+from benchmarks.services import dumps_json
 from config import background, queue
 from config.errors import ApplicationError, model_checked
 from evaluation import lifecycle
@@ -495,7 +495,7 @@ def run_aggregate(
 ) -> Callable[[Sequence[Scored]], Any]:
     """How a run's scored items become its metrics: the suite's aggregate, or with several
     trials the mean and sd of each trial's aggregate and pass@k / pass^k of the task's
-    higher-is-better item scores (benchmarks.suites.trials)."""
+    higher-is-better item scores (benchmarks.kit.trials)."""
     if run.trials == 1:
         return lambda scored: evaluator.aggregate(scored, ctx)
     successes = {

@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from benchmarks.suites.judging import templates
+from benchmarks.kit.judging import templates
 from config.access import allows
 from evaluation.forms import EndpointForm, JudgeForm
 from evaluation.models import Endpoint, Judge, JudgeJob

@@ -17,8 +17,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from benchmarks.kit.context import answer_calls, text_of
 from benchmarks.models import Benchmark
-from benchmarks.suites.context import answer_calls, text_of
 from config.access import allows
 from config.charts import bar_chart
 from config.csvexport import copy_csv_response

@@ -22,7 +22,7 @@ from typing import Any
 import openai
 import pytest
 
-from benchmarks.suites.native import ToolNames, leaked_calls, read_tool_calls
+from benchmarks.kit.native import ToolNames, leaked_calls, read_tool_calls
 from tests.fake_openai import (
     NO_CALL_TEXT,
     FakeCall,

@@ -11,7 +11,7 @@ chosen items (the human baseline's tools) is one category per distinct set.
 Judges: a judgment is taken for an item when it is about the item's prediction (pairwise: the
 item's two predictions, in either order of the job's runs, the sign turned for the reversed
 one). Per repeat, the two orders of a pairwise judgment count as a win only when both agree
-(StableToolBench's rule, benchmarks.suites.judging.combine_orders); the item's verdict is the
+(StableToolBench's rule, benchmarks.kit.judging.combine_orders); the item's verdict is the
 mean over repeats for a score (an ordinal question with numeric choices), otherwise the verdict
 most repeats gave (none on a tie): a pairwise verdict stays A / tie / B, so that it can be
 compared with the human majority as StableToolBench's Table 8 does. A judge answers a question
@@ -22,7 +22,7 @@ choices (its score).
 
 Metrics: the prediction's per-item score; for a pairwise item the sign of A's score minus B's
 (MTU-Bench's metric-human comparison). Metrics answer pairwise and ordinal questions. Only what
-the runs' tasks declare a score that is better one way (benchmarks.suites.protocol.MetricSpec)
+the runs' tasks declare a score that is better one way (benchmarks.kit.protocol.MetricSpec)
 is a rater: counts and flags (unparsed, failed, n) are not verdicts on an answer, and a name no
 task declares (an older run's) means nothing certain. A lower-is-better score is compared with
 its sign turned (its negative, and for a pair the sign of B's score minus A's), so that in every
@@ -45,9 +45,9 @@ from django.db.models import F
 from annotation.agreement.ratings import CampaignRatings, QuestionRatings, Rater
 from annotation.kinds import kind_of
 from annotation.models import Campaign, Item, Question
-from benchmarks.suites.judging import combine_orders
-from benchmarks.suites.protocol import MetricSpec, TaskSpec
-from benchmarks.suites.registry import get_suite
+from benchmarks.kit.judging import combine_orders
+from benchmarks.kit.protocol import MetricSpec, TaskSpec
+from benchmarks.kit.registry import get_suite
 from config.errors import ApplicationError
 from config.lookups import AnyOf
 from evaluation.models import Judge, Judgment, Prediction, Run

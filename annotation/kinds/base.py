@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.errors import AnnotationError
-from benchmarks.suites.registry import study_questions
+from benchmarks.kit.registry import study_questions
 
 
 @dataclass

@@ -1,3 +1,12 @@
-"""The suites: one package per benchmark (`<name>/`, whose `SUITE` the registry lists), the
-evaluation protocol they implement (protocol.py) and what they share (base, judging, toolcall,
-predictions, embedding). Look a suite up with `benchmarks.suites.registry.get_suite`."""
+"""The benchmark suites, one package each (`<name>/`, whose `__init__.py` exposes `SUITE`), and
+the one line per suite that registers it. What suites share is `benchmarks.kit`; look a suite up
+with `benchmarks.kit.registry.get_suite`."""
+
+SUITE_MODULES: dict[str, str] = {
+    "metatool": "benchmarks.suites.metatool",
+    "mtubench": "benchmarks.suites.mtubench",
+    "stabletoolbench": "benchmarks.suites.stabletoolbench",
+    "ultratool": "benchmarks.suites.ultratool",
+    "wtueval": "benchmarks.suites.wtueval",
+    "generic": "benchmarks.suites.generic",
+}

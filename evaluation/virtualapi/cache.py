@@ -10,10 +10,10 @@ from typing import Any
 
 from django.db import transaction
 
+from benchmarks.kit.base import jsonb_text, shown
+from benchmarks.kit.protocol import ToolSpec
+from benchmarks.kit.registry import cache_protocol, get_suite
 from benchmarks.models import Benchmark
-from benchmarks.suites.base import jsonb_text, shown
-from benchmarks.suites.protocol import ToolSpec
-from benchmarks.suites.registry import cache_protocol, get_suite
 from evaluation.models import ApiResponse, VirtualApi
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
 from evaluation.virtualapi.server import responses_insert

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.suites.protocol import CallFailed
+from benchmarks.kit.protocol import CallFailed
 from evaluation.models import VirtualApi
 from evaluation.virtualapi import simulator
 from evaluation.virtualapi.keys import ApiName, call_key, canonical_text

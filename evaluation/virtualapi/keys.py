@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from benchmarks.suites.registry import cache_protocol
+from benchmarks.kit.registry import cache_protocol
 
 # A number written as text (spaces around it ignored): optional sign, digits without a leading
 # zero (or a single 0), an optional fraction and exponent. "007", "1,000" and "0x10" are not.

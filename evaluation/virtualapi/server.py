@@ -28,8 +28,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 
-from benchmarks.suites.base import jsonb_text
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.base import jsonb_text
+from benchmarks.kit.protocol import Prompt
 from evaluation.credentials import KeyVariableError, key_from_environment
 from evaluation.models import (
     LOCAL_ENDPOINT,

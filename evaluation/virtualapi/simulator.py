@@ -22,8 +22,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.predictions import json_values
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.predictions import json_values
+from benchmarks.kit.protocol import Prompt
 
 PROMPTS = Path(__file__).resolve().parent / "prompts" / "simulator.toml"
 MAX_EXAMPLES = 5

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.db.models import Count
 
+from benchmarks.kit.registry import get_suite
 from benchmarks.models import Benchmark, Sample
-from benchmarks.suites.registry import get_suite
 from evaluation.judging import judge_launch
 from evaluation.models import Endpoint, Judge, JudgeJob, Run, ServedCall
 from evaluation.services import run_launch

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from benchmarks.suites.protocol import Tool, ToolSpec, ToolUnavailable
-from benchmarks.suites.registry import ServedApi, cache_protocol, get_suite
+from benchmarks.kit.protocol import Tool, ToolSpec, ToolUnavailable
+from benchmarks.kit.registry import ServedApi, cache_protocol, get_suite
 from evaluation.virtualapi.keys import ApiName
 from evaluation.virtualapi.server import Call, Steps, serve
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, Q
 
-from benchmarks.suites.protocol import CallFailed
+from benchmarks.kit.protocol import CallFailed
 from evaluation.models import ApiResponse, TuringPair, VirtualApi
 from evaluation.virtualapi import simulator
 from evaluation.virtualapi.keys import ApiName

@@ -18,7 +18,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from benchmarks.suites.protocol import CallFailed
+from benchmarks.kit.protocol import CallFailed
 from config.access import virtual_call_allowed
 from config.untrusted import UntrustedInputError, json_loads_bounded
 from evaluation.models import VirtualApi

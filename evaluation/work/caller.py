@@ -25,7 +25,7 @@ from functools import cached_property
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
-from benchmarks.suites.protocol import CallFailed, Prompt
+from benchmarks.kit.protocol import CallFailed, Prompt
 from evaluation.work.addresses import normalised_base_url
 from evaluation.work.limits import Lane, RateLimit, Slots
 from evaluation.work.styles import TOKEN_FIELDS as TOKEN_FIELDS

@@ -50,8 +50,8 @@ import psycopg
 from django.conf import settings
 from django.db import connection, connections, transaction
 
-from benchmarks.suites.base import jsonb_text, shown
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.base import jsonb_text, shown
+from benchmarks.kit.protocol import Prompt
 from evaluation.credentials import (
     KeyVariableError,
     SealedKeyError,

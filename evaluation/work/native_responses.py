@@ -12,7 +12,7 @@ max_tokens is max_output_tokens.
 
 Answer (`chat_tool_calls`): the response's `function_call` output items, in order, as chat
 `tool_calls` entries ({"id", "type": "function", "function": {"name", "arguments"}}), so a
-prediction stores one shape and benchmarks.suites.native.read_tool_calls reads it.
+prediction stores one shape and benchmarks.kit.native.read_tool_calls reads it.
 
 The responses style (evaluation/work/styles/responses.py) uses both for a prompt that declares
 tools.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.kit.registry import ItemContext, Suite
 from benchmarks.suites import generic
-from benchmarks.suites.registry import ItemContext, Suite
 
 
 def _context(item: Any, show_gold: bool, outputs: Any = ()) -> ItemContext:

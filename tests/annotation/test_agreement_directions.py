@@ -27,7 +27,7 @@ from annotation.agreement.exports import label_csv_lines
 from annotation.agreement.services import report_params, report_request
 from annotation.assign import item_next
 from annotation.models import AgreementReport, Campaign, Member
-from benchmarks.suites.protocol import MetricSpec
+from benchmarks.kit.protocol import MetricSpec
 from evaluation.models import Endpoint, Prediction, Run
 from tests.factories import make_benchmark, make_sample, make_superuser, make_user, store_label
 

@@ -130,7 +130,7 @@ def test_the_admin_offers_the_registered_kinds(client: Any) -> None:
 
 
 def test_a_benchmarks_question_set_comes_from_the_suite_that_declares_it() -> None:
-    from benchmarks.suites.registry import all_suites
+    from benchmarks.kit.registry import all_suites
 
     declared = {kind: suite.name for suite in all_suites() for kind in suite.questions}
     assert {"motivation", "error_types", "turing"} <= set(declared)
@@ -147,7 +147,7 @@ def test_a_benchmarks_question_set_comes_from_the_suite_that_declares_it() -> No
 @pytest.mark.django_db
 def test_an_item_shows_the_context_its_suite_gives(monkeypatch: pytest.MonkeyPatch) -> None:
     from annotation.selectors import item_view
-    from benchmarks.suites.registry import SUITE_MODULES
+    from benchmarks.kit.registry import SUITE_MODULES
     from tests.factories import make_benchmark, make_sample, make_tool
 
     monkeypatch.setitem(SUITE_MODULES, "context_toy", "tests.annotation.context_suite")

@@ -1,4 +1,4 @@
-"""The analyses framework's pure parts (benchmarks/suites/analyses.py) and MetaTool's and
+"""The analyses framework's pure parts (benchmarks/kit/analyses.py) and MetaTool's and
 MTU-Bench's analyses on hand-made runs whose answers are counted here by hand."""
 
 from __future__ import annotations
@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suites import generic, metatool, mtubench
-from benchmarks.suites.analyses import (
+from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
@@ -18,11 +17,12 @@ from benchmarks.suites.analyses import (
     score_of,
     shares,
 )
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored, ToolSpec
+from benchmarks.suites import generic, metatool, mtubench
 from benchmarks.suites.generic.analyses import ANALYSES as GENERIC
 from benchmarks.suites.metatool.analyses import ANALYSES as METATOOL
 from benchmarks.suites.mtubench.analyses import ANALYSES as MTU
 from benchmarks.suites.mtubench.analyses import error_type
-from benchmarks.suites.protocol import Context, Item, Outcome, Scored, ToolSpec
 
 
 def record(

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.analyses import AnalysisInput
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import stabletoolbench
-from benchmarks.suites.analyses import AnalysisInput
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites.stabletoolbench.analyses import ANALYSES
 
 

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
+from benchmarks.kit.analyses import AnalysisInput
+from benchmarks.kit.protocol import Context, Evaluator, Scored
 from benchmarks.suites import ultratool
-from benchmarks.suites.analyses import AnalysisInput
-from benchmarks.suites.protocol import Context, Evaluator, Scored
 from benchmarks.suites.ultratool.analyses import ANALYSES, interval, plan_depth, tool_steps
-from tests.benchmarks.analysis_examples.ultratool import item
+from benchmarks.suites.ultratool.conformance import item
 
 
 def by_name(task: str, name: str):  # type: ignore[no-untyped-def]

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.kit.analyses import AnalysisInput
+from benchmarks.kit.conformance import context_for, item_of
+from benchmarks.kit.protocol import Evaluator, Scored
 from benchmarks.suites import wtueval
-from benchmarks.suites.analyses import AnalysisInput
-from benchmarks.suites.protocol import Evaluator, Scored
 from benchmarks.suites.wtueval.analyses import ANALYSES, human_types
-from tests.benchmarks.analysis_examples import context_for, item_of
-from tests.benchmarks.analysis_examples.wtueval import agent_outcome
+from benchmarks.suites.wtueval.conformance import agent_outcome
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "wtueval" / "questions.jsonl"
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.predictions import json_values, python_literal, read_generic_predictions
+from benchmarks.kit.protocol import Context, Evaluator, Item, Scored, ToolSpec
 from benchmarks.suites import generic
-from benchmarks.suites.base import ImportFormatError
-from benchmarks.suites.predictions import json_values, python_literal, read_generic_predictions
-from benchmarks.suites.protocol import Context, Evaluator, Item, Scored, ToolSpec
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "generic"
 EVALUATOR = Evaluator(generic)

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suites import metatool
-from benchmarks.suites.base import merge_tools
-from benchmarks.suites.embedding import (
+from benchmarks.kit.base import merge_tools
+from benchmarks.kit.embedding import (
     cosine_top_k,
     local_embed,
     nearest_neighbours,
     rank_by_similarity,
 )
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
+from benchmarks.suites import metatool
 from benchmarks.suites.metatool import evaluate
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 
 FILES = (
     "all_clean_data_sample200.csv",
@@ -630,7 +630,7 @@ def test_local_embed_is_unit_and_deterministic_across_processes() -> None:
     assert all(v == 0.0 for v in vectors[2])
     assert local_embed(texts[:1]) == vectors[:1]  # a text's vector does not depend on the batch
     code = (
-        "import json; from benchmarks.suites.embedding import local_embed; "
+        "import json; from benchmarks.kit.embedding import local_embed; "
         f"print(json.dumps(local_embed({texts[:2]!r})))"
     )
     root = Path(__file__).resolve().parents[2]

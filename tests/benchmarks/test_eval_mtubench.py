@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored
 from benchmarks.suites import mtubench
-from benchmarks.suites.base import ImportFormatError
 from benchmarks.suites.mtubench import evaluate as ev
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored
 
 EVALUATOR = Evaluator(mtubench)
 FILES = ("S-S_eval.jsonl", "S-M_eval.jsonl", "M-S_eval.jsonl", "M-M_eval.jsonl", "OOD_eval.jsonl")

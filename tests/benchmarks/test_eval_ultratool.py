@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError, merge_tools
+from benchmarks.kit.predictions import json_values
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import ultratool
-from benchmarks.suites.base import ImportFormatError, merge_tools
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
+from benchmarks.suites.ultratool import reading
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "ultratool"
 PROMPTS = Path(ultratool.__file__).parent / "prompts"
@@ -811,3 +813,16 @@ def test_read_predictions_refuses_unknown_tasks_and_missing_files(tmp_path: Path
         EVALUATOR.read_predictions("summarising", path)
     with pytest.raises(ImportFormatError, match="no such file"):
         EVALUATOR.read_predictions("tool_usage", tmp_path / "missing.jsonl")
+
+
+def test_the_default_reading_is_the_shared_json_scan_that_also_reads_python_literals() -> None:
+    # where everything is JSON, UltraTool's reader finds what every suite's finds
+    prose = 'Two objects: {"a": 1} and ```json\n[{"b": [2]}]\n``` then {broken and [3]'
+    assert [found.value for found in reading.values(prose)] == json_values(prose)
+    # where JSON does not read, a Python literal is read whole, and its insides are not listed
+    mixed = "Steps: [{'step': '1', 'tool': True}] and [2]"
+    assert [(f.start, f.end, f.value) for f in reading.values(mixed)] == [
+        (7, 36, [{"step": "1", "tool": True}]),
+        (41, 44, [2]),
+    ]
+    assert json_values(mixed) == [[2]]

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
 from benchmarks.suites import ultratool
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored
 from benchmarks.suites.ultratool import reference
 from benchmarks.suites.ultratool.reference import AWARENESS, USAGE
 from evaluation.models import Run

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suites import wtueval
-from benchmarks.suites.protocol import (
+from benchmarks.kit.protocol import (
     CallFailed,
     Context,
     Evaluator,
@@ -22,6 +21,7 @@ from benchmarks.suites.protocol import (
     ToolSpec,
     ToolUnavailable,
 )
+from benchmarks.suites import wtueval
 from benchmarks.suites.wtueval import evaluate as ev
 from benchmarks.suites.wtueval.calculator import (
     MAX_CHARS,

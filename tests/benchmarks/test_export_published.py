@@ -16,9 +16,9 @@ import pytest
 
 from annotation import draft_editing
 from benchmarks.exports import DROPPED, benchmark_export
+from benchmarks.kit.registry import get_suite
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import, sample_revise, samples_annotate
-from benchmarks.suites.registry import get_suite
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@ Hand-computed cases."""
 
 from __future__ import annotations
 
-from benchmarks.suites.golddiff import Change, align, gold_shape, revision_diff
+from benchmarks.kit.golddiff import Change, align, gold_shape, revision_diff
 
 
 def test_align_pairs_equal_items_in_order_then_moves_then_edits_by_gap() -> None:

@@ -22,9 +22,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
+from benchmarks.kit.base import ImportFormatError, SampleRecord, ToolRecord
 from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import _upsert_samples, _upsert_tools, benchmark_import
-from benchmarks.suites.base import ImportFormatError, SampleRecord, ToolRecord
 
 pytestmark = pytest.mark.django_db
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from benchmarks.kit.base import ImportFormatError
 from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import mtubench, ultratool
-from benchmarks.suites.base import ImportFormatError
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from django.conf import settings
 
+from benchmarks.kit import base
+from benchmarks.kit.base import ImportFormatError, iter_csv, iter_jsonl, load_json
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
-from benchmarks.suites import base
-from benchmarks.suites.base import ImportFormatError, iter_csv, iter_jsonl, load_json
 
 ROOT = Path(__file__).resolve().parents[2]
 

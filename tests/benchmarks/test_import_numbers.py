@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from benchmarks.kit.base import ImportFormatError
 from benchmarks.services import benchmark_import
-from benchmarks.suites.base import ImportFormatError
 from tests.benchmarks.test_import_characters import (
     AWARENESS,
     GENERIC_RECORD,

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchmarks.suites.context import JudgedOutput, OutputSummary, ShownCall, answer_calls
-from benchmarks.suites.protocol import Item
-from benchmarks.suites.registry import get_suite
+from benchmarks.kit.context import JudgedOutput, OutputSummary, ShownCall, answer_calls
+from benchmarks.kit.protocol import Item
+from benchmarks.kit.registry import get_suite
 
 HOSTILE = '<script>alert("x")</script>'
 
@@ -358,7 +358,7 @@ ODD_ITEMS = [
 
 
 def test_no_suite_fails_on_odd_stored_answers_traces_or_golds() -> None:
-    from benchmarks.suites.registry import suite_names
+    from benchmarks.kit.registry import suite_names
 
     outputs = [
         JudgedOutput(task=task, context=ctx, answer=answer, parsed=parsed, trace=trace)

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.judging import JudgeInput, canonical_preference, templates
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import stabletoolbench
-from benchmarks.suites.base import ImportFormatError
-from benchmarks.suites.judging import JudgeInput, canonical_preference, templates
-from benchmarks.suites.protocol import Context, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites.stabletoolbench import judges
 
 PROMPTS = Path(stabletoolbench.__file__).resolve().with_name("prompts")

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError, merge_tools
+from benchmarks.kit.judging import JudgeInput, template_named
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import ultratool
-from benchmarks.suites.base import ImportFormatError, merge_tools
-from benchmarks.suites.judging import JudgeInput, template_named
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites.ultratool import judges
 from benchmarks.suites.ultratool.judges import (
     CREATION_DIMENSIONS,
@@ -860,8 +860,8 @@ def test_read_planning_evaluations_is_lenient_where_harmless(tmp_path: Path) -> 
 
 
 def test_the_completion_form_starts_the_score_lines_and_stops_at_a_blank_line() -> None:
-    from benchmarks.suites.judging import JudgeInput
-    from benchmarks.suites.protocol import Item, Outcome
+    from benchmarks.kit.judging import JudgeInput
+    from benchmarks.kit.protocol import Item, Outcome
     from benchmarks.suites.ultratool.judges import PLANNING, SCORE_CUE
 
     item = Item(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.suites import judging
-from benchmarks.suites.generic_judges import PAIRWISE, parse_pairwise
-from benchmarks.suites.judging import (
+from benchmarks.kit import judging
+from benchmarks.kit.generic_judges import PAIRWISE, parse_pairwise
+from benchmarks.kit.judging import (
     JudgeInput,
     JudgmentRecord,
     canonical_preference,
@@ -18,7 +18,7 @@ from benchmarks.suites.judging import (
     pass_rate,
     summarize,
 )
-from benchmarks.suites.protocol import Item, Outcome
+from benchmarks.kit.protocol import Item, Outcome
 
 ITEM = Item(split="s", external_id="1", input={"query": "Rain in Ghent?"})
 

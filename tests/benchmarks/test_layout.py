@@ -1,9 +1,9 @@
-"""benchmarks/suites/layout.py: a published JSON record's layout, kept and written back.
+"""benchmarks/kit/layout.py: a published JSON record's layout, kept and written back.
 Hand-computed cases; the suites' use of it is in test_export_published.py."""
 
 from __future__ import annotations
 
-from benchmarks.suites.layout import (
+from benchmarks.kit.layout import (
     document_layout,
     dump,
     in_order,

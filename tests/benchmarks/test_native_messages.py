@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.suites import mtubench
-from benchmarks.suites.native import ToolNames, read_tool_calls
-from benchmarks.suites.protocol import (
+from benchmarks.kit.native import ToolNames, read_tool_calls
+from benchmarks.kit.protocol import (
     NO_RESULT,
     Context,
     Item,
@@ -16,6 +15,7 @@ from benchmarks.suites.protocol import (
     native_history,
     read_native_reply,
 )
+from benchmarks.suites import mtubench
 
 
 def test_a_dialogue_becomes_tool_calls_answered_in_order() -> None:
@@ -148,7 +148,7 @@ def test_the_protocol_defaults_declare_the_candidates_and_shape_the_calls() -> N
     import asyncio
     import types
 
-    from benchmarks.suites.protocol import Evaluator, Prompt, TaskSpec, ToolSpec
+    from benchmarks.kit.protocol import Evaluator, Prompt, TaskSpec, ToolSpec
 
     task = TaskSpec(name="pick", title="Pick", native=True)
     suite = types.ModuleType("tiny")

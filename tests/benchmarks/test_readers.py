@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.suites import base
-from benchmarks.suites.base import (
+from benchmarks.kit import base
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     SampleRecord,

@@ -6,8 +6,8 @@ import importlib
 
 import pytest
 
-from benchmarks.suites.base import ImportFormatError
-from benchmarks.suites.registry import SUITE_MODULES, Suite, all_suites, get_suite, suite_names
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.registry import SUITE_MODULES, Suite, all_suites, get_suite, suite_names
 
 
 @pytest.mark.parametrize("name", list(SUITE_MODULES))
@@ -36,7 +36,7 @@ def test_a_protocol_only_module_is_a_suite_without_capabilities(monkeypatch):
 
 
 def test_a_gold_is_recognised_by_the_suite_it_belongs_to():
-    from benchmarks.suites.registry import gold_editing
+    from benchmarks.kit.registry import gold_editing
 
     plan = gold_editing({"plan": [], "tool_usage": []})
     assert plan is not None and plan.shape == "plan" and "tool_usage" in plan.step_keyed
@@ -48,7 +48,7 @@ def test_a_gold_is_recognised_by_the_suite_it_belongs_to():
 
 
 def test_served_tools_and_judgment_formats_come_from_their_suites():
-    from benchmarks.suites.registry import cache_protocol, judgment_formats, suites_serving_cache
+    from benchmarks.kit.registry import cache_protocol, judgment_formats, suites_serving_cache
 
     formats = judgment_formats()
     assert {fmt: suite.name for fmt, (suite, _reader) in formats.items()} == {
@@ -66,7 +66,7 @@ def test_served_tools_and_judgment_formats_come_from_their_suites():
 
 
 def test_the_item_context_a_human_sees_shows_the_gold_only_when_asked():
-    from benchmarks.suites.protocol import Item
+    from benchmarks.kit.protocol import Item
 
     item = Item(
         split="S-S",
@@ -83,7 +83,7 @@ def test_the_item_context_a_human_sees_shows_the_gold_only_when_asked():
 
 
 def test_a_campaign_kind_gets_its_questions_from_the_suite_whose_study_it_is():
-    from benchmarks.suites.registry import study_questions
+    from benchmarks.kit.registry import study_questions
 
     assert [q["key"] for q in study_questions("turing")] == ["overall", "format", "relevance"]
     assert study_questions("motivation")[0]["key"] == "reason"

@@ -1,13 +1,13 @@
-"""The change a description rewriting makes, hand-computed (benchmarks/suites/rewriting.py), and
+"""The change a description rewriting makes, hand-computed (benchmarks/kit/rewriting.py), and
 MetaTool's reading of a rewriter's answer."""
 
 from __future__ import annotations
 
 import pytest
 
+from benchmarks.kit.protocol import Item, ToolSpec
+from benchmarks.kit.rewriting import description_change
 from benchmarks.suites.metatool.rewriting import credited_tools, read_rewrite, rewrite_prompt
-from benchmarks.suites.protocol import Item, ToolSpec
-from benchmarks.suites.rewriting import description_change
 
 
 def test_the_change_overall_and_per_tool_by_hand() -> None:

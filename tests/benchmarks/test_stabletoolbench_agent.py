@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suites import stabletoolbench
-from benchmarks.suites.base import ImportBundle
-from benchmarks.suites.protocol import (
+from benchmarks.kit.base import ImportBundle
+from benchmarks.kit.protocol import (
     Context,
     Evaluator,
     Item,
@@ -27,6 +26,7 @@ from benchmarks.suites.protocol import (
     ToolSpec,
     ToolUnavailable,
 )
+from benchmarks.suites import stabletoolbench
 from benchmarks.suites.stabletoolbench import agent
 
 GROUP = "G1_instruction"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError
 from benchmarks.suites import stabletoolbench
-from benchmarks.suites.base import ImportFormatError
 from benchmarks.suites.stabletoolbench.results import (
     answer_from_steps,
     pass_results_group,

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError, merge_tools, validate_bundle
 from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import metatool
-from benchmarks.suites.base import ImportFormatError, merge_tools, validate_bundle
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "metatool"
 

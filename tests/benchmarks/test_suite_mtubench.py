@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportBundle, ImportFormatError, SampleRecord, validate_bundle
 from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import mtubench
-from benchmarks.suites.base import ImportBundle, ImportFormatError, SampleRecord, validate_bundle
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "mtubench"
 FILES = ("S-S_eval.jsonl", "S-M_eval.jsonl", "M-S_eval.jsonl", "M-M_eval.jsonl", "OOD_eval.jsonl")

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.suites.protocol import Option, OptionError
-from benchmarks.suites.registry import all_suites, get_suite, suite_names
+from benchmarks.kit.protocol import Option, OptionError
+from benchmarks.kit.registry import all_suites, get_suite, suite_names
 
 TASKS = [(suite.name, task) for suite in all_suites() for task in suite.tasks]
 

@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from benchmarks.models import Benchmark, Sample, Tool
-from benchmarks.services import benchmark_import
-from benchmarks.suites import stabletoolbench
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     SampleRecord,
     ToolRecord,
     validate_bundle,
 )
+from benchmarks.models import Benchmark, Sample, Tool
+from benchmarks.services import benchmark_import
+from benchmarks.suites import stabletoolbench
 from benchmarks.suites.stabletoolbench import CacheEntry, load_response_cache
 
 ROOT = Path(__file__).resolve().parents[2]

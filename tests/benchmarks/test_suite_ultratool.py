@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError, merge_tools, validate_bundle
 from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import ultratool
-from benchmarks.suites.base import ImportFormatError, merge_tools, validate_bundle
 from benchmarks.suites.ultratool import PlanError, build_plan
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ultratool"

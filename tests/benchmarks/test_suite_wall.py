@@ -1,6 +1,6 @@
 """The wall around the suites, as a test: outside benchmarks/suites/ no code names a suite, no
 code imports a suite's own modules, and no code names a benchmark's split. What is specific to a
-benchmark is asked of the registry through a capability (benchmarks/suites/registry.py).
+benchmark is asked of the registry through a capability (benchmarks/kit/registry.py).
 
 Scanned: annotation/, evaluation/, benchmarks/ outside benchmarks/suites/, config/ (Python: string
 literals other than docstrings, and imports) and templates/ (text). Demo data, migrations and
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.suites.registry import SUITE_MODULES, all_suites
+from benchmarks.kit.registry import SUITE_MODULES, all_suites
 
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("annotation", "evaluation", "benchmarks", "config", "templates")
@@ -138,7 +138,7 @@ def test_the_allowlist_only_holds_what_is_still_there() -> None:
         ("from benchmarks.suites import wtueval\n", {"import benchmarks.suites.wtueval"}),
         ("import benchmarks.suites.metatool\n", {"import benchmarks.suites.metatool"}),
         ('"""A StableToolBench stabletoolbench docstring."""\nx = "the test split"\n', set()),
-        ("from benchmarks.suites.registry import get_suite\n", set()),
+        ("from benchmarks.kit.registry import get_suite\n", set()),
     ],
 )
 def test_the_scan_sees_names_imports_and_splits(tmp_path: Path, source: str, expected: set) -> None:

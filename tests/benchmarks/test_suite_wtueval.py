@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.base import ImportFormatError, validate_bundle
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
 from benchmarks.suites import wtueval
-from benchmarks.suites.base import ImportFormatError, validate_bundle
 
 FIXTURE = Path(__file__).parent / "fixtures" / "wtueval" / "questions.jsonl"
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "wtueval"

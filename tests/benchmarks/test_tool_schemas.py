@@ -17,9 +17,8 @@ from jsonschema import Draft202012Validator
 from openai.types.chat import ChatCompletionMessageToolCall
 from openai.types.responses import ResponseFunctionToolCall
 
-from benchmarks.suites import stabletoolbench
-from benchmarks.suites.base import ToolRecord
-from benchmarks.suites.native import (
+from benchmarks.kit.base import ToolRecord
+from benchmarks.kit.native import (
     ToolDeclarations,
     ToolNames,
     clean_schema,
@@ -30,8 +29,9 @@ from benchmarks.suites.native import (
     read_tool_calls,
     sanitize_name,
 )
-from benchmarks.suites.protocol import Context, Evaluator, ToolSpec, default_declare_tools
-from benchmarks.suites.registry import get_suite
+from benchmarks.kit.protocol import Context, Evaluator, ToolSpec, default_declare_tools
+from benchmarks.kit.registry import get_suite
+from benchmarks.suites import stabletoolbench
 from benchmarks.suites.wtueval.evaluate import tool_pool
 from benchmarks.suites.wtueval.served import served_apis
 
@@ -622,7 +622,7 @@ def test_text_without_a_declared_call_leaks_nothing() -> None:
 def test_a_document_declared_again_is_not_cleaned_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A native run declares the same tools item after item (issue 19): each document is
     cleaned once, and every call still gets a schema of its own, equal to a fresh one."""
-    import benchmarks.suites.native as native
+    import benchmarks.kit.native as native
 
     document = {"properties": {"n": {"type": "int", "description": "the number"}}, "required": 1}
     fresh = native._object_schema(document)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.suites.toolcall import (
+from benchmarks.kit.toolcall import (
     INLINE_ACTION_INPUT,
     MAX_CALL_CHARS,
     ToolCall,

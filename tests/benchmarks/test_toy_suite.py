@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,14 @@ from annotation import services
 from annotation.agreement.services import report_params, report_request
 from annotation.assign import item_next
 from annotation.models import AgreementReport, Member
+from benchmarks.kit import judging
+from benchmarks.kit.judging import template_named
+from benchmarks.kit.registry import SUITE_MODULES, get_suite
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
-from benchmarks.suites.registry import SUITE_MODULES, get_suite
 from evaluation.models import Run
 from evaluation.services import run_launch
+from tests.benchmarks.conformance import checks
 from tests.evaluation.conftest import execute_run, make_endpoint
 from tests.factories import make_user, store_label
 from tests.fake_openai import FakeOpenAI
@@ -97,3 +101,48 @@ def test_a_suite_defined_only_in_the_tests_goes_from_import_to_agreement(
     assert metric["rater"] == "metric:accuracy"
     assert metric["accuracy"]["value"] == 1.0 and metric["accuracy"]["n"] == COUNT
     assert question["humans"]["mean_agreement"]["value"] == 1.0
+
+
+def test_the_conformance_checks_cover_a_suite_defined_only_in_the_tests(toy: None) -> None:
+    # Registered by its line alone, the toy suite is held to every check the registered suites
+    # are: the conformance test's checks walk whatever the registry lists.
+    suite = get_suite("toy")
+    ran = []
+    for check in checks(suite):
+        check.run()
+        ran.append(check.name)
+    assert ran == [
+        "toy-declares-conformance",
+        "toy-exporter",
+        "toy-judges",
+        "toy-parity-metrics",
+    ]
+
+
+def test_a_suite_that_breaks_a_promise_fails_the_conformance_checks(
+    toy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an undeclared metric returned by score()
+    module = get_suite("toy").module
+    monkeypatch.setattr(
+        module, "score", lambda outcome, item, ctx, context: {"accuracy": 0.0, "extra": 1.0}
+    )
+    metrics = next(c for c in checks(get_suite("toy")) if c.name == "toy-parity-metrics")
+    with pytest.raises(AssertionError, match="per-item names without a MetricSpec"):
+        metrics.run()
+
+
+def test_a_judge_the_toy_suite_declares_is_registered_and_checked(
+    toy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A suite's judges are what it declares (no judges module to find): the toy suite declares
+    # one, and it is a template like any other, held to the conformance checks.
+    module = get_suite("toy").module
+    judge = replace(
+        template_named("generic.pairwise"), name="toy.pairwise", suites=("toy",), tasks=()
+    )
+    monkeypatch.setattr(judging, "TEMPLATES", dict(judging.TEMPLATES))
+    monkeypatch.setattr(module, "SUITE", replace(module.SUITE, judges=(judge,)))
+    assert template_named("toy.pairwise") is judge
+    assert judge.applies_to("toy", "parity")
+    next(c for c in checks(get_suite("toy")) if c.name == "toy-judges").run()

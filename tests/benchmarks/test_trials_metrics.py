@@ -1,4 +1,4 @@
-"""Metrics over repeated trials (benchmarks/suites/trials.py), against hand-computed cases."""
+"""Metrics over repeated trials (benchmarks/kit/trials.py), against hand-computed cases."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from benchmarks.suites.protocol import Item, Outcome, Scored, Scores
-from benchmarks.suites.trials import over_trials, pass_at_k, split_trials, success_scale
+from benchmarks.kit.protocol import Item, Outcome, Scored, Scores
+from benchmarks.kit.trials import over_trials, pass_at_k, split_trials, success_scale
 
 # Three items, four trials; item a succeeds in all four, b in trials 0 and 1, c in none.
 SUCCESSES = {"a": [1, 1, 1, 1], "b": [1, 1, 0, 0], "c": [0, 0, 0, 0]}

@@ -10,8 +10,8 @@ from typing import Any
 
 from playwright.sync_api import expect
 
+from benchmarks.kit.protocol import PublishedOutput
 from benchmarks.models import Sample
-from benchmarks.suites.protocol import PublishedOutput
 from evaluation.services import outputs_import
 from tests.evaluation.test_analyses_mtubench import m_s_output, mtubench
 from tests.factories import make_researcher

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.suites import registry as suites
+from benchmarks.kit import registry as suites
 from evaluation.models import Run
 from tests.evaluation.test_metric_display import similar_run
 from tests.factories import make_benchmark, make_researcher

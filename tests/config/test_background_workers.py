@@ -24,8 +24,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotation.agreement.services import report_params, report_request
 from annotation.models import AgreementReport
 from benchmarks.import_jobs import import_job_create
+from benchmarks.kit.protocol import PublishedOutput
 from benchmarks.models import Benchmark, ImportJob, Sample
-from benchmarks.suites.protocol import PublishedOutput
 from config import background
 from evaluation import services, tasks
 from evaluation.analyses import run_analyses_get

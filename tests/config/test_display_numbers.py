@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from benchmarks.suites.judging import metric_unit
+from benchmarks.kit.judging import metric_unit
 from config.display import cost, count, in_unit_of, per_second, percent, score
 
 

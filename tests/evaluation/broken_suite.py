@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmarks.suites.protocol import Context, Scored, Scores
+from benchmarks.kit.protocol import Context, Scored, Scores
 from tests.benchmarks.toy_suite import TASKS, build_prompt, import_files, parse, score
 
 name = "broken_test"

@@ -4,7 +4,7 @@ real suite as far as the platform is concerned (registered under SUITE_MODULES b
 
 from __future__ import annotations
 
-from benchmarks.suites.protocol import MetricSpec, TaskSpec, metric_specs
+from benchmarks.kit.protocol import MetricSpec, TaskSpec, metric_specs
 
 name = "errors_test"
 

@@ -19,7 +19,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.protocol import Prompt
 from evaluation import lifecycle
 from evaluation.lifecycle import WorkKind
 from evaluation.models import Endpoint, ResponseCache, Run

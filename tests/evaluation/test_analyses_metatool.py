@@ -14,9 +14,9 @@ import pytest
 from django.core.management import call_command
 from django.test import Client, override_settings
 
+from benchmarks.kit.protocol import PublishedOutput
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
-from benchmarks.suites.protocol import PublishedOutput
 from evaluation.models import Run
 from evaluation.services import outputs_import
 from tests.factories import make_researcher

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from benchmarks.kit.protocol import PublishedOutput
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
-from benchmarks.suites.protocol import PublishedOutput
 from evaluation.models import Run, RunAnalysis
 from evaluation.services import outputs_import
 

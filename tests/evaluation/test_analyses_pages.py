@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from benchmarks.kit.protocol import PublishedOutput
 from benchmarks.models import Sample
-from benchmarks.suites.protocol import PublishedOutput
 from evaluation.analyses import run_analyses_get
 from evaluation.models import Prediction, Run, RunAnalysis
 from evaluation.services import outputs_import

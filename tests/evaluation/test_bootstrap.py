@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy
 import pytest
 
-from benchmarks.suites.protocol import Item, Outcome, Scored, Scores, mean
+from benchmarks.kit.protocol import Item, Outcome, Scored, Scores, mean
 from evaluation.bootstrap import bootstrap_intervals, percentile
 
 

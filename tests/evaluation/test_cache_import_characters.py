@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmarks.suites import base
-from benchmarks.suites.base import ImportFormatError
+from benchmarks.kit import base
+from benchmarks.kit.base import ImportFormatError
 from evaluation.models import ApiResponse, VirtualApi
 from evaluation.virtualapi.cache import cache_import
 

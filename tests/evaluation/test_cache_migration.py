@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.protocol import Prompt
 from evaluation.models import Endpoint, ResponseCache
 from evaluation.work.caller import Origin, cache_key
 from evaluation.work.engine import endpoint_config, request_key

@@ -16,7 +16,7 @@ import httpx2
 import openai
 import pytest
 
-from benchmarks.suites.protocol import CallFailed, Prompt
+from benchmarks.kit.protocol import CallFailed, Prompt
 from evaluation.work.caller import (
     BACKOFF_CAP,
     RETRY_AFTER_CAP,

@@ -16,7 +16,7 @@ import redis
 from django.conf import settings
 
 import benchmarks.suites.generic as generic
-from benchmarks.suites.protocol import Context, Scored, Scores
+from benchmarks.kit.protocol import Context, Scored, Scores
 from evaluation import services
 from evaluation.models import Run
 from tests.evaluation.conftest import execute_run, make_counting_benchmark, make_endpoint

@@ -18,8 +18,8 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from benchmarks.kit.registry import all_suites, get_suite
 from benchmarks.models import Benchmark
-from benchmarks.suites.registry import all_suites, get_suite
 from evaluation.models import Endpoint, Run
 from tests.evaluation.conftest import make_counting_benchmark, make_endpoint
 from tests.factories import make_researcher, make_superuser

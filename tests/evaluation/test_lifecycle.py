@@ -16,8 +16,8 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.utils import timezone
 
-from benchmarks.suites.judging import Verdict
-from benchmarks.suites.protocol import Outcome
+from benchmarks.kit.judging import Verdict
+from benchmarks.kit.protocol import Outcome
 from evaluation import inference, judging, lifecycle, services
 from evaluation.lifecycle import Control, WorkKind
 from evaluation.models import Endpoint, Judge, JudgeJob, Judgment, Prediction, Run

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from benchmarks.kit import registry as suites
 from benchmarks.models import Benchmark
-from benchmarks.suites import registry as suites
 from evaluation.models import Prediction, Run
 from tests.factories import make_benchmark, make_researcher, make_sample
 

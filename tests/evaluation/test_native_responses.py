@@ -10,9 +10,9 @@ from typing import Any
 
 import openai
 
+from benchmarks.kit.native import read_tool_calls
+from benchmarks.kit.protocol import Context, Item
 from benchmarks.suites import mtubench
-from benchmarks.suites.native import read_tool_calls
-from benchmarks.suites.protocol import Context, Item
 from evaluation.work.native_responses import chat_tool_calls, responses_native_fields
 from tests.fake_openai import FakeCall, FakeOpenAI, ToolRequest, oracle, tool_reply
 

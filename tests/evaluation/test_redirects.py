@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from benchmarks.suites.protocol import CallFailed, Prompt
+from benchmarks.kit.protocol import CallFailed, Prompt
 from evaluation import services
 from evaluation.embedders import remote_embed
 from evaluation.models import Endpoint, Prediction

@@ -14,7 +14,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import Client
 
-from benchmarks.suites.base import ImportFormatError
+from benchmarks.kit.base import ImportFormatError
 from evaluation.models import ApiResponse, ServedCall, VirtualApi
 from evaluation.virtualapi import simulator
 from evaluation.virtualapi.cache import cache_import

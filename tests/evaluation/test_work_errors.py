@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kit.registry import SUITE_MODULES
 from benchmarks.services import benchmark_import
-from benchmarks.suites.registry import SUITE_MODULES
 from evaluation import services, tasks
 from evaluation.judging import judge_launch
 from evaluation.models import Judge, Run

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.protocol import Prompt
 from evaluation.work.styles import PostedStyle, Unusable
 
 

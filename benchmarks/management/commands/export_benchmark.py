@@ -11,8 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from benchmarks.exports import FORMATS, ExportRefused, benchmark_export, benchmark_get_by_name
+from benchmarks.kit.registry import get_suite
 from benchmarks.selectors import sample_counts_by_split
-from benchmarks.suites.registry import get_suite
 
 
 class Command(BaseCommand):

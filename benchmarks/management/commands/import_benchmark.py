@@ -10,9 +10,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.registry import suite_names
 from benchmarks.services import benchmark_import
-from benchmarks.suites.base import ImportFormatError
-from benchmarks.suites.registry import suite_names
 
 
 class Command(BaseCommand):

@@ -17,8 +17,8 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from benchmarks.kit.base import ImportFormatError
 from benchmarks.services import benchmark_import
-from benchmarks.suites.base import ImportFormatError
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 RESEARCHERS = "researchers"

@@ -1,17 +1,23 @@
 """Generic JSON Lines: a researcher's own tool-use questions, in a format of this platform.
 
 importer.py reads the benchmark's published files; evaluate.py prompts, parses and scores
-(the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
+(the protocol in benchmarks/kit/protocol.py). The suite's public names are re-exported here.
 """
 
 import sys as _sys
 
+from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.generic.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.generic.evaluate import *  # noqa: F403
 from benchmarks.suites.generic.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.generic.gold import GOLD as _GOLD
 from benchmarks.suites.generic.importer import *  # noqa: F403
 from benchmarks.suites.generic.native import *  # noqa: F403
-from benchmarks.suites.registry import Suite as _Suite
 
-SUITE = _Suite(_sys.modules[__name__], gold=_GOLD, exporter=_EXPORTER, analyses=_ANALYSES)
+SUITE = _Suite(
+    _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
+    gold=_GOLD,
+    exporter=_EXPORTER,
+    analyses=_ANALYSES,
+)

@@ -3,7 +3,7 @@ questions (one split each: a topic, a difficulty, a source) sees how the model d
 
 from __future__ import annotations
 
-from benchmarks.suites.analyses import (
+from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
@@ -11,7 +11,7 @@ from benchmarks.suites.analyses import (
     breakdown,
     score_of,
 )
-from benchmarks.suites.protocol import Context, Scored
+from benchmarks.kit.protocol import Context, Scored
 
 __all__ = ["ANALYSES"]
 

@@ -1,5 +1,5 @@
 """Generic suite evaluation: a researcher's own questions (importer.py's JSON Lines) prompted,
-parsed and scored, as pure functions over the protocol in benchmarks/suites/protocol.py.
+parsed and scored, as pure functions over the protocol in benchmarks/kit/protocol.py.
 
 Tasks (no default split: the format's split names are the researcher's, so a run names one):
   - answer: the model's final answer against reference["answer"]. One completion, no tools
@@ -59,7 +59,7 @@ unparsed). An output with none of these is the decision to call no tool, unless 
 shows a broken attempt ("tool_calls" or a "name" key that does not parse), which is unparsed.
 
 Published outputs: `read_predictions(task, path)` reads the platform's generic JSON Lines
-{"sample_id", "output", "split"?} (benchmarks/suites/predictions.py).
+{"sample_id", "output", "split"?} (benchmarks/kit/predictions.py).
 
 Prompts and examples are ours: prompts/templates.toml.
 """
@@ -76,8 +76,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.predictions import json_values, read_generic_predictions
-from benchmarks.suites.protocol import (
+from benchmarks.kit.predictions import json_values, read_generic_predictions
+from benchmarks.kit.protocol import (
     Context,
     Item,
     MetricSpec,
@@ -92,7 +92,7 @@ from benchmarks.suites.protocol import (
     mean,
     metric_specs,
 )
-from benchmarks.suites.toolcall import ToolCallError, parse_tool_call
+from benchmarks.kit.toolcall import ToolCallError, parse_tool_call
 
 __all__ = [
     "TASKS",
@@ -567,7 +567,7 @@ def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
 
 
 def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
-    """The generic {"sample_id", "output", "split"?} JSON Lines (benchmarks/suites/predictions.py);
+    """The generic {"sample_id", "output", "split"?} JSON Lines (benchmarks/kit/predictions.py);
     the same file format serves both tasks."""
     if task not in TASKS:
         raise ValueError(f"generic has no task {task!r}; tasks: {', '.join(TASKS)}")

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.suites.base import SampleRecord, ToolRecord
-from benchmarks.suites.export import ExportError, Files, jsonl_bytes, sample_name
-from benchmarks.suites.registry import Exporter
+from benchmarks.kit.base import SampleRecord, ToolRecord
+from benchmarks.kit.export import ExportError, Files, jsonl_bytes, sample_name
+from benchmarks.kit.registry import Exporter
 
 
 def _tool(tool: ToolRecord) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.suites.registry import GoldEditing
+from benchmarks.kit.registry import GoldEditing
 
 
 def has_tool_calls(reference: Mapping[str, Any]) -> bool:

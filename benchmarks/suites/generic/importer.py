@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     Progress,

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.suites.generic.evaluate import TASKS, parse
-from benchmarks.suites.native import ToolNames, sanitize_name
-from benchmarks.suites.protocol import (
+from benchmarks.kit.native import ToolNames, sanitize_name
+from benchmarks.kit.protocol import (
     Context,
     Item,
     NativePrompt,
@@ -32,6 +31,7 @@ from benchmarks.suites.protocol import (
     native_history,
     read_native_reply,
 )
+from benchmarks.suites.generic.evaluate import TASKS, parse
 
 __all__ = ["NATIVE_INSTRUCTIONS", "native_answer", "native_outcome", "native_prompt"]
 

@@ -1,11 +1,13 @@
 """MetaTool / ToolE (papers/000): does the model know when to use a tool, and which one?
 
 importer.py reads the benchmark's published files; evaluate.py prompts, parses and scores
-(the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
+(the protocol in benchmarks/kit/protocol.py). The suite's public names are re-exported here.
 """
 
 import sys as _sys
 
+from benchmarks.kit.registry import Suite as _Suite
+from benchmarks.kit.rewriting import DescriptionRewriting as _DescriptionRewriting
 from benchmarks.suites.metatool import rewriting as _rewriting
 from benchmarks.suites.metatool.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.metatool.context import item_context as _item_context
@@ -15,13 +17,12 @@ from benchmarks.suites.metatool.importer import *  # noqa: F403
 from benchmarks.suites.metatool.native import *  # noqa: F403
 from benchmarks.suites.metatool.native_messages import *  # noqa: F403
 from benchmarks.suites.metatool.questions import MOTIVATION_QUESTIONS as _MOTIVATION
-from benchmarks.suites.registry import Suite as _Suite
-from benchmarks.suites.rewriting import DescriptionRewriting as _DescriptionRewriting
 
 # The paper's human study of tools (section 3.2) is the motivation campaign's question set.
 # Section 4.3 (Figure 6): an LLM rewrites the tool descriptions and the selection is run again.
 SUITE = _Suite(
     _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
     item_context=_item_context,
     questions={"motivation": _MOTIVATION},
     exporter=_EXPORTER,

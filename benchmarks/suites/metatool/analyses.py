@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from benchmarks.suites.analyses import (
+from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
@@ -31,7 +31,7 @@ from benchmarks.suites.analyses import (
     bucket,
     score_of,
 )
-from benchmarks.suites.protocol import Context, Scored
+from benchmarks.kit.protocol import Context, Scored
 
 __all__ = ["ANALYSES", "DESCRIPTION_BUCKET", "description_words", "top_n"]
 

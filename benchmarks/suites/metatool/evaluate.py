@@ -1,5 +1,5 @@
 """MetaTool's evaluation side (papers/000, appendix C; METRICS.md, MetaTool): prompts, answer
-matching and scores for the protocol in benchmarks/suites/protocol.py. Pure Python, no Django.
+matching and scores for the protocol in benchmarks/kit/protocol.py. Pure Python, no Django.
 
 Tasks (TASKS), their splits and options (defaults in brackets):
 
@@ -78,8 +78,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.metatool.importer import LIST_END, LIST_START
-from benchmarks.suites.protocol import (
+from benchmarks.kit.protocol import (
     Context,
     Item,
     MetricSpec,
@@ -93,6 +92,7 @@ from benchmarks.suites.protocol import (
     percent,
     tool_mode,
 )
+from benchmarks.suites.metatool.importer import LIST_END, LIST_START
 
 __all__ = [
     "NO_PHRASES",
@@ -707,7 +707,7 @@ class _Neighbours:
             )
         # Here, not at the top: embeddings are numpy, a fifth of a second of start-up for every
         # process that loads the suite (an import of its files among them).
-        from benchmarks.suites.embedding import cosine_matrix, local_embed, rank_by_similarity
+        from benchmarks.kit.embedding import cosine_matrix, local_embed, rank_by_similarity
 
         self.rank = rank_by_similarity
         self.names = sorted(set(pool) | set(needed))

@@ -24,17 +24,17 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.suites.base import SampleRecord, ToolRecord
-from benchmarks.suites.export import (
+from benchmarks.kit.base import SampleRecord, ToolRecord
+from benchmarks.kit.export import (
     ExportError,
     Files,
     by_split,
     file_part,
     sample_name,
 )
-from benchmarks.suites.layout import write_document, write_records
+from benchmarks.kit.layout import write_document, write_records
+from benchmarks.kit.registry import Exporter
 from benchmarks.suites.metatool.importer import ALSO, PUBLISHED
-from benchmarks.suites.registry import Exporter
 
 TASK_FILES = {
     "awareness": "Task1.json",

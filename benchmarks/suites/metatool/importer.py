@@ -79,7 +79,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     Progress,
@@ -92,7 +92,7 @@ from benchmarks.suites.base import (
     require,
     type_name,
 )
-from benchmarks.suites.layout import document_layout, record_layouts
+from benchmarks.kit.layout import document_layout, record_layouts
 
 name = "metatool"
 default_benchmark = "MetaTool"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.suites.native import ToolDeclarations, declare
-from benchmarks.suites.protocol import ToolSpec
+from benchmarks.kit.native import ToolDeclarations, declare
+from benchmarks.kit.protocol import ToolSpec
 
 __all__ = ["declare_tools"]
 

@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.suites.metatool.evaluate import _candidates, _check
-from benchmarks.suites.metatool.native import declare_tools
-from benchmarks.suites.protocol import (
+from benchmarks.kit.protocol import (
     Context,
     Item,
     NativePrompt,
@@ -39,6 +37,8 @@ from benchmarks.suites.protocol import (
     ToolSpec,
     read_native_reply,
 )
+from benchmarks.suites.metatool.evaluate import _candidates, _check
+from benchmarks.suites.metatool.native import declare_tools
 
 __all__ = ["NATIVE_INSTRUCTIONS", "native_outcome", "native_prompt"]
 

@@ -3,7 +3,7 @@ rewrites every tool description, the same task is run again on the new descripti
 change in CSR is reported per tool and overall. Pure Python, no Django.
 
 The prompt is the data file prompts/rewrite_description.txt (its header names its source); the
-change is computed by benchmarks/suites/rewriting.py from the per-item `correct` scores.
+change is computed by benchmarks/kit/rewriting.py from the per-item `correct` scores.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.suites.analyses import (
+from benchmarks.kit.analyses import (
     GROUP,
     Analysis,
     AnalysisInput,
@@ -21,8 +21,8 @@ from benchmarks.suites.analyses import (
     breakdown,
     score_of,
 )
+from benchmarks.kit.protocol import Context, Item, Prompt, Scored, ToolSpec
 from benchmarks.suites.metatool.evaluate import _template
-from benchmarks.suites.protocol import Context, Item, Prompt, Scored, ToolSpec
 
 __all__ = [
     "BY_GOLD_TOOL",

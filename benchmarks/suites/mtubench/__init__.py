@@ -1,11 +1,12 @@
 """MTU-Bench (papers/001): single/multi-turn x single/multi-tool dialogues, scored by MTU-Eval.
 
 importer.py reads the benchmark's published files; evaluate.py prompts, parses and scores
-(the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
+(the protocol in benchmarks/kit/protocol.py). The suite's public names are re-exported here.
 """
 
 import sys as _sys
 
+from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.mtubench.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.mtubench.context import item_context as _item_context
 from benchmarks.suites.mtubench.evaluate import *  # noqa: F403
@@ -14,10 +15,10 @@ from benchmarks.suites.mtubench.gold import GOLD as _GOLD
 from benchmarks.suites.mtubench.importer import *  # noqa: F403
 from benchmarks.suites.mtubench.native import *  # noqa: F403
 from benchmarks.suites.mtubench.native_messages import *  # noqa: F403
-from benchmarks.suites.registry import Suite as _Suite
 
 SUITE = _Suite(
     _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
     item_context=_item_context,
     gold=_GOLD,
     exporter=_EXPORTER,

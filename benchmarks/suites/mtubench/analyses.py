@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.suites.analyses import (
+from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
@@ -34,6 +34,7 @@ from benchmarks.suites.analyses import (
     score_of,
     shares,
 )
+from benchmarks.kit.protocol import Context, Scored
 from benchmarks.suites.mtubench.evaluate import (
     ACTION,
     ACTION_INPUT,
@@ -48,7 +49,6 @@ from benchmarks.suites.mtubench.evaluate import (
     _turn,
     parse_single_call,
 )
-from benchmarks.suites.protocol import Context, Scored
 
 __all__ = ["ANALYSES", "ERROR_TYPES", "error_type", "wrong_turn"]
 
@@ -106,7 +106,7 @@ def error_type(record: Scored) -> str:
     if outcome.tool_calls is None and _unreadable(outcome.output or "", multi):
         return FORMAT
     # A native answer's tool_calls are read by the platform, which notes what it could not
-    # read (benchmarks/suites/native.py): arguments that are no JSON object, or no call at all.
+    # read (benchmarks/kit/native.py): arguments that are no JSON object, or no call at all.
     if outcome.tool_calls is not None and any(
         problem in outcome.note for problem in NATIVE_FORMAT_PROBLEMS
     ):

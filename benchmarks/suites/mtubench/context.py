@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmarks.suites.context import (
+from benchmarks.kit.context import (
     ItemContext,
     JudgedOutput,
     OutputSummary,
@@ -14,7 +14,7 @@ from benchmarks.suites.context import (
     answer_calls,
     default_item_context,
 )
-from benchmarks.suites.protocol import Item
+from benchmarks.kit.protocol import Item
 
 __all__ = ["item_context"]
 

@@ -101,8 +101,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from benchmarks.suites.base import ImportFormatError, iter_jsonl, require
-from benchmarks.suites.protocol import (
+from benchmarks.kit.base import ImportFormatError, iter_jsonl, require
+from benchmarks.kit.protocol import (
     Context,
     Item,
     MetricSpec,

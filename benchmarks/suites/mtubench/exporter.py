@@ -14,17 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import SampleRecord, ToolRecord
-from benchmarks.suites.export import (
+from benchmarks.kit.base import SampleRecord, ToolRecord
+from benchmarks.kit.export import (
     ExportError,
     Files,
     by_split,
     file_part,
     sample_name,
 )
-from benchmarks.suites.layout import dump, in_order
+from benchmarks.kit.layout import dump, in_order
+from benchmarks.kit.registry import Exporter
 from benchmarks.suites.mtubench.importer import PUBLISHED, SPLITS
-from benchmarks.suites.registry import Exporter
 
 
 def _question(sample: SampleRecord) -> str:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from benchmarks.suites.registry import GoldEditing
+from benchmarks.kit.registry import GoldEditing
 
 # The splits whose published answer writes "no call" as {"": {}}; the others write {}.
 EMPTY_KEY_SPLITS = ("S-S", "M-S")

@@ -81,7 +81,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     Progress,
@@ -93,7 +93,7 @@ from benchmarks.suites.base import (
     require,
     type_name,
 )
-from benchmarks.suites.layout import key_order, record_layout
+from benchmarks.kit.layout import key_order, record_layout
 
 name = "mtubench"
 default_benchmark = "MTU-Bench"

@@ -25,10 +25,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.suites.mtubench.evaluate import _multi_tool, parse, setting_of
-from benchmarks.suites.mtubench.native import declare_tools
-from benchmarks.suites.native import ToolNames, sanitize_name
-from benchmarks.suites.protocol import (
+from benchmarks.kit.native import ToolNames, sanitize_name
+from benchmarks.kit.protocol import (
     Context,
     Item,
     NativePrompt,
@@ -39,6 +37,8 @@ from benchmarks.suites.protocol import (
     native_history,
     read_native_reply,
 )
+from benchmarks.suites.mtubench.evaluate import _multi_tool, parse, setting_of
+from benchmarks.suites.mtubench.native import declare_tools
 
 __all__ = ["NATIVE_SYSTEM", "native_answer", "native_outcome", "native_prompt"]
 

@@ -57,8 +57,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.predictions import python_literal
-from benchmarks.suites.protocol import (
+from benchmarks.kit.predictions import python_literal
+from benchmarks.kit.protocol import (
     Complete,
     Context,
     Item,
@@ -68,13 +68,13 @@ from benchmarks.suites.protocol import (
     ToolSpec,
     ToolUnavailable,
 )
+from benchmarks.kit.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
 from benchmarks.suites.stabletoolbench.evaluate import (
     FINISH,
     GIVE_UP,
     answer_record_for,
 )
 from benchmarks.suites.stabletoolbench.importer import shown_names
-from benchmarks.suites.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
 
 __all__ = [
     "METHOD",

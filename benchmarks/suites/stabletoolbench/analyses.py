@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.analyses import (
+from benchmarks.kit.analyses import (
     COUNT,
     GROUP,
     Analysis,
@@ -34,7 +34,7 @@ from benchmarks.suites.analyses import (
     AnalysisMetric,
     Row,
 )
-from benchmarks.suites.protocol import Context, Scored
+from benchmarks.kit.protocol import Context, Scored
 
 __all__ = ["ANALYSES", "calls_of", "share_down"]
 

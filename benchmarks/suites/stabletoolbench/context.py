@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.context import (
+from benchmarks.kit.context import (
     ItemContext,
     JudgedOutput,
     OutputSummary,
@@ -17,7 +17,7 @@ from benchmarks.suites.context import (
     trace_calls,
     unread,
 )
-from benchmarks.suites.protocol import Item
+from benchmarks.kit.protocol import Item
 
 __all__ = ["item_context"]
 

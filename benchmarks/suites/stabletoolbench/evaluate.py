@@ -61,7 +61,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportFormatError,
     RecordSpan,
     check_records,
@@ -70,7 +70,7 @@ from benchmarks.suites.base import (
     read_json,
     type_name,
 )
-from benchmarks.suites.protocol import (
+from benchmarks.kit.protocol import (
     Context,
     Item,
     MetricSpec,

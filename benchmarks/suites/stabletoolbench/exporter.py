@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import SampleRecord, ToolRecord
-from benchmarks.suites.export import (
+from benchmarks.kit.base import SampleRecord, ToolRecord
+from benchmarks.kit.export import (
     ExportError,
     Files,
     by_split,
@@ -32,8 +32,8 @@ from benchmarks.suites.export import (
     json_bytes,
     sample_name,
 )
-from benchmarks.suites.layout import dump, write_records
-from benchmarks.suites.registry import Exporter
+from benchmarks.kit.layout import dump, write_records
+from benchmarks.kit.registry import Exporter
 from benchmarks.suites.stabletoolbench.importer import PUBLISHED
 
 ROOT = "solvable_queries"

@@ -103,7 +103,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     Progress,
@@ -118,7 +118,7 @@ from benchmarks.suites.base import (
     type_name,
     unstorable,
 )
-from benchmarks.suites.layout import indent_of, record_layout, record_layouts
+from benchmarks.kit.layout import indent_of, record_layout, record_layouts
 
 name = "stabletoolbench"
 default_benchmark = "StableToolBench"

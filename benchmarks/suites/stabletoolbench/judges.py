@@ -1,8 +1,9 @@
 """StableToolBench's judges (papers/002 section 3.2; METRICS.md, StableToolBench) and how their
 verdicts add up to SoPR and SoWR, as the reference code computes them. Pure Python, no Django.
 
-Templates (registered in benchmarks.suites.judging; prompt text from the evaluator files under
-prompts/, THUNLP-MT/StableToolBench @aa4ed9f, Apache-2.0, see prompts/LICENSE-StableToolBench.txt):
+Templates (declared by the suite, JUDGES, and registered by benchmarks.kit.judging; prompt
+text from the evaluator files under prompts/, THUNLP-MT/StableToolBench @aa4ed9f, Apache-2.0,
+see prompts/LICENSE-StableToolBench.txt):
 
   stabletoolbench.pass          kind pass, Solved / Unsure / Unsolved. `check_answer_status` of
                                 the default evaluator (tooleval_gpt-3.5-turbo_default, the one
@@ -125,7 +126,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.judging import (
+from benchmarks.kit.judging import (
     PASS_LABELS,
     PASS_VALUE,
     SOLVABILITY_LABELS,
@@ -134,10 +135,9 @@ from benchmarks.suites.judging import (
     Verdict,
     combine_orders,
     majority_solvable,
-    register,
 )
-from benchmarks.suites.predictions import json_values, python_literal
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.predictions import json_values, python_literal
+from benchmarks.kit.protocol import Prompt
 from benchmarks.suites.stabletoolbench.evaluate import answer_record, no_answer_reason
 from benchmarks.suites.stabletoolbench.importer import shown_names
 
@@ -616,77 +616,67 @@ def parse_pass_normalized(text: str, judge_input: JudgeInput) -> Verdict:
     return Verdict(True, {"label": "Solved" if solved else "Unsolved"}, reasoning=reasoning)
 
 
-PASS = register(
-    JudgeTemplate(
-        name="stabletoolbench.pass",
-        kind="pass",
-        title="StableToolBench: does the final answer solve the query (check_answer_status)",
-        source=_source(DEFAULT, "check_answer_status"),
-        build=build_pass,
-        parse=parse_pass,
-        reminder=STATUS_FORMAT,
-        suites=SUITES,
-        labels=PASS_LABELS,
-        precheck=_precheck_pass,
-        follow_up=("Unsure", "stabletoolbench.pass_details"),
-    )
+PASS = JudgeTemplate(
+    name="stabletoolbench.pass",
+    kind="pass",
+    title="StableToolBench: does the final answer solve the query (check_answer_status)",
+    source=_source(DEFAULT, "check_answer_status"),
+    build=build_pass,
+    parse=parse_pass,
+    reminder=STATUS_FORMAT,
+    suites=SUITES,
+    labels=PASS_LABELS,
+    precheck=_precheck_pass,
+    follow_up=("Unsure", "stabletoolbench.pass_details"),
 )
-PASS_DETAILS = register(
-    JudgeTemplate(
-        name="stabletoolbench.pass_details",
-        kind="pass",
-        title="StableToolBench: is the answer solved, judged on its execution details "
-        "(parse_answer_status, asked after an Unsure)",
-        source=_source(DEFAULT, "parse_answer_status"),
-        build=build_pass_details,
-        parse=parse_pass,
-        reminder=STATUS_FORMAT,
-        suites=SUITES,
-        labels=PASS_LABELS,
-        precheck=_precheck_pass,
-    )
+PASS_DETAILS = JudgeTemplate(
+    name="stabletoolbench.pass_details",
+    kind="pass",
+    title="StableToolBench: is the answer solved, judged on its execution details "
+    "(parse_answer_status, asked after an Unsure)",
+    source=_source(DEFAULT, "parse_answer_status"),
+    build=build_pass_details,
+    parse=parse_pass,
+    reminder=STATUS_FORMAT,
+    suites=SUITES,
+    labels=PASS_LABELS,
+    precheck=_precheck_pass,
 )
-PASS_NORMALIZED = register(
-    JudgeTemplate(
-        name="stabletoolbench.pass_normalized",
-        kind="pass",
-        title="StableToolBench, normalized evaluator: does the answer solve the query, "
-        "leniently, yes or no (check_solve_query)",
-        source=_source(NORMALIZED, "check_solve_query"),
-        build=build_pass_normalized,
-        parse=parse_pass_normalized,
-        reminder=NORMALIZED_FORMAT,
-        suites=SUITES,
-        labels=("Solved", "Unsolved"),
-        precheck=_precheck_pass,
-    )
+PASS_NORMALIZED = JudgeTemplate(
+    name="stabletoolbench.pass_normalized",
+    kind="pass",
+    title="StableToolBench, normalized evaluator: does the answer solve the query, "
+    "leniently, yes or no (check_solve_query)",
+    source=_source(NORMALIZED, "check_solve_query"),
+    build=build_pass_normalized,
+    parse=parse_pass_normalized,
+    reminder=NORMALIZED_FORMAT,
+    suites=SUITES,
+    labels=("Solved", "Unsolved"),
+    precheck=_precheck_pass,
 )
-PREFERENCE = register(
-    JudgeTemplate(
-        name="stabletoolbench.preference",
-        kind="pairwise",
-        title="StableToolBench: the better of two answers (select_better_answer)",
-        source=_source(DEFAULT, "select_better_answer"),
-        build=build_preference,
-        parse=parse_preference,
-        reminder=PREFERENCE_FORMAT,
-        suites=SUITES,
-        precheck=_precheck_preference,
-        with_pass_labels=lambda a, b, prefs: sowr_metrics(a, b, prefs),
-    )
+PREFERENCE = JudgeTemplate(
+    name="stabletoolbench.preference",
+    kind="pairwise",
+    title="StableToolBench: the better of two answers (select_better_answer)",
+    source=_source(DEFAULT, "select_better_answer"),
+    build=build_preference,
+    parse=parse_preference,
+    reminder=PREFERENCE_FORMAT,
+    suites=SUITES,
+    precheck=_precheck_preference,
+    with_pass_labels=lambda a, b, prefs: sowr_metrics(a, b, prefs),
 )
-SOLVABILITY = register(
-    JudgeTemplate(
-        name="stabletoolbench.solvability",
-        kind="solvability",
-        title="StableToolBench: can the query be solved with its tools (check_task_solvable)",
-        source=_source(DEFAULT, "check_task_solvable"),
-        build=build_solvability,
-        parse=parse_solvability,
-        reminder=SOLVABILITY_FORMAT,
-        suites=SUITES,
-        labels=SOLVABILITY_LABELS,
-    )
+SOLVABILITY = JudgeTemplate(
+    name="stabletoolbench.solvability",
+    kind="solvability",
+    title="StableToolBench: can the query be solved with its tools (check_task_solvable)",
+    source=_source(DEFAULT, "check_task_solvable"),
+    build=build_solvability,
+    parse=parse_solvability,
+    reminder=SOLVABILITY_FORMAT,
+    suites=SUITES,
+    labels=SOLVABILITY_LABELS,
 )
 
 # The reference asks a second template when the first gives a label: template -> (label, next)
@@ -888,3 +878,7 @@ def sowr_metrics(
     }
     metrics["SoWR_by_labels"] = result.get("by_labels")
     return metrics
+
+
+# What the suite declares (Suite.judges); benchmarks.kit.judging registers them.
+JUDGES = (PASS, PASS_DETAILS, PASS_NORMALIZED, PREFERENCE, SOLVABILITY)

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.native import ToolDeclarations, declare
-from benchmarks.suites.protocol import ToolSpec
+from benchmarks.kit.native import ToolDeclarations, declare
+from benchmarks.kit.protocol import ToolSpec
 from benchmarks.suites.stabletoolbench.agent import GIVE_ANSWER
 from benchmarks.suites.stabletoolbench.evaluate import FINISH, GIVE_UP
 from benchmarks.suites.stabletoolbench.importer import (

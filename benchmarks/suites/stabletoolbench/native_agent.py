@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.suites.native import NativeCall, ToolDeclarations, leaked_calls, read_tool_calls
-from benchmarks.suites.protocol import AskNative, Context, Item, Outcome, Prompt
+from benchmarks.kit.native import NativeCall, ToolDeclarations, leaked_calls, read_tool_calls
+from benchmarks.kit.protocol import AskNative, Context, Item, Outcome, Prompt
 from benchmarks.suites.stabletoolbench.agent import (
     STOP_NO_ACTION,
     Rules,

@@ -47,11 +47,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import ImportFormatError, load_json, type_name
-from benchmarks.suites.judging import Verdict
-from benchmarks.suites.predictions import python_literal
-from benchmarks.suites.protocol import PublishedOutput
-from benchmarks.suites.registry import PublishedJudgment, PublishedJudgments
+from benchmarks.kit.base import ImportFormatError, load_json, type_name
+from benchmarks.kit.judging import Verdict
+from benchmarks.kit.predictions import python_literal
+from benchmarks.kit.protocol import PublishedOutput
+from benchmarks.kit.registry import PublishedJudgment, PublishedJudgments
 from benchmarks.suites.stabletoolbench.evaluate import FINISH, GROUPS, read_predictions
 from benchmarks.suites.stabletoolbench.judges import pass_label
 

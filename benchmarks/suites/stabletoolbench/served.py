@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from benchmarks.suites.protocol import ToolSpec
-from benchmarks.suites.registry import ServedApi, ServedTools
+from benchmarks.kit.protocol import ToolSpec
+from benchmarks.kit.registry import ServedApi, ServedTools
 from benchmarks.suites.stabletoolbench.importer import (
     cache_path,
     change_name,

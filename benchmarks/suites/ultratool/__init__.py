@@ -1,33 +1,27 @@
 """UltraTool (Huang et al., 2024; papers/004): tree-structured plans with tool calls, in six tasks.
 
 importer.py reads the benchmark's published files; evaluate.py prompts, parses and scores
-(the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
+(the protocol in benchmarks/kit/protocol.py). The suite's public names are re-exported here.
 """
 
 import sys as _sys
-from pathlib import Path as _Path
 
-from benchmarks.suites.registry import JudgmentReader as _JudgmentReader
-from benchmarks.suites.registry import PublishedJudgments as _PublishedJudgments
-from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.kit.registry import JudgmentReader as _JudgmentReader
+from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.ultratool.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.ultratool.context import item_context as _item_context
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403
 from benchmarks.suites.ultratool.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.ultratool.gold import GOLD as _GOLD
 from benchmarks.suites.ultratool.importer import *  # noqa: F403
+from benchmarks.suites.ultratool.judges import JUDGES as _JUDGES
+from benchmarks.suites.ultratool.judges import planning_judgments as _planning_judgments
 from benchmarks.suites.ultratool.native import *  # noqa: F403
-
-
-def _planning_judgments(path: _Path, answers: _Path | None, task: str) -> _PublishedJudgments:
-    # Imported when used: judges.py registers its templates, which judging.templates() does.
-    from benchmarks.suites.ultratool.judges import planning_judgments
-
-    return planning_judgments(path, answers, task)
-
 
 SUITE = _Suite(
     _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
+    judges=_JUDGES,
     item_context=_item_context,
     gold=_GOLD,
     analyses=_ANALYSES,

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.analyses import (
+from benchmarks.kit.analyses import (
     COUNT,
     GROUP,
     Analysis,
@@ -37,7 +37,7 @@ from benchmarks.suites.analyses import (
     breakdown,
     score_of,
 )
-from benchmarks.suites.protocol import Context, Item, Scored
+from benchmarks.kit.protocol import Context, Item, Scored
 from benchmarks.suites.ultratool.judges import (
     CREATION_DIMENSIONS,
     PLANNING_DIMENSIONS,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.context import (
+from benchmarks.kit.context import (
     ItemContext,
     JudgedOutput,
     OutputSummary,
@@ -17,7 +17,7 @@ from benchmarks.suites.context import (
     text_of,
     unread,
 )
-from benchmarks.suites.protocol import Item
+from benchmarks.kit.protocol import Item
 
 __all__ = ["item_context"]
 

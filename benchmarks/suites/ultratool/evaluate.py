@@ -1,5 +1,5 @@
 """UltraTool evaluation (Huang et al., 2024; papers/004, section 3): prompts, answer parsing and
-the key-value metrics, as pure functions over the protocol in benchmarks/suites/protocol.py.
+the key-value metrics, as pure functions over the protocol in benchmarks/kit/protocol.py.
 
 Tasks (each reads split "test" by default, and only the items whose reference holds the task's
 gold: a non-empty list of steps, or for planning a non-empty plan text; see `select`):
@@ -167,9 +167,9 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from benchmarks.suites.base import ImportFormatError, iter_jsonl, type_name
-from benchmarks.suites.predictions import python_literal
-from benchmarks.suites.protocol import (
+from benchmarks.kit.base import ImportFormatError, iter_jsonl, type_name
+from benchmarks.kit.predictions import python_literal
+from benchmarks.kit.protocol import (
     Context,
     Item,
     MetricSpec,
@@ -185,7 +185,7 @@ from benchmarks.suites.protocol import (
     metric_specs,
     tool_mode,
 )
-from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
+from benchmarks.kit.toolcall import ToolCallError, looks_like_call, parse_tool_call
 from benchmarks.suites.ultratool import published, reading, reference
 from benchmarks.suites.ultratool.importer import PlanError, build_plan, step_number
 

@@ -20,15 +20,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import SampleRecord, ToolRecord
-from benchmarks.suites.export import (
+from benchmarks.kit.base import SampleRecord, ToolRecord
+from benchmarks.kit.export import (
     ExportError,
     Files,
     by_split,
     file_part,
     sample_name,
 )
-from benchmarks.suites.registry import Exporter
+from benchmarks.kit.registry import Exporter
 from benchmarks.suites.ultratool.importer import MAIN, TASK_FILES
 from benchmarks.suites.ultratool.published import (
     Chunk,

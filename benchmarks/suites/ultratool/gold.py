@@ -9,7 +9,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.registry import GoldEditing
+from benchmarks.kit.registry import GoldEditing
 from benchmarks.suites.ultratool.published import rewrite_plan_text
 
 # Task golds keyed by step number ({"step": "1.2", ...}); "planning" (the plan as text) is

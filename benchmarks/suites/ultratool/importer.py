@@ -85,7 +85,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     Progress,
@@ -99,7 +99,7 @@ from benchmarks.suites.base import (
     require,
     type_name,
 )
-from benchmarks.suites.toolcall import (
+from benchmarks.kit.toolcall import (
     ToolCallError,
     looks_like_call,
     parse_tool_call,

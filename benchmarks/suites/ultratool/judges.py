@@ -4,7 +4,7 @@ the planning evaluations UltraTool published.
 The paper scores planning and tool creation with a multi-dimensional pointwise judge: given the
 dimensions, the query, the model's response and the reference answer, the judge gives each
 dimension and an overall score from 1 to 10; results are reported / 10 (METRICS.md). Two
-templates, registered with benchmarks.suites.judging:
+templates, declared by the suite (JUDGES) and registered by benchmarks.kit.judging:
 
   - ultratool.planning (task planning): Accuracy, Completeness, Executability, Syntactic
     Soundness, Structural Rationality, Efficiency, Overall;
@@ -64,11 +64,11 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from benchmarks.suites.base import ImportFormatError, iter_jsonl, type_name
-from benchmarks.suites.judging import JudgeInput, JudgeTemplate, Verdict, register
-from benchmarks.suites.predictions import json_values, python_literal
-from benchmarks.suites.protocol import Item, Prompt, PublishedOutput
-from benchmarks.suites.registry import PublishedJudgment, PublishedJudgments
+from benchmarks.kit.base import ImportFormatError, iter_jsonl, type_name
+from benchmarks.kit.judging import JudgeInput, JudgeTemplate, Verdict
+from benchmarks.kit.predictions import json_values, python_literal
+from benchmarks.kit.protocol import Item, Prompt, PublishedOutput
+from benchmarks.kit.registry import PublishedJudgment, PublishedJudgments
 
 __all__ = [
     "CREATION_DIMENSIONS",
@@ -543,38 +543,34 @@ def overall(verdict: Verdict, divisor: float = REPORT_DIVISOR) -> float | None:
     return float(value) / divisor
 
 
-PLANNING = register(
-    JudgeTemplate(
-        name="ultratool.planning",
-        kind="pointwise",
-        title="UltraTool planning: six dimensions and Overall, 1-10 (reported / 10)",
-        source="ours (written after Huang et al. 2024, section 3.2)",
-        build=build_planning,
-        parse=parse_planning,
-        reminder=reminder_text(PLANNING_DIMENSIONS),
-        suites=("ultratool",),
-        tasks=("planning",),
-        dimensions=PLANNING_DIMENSIONS,
-        scale=SCALE,
-        report_divisor=REPORT_DIVISOR,
-    )
+PLANNING = JudgeTemplate(
+    name="ultratool.planning",
+    kind="pointwise",
+    title="UltraTool planning: six dimensions and Overall, 1-10 (reported / 10)",
+    source="ours (written after Huang et al. 2024, section 3.2)",
+    build=build_planning,
+    parse=parse_planning,
+    reminder=reminder_text(PLANNING_DIMENSIONS),
+    suites=("ultratool",),
+    tasks=("planning",),
+    dimensions=PLANNING_DIMENSIONS,
+    scale=SCALE,
+    report_divisor=REPORT_DIVISOR,
 )
 
-TOOL_CREATION = register(
-    JudgeTemplate(
-        name="ultratool.tool_creation",
-        kind="pointwise",
-        title="UltraTool tool creation: five dimensions and Overall, 1-10 (reported / 10)",
-        source="ours (written after Huang et al. 2024, section 3.3)",
-        build=build_tool_creation,
-        parse=parse_tool_creation,
-        reminder=reminder_text(CREATION_DIMENSIONS),
-        suites=("ultratool",),
-        tasks=("tool_creation",),
-        dimensions=CREATION_DIMENSIONS,
-        scale=SCALE,
-        report_divisor=REPORT_DIVISOR,
-    )
+TOOL_CREATION = JudgeTemplate(
+    name="ultratool.tool_creation",
+    kind="pointwise",
+    title="UltraTool tool creation: five dimensions and Overall, 1-10 (reported / 10)",
+    source="ours (written after Huang et al. 2024, section 3.3)",
+    build=build_tool_creation,
+    parse=parse_tool_creation,
+    reminder=reminder_text(CREATION_DIMENSIONS),
+    suites=("ultratool",),
+    tasks=("tool_creation",),
+    dimensions=CREATION_DIMENSIONS,
+    scale=SCALE,
+    report_divisor=REPORT_DIVISOR,
 )
 
 
@@ -778,3 +774,7 @@ def planning_judgments(path: Path, answers: Path | None, task: str) -> Published
         query_field="data.data.input",
         mismatch_hint="; is the file in the order of the planning test set?",
     )
+
+
+# What the suite declares (Suite.judges); benchmarks.kit.judging registers them.
+JUDGES = (PLANNING, TOOL_CREATION)

@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from string import Template
 from typing import Any
 
-from benchmarks.suites.native import ToolDeclarations, declare, leaked_calls, read_tool_calls
-from benchmarks.suites.protocol import AskNative, Context, Item, Outcome, Prompt, ToolSpec
+from benchmarks.kit.native import ToolDeclarations, declare, leaked_calls, read_tool_calls
+from benchmarks.kit.protocol import AskNative, Context, Item, Outcome, Prompt, ToolSpec
 from benchmarks.suites.ultratool.evaluate import (
     _item_view,
     _plan_text,

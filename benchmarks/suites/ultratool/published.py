@@ -43,8 +43,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.suites.export import ExportError
-from benchmarks.suites.golddiff import plan_from_reference, step_pairs
+from benchmarks.kit.export import ExportError
+from benchmarks.kit.golddiff import plan_from_reference, step_pairs
 from benchmarks.suites.ultratool.importer import (
     MAIN,
     PUBLISHED,

@@ -32,14 +32,13 @@ Pure Python, no Django.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.suites.predictions import MAX_DECODE_ATTEMPTS, MAX_SCAN_CHARS, python_literal
-from benchmarks.suites.toolcall import MAX_CALL_CHARS, MAX_DEPTH
+from benchmarks.kit.predictions import MAX_SCAN_CHARS, python_literal, scan_values
+from benchmarks.kit.toolcall import MAX_CALL_CHARS, MAX_DEPTH
 
 __all__ = ["Found", "repair", "requote", "values"]
 
@@ -107,30 +106,16 @@ def _balanced_end(text: str, start: int, budget: _Budget) -> int | None:
 def values(text: str) -> list[Found]:
     """Every top-level JSON value or Python literal opened by `[` or `{` in `text`, in order of
     appearance; what lies inside a value read whole is not listed again."""
-    text = text[:MAX_SCAN_CHARS]
-    decoder = json.JSONDecoder()
     budget = _Budget(TOKEN_BUDGET)
-    found: list[Found] = []
-    position = 0
-    attempts = 0
-    while attempts < MAX_DECODE_ATTEMPTS:
-        starts = [i for i in (text.find("[", position), text.find("{", position)) if i >= 0]
-        if not starts:
-            break
-        start = min(starts)
-        attempts += 1
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except (json.JSONDecodeError, RecursionError):
-            closing = _balanced_end(text, start, budget)
-            value = _UNREAD if closing is None else _literal(text[start:closing])
-            if value is _UNREAD or closing is None:
-                position = start + 1
-                continue
-            end = closing
-        found.append(Found(start, end, value))
-        position = end
-    return found
+
+    def literal(scanned: str, start: int) -> tuple[Any, int] | None:
+        closing = _balanced_end(scanned, start, budget)
+        value = _UNREAD if closing is None else _literal(scanned[start:closing])
+        if value is _UNREAD or closing is None:
+            return None
+        return value, closing
+
+    return [Found(start, end, value) for start, end, value in scan_values(text, literal)]
 
 
 def requote(text: str) -> str | None:

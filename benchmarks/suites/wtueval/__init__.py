@@ -1,12 +1,12 @@
 """WTU-Eval (papers/003, an anonymous ACL submission): whether or not to use a tool.
 
 importer.py reads the benchmark's published files; evaluate.py prompts, parses and scores
-(the protocol in benchmarks/suites/protocol.py). The suite's public names are re-exported here.
+(the protocol in benchmarks/kit/protocol.py). The suite's public names are re-exported here.
 """
 
 import sys as _sys
 
-from benchmarks.suites.registry import Suite as _Suite
+from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.wtueval.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.wtueval.context import item_context as _item_context
 from benchmarks.suites.wtueval.evaluate import *  # noqa: F403
@@ -20,6 +20,7 @@ from benchmarks.suites.wtueval.served import SERVED_TOOLS as _SERVED_TOOLS
 # The paper's error analysis (Fig. 4) is the error-type campaign's question set.
 SUITE = _Suite(
     _sys.modules[__name__],
+    conformance=f"{__name__}.conformance",
     item_context=_item_context,
     served_tools=_SERVED_TOOLS,
     questions={"error_types": _ERROR_TYPES},

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.analyses import (
+from benchmarks.kit.analyses import (
     COUNT,
     GROUP,
     Analysis,
@@ -35,7 +35,7 @@ from benchmarks.suites.analyses import (
     rate,
     score_of,
 )
-from benchmarks.suites.protocol import Context, Scored
+from benchmarks.kit.protocol import Context, Scored
 from benchmarks.suites.wtueval.evaluate import ERROR_TYPES, WITH_TOOLS
 
 __all__ = ["ALL_REGIONS", "ANALYSES", "PAPER_TYPES", "automatic_type", "human_types", "paper_type"]

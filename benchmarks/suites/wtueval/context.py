@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.context import (
+from benchmarks.kit.context import (
     ItemContext,
     JudgedOutput,
     OutputSummary,
@@ -16,7 +16,7 @@ from benchmarks.suites.context import (
     text_of,
     trace_calls,
 )
-from benchmarks.suites.protocol import Item
+from benchmarks.kit.protocol import Item
 from benchmarks.suites.wtueval.evaluate import FINISH
 
 __all__ = ["item_context"]

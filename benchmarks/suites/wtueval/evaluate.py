@@ -92,7 +92,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.protocol import (
+from benchmarks.kit.protocol import (
     Complete,
     Context,
     Direction,
@@ -111,7 +111,7 @@ from benchmarks.suites.protocol import (
     metric_specs,
     percent,
 )
-from benchmarks.suites.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
+from benchmarks.kit.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
 from benchmarks.suites.wtueval.calculator import calculate
 
 __all__ = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.suites.base import SampleRecord, ToolRecord
-from benchmarks.suites.export import Files, jsonl_bytes
-from benchmarks.suites.registry import Exporter
+from benchmarks.kit.base import SampleRecord, ToolRecord
+from benchmarks.kit.export import Files, jsonl_bytes
+from benchmarks.kit.registry import Exporter
 
 
 def _line(sample: SampleRecord) -> dict[str, Any]:

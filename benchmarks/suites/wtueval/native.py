@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.suites.native import ToolDeclarations, declare
-from benchmarks.suites.protocol import ToolSpec
+from benchmarks.kit.native import ToolDeclarations, declare
+from benchmarks.kit.protocol import ToolSpec
 from benchmarks.suites.wtueval.evaluate import _parameters, _templates, _tool_key
 
 __all__ = ["declare_tools"]

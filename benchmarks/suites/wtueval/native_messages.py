@@ -28,8 +28,8 @@ import json
 from collections import Counter
 from typing import Any
 
-from benchmarks.suites.native import leaked_calls, read_tool_calls
-from benchmarks.suites.protocol import AskNative, Context, Item, Outcome, Prompt
+from benchmarks.kit.native import leaked_calls, read_tool_calls
+from benchmarks.kit.protocol import AskNative, Context, Item, Outcome, Prompt
 from benchmarks.suites.wtueval.evaluate import (
     FINISH,
     STOP_FINAL,

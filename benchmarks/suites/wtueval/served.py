@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-from benchmarks.suites.protocol import ToolSpec
-from benchmarks.suites.registry import ServedApi, ServedTools
+from benchmarks.kit.protocol import ToolSpec
+from benchmarks.kit.registry import ServedApi, ServedTools
 
 DEFINITIONS = Path(__file__).resolve().parent / "served_tools.json"
 

@@ -11,8 +11,8 @@ from typing import Any
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from benchmarks.kit.base import UnstorableNumber, json_loads_numbers_checked
 from benchmarks.models import Benchmark
-from benchmarks.suites.base import UnstorableNumber, json_loads_numbers_checked
 from config.numbers import id_or_none
 from evaluation.models import Run
 from evaluation.selectors import ordered_metrics, run_progress

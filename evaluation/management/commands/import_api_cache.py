@@ -10,8 +10,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from benchmarks.suites.base import ImportFormatError
-from benchmarks.suites.registry import suites_serving_cache
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.registry import suites_serving_cache
 from evaluation.management.commands._common import find_benchmark
 from evaluation.models import ApiResponse
 from evaluation.virtualapi.cache import apis_from_benchmark, cache_import

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.suites.base import ImportFormatError
-from benchmarks.suites.registry import judgment_formats
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.registry import judgment_formats
 from evaluation.judging import JudgeError, judgments_import
 from evaluation.management.commands._common import find_benchmark
 from evaluation.management.commands.judge_run import job_summary

@@ -10,8 +10,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from benchmarks.suites.base import ImportFormatError
-from benchmarks.suites.registry import suite_names
+from benchmarks.kit.base import ImportFormatError
+from benchmarks.kit.registry import suite_names
 from evaluation.management.commands._common import find_benchmark, key_values, run_summary
 from evaluation.services import (
     DUPLICATE_POLICIES,

@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from benchmarks.suites.registry import suites_serving_cache
+from benchmarks.kit.registry import suites_serving_cache
 from evaluation.management.commands._common import find_benchmark
 from evaluation.virtualapi.cache import apis_from_benchmark
 from evaluation.virtualapi.diversity import apis_sample, diversity_check, summary, summary_text

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.suites.registry import get_suite, suites_serving_cache
+from benchmarks.kit.registry import get_suite, suites_serving_cache
 from evaluation.judging import JudgeError
 from evaluation.management.commands._common import find_benchmark, follow
 from evaluation.models import Endpoint, Judge, Judgment, Prediction

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from benchmarks.suites.protocol import Style
+from benchmarks.kit.protocol import Style
 from evaluation.work.styles.base import (
     TOKEN_FIELDS,
     ApiStyle,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from benchmarks.suites.protocol import Prompt, Style
+from benchmarks.kit.protocol import Prompt, Style
 
 if TYPE_CHECKING:
     import openai

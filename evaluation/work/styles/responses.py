@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.protocol import Prompt
 from evaluation.work.native_responses import chat_tool_calls, responses_native_fields
 from evaluation.work.styles.base import ApiStyle, Reply, Unusable, token_counts
 

@@ -10,14 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import (
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     Progress,
     SampleRecord,
     iter_jsonl,
 )
-from benchmarks.suites.protocol import (
+from benchmarks.kit.protocol import (
     Context,
     Item,
     MetricSpec,
@@ -29,7 +29,7 @@ from benchmarks.suites.protocol import (
     mean,
     metric_specs,
 )
-from benchmarks.suites.registry import Suite
+from benchmarks.kit.registry import Suite
 
 name = "toy"
 default_benchmark = "Toy parity"
@@ -88,4 +88,4 @@ def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
     return {"accuracy": mean([s.scores.get("accuracy") for s in scored]), "n": float(len(scored))}
 
 
-SUITE = Suite(sys.modules[__name__])
+SUITE = Suite(sys.modules[__name__], conformance=f"{__name__}.conformance")

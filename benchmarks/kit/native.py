@@ -60,11 +60,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.suites.predictions import json_values
-from benchmarks.suites.toolcall import ToolCallError, looks_like_call, parse_tool_call
+from benchmarks.kit.predictions import json_values
+from benchmarks.kit.toolcall import ToolCallError, looks_like_call, parse_tool_call
 
 if TYPE_CHECKING:
-    from benchmarks.suites.protocol import ToolSpec
+    from benchmarks.kit.protocol import ToolSpec
 
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_NAME = 64

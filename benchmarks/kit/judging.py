@@ -14,8 +14,8 @@ Kinds:
 - solvability: a label among Solvable / Unsolvable / Unsure for a query alone (several judges
   vote; StableToolBench section 3.2).
 
-A template is registered under a dotted name ("ultratool.planning") by the module that owns it
-(a suite's `judges.py`, or this module for benchmark-agnostic ones) in `TEMPLATES`.
+A template is registered in `TEMPLATES` under a dotted name ("ultratool.planning"): a suite
+declares its own (`Suite.judges`), generic_judges.py registers the benchmark-agnostic ones.
 
 Parsing: `parse(text, judge_input)` returns a Verdict; ok=False with the reason when the text
 cannot be read (the platform then asks once more with `reminder` appended, and after that keeps
@@ -32,8 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from benchmarks.suites.protocol import Context, Item, Outcome, Prompt
-from benchmarks.suites.registry import SUITE_MODULES
+from benchmarks.kit.protocol import Context, Item, Outcome, Prompt
+from benchmarks.kit.registry import all_suites
 
 Kind = Literal["pointwise", "pass", "pairwise", "solvability"]
 KINDS: tuple[Kind, ...] = ("pointwise", "pass", "pairwise", "solvability")
@@ -129,14 +129,13 @@ def templates() -> dict[str, JudgeTemplate]:
 
 
 def _load_all() -> None:
-    """Import every suite's judges module once (they register themselves)."""
-    for module in SUITE_MODULES.values():
-        try:
-            importlib.import_module(f"{module}.judges")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{module}.judges":
-                raise
-    importlib.import_module("benchmarks.suites.generic_judges")
+    """Register the judges every suite declares (Suite.judges), each once, and the ones that fit
+    any benchmark (generic_judges registers its own)."""
+    for suite in all_suites():
+        for template in suite.judges:
+            if template.name not in TEMPLATES:
+                register(template)
+    importlib.import_module("benchmarks.kit.generic_judges")
 
 
 # --- adding verdicts up -------------------------------------------------------------------------

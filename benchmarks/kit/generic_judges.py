@@ -13,8 +13,8 @@ import json
 import re
 from typing import Any
 
-from benchmarks.suites.judging import JudgeInput, JudgeTemplate, Verdict, register
-from benchmarks.suites.protocol import Prompt
+from benchmarks.kit.judging import JudgeInput, JudgeTemplate, Verdict, register
+from benchmarks.kit.protocol import Prompt
 
 SYSTEM = (
     "You are an impartial judge of AI assistants that use tools. You compare two answers to "

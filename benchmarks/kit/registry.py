@@ -1,4 +1,5 @@
-"""The registry of suites: one folder per benchmark, one line here, and what each suite can do.
+"""The registry of suites: one folder per benchmark, one line in `benchmarks/suites/__init__.py`
+(SUITE_MODULES), and what each suite can do.
 
 A suite is a package `benchmarks/suites/<name>/` whose `__init__.py` exposes `SUITE`, a `Suite`
 built from the package itself (its importer and the evaluation protocol of protocol.py) and the
@@ -9,16 +10,19 @@ optional capabilities the other apps ask for, never by the suite's name:
     gold              what its gold looks like to an expert and how an edit applies (GoldEditing)
     questions         the question sets of its human studies, by campaign kind
     item_context      what a human needs to judge its outputs (question, tools, gold, each
-                      output's pick or calls; benchmarks/suites/context.py)
+                      output's pick or calls; benchmarks/kit/context.py)
     exporter          writes a benchmark back in its published format, as its importer reads it
     analyses          the breakdowns its paper draws from a run, by task (analyses.Analysis)
     rewriting         its description-rewriting experiment (DescriptionRewriting, rewriting.py)
+    conformance       the module of its promises shown on its own cases (conformance.py)
+    judges            the LLM judges of its paper (judging.JudgeTemplate)
 
 Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
 has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
 without capabilities: a test registers one with `monkeypatch.setitem(SUITE_MODULES, ...)`.
 
-Adding a benchmark means adding a folder and one line to SUITE_MODULES.
+Adding a suite means adding a folder and one line to SUITE_MODULES (ARCHITECTURE.md,
+"Adding a suite").
 """
 
 from __future__ import annotations
@@ -31,21 +35,21 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
-from benchmarks.suites.analyses import Analysis
-from benchmarks.suites.base import (
+from benchmarks.kit.analyses import Analysis
+from benchmarks.kit.base import (
     ImportBundle,
     ImportFormatError,
     Progress,
     SampleRecord,
     ToolRecord,
 )
-from benchmarks.suites.context import (
+from benchmarks.kit.context import (
     ItemContext,
     ItemContextHook,
     JudgedOutput,
     default_item_context,
 )
-from benchmarks.suites.protocol import (
+from benchmarks.kit.protocol import (
     PLATFORM_OPTIONS,
     SERVED_TOOL_OPTIONS,
     Evaluator,
@@ -56,20 +60,12 @@ from benchmarks.suites.protocol import (
     TaskSpec,
     ToolSpec,
 )
-from benchmarks.suites.rewriting import DescriptionRewriting
+from benchmarks.kit.rewriting import DescriptionRewriting
+from benchmarks.suites import SUITE_MODULES
 
 if TYPE_CHECKING:
-    # Only an annotation: judging reads the registry to load every suite's judges.
-    from benchmarks.suites.judging import Verdict
-
-SUITE_MODULES: dict[str, str] = {
-    "metatool": "benchmarks.suites.metatool",
-    "mtubench": "benchmarks.suites.mtubench",
-    "stabletoolbench": "benchmarks.suites.stabletoolbench",
-    "ultratool": "benchmarks.suites.ultratool",
-    "wtueval": "benchmarks.suites.wtueval",
-    "generic": "benchmarks.suites.generic",
-}
+    # Only annotations: judging reads the registry to load every suite's judges.
+    from benchmarks.kit.judging import JudgeTemplate, Verdict
 
 
 # --- capabilities -------------------------------------------------------------------------------
@@ -240,14 +236,19 @@ class Suite:
     questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
     # (item, show_gold, outputs) -> what a human needs beside the outputs judged, where the
     # default (a sample's query or turns, candidate tools and reference, the answers' calls)
-    # does not fit (benchmarks/suites/context.py)
+    # does not fit (benchmarks/kit/context.py)
     item_context: ItemContextHook | None = None
     # writes the benchmark back in its published format (None: only the platform's JSONL)
     exporter: Exporter | None = None
-    # task -> the analyses its paper draws from a run of it (benchmarks/suites/analyses.py)
+    # task -> the analyses its paper draws from a run of it (benchmarks/kit/analyses.py)
     analyses: Mapping[str, tuple[Analysis, ...]] = field(default_factory=dict)
     # an LLM rewrites its tool descriptions and a run is repeated on them (rewriting.py)
     rewriting: DescriptionRewriting | None = None
+    # the module whose CONFORMANCE shows what the suite promises, on its own cases
+    # (benchmarks/kit/conformance.py); a path, since only the tests load those cases
+    conformance: str = ""
+    # the LLM judges of its paper (benchmarks.kit.judging registers them under their names)
+    judges: tuple[JudgeTemplate, ...] = ()
 
     def __post_init__(self) -> None:
         for task, declared in self.analyses.items():

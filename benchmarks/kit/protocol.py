@@ -79,11 +79,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from benchmarks.suites.base import PublishedOutput, unstorable
-from benchmarks.suites.native import declare, leaked_calls, read_tool_calls
+from benchmarks.kit.base import PublishedOutput, unstorable
+from benchmarks.kit.native import declare, leaked_calls, read_tool_calls
 
 if TYPE_CHECKING:
-    from benchmarks.suites.native import NativeCalls, ToolDeclarations, ToolNames
+    from benchmarks.kit.native import NativeCalls, ToolDeclarations, ToolNames
 
 # The form of prompt a run's endpoint is asked in (Context.style, Prompt.request): "completion"
 # is one text, for base models; any other is the chat messages. The platform's API styles each
@@ -632,7 +632,7 @@ AskNative = Callable[[Prompt], Awaitable[NativeTurn]]
 @dataclass
 class NativeReply:
     """A native answer: the message's text, its tool_calls as the server sent them (JSON), and
-    those calls read with the request's names (benchmarks.suites.native.read_tool_calls)."""
+    those calls read with the request's names (benchmarks.kit.native.read_tool_calls)."""
 
     text: str
     tool_calls: list[dict[str, Any]]
@@ -822,7 +822,7 @@ class Evaluator:
     """A suite module's evaluation functions, with the protocol's defaults filled in."""
 
     def __init__(self, module: Any) -> None:
-        # A suite module, or a registry Suite (benchmarks.suites.registry) bringing its package.
+        # A suite module, or a registry Suite (benchmarks.kit.registry) bringing its package.
         if not isinstance(module, ModuleType):
             module = module.module
         self.module = module

@@ -16,8 +16,9 @@ lines; see evaluation.services.outputs_import). The whole file is read before th
 is returned, so a bad file yields nothing.
 
 `json_values(text)` finds the JSON arrays and objects a model wrote inside prose or code
-fences, without evaluating anything; `python_literal(text)` reads a Python-style literal
-(single quotes, True/None) with the safe reader of `toolcall`, never `eval`.
+fences, without evaluating anything (`scan_values`, which a suite's reader may give a fallback
+for what is not JSON: UltraTool's Python literals); `python_literal(text)` reads a Python-style
+literal (single quotes, True/None) with the safe reader of `toolcall`, never `eval`.
 
 Pure Python, no Django.
 """
@@ -25,12 +26,12 @@ Pure Python, no Django.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suites.base import ImportFormatError, PublishedOutput, iter_jsonl, type_name
-from benchmarks.suites.toolcall import MAX_CALL_CHARS, ToolCallError, parse_tool_call
+from benchmarks.kit.base import ImportFormatError, PublishedOutput, iter_jsonl, type_name
+from benchmarks.kit.toolcall import MAX_CALL_CHARS, ToolCallError, parse_tool_call
 
 GENERIC_KEYS = ("sample_id", "output", "split")
 
@@ -86,15 +87,19 @@ def read_generic_predictions(path: Path) -> Iterator[PublishedOutput]:
 # --- JSON in prose ------------------------------------------------------------------------------
 
 
-def json_values(text: str) -> list[Any]:
-    """Every top-level JSON array or object in `text`, in order of appearance.
+# What a scan tries where JSON does not read: (value, end) of what opens at `start` in the
+# scanned text, or None when nothing does.
+Fallback = Callable[[str, int], tuple[Any, int] | None]
 
-    A value nested in an earlier one is not listed separately. Code fences need no special
-    handling: their markers are not JSON, so the scan steps over them.
-    """
+
+def scan_values(text: str, fallback: Fallback | None = None) -> list[tuple[int, int, Any]]:
+    """Every top-level value opened by `[` or `{` in `text`, as (start, end, value) in order of
+    appearance: JSON where it reads, else what `fallback` reads there. What lies inside a value
+    read whole is not listed again. The text scanned is the first MAX_SCAN_CHARS, with at most
+    MAX_DECODE_ATTEMPTS starts."""
     text = text[:MAX_SCAN_CHARS]
     decoder = json.JSONDecoder()
-    values: list[Any] = []
+    found: list[tuple[int, int, Any]] = []
     position = 0
     attempts = 0
     while attempts < MAX_DECODE_ATTEMPTS:
@@ -106,11 +111,23 @@ def json_values(text: str) -> list[Any]:
         try:
             value, end = decoder.raw_decode(text, start)
         except (json.JSONDecodeError, RecursionError):
-            position = start + 1
-            continue
-        values.append(value)
+            read = None if fallback is None else fallback(text, start)
+            if read is None:
+                position = start + 1
+                continue
+            value, end = read
+        found.append((start, end, value))
         position = end
-    return values
+    return found
+
+
+def json_values(text: str) -> list[Any]:
+    """Every top-level JSON array or object in `text`, in order of appearance.
+
+    A value nested in an earlier one is not listed separately. Code fences need no special
+    handling: their markers are not JSON, so the scan steps over them.
+    """
+    return [value for _, _, value in scan_values(text)]
 
 
 def python_literal(text: str) -> Any:

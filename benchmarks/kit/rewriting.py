@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.suites.protocol import Item, Prompt, ToolSpec
+from benchmarks.kit.protocol import Item, Prompt, ToolSpec
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,41 @@
-"""UltraTool example runs: hand-made plans in three domains, of depth 1 to 3 and with one to
-three tool steps, answered by five rules: the gold, half of it, a wrong answer, an unreadable
-text, no answer from the endpoint."""
+"""What UltraTool promises, on its own cases (benchmarks/kit/conformance.py).
+
+Metric cases: the test fixtures' items (gold for all six tasks; the demo has three), answered
+with their gold, nothing, text that is no answer, and not at all.
+Analysis examples: hand-made plans in three domains, of depth 1 to 3 and with one to three tool
+steps, answered by five rules: the gold, half of it, a wrong answer, an unreadable text, no
+answer from the endpoint."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from benchmarks.kit.conformance import (
+    AnalysisExample,
+    Conformance,
+    Files,
+    MetricCase,
+    answered,
+    gold_answered_cases,
+)
+from benchmarks.kit.protocol import Context, Evaluator, Item, Scored
 from benchmarks.suites import ultratool
-from benchmarks.suites.protocol import Context, Evaluator, Item, Scored
 from benchmarks.suites.ultratool.judges import CREATION_DIMENSIONS, PLANNING_DIMENSIONS
-from tests.benchmarks.analysis_examples import Example, answered
+
+# --- metric cases -------------------------------------------------------------------------------
+
+
+def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
+    # The test fixtures hold gold for all six tasks (the demo only for three).
+    folder = files.fixtures / "ultratool"
+    paths = [folder / "test.json", folder / "test_set"]
+    yield from gold_answered_cases("ultratool", task, paths, ultratool.reference_output)
+
+
+# --- analysis examples --------------------------------------------------------------------------
 
 TOOLS = ("get_weather", "set_alarm", "send_message")
 
@@ -68,7 +92,7 @@ def answer(task: str, the_item: Item, rule: int) -> str | None:
         return None
     if rule == 3:
         return "I cannot say."
-    gold = the_item.reference[task] if task not in ("planning",) else None
+    gold: Any = the_item.reference[task] if task not in ("planning",) else None
     if task == "planning":
         text = the_item.reference["plan_text"]
         return text if rule != 2 else "1. Something\n3. Else"
@@ -123,8 +147,8 @@ def judged(task: str, records: list[Scored]) -> dict[str, Any]:
     return {"judgments": {template[task]: verdicts}}
 
 
-def example(task: str) -> Callable[[], Example]:
-    def build() -> Example:
+def example(task: str) -> Callable[[Files], AnalysisExample]:
+    def build(files: Files) -> AnalysisExample:
         evaluator = Evaluator(ultratool)
         ctx = Context(task=evaluator.task(task))  # the run's options: none
         items = [item(i) for i in range(9)]
@@ -132,9 +156,19 @@ def example(task: str) -> Callable[[], Example]:
             answered(evaluator, ctx, it, answer(task, it, (i + i // 9) % 5))
             for i, it in enumerate(items * 5)
         ]
-        return Example(evaluator, ctx, records, inputs=judged(task, records))
+        return AnalysisExample(evaluator, ctx, records, inputs=judged(task, records))
 
     return build
 
 
 EXAMPLES = {task: example(task) for task in ultratool.analyses.TASK_METRICS}
+
+
+def round_trip(files: Files) -> list[Path]:
+    folder = files.demo / "ultratool"
+    return [folder / "test.json", *sorted((folder / "test_set").glob("*.json"))]
+
+
+CONFORMANCE = Conformance(
+    metric_cases=metric_cases, analysis_examples=EXAMPLES, round_trip=round_trip
+)

@@ -38,7 +38,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from benchmarks.suites.protocol import Context, Scored
+from benchmarks.kit.protocol import Context, Scored
 
 ChartKind = Literal["bar", "line"]
 SeriesKind = Literal["run", "model"]

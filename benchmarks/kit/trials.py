@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
-from benchmarks.suites.judging import over_repeats
-from benchmarks.suites.protocol import Scored, Scores
+from benchmarks.kit.judging import over_repeats
+from benchmarks.kit.protocol import Scored, Scores
 
 TRIALS = "trials"
 

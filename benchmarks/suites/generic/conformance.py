@@ -1,15 +1,35 @@
-"""Generic-suite example runs: hand-made questions in three splits."""
+"""What the generic suite promises, on its own cases (benchmarks/kit/conformance.py).
+
+Metric cases: the demo questions, answered with their gold, nothing, text that is no answer,
+and not at all. Analysis examples: hand-made questions in three splits."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
+from benchmarks.kit.conformance import (
+    AnalysisExample,
+    Conformance,
+    Files,
+    MetricCase,
+    answered,
+    context_for,
+    gold_answered_cases,
+)
+from benchmarks.kit.protocol import Evaluator, Item
 from benchmarks.suites import generic
-from benchmarks.suites.protocol import Evaluator, Item
-from tests.benchmarks.analysis_examples import Example, answered, context_for
+
+
+def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
+    questions = [files.demo / "generic" / "questions.jsonl"]
+    yield from gold_answered_cases("generic", task, questions, generic.reference_output)
+
 
 SPLITS = ("arithmetic", "geography", "history")
 
 
-def answer_run() -> Example:
+def answer_run(files: Files) -> AnalysisExample:
     evaluator = Evaluator(generic)
     ctx = context_for(evaluator, "answer")
     records = []
@@ -23,10 +43,10 @@ def answer_run() -> Example:
         # right on every other item, wrong otherwise, and no answer on every sixth
         text = None if index % 6 == 5 else (str(index) if index % 2 == 0 else "something else")
         records.append(answered(evaluator, ctx, item, text))
-    return Example(evaluator, ctx, records)
+    return AnalysisExample(evaluator, ctx, records)
 
 
-def tool_calls_run() -> Example:
+def tool_calls_run(files: Files) -> AnalysisExample:
     evaluator = Evaluator(generic)
     ctx = context_for(evaluator, "tool_calls")
     records = []
@@ -46,7 +66,16 @@ def tool_calls_run() -> Example:
         )
         text = right if index % 3 else '{"tool_calls": [{"name": "other", "arguments": {}}]}'
         records.append(answered(evaluator, ctx, item, text))
-    return Example(evaluator, ctx, records)
+    return AnalysisExample(evaluator, ctx, records)
 
 
 EXAMPLES = {"answer": answer_run, "tool_calls": tool_calls_run}
+
+
+def round_trip(files: Files) -> list[Path]:
+    return [files.demo / "generic" / "questions.jsonl"]
+
+
+CONFORMANCE = Conformance(
+    metric_cases=metric_cases, analysis_examples=EXAMPLES, round_trip=round_trip
+)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.suites.protocol import Item
+from benchmarks.kit.protocol import Item
 
 
 @dataclass(frozen=True, slots=True)

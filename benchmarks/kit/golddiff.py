@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from benchmarks.suites.registry import GoldEditing, gold_editing
+from benchmarks.kit.registry import GoldEditing, gold_editing
 
 ChangeKind = Literal[
     "inserted",

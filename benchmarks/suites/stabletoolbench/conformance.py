@@ -1,16 +1,37 @@
-"""StableToolBench example run of the agent task: hand-made queries offering tools of two
-categories, answered with calls the virtual API server served from its cache, the real API or
-the simulator, or failed; half the items from a stability run with 20% of the tools down;
-two pass-judge rounds per item and two solvability judges that disagree now and then."""
+"""What StableToolBench promises, on its own cases (benchmarks/kit/conformance.py).
+
+Metric cases: a finished answer record, text that is none, a failed call.
+Analysis example of the agent task: hand-made queries offering tools of two categories,
+answered with calls the virtual API server served from its cache, the real API or the
+simulator, or failed; half the items from a stability run with 20% of the tools down; two
+pass-judge rounds per item and two solvability judges that disagree now and then."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from benchmarks.kit.conformance import AnalysisExample, Conformance, Files, MetricCase, parsed
+from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
+from benchmarks.kit.registry import get_suite
 from benchmarks.suites import stabletoolbench
-from benchmarks.suites.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
-from tests.benchmarks.analysis_examples import Example
+from benchmarks.suites.stabletoolbench import evaluate as stb
+
+# --- metric cases -------------------------------------------------------------------------------
+
+
+def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
+    suite = Evaluator(get_suite("stabletoolbench"))
+    ctx = Context(task=suite.task(task))
+    item = Item("G1_instruction", "1", {"query": "q"})
+    finished = json.dumps(stb.answer_record_for(Outcome(output="", answer="It is sunny.")))
+    texts = [finished, "not an answer object", None]
+    yield MetricCase([parsed(suite, ctx, item, t) for t in texts])
+
+
+# --- analysis examples --------------------------------------------------------------------------
 
 TOOLS = {
     "weather_api": "Weather",
@@ -42,7 +63,7 @@ def record(index: int, evaluator: Evaluator, ctx: Context) -> Scored:
     return Scored(item=item, outcome=outcome, scores={}, context=context)
 
 
-def build() -> Example:
+def build(files: Files) -> AnalysisExample:
     evaluator = Evaluator(stabletoolbench)
     ctx = Context(
         task=evaluator.task("pass_rate"),
@@ -69,7 +90,16 @@ def build() -> Example:
             "stabletoolbench.solvability": votes,
         }
     }
-    return Example(evaluator, ctx, records, inputs=inputs)
+    return AnalysisExample(evaluator, ctx, records, inputs=inputs)
 
 
-EXAMPLES: dict[str, Callable[[], Example]] = {"pass_rate": build}
+EXAMPLES: dict[str, Callable[[Files], AnalysisExample]] = {"pass_rate": build}
+
+
+def round_trip(files: Files) -> list[Path]:
+    return [files.seeddata / "stabletoolbench" / "solvable_queries"]
+
+
+CONFORMANCE = Conformance(
+    metric_cases=metric_cases, analysis_examples=EXAMPLES, round_trip=round_trip
+)

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchmarks.suites.base import SampleRecord, ToolRecord
+from benchmarks.kit.base import SampleRecord, ToolRecord
 
 Files = dict[str, bytes]
 
