@@ -23,9 +23,9 @@ from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
 from annotation.models import Campaign, Item, Member, Question
 from annotation.roles import ANNOTATORS
 from annotation.selectors import campaign_totals_forget
-from benchmarks.models import Benchmark, Sample
 from benchmarks.kit.base import ImportFormatError, PublishedOutput, load_json
 from benchmarks.kit.judging import canonical_preference
+from benchmarks.models import Benchmark, Sample
 from evaluation.models import Prediction, Run
 from evaluation.selectors import evaluator_for
 from evaluation.services import RunError, outputs_import
