@@ -21,22 +21,20 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Imported here, not at the top: they import the models, which exist only once the app
-        # registry is ready.
-        from annotation.kinds import (
-            baseline,
-            error_types,
-            motivation,
-            pairwise,
-            refinement,
-            register,
-            turing,
-        )
+        # In ready(): roles reads the models, which exist once the app registry is loaded.
+        from annotation.kinds import declare
         from annotation.roles import after_migrate
 
-        # The built-in campaign kinds, in the order the setup page and the admin offer them.
-        for module in (refinement, motivation, turing, pairwise, baseline, error_types):
-            register(module.KIND)
+        # The built-in campaign kinds, in the order the setup page and the admin offer them,
+        # imported when a kind is first asked for (annotation.kinds).
+        declare(
+            "annotation.kinds.refinement",
+            "annotation.kinds.motivation",
+            "annotation.kinds.turing",
+            "annotation.kinds.pairwise",
+            "annotation.kinds.baseline",
+            "annotation.kinds.error_types",
+        )
 
         # The access table's system check: every URL has a rule.
         checks.register(every_url_has_a_rule, checks.Tags.security)
