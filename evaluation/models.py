@@ -204,12 +204,15 @@ def platform_options(tool_mode: str, trials: int) -> dict[str, Any]:
     return given
 
 
-def platform_fields(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A run's checked options split into the task's own and the platform's fields
-    (tool_mode, trials), as a Run is created with them."""
+def platform_fields(options: dict[str, Any]) -> dict[str, Any]:
+    """A run's checked options as the Run's fields it is created with: the task's own in
+    `options`, the platform's (tool_mode, trials) in their own fields."""
     own = dict(options)
-    fields = {"tool_mode": own.pop("tool_mode", "text"), "trials": own.pop("trials", 1)}
-    return own, fields
+    return {
+        "options": own,
+        "tool_mode": own.pop("tool_mode", Run.ToolMode.TEXT),
+        "trials": own.pop("trials", 1),
+    }
 
 
 class Run(models.Model):

@@ -176,7 +176,7 @@ def run_launch(
             seed=seed,
             budget=budget,
             created_by=user if getattr(user, "is_authenticated", False) else None,
-            **_run_options_fields(options),
+            **platform_fields(options),
         )
         _copy_pending(run.pk, chosen, contexts, run.trials)
         lifecycle.launch(RUNS, run.pk, len(chosen) * run.trials)
@@ -242,7 +242,7 @@ def run_rerun(
             tool_revision=tool_revision,
             rerun_of=run,
             created_by=user if getattr(user, "is_authenticated", False) else None,
-            **_run_options_fields(options),
+            **platform_fields(options),
         )
         _copy_pending(rerun.pk, [r[0] for r in rows], [r[1] or {} for r in rows], rerun.trials)
         lifecycle.launch(RUNS, rerun.pk, len(rows) * rerun.trials)
@@ -272,13 +272,6 @@ def run_options(benchmark: Benchmark, task: str, options: Any) -> dict[str, Any]
     if checked.get("trials") == 1:
         del checked["trials"]
     return checked
-
-
-def _run_options_fields(options: dict[str, Any]) -> dict[str, Any]:
-    """Checked options (run_options) as the Run's fields: the task's own in `options`, the
-    platform's in their own fields."""
-    own, fields = platform_fields(options)
-    return {"options": own, **fields}
 
 
 def _embedder(options: dict[str, Any]) -> Any:
@@ -764,7 +757,7 @@ def outputs_import(
             model_name=model_name or name,
             import_report=report,
             created_by=user if getattr(user, "is_authenticated", False) else None,
-            **_run_options_fields(options),
+            **platform_fields(options),
         )
         for prediction in predictions:
             prediction.run = run

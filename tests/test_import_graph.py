@@ -104,6 +104,7 @@ def function_imports(path: Path) -> Iterator[tuple[int, str, bool]]:
     belongs to (one comment may give the reason for the imports that follow it)."""
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
+    seen: set[int] = set()  # a function inside a function is walked from both
     for function in ast.walk(ast.parse(source)):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
@@ -117,6 +118,9 @@ def function_imports(path: Path) -> Iterator[tuple[int, str, bool]]:
                     first = None
                     continue
                 first = first or statement
+                if statement.lineno in seen:
+                    continue
+                seen.add(statement.lineno)
                 above = lines[first.lineno - 2].strip() if first.lineno > 1 else ""
                 explained = "#" in lines[statement.lineno - 1] or above.startswith("#")
                 yield statement.lineno, lines[statement.lineno - 1].strip(), explained
@@ -150,6 +154,7 @@ HEAVY_TUPLE = (
         ("def f():\n    # heavy\n    import json\n    import csv\n", [True, True]),
         ("def f():\n    x = 1  # not about the import\n    import json\n", [False]),
         (HEAVY_TUPLE, [True, True]),
+        ("def f():\n    def g():\n        import json\n", [False]),
         ("def f():\n    # heavy\n    import json\n    x = 1\n    import csv\n", [True, False]),
     ],
 )
