@@ -17,7 +17,7 @@ from benchmarks.selectors import benchmark_list_with_counts, sample_counts_by_sp
 from config.numbers import id_or_none
 
 
-class BenchmarkSerializer(serializers.ModelSerializer):
+class BenchmarkSerializer(serializers.ModelSerializer[Benchmark]):
     tool_count = serializers.IntegerField(source="tool_total", read_only=True)
     sample_count = serializers.IntegerField(source="sample_total", read_only=True)
     samples_by_split = serializers.DictField(
@@ -44,7 +44,7 @@ class BenchmarkSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ToolSerializer(serializers.ModelSerializer):
+class ToolSerializer(serializers.ModelSerializer[Tool]):
     benchmark_name = serializers.CharField(source="benchmark.name", read_only=True)
 
     class Meta:
@@ -65,14 +65,14 @@ class ToolSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class SampleSerializer(serializers.ModelSerializer):
+class SampleSerializer(serializers.ModelSerializer[Sample]):
     class Meta:
         model = Sample
         fields = ["id", "benchmark", *Sample.CONTENT_FIELDS, "revision", "created_at", "updated_at"]
         read_only_fields = fields
 
 
-class SampleRevisionSerializer(serializers.ModelSerializer):
+class SampleRevisionSerializer(serializers.ModelSerializer[SampleRevision]):
     author = serializers.CharField(
         source="author.username", read_only=True, allow_null=True, default=None
     )
@@ -110,7 +110,7 @@ def filter_by_benchmark(queryset: QuerySet[Any], value: str | None) -> QuerySet[
     return queryset.filter(benchmark_id__in=benchmarks.values("pk"))
 
 
-class BenchmarkViewSet(viewsets.ReadOnlyModelViewSet):
+class BenchmarkViewSet(viewsets.ReadOnlyModelViewSet[Benchmark]):
     """Benchmarks with their tool count and the number of samples in each split."""
 
     serializer_class = BenchmarkSerializer
@@ -121,7 +121,8 @@ class BenchmarkViewSet(viewsets.ReadOnlyModelViewSet):
     def _attach_split_counts(self, benchmarks: list[Benchmark]) -> None:
         counts = sample_counts_by_split_for(b.pk for b in benchmarks)
         for benchmark in benchmarks:
-            benchmark.split_counts = counts.get(benchmark.pk, {})
+            # read by BenchmarkSerializer's split_counts field
+            benchmark.split_counts = counts.get(benchmark.pk, {})  # type: ignore[attr-defined]
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         queryset = self.filter_queryset(self.get_queryset())
@@ -150,7 +151,7 @@ class BenchmarkViewSet(viewsets.ReadOnlyModelViewSet):
         ]
     )
 )
-class ToolViewSet(viewsets.ReadOnlyModelViewSet):
+class ToolViewSet(viewsets.ReadOnlyModelViewSet[Tool]):
     """Tools of the benchmarks, as imported."""
 
     serializer_class = ToolSerializer
@@ -180,10 +181,10 @@ class ToolViewSet(viewsets.ReadOnlyModelViewSet):
     ),
     retrieve=extend_schema(responses=SampleDetailSerializer),
 )
-class SampleViewSet(viewsets.ReadOnlyModelViewSet):
+class SampleViewSet(viewsets.ReadOnlyModelViewSet[Sample]):
     """Samples in their current revision; the detail lists every revision."""
 
-    def get_serializer_class(self) -> type[serializers.ModelSerializer]:
+    def get_serializer_class(self) -> type[serializers.ModelSerializer[Sample]]:
         return SampleDetailSerializer if self.action == "retrieve" else SampleSerializer
 
     def get_queryset(self) -> QuerySet[Sample]:

@@ -51,8 +51,11 @@ class UploadError(ApplicationError):
 class UploadedFile(Protocol):
     """What the page hands over (Django's UploadedFile has it)."""
 
-    name: str | None
-    size: int | None
+    @property
+    def name(self) -> str | None: ...
+
+    @property
+    def size(self) -> int | None: ...
 
     def chunks(self, chunk_size: int | None = None) -> Iterable[bytes]: ...
 

@@ -267,7 +267,7 @@ def _upsert_tools(benchmark_id: int, tools: Sequence[ToolRecord]) -> int:
             """,
             [benchmark_id],
         )
-        written = cursor.rowcount
+        written: int = cursor.rowcount
         cursor.execute("DROP TABLE import_tool")
     return written
 
@@ -424,7 +424,7 @@ def _upsert_samples(benchmark_id: int, samples: Sequence[SampleRecord]) -> tuple
             """,
             [benchmark_id],
         )
-        written = cursor.rowcount
+        written: int = cursor.rowcount
         cursor.execute("DROP TABLE import_sample")
     return written, refined_kept
 

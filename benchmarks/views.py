@@ -11,6 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.middleware import HtmxDetails
 
 from benchmarks import import_jobs, selectors
 from benchmarks.exports import benchmark_export
@@ -23,6 +24,12 @@ from config.errors import ApplicationError, shows_errors
 
 
 @require_GET
+class HtmxHttpRequest(HttpRequest):
+    """A request as django-htmx's middleware leaves it (request.htmx)."""
+
+    htmx: HtmxDetails
+
+
 def home(request: HttpRequest) -> HttpResponse:
     if not allows(request.user, "benchmark-list"):
         # Annotators work in their campaigns; the benchmarks (and their gold) are not theirs.
@@ -38,7 +45,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def benchmark_detail(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+def benchmark_detail(request: HtmxHttpRequest, benchmark_id: int) -> HttpResponse:
     benchmark = selectors.benchmark_get(benchmark_id=benchmark_id)
     splits = selectors.benchmark_splits(benchmark=benchmark)
     split = request.GET.get("split", "")
@@ -137,7 +144,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
+def import_job(request: HtmxHttpRequest, job_id: int) -> HttpResponse:
     job = selectors.import_job_get(job_id=job_id)
     context = {"job": job, "progress": selectors.import_job_panel(job)}
     if request.htmx and request.GET.get("part") == "progress":

@@ -167,8 +167,8 @@ def gold_answered_cases(
     """Runs of `task` over the items an import of `files` stores, without and with unread
     answers left out, each item answered with its gold (`reference_output`), nothing, text
     that is no answer, and not at all (a failed call)."""
-    suite = Evaluator(registry.get_suite(name))
-    items, tools = imported(suite.module.import_files, files)
+    suite = registry.get_suite(name).evaluator
+    items, tools = imported(registry.get_suite(name).import_files, files)
     for options in ({}, {"unparsed": "exclude"}):
         ctx = Context(task=suite.task(task), options=options, tools=tools)
         chosen = suite.select(items, ctx)

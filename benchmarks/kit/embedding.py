@@ -86,7 +86,8 @@ def local_embed(texts: Sequence[str], dimensions: int = DIMENSIONS) -> list[list
         for feature, count in _features(text).items():
             index, sign = _slot(feature, dimensions)
             matrix[row, index] += sign * _weight(feature) * (1.0 + math.log(count))
-    return unit_rows(matrix).tolist()
+    rows: list[list[float]] = unit_rows(matrix).tolist()
+    return rows
 
 
 def unit_rows(vectors: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
@@ -95,20 +96,23 @@ def unit_rows(vectors: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     if matrix.ndim != 2:
         raise ValueError(f"expected a list of vectors, got an array of shape {matrix.shape}")
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    unit: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return unit
 
 
 def cosine_matrix(vectors: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     """Pairwise cosine similarities, rounded to RANK_DIGITS."""
     matrix = unit_rows(vectors)
-    return np.round(matrix @ matrix.T, RANK_DIGITS)
+    similarities: np.ndarray = np.round(matrix @ matrix.T, RANK_DIGITS)
+    return similarities
 
 
 def rank_by_similarity(similarities: Sequence[float] | np.ndarray) -> list[int]:
     """Indices from most to least similar; equal similarities keep index order."""
     values = np.asarray(similarities, dtype=np.float64)
     # lexsort sorts by the last key first: similarity descending, then index ascending.
-    return np.lexsort((np.arange(len(values)), -values)).tolist()
+    order: list[int] = np.lexsort((np.arange(len(values)), -values)).tolist()
+    return order
 
 
 def cosine_top_k(

@@ -157,7 +157,7 @@ def write_records(items: list[Item]) -> str:
         layout = {k: v for k, v in kept.items() if k in ("indent", "ascii")}
         ordered = [in_order(value, (lay or {}).get("keys")) for _, value, lay in items]
         document = dict(zip(document, ordered, strict=True)) if is_object else ordered
-        return dump(document, layout) + kept.get("end", "")
+        return dump(document, layout) + str(kept.get("end", ""))
     bracket = "{" if is_object else "["
     parts: list[str] = []
     for index, (key, value, lay) in enumerate(items):
@@ -176,7 +176,7 @@ def write_records(items: list[Item]) -> str:
             if key is not None:
                 text = f"{json.dumps(key, ensure_ascii=False)}: {text}"
         parts.append(before + str(text))
-    return "".join(parts) + (items[-1][2] or kept)["after"]
+    return "".join(parts) + str((items[-1][2] or kept)["after"])
 
 
 _NOTHING = object()
@@ -216,4 +216,4 @@ def write_document(value: Any, layout: dict[str, Any] | None) -> str:
         if published == value:
             return str(text)
         return dump(in_order(value, key_order(published)), {"indent": indent_of(text)}) + "\n"
-    return dump(in_order(value, layout.get("keys")), layout) + layout.get("end", "")
+    return dump(in_order(value, layout.get("keys")), layout) + str(layout.get("end", ""))

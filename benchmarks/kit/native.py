@@ -233,7 +233,8 @@ def object_schema(value: Any) -> dict[str, Any]:
         return _object_schema(value)
     known = _SCHEMAS.get(key)
     if known is not None:
-        return json.loads(known)
+        schema: dict[str, Any] = json.loads(known)
+        return schema
     result = _object_schema(value)
     text = json.dumps(result, ensure_ascii=False)
     if json.loads(text) == result:  # kept only what JSON gives back as it was

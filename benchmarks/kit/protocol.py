@@ -76,10 +76,12 @@ import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from benchmarks.kit.base import PublishedOutput, unstorable
+from benchmarks.kit.base import ImportFormatError, unstorable
+
+# PublishedOutput is part of the protocol suites implement (read_predictions yields them).
+from benchmarks.kit.base import PublishedOutput as PublishedOutput
 from benchmarks.kit.native import declare, leaked_calls, read_tool_calls
 
 if TYPE_CHECKING:
@@ -287,7 +289,9 @@ class Option:
         low, high = self.minimum, self.maximum
         if self.kind == "integer" and high is None:
             high = MAX_OPTION_INTEGER
-        show = (lambda v: str(int(v))) if self.kind == "integer" else (lambda v: f"{v:g}")
+        show: Callable[[float], str] = (
+            (lambda v: str(int(v))) if self.kind == "integer" else (lambda v: f"{v:g}")
+        )
         if low is not None and high is not None:
             return f" from {show(low)} to {show(high)}"
         if low is not None:
@@ -818,30 +822,144 @@ async def solve_single(
     return evaluator.parse(text, item, ctx, context)
 
 
-class Evaluator:
-    """A suite module's evaluation functions, with the protocol's defaults filled in."""
+# --- a task and its parts ---------------------------------------------------------------------
 
-    def __init__(self, module: Any) -> None:
-        # A suite module, or a registry Suite (benchmarks.kit.registry) bringing its package.
-        if not isinstance(module, ModuleType):
-            module = module.module
-        self.module = module
-        self.name: str = module.name
-        self.tasks: Mapping[str, TaskSpec] = getattr(module, "TASKS", {})
+# Each part is a plain function of the item and the run's Context; `context` is the JSON object
+# `prepare` stored with the item ({} by default).
+BuildPrompt = Callable[[Item, Context, dict[str, Any]], Prompt]
+Parse = Callable[[str, Item, Context, dict[str, Any]], Outcome]
+Score = Callable[[Outcome | None, Item, Context, dict[str, Any]], Scores]
+Aggregate = Callable[[Sequence[Scored], Context], Scores]
+Select = Callable[[Sequence[Item], Context], Sequence[Item]]
+Cluster = Callable[[Item, Context], str]
+Prepare = Callable[[Sequence[Item], Context], Sequence[dict[str, Any]]]
+Solve = Callable[[Item, Context, dict[str, Any], Complete], Awaitable[Outcome]]
+MeanMetrics = Callable[[Context], Mapping[str, int | None]]
+ReadPredictions = Callable[[Path], Iterator[PublishedOutput]]
+NativePromptPart = Callable[[Item, Context, dict[str, Any]], NativePrompt]
+NativeSolve = Callable[[Item, Context, dict[str, Any], AskNative], Awaitable[Outcome]]
+NativeOutcome = Callable[[NativeReply, Item, Context, dict[str, Any]], Outcome]
+NativeAnswer = Callable[[list[dict[str, Any]], Item, Context, dict[str, Any]], Any]
+DeclareTools = Callable[[Sequence[ToolSpec]], "ToolDeclarations"]
+
+
+@dataclass(frozen=True, slots=True)
+class Native:
+    """How a task is run in tool_mode "native" (tools declared in the request, the model's
+    calls read from its tool_calls).
+
+    answer(calls, item, ctx, context): the calls read from tool_calls as the answer parse()
+        would give (answer([]) is the answer with no call: an abstention);
+    prompt: the request (default: the text prompt's messages with the item's candidate tools
+        declared, Suite.declare_tools);
+    solve: a multi-step loop (default: ask `prompt` once and read the reply with `outcome`);
+    outcome: the reply as an Outcome (default: read_native_reply with `answer` and the task's
+        text rule)."""
+
+    answer: NativeAnswer | None = None
+    prompt: NativePromptPart | None = None
+    solve: NativeSolve | None = None
+    outcome: NativeOutcome | None = None
+
+    def __post_init__(self) -> None:
+        if self.answer is None and self.outcome is None and self.solve is None:
+            raise ValueError("a native form reads its answers: give answer, outcome or solve")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One task of a suite, composed of its parts: what it is (spec) and how an item becomes a
+    prompt, a model's text an answer, answers scores. Only the first five are required; every
+    other part has the default Evaluator describes.
+
+    prompt, parse, score, aggregate: the benchmark's prompt, answer matching, per-item metrics
+        and run-level metrics (named as in METRICS.md);
+    select(items, ctx): the items a run of the task takes (default: all);
+    cluster(item, ctx): the unit an item limit samples and the bootstrap resamples (default:
+        the item; a dialogue for turn-level tasks);
+    prepare(items, ctx): per-item context fixed at launch and stored with the item (a
+        candidate tool list);
+    solve(item, ctx, context, complete): a multi-step loop (default: ask once and parse);
+    mean_metrics(ctx): the run metrics aggregate computes as plain means of the items' values
+        of the same name, rounded to the digits given: the bootstrap then resamples those means
+        directly (evaluation.bootstrap checks the claim against aggregate's own result);
+    read_predictions(path): outputs published elsewhere, read as this task's;
+    native: its native form (Native); present exactly when spec.native."""
+
+    spec: TaskSpec
+    prompt: BuildPrompt
+    parse: Parse
+    score: Score
+    aggregate: Aggregate
+    select: Select | None = None
+    cluster: Cluster | None = None
+    prepare: Prepare | None = None
+    solve: Solve | None = None
+    mean_metrics: MeanMetrics | None = None
+    read_predictions: ReadPredictions | None = None
+    native: Native | None = None
+
+    def __post_init__(self) -> None:
+        if self.spec.native != (self.native is not None):
+            said = "is" if self.spec.native else "is not"
+            raise ValueError(
+                f"task {self.spec.name}: its spec says it {said} native; give Native parts "
+                "exactly when it is"
+            )
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+class Declared(Protocol):
+    """What the Evaluator reads of a suite (registry.Suite): its name, its tasks and how it
+    declares tools to an API."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def evaluation(self) -> Sequence[Task]: ...
+
+    @property
+    def declare_tools(self) -> DeclareTools | None: ...
+
+
+class Evaluator:
+    """A suite's tasks behind one interface, each part's default filled in: the platform calls
+    this, never a suite's functions directly."""
+
+    def __init__(self, suite: Declared) -> None:
+        self.name: str = suite.name
+        self.parts: dict[str, Task] = {}
+        for task in suite.evaluation:
+            if task.name in self.parts:
+                raise ValueError(f"suite {self.name!r} declares task {task.name!r} twice")
+            self.parts[task.name] = task
+        self.tasks: Mapping[str, TaskSpec] = {name: t.spec for name, t in self.parts.items()}
+        self._declare_tools = suite.declare_tools or default_declare_tools
 
     def task(self, name: str) -> TaskSpec:
+        return self.part(name).spec
+
+    def part(self, name: str) -> Task:
+        """The task of this name with its parts (ValueError naming the tasks there are)."""
         try:
-            return self.tasks[name]
+            return self.parts[name]
         except KeyError:
-            known = ", ".join(self.tasks) or "none"
+            known = ", ".join(self.parts) or "none"
             raise ValueError(f"suite {self.name!r} has no task {name!r}; tasks: {known}") from None
 
+    def _of(self, ctx: Context) -> Task:
+        return self.part(ctx.task.name)
+
     def select(self, items: Sequence[Item], ctx: Context) -> list[Item]:
-        fn = getattr(self.module, "select", None)
+        fn = self._of(ctx).select
         return list(fn(items, ctx)) if fn else list(items)
 
     def cluster(self, item: Item, ctx: Context) -> str:
-        fn = getattr(self.module, "cluster", None)
+        fn = self._of(ctx).cluster
         return fn(item, ctx) if fn else default_cluster(item, ctx)
 
     def limit(self, items: Sequence[Item], ctx: Context, limit: int | None) -> list[Item]:
@@ -865,22 +983,22 @@ class Evaluator:
         return [items[i] for i in sorted(chosen)]
 
     def prepare(self, items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
-        fn = getattr(self.module, "prepare", None)
+        fn = self._of(ctx).prepare
         contexts = list(fn(items, ctx)) if fn else [{} for _ in items]
         if len(contexts) != len(items):
             raise ValueError(f"{self.name}.prepare returned {len(contexts)} for {len(items)}")
         return contexts
 
     def build_prompt(self, item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
-        return self.module.build_prompt(item, ctx, context)
+        return self._of(ctx).prompt(item, ctx, context)
 
     def parse(self, text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
-        return self.module.parse(text, item, ctx, context)
+        return self._of(ctx).parse(text, item, ctx, context)
 
     async def solve(
         self, item: Item, ctx: Context, context: dict[str, Any], complete: Complete
     ) -> Outcome:
-        fn = getattr(self.module, "solve", None)
+        fn = self._of(ctx).solve
         if fn is not None:
             return await fn(item, ctx, context, complete)
         return await solve_single(self, item, ctx, context, complete)
@@ -888,25 +1006,30 @@ class Evaluator:
     def score(
         self, outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]
     ) -> Scores:
-        return self.module.score(outcome, item, ctx, context)
+        return self._of(ctx).score(outcome, item, ctx, context)
 
     def aggregate(self, scored: Sequence[Scored], ctx: Context) -> Scores:
-        return self.module.aggregate(scored, ctx)
+        return self._of(ctx).aggregate(scored, ctx)
 
     def mean_metrics(self, ctx: Context) -> dict[str, int | None]:
         """The run metrics the task's aggregate computes as plain means of the items' values
-        (see the module's docstring); {} when the suite does not say."""
-        fn = getattr(self.module, "mean_metrics", None)
+        (Task.mean_metrics); {} when the task does not say."""
+        fn = self._of(ctx).mean_metrics
         return dict(fn(ctx)) if fn else {}
 
     def declare_tools(self, tools: Sequence[ToolSpec]) -> ToolDeclarations:
         """The tools an item may use as OpenAI function tools, and the names they go by."""
-        fn = getattr(self.module, "declare_tools", None)
-        return fn(tools) if fn else default_declare_tools(tools)
+        return self._declare_tools(tools)
+
+    def _native(self, ctx: Context) -> Native:
+        native = self._of(ctx).native
+        if native is None:
+            raise ValueError(f"{self.name} task {ctx.task.name!r} has no native form")
+        return native
 
     def native_prompt(self, item: Item, ctx: Context, context: dict[str, Any]) -> NativePrompt:
         """The request of a native run for one item (tools declared, history as tool calls)."""
-        fn = getattr(self.module, "native_prompt", None)
+        fn = self._native(ctx).prompt
         if fn is not None:
             return fn(item, ctx, context)
         return default_native_prompt(self, item, ctx, context)
@@ -914,9 +1037,9 @@ class Evaluator:
     async def native_solve(
         self, item: Item, ctx: Context, context: dict[str, Any], ask: AskNative
     ) -> Outcome:
-        """A native run's item: the suite's `native_solve` (a multi-step loop, whose requests
-        declare its tools), else one native_prompt, its answer read by native_outcome."""
-        fn = getattr(self.module, "native_solve", None)
+        """A native run's item: the task's native loop (whose requests declare its tools), else
+        one native_prompt, its answer read by native_outcome."""
+        fn = self._native(ctx).solve
         if fn is not None:
             return await fn(item, ctx, context, ask)
         native = self.native_prompt(item, ctx, context)
@@ -929,12 +1052,12 @@ class Evaluator:
         self, reply: NativeReply, item: Item, ctx: Context, context: dict[str, Any]
     ) -> Outcome:
         """A native answer as the outcome score() reads (the answer parse() would give)."""
-        fn = getattr(self.module, "native_outcome", None)
-        if fn is not None:
-            return fn(reply, item, ctx, context)
-        shape = getattr(self.module, "native_answer", None)
+        native = self._native(ctx)
+        if native.outcome is not None:
+            return native.outcome(reply, item, ctx, context)
+        shape = native.answer
         if shape is None:
-            raise ValueError(f"suite {self.name!r} reads no native answers")
+            raise ValueError(f"{self.name} task {ctx.task.name!r} reads no single native answer")
         return read_native_reply(
             reply,
             lambda calls: shape(calls, item, ctx, context),
@@ -943,7 +1066,12 @@ class Evaluator:
         )
 
     def read_predictions(self, task: str, path: Path) -> Iterator[PublishedOutput]:
-        fn = getattr(self.module, "read_predictions", None)
-        if fn is None:
-            raise ValueError(f"suite {self.name!r} reads no published outputs")
-        return fn(task, path)
+        """The outputs published in `path` as `task`'s (ImportFormatError for a task the suite
+        does not have or that reads none)."""
+        found = self.parts.get(task)
+        if found is None:
+            known = ", ".join(self.parts) or "none"
+            raise ImportFormatError(f"suite {self.name!r} has no task {task!r}; tasks: {known}")
+        if found.read_predictions is None:
+            raise ImportFormatError(f"{self.name} task {task!r} reads no published outputs")
+        return found.read_predictions(path)

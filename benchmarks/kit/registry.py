@@ -32,11 +32,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from benchmarks.kit.analyses import Analysis
 from benchmarks.kit.base import (
+    GoldTools,
     ImportBundle,
     ImportFormatError,
     Progress,
@@ -52,11 +52,13 @@ from benchmarks.kit.context import (
 from benchmarks.kit.protocol import (
     PLATFORM_OPTIONS,
     SERVED_TOOL_OPTIONS,
+    DeclareTools,
     Evaluator,
     Item,
     Option,
     OptionError,
     PublishedOutput,
+    Task,
     TaskSpec,
     ToolSpec,
 )
@@ -224,11 +226,30 @@ class Exporter:
 # --- the suite ----------------------------------------------------------------------------------
 
 
+class ImportFiles(Protocol):
+    """paths, progress -> the samples and tools of a benchmark's published files."""
+
+    def __call__(self, paths: Sequence[Path], progress: Progress | None = None) -> ImportBundle: ...
+
+
 @dataclass(frozen=True, eq=False)
 class Suite:
-    """One benchmark: its package (importer and evaluation protocol) and its capabilities."""
+    """One benchmark: its importer, its tasks (protocol.Task, each composed of its parts) and
+    its capabilities. Each suite's `__init__.py` builds one and names it SUITE."""
 
-    module: ModuleType
+    name: str
+    # The benchmark an import creates when the user names none.
+    default_benchmark: str
+    # paths, progress -> the samples and tools of the published files (benchmarks/kit/base.py)
+    import_files: ImportFiles
+    # Its tasks, in the order the pages list them.
+    evaluation: tuple[Task, ...]
+    # The tools an item may use as OpenAI function tools, where the default (ToolSpec.parameters
+    # read as JSON Schema, benchmarks/kit/native.py) does not fit.
+    declare_tools: DeclareTools | None = None
+    # A suite whose tools come in files of their own: the gold tools a sample names, which a
+    # tool of the import must describe (base.check_gold_tools).
+    gold_tools: GoldTools | None = None
     served_tools: ServedTools | None = None
     judgment_readers: Mapping[str, JudgmentReader] = field(default_factory=dict)
     gold: GoldEditing | None = None
@@ -259,14 +280,6 @@ class Suite:
     def analyses_for(self, task: str) -> tuple[Analysis, ...]:
         """The analyses declared for a task, in the order the page shows them (() if none)."""
         return tuple(self.analyses.get(task, ()))
-
-    @property
-    def name(self) -> str:
-        return str(self.module.name)
-
-    @property
-    def default_benchmark(self) -> str:
-        return str(self.module.default_benchmark)
 
     @property
     def tasks(self) -> Mapping[str, TaskSpec]:
@@ -310,14 +323,7 @@ class Suite:
 
     @cached_property
     def evaluator(self) -> Evaluator:
-        return Evaluator(self.module)
-
-    @property
-    def gold_tools(self) -> Callable[..., Any] | None:
-        return getattr(self.module, "gold_tools", None)
-
-    def import_files(self, paths: Sequence[Path], progress: Progress | None = None) -> ImportBundle:
-        return self.module.import_files(paths, progress)
+        return Evaluator(self)
 
     def context(
         self, item: Item, *, show_gold: bool = False, outputs: Sequence[JudgedOutput] = ()
@@ -349,20 +355,10 @@ def get_suite(name: str) -> Suite:
         raise ImportFormatError(
             f"unknown suite {name!r}; known suites: {', '.join(SUITE_MODULES)}"
         ) from None
-    module = importlib.import_module(module_path)
-    suite = getattr(module, "SUITE", None)
-    return suite if isinstance(suite, Suite) else _bare(module)
-
-
-_BARE: dict[str, Suite] = {}
-
-
-def _bare(module: ModuleType) -> Suite:
-    # One Suite per protocol-only module, so its evaluator is built once.
-    found = _BARE.get(module.__name__)
-    if found is None or found.module is not module:
-        found = _BARE[module.__name__] = Suite(module)
-    return found
+    suite = getattr(importlib.import_module(module_path), "SUITE", None)
+    if not isinstance(suite, Suite):
+        raise ImportFormatError(f"{module_path} names no SUITE (a registry.Suite)")
+    return suite
 
 
 def all_suites() -> Iterator[Suite]:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from benchmarks.kit.analyses import AnalysisInput
-from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import stabletoolbench
 from benchmarks.suites.stabletoolbench.analyses import ANALYSES
 
@@ -26,7 +26,7 @@ def entry(judge: str, label: str, value: float | None = None) -> dict[str, Any]:
 @pytest.fixture
 def data() -> AnalysisInput:
     ctx = Context(
-        task=Evaluator(stabletoolbench).task("pass_rate"),
+        task=stabletoolbench.SUITE.evaluator.task("pass_rate"),
         tools={"w": ToolSpec("w", category="Weather"), "f": ToolSpec("f", category="Travel")},
     )
     records = [
@@ -95,7 +95,7 @@ def test_solvability_votes_and_agreement(data: AnalysisInput) -> None:
 
 
 def test_a_stability_run_keeps_its_share_with_each_item() -> None:
-    evaluator = Evaluator(stabletoolbench)
+    evaluator = stabletoolbench.SUITE.evaluator
     items = [Item("G1", str(i), {}, {}, candidate_tools=("a", "b")) for i in range(2)]
     items.append(Item("G1", "2", {}, {}, candidate_tools=("c", "d")))
     down = Context(task=evaluator.task("pass_rate"), options={"down_tools": ["a", "z"]})

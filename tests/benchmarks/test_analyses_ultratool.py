@@ -7,7 +7,7 @@ import math
 import pytest
 
 from benchmarks.kit.analyses import AnalysisInput
-from benchmarks.kit.protocol import Context, Evaluator, Scored
+from benchmarks.kit.protocol import Context, Scored
 from benchmarks.suites import ultratool
 from benchmarks.suites.ultratool.analyses import ANALYSES, interval, plan_depth, tool_steps
 from benchmarks.suites.ultratool.conformance import item
@@ -35,7 +35,7 @@ def test_the_interval_of_a_mean_by_hand() -> None:
 
 
 def test_judge_dimensions_mean_the_rounds_then_the_items() -> None:
-    evaluator = Evaluator(ultratool)
+    evaluator = ultratool.SUITE.evaluator
     ctx = Context(task=evaluator.task("planning"))
     records = [Scored(item=item(i), outcome=None, scores={"well_formed": 0.0}) for i in range(3)]
     judged = {
@@ -59,7 +59,7 @@ def test_judge_dimensions_mean_the_rounds_then_the_items() -> None:
 
 
 def test_selection_accuracy_by_domain_by_hand() -> None:
-    evaluator = Evaluator(ultratool)
+    evaluator = ultratool.SUITE.evaluator
     ctx = Context(task=evaluator.task("tool_selection"))
     # items 0 and 3 are Weather, 1 Alarm; global 100/0/100, local 100/50/100
     scores = [(100.0, 100.0), (0.0, 50.0), (100.0, 100.0)]

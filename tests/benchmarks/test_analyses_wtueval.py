@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.kit.analyses import AnalysisInput
 from benchmarks.kit.conformance import context_for, item_of
-from benchmarks.kit.protocol import Evaluator, Scored
+from benchmarks.kit.protocol import Scored
 from benchmarks.suites import wtueval
 from benchmarks.suites.wtueval.analyses import ANALYSES, human_types
 from benchmarks.suites.wtueval.conformance import agent_outcome
@@ -18,7 +18,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "wtueval" / "questions.
 
 @pytest.fixture
 def r4() -> AnalysisInput:
-    evaluator = Evaluator(wtueval)
+    evaluator = wtueval.SUITE.evaluator
     ctx = context_for(evaluator, "R4")
     items = {r.split: item_of(r) for r in wtueval.import_files([FIXTURE]).samples}
     # (dataset, rule, repeat): boolq right without a tool, boolq right after a call (a tool on a
@@ -152,7 +152,7 @@ def test_the_four_regions_of_a_model_without_an_r3_run(r4: AnalysisInput) -> Non
          "accuracy_r1": 100.0, "accuracy_r2": 50.0, "call_rate_r2": 50.0},
     ]  # fmt: skip
     # the same table shows on the R1 run's page: its own records fill its own column
-    r1_ctx = context_for(Evaluator(wtueval), "R1")
+    r1_ctx = context_for(wtueval.SUITE.evaluator, "R1")
     seen_from_r1 = AnalysisInput(r1, r1_ctx, inputs={"model_runs": {"R2": r2, "R4": r4.records}})
     assert analysis("all_regions").run(seen_from_r1) == analysis("all_regions").run(data)
     # alone, only the run's own region is filled

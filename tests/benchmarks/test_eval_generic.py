@@ -12,11 +12,11 @@ import pytest
 
 from benchmarks.kit.base import ImportFormatError
 from benchmarks.kit.predictions import json_values, python_literal, read_generic_predictions
-from benchmarks.kit.protocol import Context, Evaluator, Item, Scored, ToolSpec
+from benchmarks.kit.protocol import Context, Item, Scored, ToolSpec
 from benchmarks.suites import generic
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "generic"
-EVALUATOR = Evaluator(generic)
+EVALUATOR = generic.SUITE.evaluator
 WEATHER = ToolSpec(
     name="get_weather",
     description="Weather forecast for a city and a day.",

@@ -20,7 +20,7 @@ from benchmarks.kit.embedding import (
     nearest_neighbours,
     rank_by_similarity,
 )
-from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import metatool
 from benchmarks.suites.metatool import evaluate
 
@@ -35,7 +35,7 @@ FILES = (
     "Task2-Subtask4_multi_tool_sample100.json",
     "scenario",
 )
-EVALUATOR = Evaluator(metatool)
+EVALUATOR = metatool.SUITE.evaluator
 
 
 def ctx_for(task: str, **kwargs: Any) -> Context:

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from benchmarks.kit.base import ImportFormatError
-from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored
 from benchmarks.suites import mtubench
 from benchmarks.suites.mtubench import evaluate as ev
 
-EVALUATOR = Evaluator(mtubench)
+EVALUATOR = mtubench.SUITE.evaluator
 FILES = ("S-S_eval.jsonl", "S-M_eval.jsonl", "M-S_eval.jsonl", "M-M_eval.jsonl", "OOD_eval.jsonl")
 
 SINGLE_RULES = "2. ... in the following format: \nAction: The name of the API to be called.\n"

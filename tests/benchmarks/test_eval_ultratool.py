@@ -11,13 +11,13 @@ import pytest
 
 from benchmarks.kit.base import ImportFormatError, merge_tools
 from benchmarks.kit.predictions import json_values
-from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import ultratool
 from benchmarks.suites.ultratool import reading
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "ultratool"
 PROMPTS = Path(ultratool.__file__).parent / "prompts"
-EVALUATOR = Evaluator(ultratool)
+EVALUATOR = ultratool.SUITE.evaluator
 
 
 def context(task: str, **options: Any) -> Context:

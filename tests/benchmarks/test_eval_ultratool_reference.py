@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
 from benchmarks.suites import ultratool
@@ -28,7 +28,7 @@ from benchmarks.suites.ultratool.reference import AWARENESS, USAGE
 from evaluation.models import Run
 from tests.evaluation.conftest import make_endpoint
 
-EVALUATOR = Evaluator(ultratool)
+EVALUATOR = ultratool.SUITE.evaluator
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "ultratool"
 REF = {"variant": "reference"}
 COMMA = "\uff0c"  # the full-width comma

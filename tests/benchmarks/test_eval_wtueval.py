@@ -12,7 +12,6 @@ import pytest
 from benchmarks.kit.protocol import (
     CallFailed,
     Context,
-    Evaluator,
     Item,
     Outcome,
     Prompt,
@@ -30,7 +29,7 @@ from benchmarks.suites.wtueval.calculator import (
     evaluate_expression,
 )
 
-EVALUATOR = Evaluator(wtueval)
+EVALUATOR = wtueval.SUITE.evaluator
 
 MATH = Item(
     split="gsm8k",

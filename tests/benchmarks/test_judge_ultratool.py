@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks.kit.base import ImportFormatError, merge_tools
 from benchmarks.kit.judging import JudgeInput, template_named
-from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored, ToolSpec
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import ultratool
 from benchmarks.suites.ultratool import judges
 from benchmarks.suites.ultratool.judges import (
@@ -31,7 +31,7 @@ from benchmarks.suites.ultratool.judges import (
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "benchmarks" / "demo" / "ultratool"
 EVALUATIONS = Path(__file__).parent / "fixtures" / "ultratool" / "planning_evaluations.jsonl"
-EVALUATOR = Evaluator(ultratool)
+EVALUATOR = ultratool.SUITE.evaluator
 
 # A tool the demo's first sample uses, written as a tool_creation gold (ours).
 SET_ALARM = {

@@ -30,7 +30,7 @@ def test_headlines_point_one_way_and_counts_and_flags_are_never_raters(
 
 def test_what_the_issue_named_is_no_longer_a_score() -> None:
     # "unparsed", "failed", "pick_rank" and "n" were offered as raters and leaderboards.
-    metatool = Evaluator(get_suite("metatool"))
+    metatool = get_suite("metatool").evaluator
     similar = metatool.task("similar")
     assert {n: similar.item_metric(n).kind for n in ("unparsed", "failed", "pick_rank")} == {
         "unparsed": "flag",
@@ -42,11 +42,11 @@ def test_what_the_issue_named_is_no_longer_a_score() -> None:
     # a name means one thing per item and another per run
     assert similar.run_metric("unparsed").kind == "count"
     # lower is better where the papers say so: a tool call on a general question (WTU-Eval R4)
-    r4 = Evaluator(get_suite("wtueval")).task("R4")
+    r4 = get_suite("wtueval").evaluator.task("R4")
     assert r4.item_metric("tool_errors").direction == "lower"
     assert r4.item_metric("tool_errors").comparable
     assert r4.run_metric("call_rate[boolq]").direction == "lower"
-    assert Evaluator(get_suite("wtueval")).task("R2").run_metric("call_rate").direction is None
+    assert get_suite("wtueval").evaluator.task("R2").run_metric("call_rate").direction is None
 
 
 def test_a_task_cannot_ship_an_undeclared_or_pointless_headline() -> None:

@@ -148,20 +148,26 @@ def test_the_protocol_defaults_declare_the_candidates_and_shape_the_calls() -> N
     import asyncio
     import types
 
-    from benchmarks.kit.protocol import Evaluator, Prompt, TaskSpec, ToolSpec
+    from benchmarks.kit.protocol import Evaluator, Native, Prompt, Task, TaskSpec, ToolSpec
 
     task = TaskSpec(name="pick", title="Pick", native=True)
-    suite = types.ModuleType("tiny")
-    suite.__dict__.update(
+    suite = types.SimpleNamespace(
         name="tiny",
-        TASKS={"pick": task},
-        build_prompt=lambda item, ctx, context: Prompt(
-            messages=[{"role": "user", "content": item.input["q"]}], max_tokens=9
+        declare_tools=None,
+        evaluation=(
+            Task(
+                task,
+                prompt=lambda item, ctx, context: Prompt(
+                    messages=[{"role": "user", "content": item.input["q"]}], max_tokens=9
+                ),
+                parse=lambda text, item, ctx, context: Outcome(
+                    output=text, answer=[w[5:] for w in text.split() if w.startswith("CALL:")]
+                ),
+                score=lambda outcome, item, ctx, context: {},
+                aggregate=lambda scored, ctx: {},
+                native=Native(answer=lambda calls, item, ctx, context: [c["name"] for c in calls]),
+            ),
         ),
-        parse=lambda text, item, ctx, context: Outcome(
-            output=text, answer=[w[5:] for w in text.split() if w.startswith("CALL:")]
-        ),
-        native_answer=lambda calls, item, ctx, context: [c["name"] for c in calls],
     )
     evaluator = Evaluator(suite)
     ctx = Context(

@@ -18,7 +18,6 @@ import pytest
 from benchmarks.kit.base import ImportBundle
 from benchmarks.kit.protocol import (
     Context,
-    Evaluator,
     Item,
     Outcome,
     Prompt,
@@ -655,8 +654,8 @@ def test_parse_arguments_reads_only_data() -> None:
 
 def test_the_suite_serves_solve_with_its_options() -> None:
     assert stabletoolbench.solve is agent.solve and "solve" in agent.__all__
-    evaluator = Evaluator(stabletoolbench)
-    assert evaluator.module.solve is agent.solve
+    evaluator = stabletoolbench.SUITE.evaluator
+    assert all(evaluator.part(name).solve is agent.solve for name in evaluator.tasks)
     for task in stabletoolbench.TASKS.values():
         assert task.agent
         assert {o.name: task.default(o.name) for o in stabletoolbench.AGENT_OPTIONS} == {

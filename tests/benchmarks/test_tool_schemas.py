@@ -8,8 +8,8 @@ import json
 import random
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -240,9 +240,8 @@ def test_wtueval_tools_validate_and_round_trip() -> None:
 
 
 def test_the_default_reads_the_stored_json_schema() -> None:
-    # A suite without declare_tools of its own (a bare protocol module) gets the default.
-    bare = ModuleType("bare")
-    bare.name = "bare"  # type: ignore[attr-defined]
+    # A suite without declare_tools of its own gets the default.
+    bare = replace(get_suite("generic"), name="bare", declare_tools=None)
     spec = ToolSpec("t", "A tool.", {"type": "object", "properties": {"x": {"type": "int"}}})
     declarations = Evaluator(bare).declare_tools([spec])
     assert declarations.tools == default_declare_tools([spec]).tools

@@ -5,6 +5,7 @@ report, with no other file knowing it."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import uuid
@@ -123,10 +124,12 @@ def test_a_suite_that_breaks_a_promise_fails_the_conformance_checks(
     toy: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # an undeclared metric returned by score()
-    module = get_suite("toy").module
-    monkeypatch.setattr(
-        module, "score", lambda outcome, item, ctx, context: {"accuracy": 0.0, "extra": 1.0}
+    module = importlib.import_module("tests.benchmarks.toy_suite")
+    wrong = replace(
+        module.SUITE.evaluation[0],
+        score=lambda outcome, item, ctx, context: {"accuracy": 0.0, "extra": 1.0},
     )
+    monkeypatch.setattr(module, "SUITE", replace(module.SUITE, evaluation=(wrong,)))
     metrics = next(c for c in checks(get_suite("toy")) if c.name == "toy-parity-metrics")
     with pytest.raises(AssertionError, match="per-item names without a MetricSpec"):
         metrics.run()
@@ -137,7 +140,7 @@ def test_a_judge_the_toy_suite_declares_is_registered_and_checked(
 ) -> None:
     # A suite's judges are what it declares (no judges module to find): the toy suite declares
     # one, and it is a template like any other, held to the conformance checks.
-    module = get_suite("toy").module
+    module = importlib.import_module("tests.benchmarks.toy_suite")
     judge = replace(
         template_named("generic.pairwise"), name="toy.pairwise", suites=("toy",), tasks=()
     )

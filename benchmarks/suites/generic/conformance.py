@@ -17,7 +17,7 @@ from benchmarks.kit.conformance import (
     context_for,
     gold_answered_cases,
 )
-from benchmarks.kit.protocol import Evaluator, Item
+from benchmarks.kit.protocol import Item
 from benchmarks.suites import generic
 
 
@@ -30,7 +30,7 @@ SPLITS = ("arithmetic", "geography", "history")
 
 
 def answer_run(files: Files) -> AnalysisExample:
-    evaluator = Evaluator(generic)
+    evaluator = generic.SUITE.evaluator
     ctx = context_for(evaluator, "answer")
     records = []
     for index in range(18):
@@ -47,7 +47,7 @@ def answer_run(files: Files) -> AnalysisExample:
 
 
 def tool_calls_run(files: Files) -> AnalysisExample:
-    evaluator = Evaluator(generic)
+    evaluator = generic.SUITE.evaluator
     ctx = context_for(evaluator, "tool_calls")
     records = []
     for index in range(12):

@@ -378,7 +378,7 @@ def _unparsed_option(ctx: Context) -> str:
     value = ctx.option("unparsed")
     if value not in ("wrong", "exclude"):
         raise ValueError(f"option unparsed must be wrong or exclude, got {value!r}")
-    return value
+    return str(value)
 
 
 def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]) -> Scores:

@@ -23,7 +23,7 @@ from benchmarks.kit.conformance import (
     parsed,
     tools_of,
 )
-from benchmarks.kit.protocol import Context, Evaluator, Item
+from benchmarks.kit.protocol import Context, Item
 from benchmarks.kit.registry import get_suite
 from benchmarks.suites import metatool
 
@@ -33,7 +33,7 @@ CANDIDATES = ["Weather", "Forecast", "Maps"]
 
 
 def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
-    suite = Evaluator(get_suite("metatool"))
+    suite = get_suite("metatool").evaluator
     ctx = Context(task=suite.task(task))
     if task == "awareness":
         yes = Item("awareness", "1", {"query": "Rain tomorrow?"}, {"needs_tool": True})
@@ -89,7 +89,7 @@ def single_answer(index: int, gold: str | None, candidates: Sequence[str]) -> st
 def run(task: str, **options: Any) -> Callable[[Files], AnalysisExample]:
     def build(files: Files) -> AnalysisExample:
         data = bundle(files)
-        evaluator = Evaluator(metatool)
+        evaluator = metatool.SUITE.evaluator
         ctx = context_for(evaluator, task, **options)
         ctx.tools = tools_of(data)
         items = [item_of(record) for record in data.samples]

@@ -20,7 +20,7 @@ from benchmarks.kit.conformance import (
     item_of,
     parsed,
 )
-from benchmarks.kit.protocol import Context, Evaluator, Item
+from benchmarks.kit.protocol import Context, Item
 from benchmarks.kit.registry import get_suite
 from benchmarks.suites import mtubench
 
@@ -46,7 +46,7 @@ def mtu_text(calls: dict[str, dict[str, Any]]) -> str:
 
 
 def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
-    suite = Evaluator(get_suite("mtubench"))
+    suite = get_suite("mtubench").evaluator
     ctx = Context(task=suite.task(task))
     single = {"get_weather": {"city": "ghent"}}
     multi = {"get_weather": {"city": "ghent"}, "set_alarm": {"time": "7"}}
@@ -97,7 +97,7 @@ def output(index: int, item: Item) -> str | None:
 def example(task: str) -> Callable[[Files], AnalysisExample]:
     def build(files: Files) -> AnalysisExample:
         bundle = mtubench.import_files([files.seeddata / "mtubench" / f"{task}_eval.jsonl"])
-        evaluator = Evaluator(mtubench)
+        evaluator = mtubench.SUITE.evaluator
         ctx = context_for(evaluator, task)
         items = [item_of(record) for record in bundle.samples if record.split == task]
         records = [answered(evaluator, ctx, item, output(i, item)) for i, item in enumerate(items)]

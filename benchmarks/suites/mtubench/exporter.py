@@ -84,13 +84,13 @@ def _line(sample: SampleRecord) -> str:
         return json.dumps(record, ensure_ascii=False) + "\n"
     text = published.get("text")
     if text is not None and json.loads(text) == record:
-        line = text
+        line = str(text)
     else:
         ordered = in_order(record, published.get("keys"))
         # the answer's keys are its calls, in call order: that order is the refinement's
         ordered["answer"] = {key: ordered["answer"][key] for key in record["answer"]}
         line = dump(ordered, published)
-    return line + published.get("end", "\n")
+    return line + str(published.get("end", "\n"))
 
 
 def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:

@@ -6,10 +6,18 @@ in benchmarks/kit/protocol.py); agent.py solves a query with a ReAct loop over t
 server (`solve`). The suite's public names are re-exported here.
 """
 
-import sys as _sys
+import functools as _functools
 
+from benchmarks.kit.protocol import Native as _Native
+from benchmarks.kit.protocol import Task as _Task
+from benchmarks.kit.protocol import TaskSpec as _TaskSpec
 from benchmarks.kit.registry import JudgmentReader as _JudgmentReader
 from benchmarks.kit.registry import Suite as _Suite
+from benchmarks.suites.stabletoolbench import agent as _agent
+from benchmarks.suites.stabletoolbench import evaluate as _evaluate
+from benchmarks.suites.stabletoolbench import importer as _importer
+from benchmarks.suites.stabletoolbench import native as _native
+from benchmarks.suites.stabletoolbench import native_agent as _native_agent
 from benchmarks.suites.stabletoolbench.agent import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.stabletoolbench.context import item_context as _item_context
@@ -23,8 +31,28 @@ from benchmarks.suites.stabletoolbench.questions import TURING_QUESTIONS as _TUR
 from benchmarks.suites.stabletoolbench.results import pass_judgments as _pass_judgments
 from benchmarks.suites.stabletoolbench.served import SERVED_TOOLS as _SERVED_TOOLS
 
+
+def _task(spec: _TaskSpec) -> _Task:
+    return _Task(
+        spec,
+        prompt=_evaluate.build_prompt,
+        parse=_evaluate.parse,
+        score=_evaluate.score,
+        aggregate=_evaluate.aggregate,
+        select=_evaluate.select,
+        prepare=_evaluate.prepare,
+        solve=_agent.solve,
+        read_predictions=_functools.partial(_evaluate.read_predictions, spec.name),
+        native=(_Native(solve=_native_agent.native_solve) if spec.native else None),
+    )
+
+
 SUITE = _Suite(
-    _sys.modules[__name__],
+    name=_importer.name,
+    default_benchmark=_importer.default_benchmark,
+    import_files=_importer.import_files,
+    evaluation=tuple(_task(spec) for spec in _evaluate.TASKS.values()),
+    declare_tools=_native.declare_tools,
     conformance=f"{__name__}.conformance",
     judges=_JUDGES,
     item_context=_item_context,

@@ -148,7 +148,7 @@ def _spec(ctx: Context, name: str) -> ToolSpec:
 def _one_line(text: Any, limit: int) -> str:
     words = " ".join(str(text or "").split())
     if len(words) > limit:
-        return words[:limit].rstrip() + _templates()["tool"]["cut"]
+        return words[:limit].rstrip() + str(_templates()["tool"]["cut"])
     return words
 
 

@@ -23,7 +23,7 @@ from benchmarks.suites.stabletoolbench import evaluate as stb
 
 
 def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
-    suite = Evaluator(get_suite("stabletoolbench"))
+    suite = get_suite("stabletoolbench").evaluator
     ctx = Context(task=suite.task(task))
     item = Item("G1_instruction", "1", {"query": "q"})
     finished = json.dumps(stb.answer_record_for(Outcome(output="", answer="It is sunny.")))
@@ -64,7 +64,7 @@ def record(index: int, evaluator: Evaluator, ctx: Context) -> Scored:
 
 
 def build(files: Files) -> AnalysisExample:
-    evaluator = Evaluator(stabletoolbench)
+    evaluator = stabletoolbench.SUITE.evaluator
     ctx = Context(
         task=evaluator.task("pass_rate"),
         tools={name: ToolSpec(name, category=category) for name, category in TOOLS.items()},

@@ -407,7 +407,7 @@ def answer_record(outcome: Outcome) -> dict[str, Any]:
     except (ValueError, TypeError):
         value = None
     if _is_answer_object(value):
-        return value
+        return dict(value)
     return _record_from_outcome(outcome)
 
 

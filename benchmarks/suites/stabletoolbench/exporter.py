@@ -86,7 +86,7 @@ def _ids(selected: list[str], layout: dict[str, Any] | None) -> bytes:
     value: Any = (
         [_query_id(i) for i in selected] if layout.get("list") else dict.fromkeys(selected, 0)
     )
-    return (dump(value, layout) + layout.get("end", "")).encode()
+    return (dump(value, layout) + str(layout.get("end", ""))).encode()
 
 
 def write(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:

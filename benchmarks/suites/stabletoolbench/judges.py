@@ -321,8 +321,8 @@ def _unescape(text: str) -> str:
 def _reason(holder: Any) -> str:
     if isinstance(holder, dict):
         for key in ("reason", "content", "explanation"):
-            if isinstance(holder.get(key), str):
-                return holder[key]
+            if isinstance(reason := holder.get(key), str):
+                return reason
     return ""
 
 

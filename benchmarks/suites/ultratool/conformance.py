@@ -21,7 +21,7 @@ from benchmarks.kit.conformance import (
     answered,
     gold_answered_cases,
 )
-from benchmarks.kit.protocol import Context, Evaluator, Item, Scored
+from benchmarks.kit.protocol import Context, Item, Scored
 from benchmarks.suites import ultratool
 from benchmarks.suites.ultratool.judges import CREATION_DIMENSIONS, PLANNING_DIMENSIONS
 
@@ -149,7 +149,7 @@ def judged(task: str, records: list[Scored]) -> dict[str, Any]:
 
 def example(task: str) -> Callable[[Files], AnalysisExample]:
     def build(files: Files) -> AnalysisExample:
-        evaluator = Evaluator(ultratool)
+        evaluator = ultratool.SUITE.evaluator
         ctx = Context(task=evaluator.task(task))  # the run's options: none
         items = [item(i) for i in range(9)]
         records = [

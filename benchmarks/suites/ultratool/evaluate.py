@@ -436,7 +436,7 @@ def _option(ctx: Context, name: str, allowed: Sequence[str]) -> str:
         value = REFERENCE_SETTINGS[ctx.task.name].get(name, value)
     if value not in allowed:
         raise ValueError(f"option {name} must be one of {', '.join(allowed)}, got {value!r}")
-    return value
+    return str(value)
 
 
 def _reference_of(item: Item) -> dict[str, Any]:
@@ -664,7 +664,7 @@ def _read_call(text: str, step: str, notes: list[str]) -> tuple[str, dict[str, A
 
 def _read_arguments(value: Any, step: str, notes: list[str]) -> dict[str, Any] | None:
     if isinstance(value, dict):
-        return _unescape(value)
+        return dict(_unescape(value))
     if isinstance(value, str) and value.strip():
         text = value.strip()
         if looks_like_call(text):
@@ -676,7 +676,7 @@ def _read_arguments(value: Any, step: str, notes: list[str]) -> dict[str, Any] |
             except (ValueError, RecursionError):
                 continue
             if isinstance(parsed, dict):
-                return _unescape(parsed)
+                return dict(_unescape(parsed))
     notes.append(f"step {step}: arguments are not an object")
     return None
 
@@ -1161,7 +1161,7 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
 
     def key(step: Mapping[str, Any]) -> str:
         if not as_reference:
-            return step["step"]
+            return str(step["step"])
         text = texts.get(step["step"])
         return (_first_token(text) if text is not None else None) or step["step"]
 
@@ -1470,7 +1470,9 @@ def _output_text(value: Any, key: str, path: Path, line: int) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return value[0]  # UltraTool's outputs keep a list of sampled outputs; the first is scored
+        return str(
+            value[0]
+        )  # UltraTool's outputs keep a list of sampled outputs; the first is scored
     if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False)
     raise ImportFormatError(

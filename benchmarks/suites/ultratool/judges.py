@@ -362,8 +362,8 @@ def _first_present(lowered: Mapping[str, Any], keys: Sequence[str]) -> tuple[boo
 
 def _first_text(lowered: Mapping[str, Any], keys: Sequence[str]) -> str:
     for key in keys:
-        if isinstance(lowered.get(key), str) and lowered[key].strip():
-            return lowered[key]
+        if isinstance(text := lowered.get(key), str) and text.strip():
+            return text
     return ""
 
 

@@ -231,7 +231,9 @@ def rewrite_plan_text(
     return text[:start] + "\n".join(written) + text[start + len(core) :]
 
 
-def align(current: Sequence[Mapping[str, Any]], published: Sequence[Mapping[str, Any]]) -> list:
+def align(
+    current: Sequence[Mapping[str, Any]], published: Sequence[Mapping[str, Any]]
+) -> list[Any]:
     """For each current step, the index of the published step it is, or None (a new step):
     paired as a sample's revision history pairs two versions (golddiff.step_pairs)."""
     keys = ("step", "text", "tool", "arguments")
@@ -547,7 +549,9 @@ def task_record(
     return record
 
 
-def gold_step_texts(task: str, reference: Any, metadata: Mapping[str, Any] | None) -> dict:
+def gold_step_texts(
+    task: str, reference: Any, metadata: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """Step number -> the step text the task file writes for that gold entry: as published,
     for a published sample (see the module docstring)."""
     gold = reference.get(task) if isinstance(reference, Mapping) else None

@@ -21,7 +21,7 @@ from benchmarks.kit.conformance import (
     item_of,
     parsed,
 )
-from benchmarks.kit.protocol import Context, Evaluator, Item, Outcome, Scored
+from benchmarks.kit.protocol import Context, Item, Outcome, Scored
 from benchmarks.kit.registry import get_suite
 from benchmarks.suites import wtueval
 from benchmarks.suites.wtueval.evaluate import REGION_KIND, WITH_TOOLS
@@ -30,7 +30,7 @@ from benchmarks.suites.wtueval.evaluate import REGION_KIND, WITH_TOOLS
 
 
 def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
-    suite = Evaluator(get_suite("wtueval"))
+    suite = get_suite("wtueval").evaluator
     ctx = Context(task=suite.task(task))
     kind = "tool" if task in ("R1", "R2") else "general"
     right, wrong = (139, "139") if kind == "tool" else (True, "true")
@@ -105,7 +105,7 @@ def text_answer(rule: int, item: Item) -> str | None:
 def example(region: str) -> Callable[[Files], AnalysisExample]:
     def build(files: Files) -> AnalysisExample:
         bundle = wtueval.import_files([files.fixtures / "wtueval" / "questions.jsonl"])
-        evaluator = Evaluator(wtueval)
+        evaluator = wtueval.SUITE.evaluator
         ctx = context_for(evaluator, region)
         kind = REGION_KIND[region]
         items = [item_of(r) for r in bundle.samples if r.reference["kind"] == kind]

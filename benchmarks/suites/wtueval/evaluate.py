@@ -343,7 +343,7 @@ def _item_kind(item: Item) -> str | None:
     reference = item.reference if isinstance(item.reference, dict) else {}
     kind = reference.get("kind")
     if kind in ("tool", "general"):
-        return kind
+        return str(kind)
     regions = item.metadata.get("regions") or ()
     if "R1" in regions:
         return "tool"
@@ -1155,7 +1155,7 @@ def _option_int(ctx: Context, name: str, default: int) -> int:
 
 def _truncate(text: str, limit: int) -> str:
     if limit > 0 and len(text) > limit:
-        return text[:limit] + _templates()["observation"]["truncated"]
+        return text[:limit] + str(_templates()["observation"]["truncated"])
     return text
 
 

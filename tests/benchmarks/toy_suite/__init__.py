@@ -5,7 +5,6 @@ in the registry (SUITE_MODULES), a suite like any other: nothing outside this fo
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from benchmarks.kit.protocol import (
     Prompt,
     Scored,
     Scores,
+    Task,
     TaskSpec,
     mean,
     metric_specs,
@@ -88,4 +88,13 @@ def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
     return {"accuracy": mean([s.scores.get("accuracy") for s in scored]), "n": float(len(scored))}
 
 
-SUITE = Suite(sys.modules[__name__], conformance=f"{__name__}.conformance")
+SUITE = Suite(
+    name=name,
+    default_benchmark=default_benchmark,
+    import_files=import_files,
+    evaluation=tuple(
+        Task(spec, prompt=build_prompt, parse=parse, score=score, aggregate=aggregate)
+        for spec in TASKS.values()
+    ),
+    conformance=f"{__name__}.conformance",
+)

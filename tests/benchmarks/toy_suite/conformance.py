@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from benchmarks.kit.conformance import Conformance, Files, MetricCase, parsed
-from benchmarks.kit.protocol import Context, Evaluator, Item
+from benchmarks.kit.protocol import Context, Item
 from benchmarks.kit.registry import get_suite
 
 
 def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
-    suite = Evaluator(get_suite("toy"))
+    suite = get_suite("toy").evaluator
     ctx = Context(task=suite.task(task))
     items = [Item("test", str(n), {"query": f"Is {n} even?"}, {"even": n % 2 == 0}) for n in (2, 3)]
     texts = ["Yes.", "No.", "Maybe.", None]
