@@ -1,15 +1,15 @@
 """The evaluation side of a suite: how a sample becomes a prompt, a model's text an answer, and
 answers scores. Pure Python, no Django: the evaluation app drives it, tests call it directly.
 
-A suite package (`benchmarks/suites/<name>/`) exposes, besides its importer:
+A suite declares its tasks (registry.Suite.evaluation), each a `Task`: its TaskSpec (what the
+task is: splits, metrics and what each means, options) composed with the functions that run it:
 
-    TASKS: dict[str, TaskSpec]                       the tasks it evaluates
-    build_prompt(item, ctx, context) -> Prompt       the benchmark's own prompt for one item
+    prompt(item, ctx, context) -> Prompt             the benchmark's own prompt for one item
     parse(text, item, ctx, context) -> Outcome       the benchmark's answer matching
     score(outcome, item, ctx, context) -> Scores     per-item metric values
     aggregate(scored, ctx) -> Scores                 run-level metrics (named as in METRICS.md)
 
-and, where the default below does not fit:
+and, where the default (Evaluator) does not fit:
 
     select(items, ctx) -> list[Item]                 which items a run of the task takes
     cluster(item, ctx) -> str                        the unit sampled by an item limit and
@@ -18,27 +18,7 @@ and, where the default below does not fit:
                                                      candidate tool list), stored with the item
     async solve(item, ctx, context, complete)        multi-step tasks (a ReAct loop); the default
                                                      asks once and parses
-    read_predictions(task, path) -> Iterator[PublishedOutput]   outputs published elsewhere
-    native_prompt(item, ctx, context) -> NativePrompt  the request of a native run (tool_mode
-                                                     "native"): chat messages (earlier calls as
-                                                     assistant tool_calls and tool messages)
-                                                     and the tools declared; the default is the
-                                                     text prompt's messages with the item's
-                                                     candidate tools declared
-    async native_solve(item, ctx, context, ask)      a native multi-step task (ask(prompt) gives
-                                                     the text and tool_calls); the default asks
-                                                     native_prompt once and reads the answer
-    native_outcome(reply, item, ctx, context) -> Outcome   a native answer (NativeReply: the
-                                                     text, the tool_calls as sent, the calls
-                                                     read) as the answer parse() would give;
-                                                     the default is read_native_reply() below,
-                                                     with the suite's `native_answer(calls,
-                                                     item, ctx, context)` shaping the calls
-    declare_tools(tools) -> ToolDeclarations         the tools an item may use as OpenAI
-                                                     function tools (native tool calling),
-                                                     names mapped to the API's pattern and back;
-                                                     the default reads ToolSpec.parameters as
-                                                     JSON Schema (native.py)
+    read_predictions(path) -> Iterator[PublishedOutput]   outputs published elsewhere
     mean_metrics(ctx) -> {metric: digits | None}    the run metrics aggregate() computes as
                                                      the mean of the items' values of the same
                                                      name (items without one skipped), rounded
@@ -46,9 +26,30 @@ and, where the default below does not fit:
                                                      those means directly (evaluation.bootstrap,
                                                      which checks the claim against aggregate's
                                                      own result); the default claims none
+    native: Native                                   the task in tool_mode "native" (present
+                                                     exactly when TaskSpec.native):
+        answer(calls, item, ctx, context)            the calls read from tool_calls as the
+                                                     answer parse() would give
+        prompt(item, ctx, context) -> NativePrompt   the request: chat messages (earlier calls
+                                                     as assistant tool_calls and tool messages)
+                                                     and the tools declared; the default is the
+                                                     text prompt's messages with the item's
+                                                     candidate tools declared
+        async solve(item, ctx, context, ask)         a native multi-step task (ask(prompt) gives
+                                                     the text and tool_calls); the default asks
+                                                     the prompt once and reads the answer
+        outcome(reply, item, ctx, context) -> Outcome   a native answer (NativeReply: the text,
+                                                     the tool_calls as sent, the calls read); the
+                                                     default is read_native_reply() with
+                                                     `answer` shaping the calls
 
-`Evaluator(suite_module)` (a registry Suite's `evaluator`) fills in the defaults, so the
-platform calls one interface.
+Each part is the function of that task: a part never branches on the task's name (a task that
+reads differently is a task with other parts). The suite's tools as OpenAI function tools
+(native tool calling, names mapped to the API's pattern and back) are the suite's
+`declare_tools`; the default reads ToolSpec.parameters as JSON Schema (native.py).
+
+`Evaluator(suite)` (a registry Suite's `evaluator`) fills in the defaults, so the platform calls
+one interface.
 
 Conventions:
 - `context` is the JSON object `prepare` returned for the item ({} by default). It is stored

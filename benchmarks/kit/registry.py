@@ -1,10 +1,12 @@
 """The registry of suites: one folder per benchmark, one line in `benchmarks/suites/__init__.py`
 (SUITE_MODULES), and what each suite can do.
 
-A suite is a package `benchmarks/suites/<name>/` whose `__init__.py` exposes `SUITE`, a `Suite`
-built from the package itself (its importer and the evaluation protocol of protocol.py) and the
-optional capabilities the other apps ask for, never by the suite's name:
+A suite is a package `benchmarks/suites/<name>/` whose `__init__.py` declares `SUITE`, a typed
+`Suite`: its name, its importer, its tasks (protocol.Task: a TaskSpec composed with its parts)
+and the optional capabilities the other apps ask for, never by the suite's name:
 
+    declare_tools     its tools as OpenAI function tools, where the default does not fit
+    gold_tools        the gold tools a sample names, which the import must describe
     served_tools      the tools the virtual API server serves to a run of it (ServedTools)
     judgment_readers  readers of judgments published with the benchmark, by format name
     gold              what its gold looks like to an expert and how an edit applies (GoldEditing)
@@ -17,9 +19,8 @@ optional capabilities the other apps ask for, never by the suite's name:
     conformance       the module of its promises shown on its own cases (conformance.py)
     judges            the LLM judges of its paper (judging.JudgeTemplate)
 
-Published outputs are read by the evaluation protocol (`read_predictions`), so every suite that
-has that function reads them. A module that implements only the protocol (no `SUITE`) is a suite
-without capabilities: a test registers one with `monkeypatch.setitem(SUITE_MODULES, ...)`.
+Published outputs are read by a task's `read_predictions` part. A test registers a suite of
+its own with `monkeypatch.setitem(SUITE_MODULES, ...)`.
 
 Adding a suite means adding a folder and one line to SUITE_MODULES (ARCHITECTURE.md,
 "Adding a suite").
