@@ -1,69 +1,19 @@
-"""The project's modules import each other without a cycle, counting the imports inside
-functions (grimp reads every import statement of a module, wherever it stands), and an import
-inside a function says why it is not at the top. Imports under `if TYPE_CHECKING:` are left
-out: they are annotations, not dependencies at run time."""
+"""The project's modules import each other without a cycle (lint-imports' `acyclic` contract,
+tests/import_contracts.py), and an import inside a function says why it is not at the top."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
-import grimp
 import pytest
+
+from tests.import_contracts import cycles_shown, strongly_connected
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("config", "benchmarks", "evaluation", "annotation")
-
-
-def strongly_connected(edges: Mapping[str, set[str]]) -> list[list[str]]:
-    """Tarjan's components with more than one module (or a module importing itself), each
-    sorted; iterative, so a deep chain of imports cannot exhaust the stack."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    counter = 0
-    for start in sorted(edges):
-        if start in index:
-            continue
-        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(edges[start])))]
-        index[start] = low[start] = counter
-        counter += 1
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, successors = work[-1]
-            advanced = False
-            for successor in successors:
-                if successor not in index:
-                    index[successor] = low[successor] = counter
-                    counter += 1
-                    stack.append(successor)
-                    on_stack.add(successor)
-                    work.append((successor, iter(sorted(edges.get(successor, ())))))
-                    advanced = True
-                    break
-                if successor in on_stack:
-                    low[node] = min(low[node], index[successor])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1 or node in edges.get(node, ()):
-                    found.append(sorted(component))
-    return found
 
 
 def test_the_cycle_finder_finds_what_a_hand_drawn_graph_holds() -> None:
@@ -80,22 +30,32 @@ def test_the_cycle_finder_finds_what_a_hand_drawn_graph_holds() -> None:
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_module_of_the_project_is_in_an_import_cycle() -> None:
-    graph = grimp.build_graph(*PACKAGES, exclude_type_checking_imports=True, cache_dir=None)
-    edges = {
-        module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules
-    }
-    cycles = strongly_connected(edges)
-    shown = []
-    for cycle in cycles:
-        lines = [
-            f"  {importer} -> {imported} (line {detail['line_number']})"
-            for importer in cycle
-            for imported in sorted(edges[importer] & set(cycle))
-            for detail in graph.get_import_details(importer=importer, imported=imported)[:1]
-        ]
-        shown.append("\n".join([", ".join(cycle), *lines]))
-    assert not cycles, "import cycles:\n" + "\n\n".join(shown)
+def test_the_contract_is_kept_by_the_project_and_broken_by_a_cycle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # lint-imports (make test) runs the contract over the project; here it is shown to see a
+    # cycle made in a function's import, and to leave an annotation-only import alone.
+    package = tmp_path / "loop"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("import loop.b\n")
+    (package / "b.py").write_text("def f():\n    import loop.a\n")
+    (package / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import loop.d\n"
+    )
+    (package / "d.py").write_text("import loop.c\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shown = cycles_shown(["loop"])
+    assert [text.splitlines()[0] for text in shown] == ["loop.a, loop.b"]
+    assert "loop.b -> loop.a (line 2)" in shown[0]
+
+
+def test_lint_imports_declares_the_no_cycle_contract_over_every_package() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert "acyclic: tests.import_contracts.AcyclicContract" in config["contract_types"]
+    acyclic = [c for c in config["contracts"] if c["type"] == "acyclic"]
+    assert [sorted(c["packages"]) for c in acyclic] == [sorted(PACKAGES)]
+    assert not cycles_shown(list(PACKAGES))
 
 
 def function_imports(path: Path) -> Iterator[tuple[int, str, bool]]:
