@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.kit.protocol import Item, ToolSpec
+from benchmarks.kit.protocol import Context, Item, ToolSpec
 from benchmarks.kit.stateful import (
     Difference,
     Instances,
@@ -21,6 +21,8 @@ from benchmarks.kit.stateful import (
     entry_passed,
     object_toolset,
 )
+from benchmarks.suites.wtueval import TASKS as WTUEVAL_TASKS
+from benchmarks.suites.wtueval.evaluate import tool_pool
 
 # --- the toolset -------------------------------------------------------------------------------
 
@@ -363,4 +365,16 @@ def test_observations_and_arguments_are_bounded() -> None:
     session.call("put", {"key": "long", "value": "y" * 25})
     assert (
         session.call("get", {"key": "long"}).observation == "yyyyyyyyyy... (15 more characters cut)"
+    )
+
+
+# --- the WTU-Eval calculator runs on it ----------------------------------------------------------
+
+
+def test_the_wtueval_calculator_is_a_stateless_toolset() -> None:
+    calculator = tool_pool(Context(task=WTUEVAL_TASKS["R2"]))["Calculator"]
+    assert calculator.spec.category == "local"
+    assert asyncio.run(calculator.call({"expression": "3 * 48 - 5"})) == "139"
+    assert asyncio.run(calculator.call({"expression": "1 / 0"})).startswith(
+        "Error: division by zero"
     )
