@@ -88,6 +88,7 @@ CallError = Literal["unknown_tool", "bad_arguments", "failed", "call_limit"]
 ERROR = "Error: "
 _MAX_DEPTH = 32
 _MAX_SHOWN_VALUE = 200
+_MAX_NAME = 200
 _CYCLE = "(cycle)"
 _TOO_DEEP = "(nested too deep)"
 
@@ -112,7 +113,8 @@ class Limits:
 class Toolset(Generic[S]):
     """Locally executed tools (see the module docstring). `execute` returns the call's result
     (a text as it is, other values as JSON text); it may raise, `Session.call` turns that into
-    an error observation. `snapshot` must give JSON values (`jsonable` makes them)."""
+    an error observation. `snapshot` gives the state by instance name; the session keeps it as
+    JSON values (`jsonable`), a copy the state's later changes do not reach."""
 
     tools: tuple[ToolSpec, ...]
     start: Callable[[Item, Mapping[str, Any]], S]
@@ -194,22 +196,24 @@ def object_toolset(
         return getattr(instance, where.method)(**arguments)
 
     def snapshot(instances: Instances) -> Snapshot:
-        return {name: public_state(instance) for name, instance in instances.items()}
+        # Raw attributes: the session turns the whole snapshot into JSON values once.
+        return {name: _public(instance) for name, instance in instances.items()}
 
     return Toolset(tuple(tools), start, execute, snapshot, limits)
+
+
+def _public(instance: object) -> dict[str, Any]:
+    attributes = getattr(instance, "__dict__", None)
+    if not isinstance(attributes, dict):
+        return {}
+    return {str(k): v for k, v in attributes.items() if not str(k).startswith("_")}
 
 
 def public_state(instance: object) -> dict[str, Any]:
     """An instance's attributes whose names do not start with "_", as JSON values: what a
     benchmark compares (its private attributes are bookkeeping, not state)."""
-    attributes = getattr(instance, "__dict__", None)
-    if not isinstance(attributes, dict):
-        return {}
-    return {
-        str(name): jsonable(value)
-        for name, value in attributes.items()
-        if not str(name).startswith("_")
-    }
+    state = jsonable(_public(instance))
+    return state if isinstance(state, dict) else {}
 
 
 def jsonable(value: Any, _depth: int = 0, _path: frozenset[int] = frozenset()) -> Any:
@@ -444,6 +448,20 @@ class Session(Generic[S]):
 
     def _execute(self, name: str, arguments: Any) -> Call:
         limits = self.toolset.limits
+        # Sizes first: nothing the model sends is kept whole in the record unless it is small.
+        if len(name) > _MAX_NAME:
+            name = name[:_MAX_NAME] + "..."
+        try:
+            size = len(json.dumps(arguments, ensure_ascii=False, allow_nan=False))
+        except (TypeError, ValueError, RecursionError):
+            text = f"{ERROR}the arguments of {shown(name)!r} must be JSON values"
+            return Call(name, {}, text, "bad_arguments")
+        if size > limits.argument_chars:
+            text = (
+                f"{ERROR}the arguments of {shown(name)!r} are longer than "
+                f"{limits.argument_chars} characters"
+            )
+            return Call(name, {}, text, "bad_arguments")
         spec = self.toolset.spec(name)
         if spec is None:
             offered = ", ".join(s.name for s in self.toolset.tools) or "none"
@@ -452,16 +470,6 @@ class Session(Generic[S]):
         if not isinstance(arguments, dict):
             text = f"{ERROR}the arguments of {name} must be a JSON object"
             return Call(name, arguments, text, "bad_arguments")
-        try:
-            size = len(json.dumps(arguments, ensure_ascii=False, allow_nan=False))
-        except (TypeError, ValueError):
-            text = f"{ERROR}the arguments of {name} must be JSON values"
-            return Call(name, jsonable(arguments), text, "bad_arguments")
-        if size > limits.argument_chars:
-            text = (
-                f"{ERROR}the arguments of {name} are longer than {limits.argument_chars} characters"
-            )
-            return Call(name, {}, text, "bad_arguments")
         problem = argument_problem(spec, arguments)
         if problem:
             text = f"{ERROR}bad arguments for {name}: {problem}"

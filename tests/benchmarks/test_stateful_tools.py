@@ -19,7 +19,9 @@ from benchmarks.kit.stateful import (
     Toolset,
     check_turns,
     entry_passed,
+    jsonable,
     object_toolset,
+    public_state,
 )
 from benchmarks.suites.wtueval import TASKS as WTUEVAL_TASKS
 from benchmarks.suites.wtueval.evaluate import tool_pool
@@ -366,6 +368,27 @@ def test_observations_and_arguments_are_bounded() -> None:
     assert (
         session.call("get", {"key": "long"}).observation == "yyyyyyyyyy... (15 more characters cut)"
     )
+    # A name or arguments no tool could take are not kept whole.
+    unknown = session.call("x" * 500, {})
+    assert (unknown.error, len(unknown.tool)) == ("unknown_tool", 203)
+    nan = session.call("get", {"key": float("nan")})
+    assert (nan.observation, nan.arguments) == (
+        "Error: the arguments of 'get' must be JSON values",
+        {},
+    )
+
+
+def test_snapshots_are_json_values() -> None:
+    node: dict[str, Any] = {"name": "root"}
+    node["self"] = node
+    value = {"tags": {"b", "a"}, "pair": (1, 2), "x": float("inf"), "node": node}
+    assert jsonable(value) == {
+        "tags": ["a", "b"],
+        "pair": [1, 2],
+        "x": "inf",
+        "node": {"name": "root", "self": "(cycle)"},
+    }
+    assert public_state(Store()) == {"items": {}}
 
 
 # --- the WTU-Eval calculator runs on it ----------------------------------------------------------
