@@ -63,6 +63,7 @@ __all__ = [
     "ToolError",
     "Toolset",
     "Turn",
+    "TurnKind",
     "TurnVerdict",
     "argument_problem",
     "check_turn",
