@@ -8,7 +8,9 @@ Tasks (TASKS), one per region of the paper's Figure 2:
 `select` keeps the items of the region's kind; a run reads one dataset (split) or several.
 
 The tool pool (R2/R4): our local `Calculator` (calculator.py: parsed with `ast`, never run as
-code) and the tools the platform serves in `ctx.toolbox` (translator, web search, Wikipedia...).
+code; a toolset without state, `calculator_toolset`, which benchmarks.kit.stateful executes, so
+an item's attempt runs at most its `Limits.calls_per_turn` calculations) and the tools the
+platform serves in `ctx.toolbox` (translator, web search, Wikipedia...).
 Only tools that are actually available are offered; `prepare` stores the pool's names with each
 item at launch and the first trace step repeats the pool offered (`tools`).
 
@@ -111,6 +113,7 @@ from benchmarks.kit.protocol import (
     metric_specs,
     percent,
 )
+from benchmarks.kit.stateful import Session, Toolset, stateless_toolset
 from benchmarks.kit.toolcall import INLINE_ACTION_INPUT, marked_sections, react_marker
 from benchmarks.suites.wtueval.calculator import calculate
 
@@ -386,11 +389,15 @@ def _is_finish(action: Any) -> bool:
     return _tool_key(str(action or "")) in _FINISH_KEYS
 
 
-async def _local_calculator(arguments: dict[str, Any]) -> str:
+def _calculate(name: str, arguments: dict[str, Any]) -> str:
     return calculate(str(arguments.get("expression", "")))
 
 
-def _calculator_tool() -> Tool:
+@cache
+def calculator_toolset() -> Toolset[None]:
+    """Our calculator as a locally executed toolset without state: every call is checked
+    against its schema and run by the kit, and a refused expression is the calculator's own
+    `Error: ...` observation."""
     spec = ToolSpec(
         name=CALCULATOR,
         description=_templates()["tools"][CALCULATOR],
@@ -403,7 +410,7 @@ def _calculator_tool() -> Tool:
         },
         category="local",
     )
-    return Tool(spec=spec, call=_local_calculator)
+    return stateless_toolset((spec,), _calculate)
 
 
 def tool_pool(ctx: Context, context: Mapping[str, Any] | None = None) -> dict[str, Tool]:
@@ -413,7 +420,7 @@ def tool_pool(ctx: Context, context: Mapping[str, Any] | None = None) -> dict[st
     use_toolbox_calculator = ctx.option("calculator") == "toolbox"
     pool: dict[str, Tool] = {}
     if not use_toolbox_calculator:
-        pool[CALCULATOR] = _calculator_tool()
+        pool[CALCULATOR] = Session(calculator_toolset(), None).tools()[CALCULATOR]
     for name, tool in ctx.toolbox.items():
         shown = tool.spec.name or name
         if _tool_key(shown) == _tool_key(CALCULATOR) and not use_toolbox_calculator:
