@@ -19,6 +19,12 @@ exists only in the test tree. Pure: no database.
   exports them), or says why it has none.
 - The judges it declares (Suite.judges) are the templates registered under their names, judge
   its own runs, and are named after it ("<suite>.<judge>").
+- Every option a run of each task takes (Suite.options) is accepted at its default by the one
+  check every launch goes through (Suite.check_options), and a value of the wrong kind is
+  refused naming the option.
+- Its demo data (benchmarks/demo/<suite>/manifest.json, what `make run` loads), where it has
+  some, imports with its importer, and some task finds items in it (a run can be launched
+  on it as it is).
 """
 
 from __future__ import annotations
@@ -33,8 +39,18 @@ import pytest
 from benchmarks.kit.analyses import COUNT, GROUP, Analysis, AnalysisInput
 from benchmarks.kit.conformance import AnalysisExample, Conformance, Files, conformance_of
 from benchmarks.kit.judging import templates
-from benchmarks.kit.protocol import FAMILY, Context, Evaluator, MetricSpec, Scored, lookup_metric
+from benchmarks.kit.protocol import (
+    FAMILY,
+    Context,
+    Evaluator,
+    MetricSpec,
+    OptionError,
+    Scored,
+    lookup_metric,
+)
 from benchmarks.kit.registry import Suite
+from benchmarks.management.commands.seed_demo import DEMO_DIR as DEMO
+from benchmarks.management.commands.seed_demo import read_manifest
 from tests.conftest import SEEDDATA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +84,8 @@ def checks(suite: Suite) -> Iterator[Check]:
     yield Check(f"{suite.name}-declares-conformance", lambda: check_declared(suite))
     yield Check(f"{suite.name}-exporter", lambda: check_exporter_declared(suite))
     yield Check(f"{suite.name}-judges", lambda: check_judges(suite))
+    yield Check(f"{suite.name}-options", lambda: check_options(suite))
+    yield Check(f"{suite.name}-demo", lambda: check_demo(suite))
     for task in Evaluator(suite).tasks:
         yield Check(f"{suite.name}-{task}-metrics", lambda task=task: check_metrics(suite, task))
     for task, analyses in suite.analyses.items():
@@ -193,3 +211,45 @@ def check_judges(suite: Suite) -> None:
         assert not template.suites or suite.name in template.suites, (
             f"{template.name} does not judge {suite.name}'s runs"
         )
+
+
+# --- options ------------------------------------------------------------------------------------
+
+# A value of another kind than each option kind takes.
+WRONG_KIND: dict[str, object] = {
+    "text": 7,
+    "integer": "seven",
+    "number": "seven",
+    "boolean": "yes",
+    "names": "one name",
+}
+
+
+def check_options(suite: Suite) -> None:
+    for task in suite.tasks:
+        options = suite.options(task)
+        defaults = {o.name: o.default for o in options if o.default is not None}
+        assert suite.check_options(task, defaults) == defaults, f"{suite.name} {task}"
+        for option in options:
+            with pytest.raises(OptionError) as refused:
+                suite.check_options(task, {option.name: WRONG_KIND[option.kind]})
+            assert refused.value.option == option.name, f"{suite.name} {task} {option.name}"
+
+
+# --- demo data ----------------------------------------------------------------------------------
+
+
+def check_demo(suite: Suite) -> None:
+    manifest_path = DEMO / suite.name / "manifest.json"
+    if not manifest_path.exists():
+        return
+    manifest = read_manifest(manifest_path)
+    assert manifest.suite == suite.name, f"{manifest_path} names suite {manifest.suite}"
+    bundle = suite.import_files(manifest.files)
+    splits = {record.split for record in bundle.samples}
+    assert bundle.samples, f"{suite.name}'s demo holds no sample"
+    # A task with no default split runs on the split its run names: any sample will do.
+    runnable = [
+        t for t, spec in suite.tasks.items() if not spec.splits or splits & set(spec.splits)
+    ]
+    assert runnable, f"{suite.name}'s demo has no sample of any task's default splits"

@@ -116,6 +116,8 @@ def test_the_conformance_checks_cover_a_suite_defined_only_in_the_tests(toy: Non
         "toy-declares-conformance",
         "toy-exporter",
         "toy-judges",
+        "toy-options",
+        "toy-demo",
         "toy-parity-metrics",
     ]
 
