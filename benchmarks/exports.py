@@ -35,6 +35,7 @@ from benchmarks.kit.base import (
 from benchmarks.kit.export import ExportError, Files, json_bytes, platform_jsonl
 from benchmarks.kit.registry import Exporter, get_suite
 from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
+from benchmarks.selectors import GOLD_VERSIONS, PUBLISHED_GOLD, REFINED_GOLD, as_imported
 from config.errors import ApplicationError
 
 FORMATS = ("published", "jsonl")
@@ -118,15 +119,22 @@ def benchmark_export(
     benchmark: Benchmark,
     split: str | None = None,
     fmt: str = "published",
+    gold: str = REFINED_GOLD,
     progress: Callable[[int], None] | None = None,
 ) -> BenchmarkExport:
-    """The benchmark (or one split of it) in `fmt`, each sample as its current revision, with
-    provenance.json. Reads only. Raises ExportRefused for an unknown split or format, a suite
-    without a published format, and a sample the format cannot hold (naming it and the field);
-    `progress(n)` is called as samples are read."""
+    """The benchmark (or one split of it) in `fmt` under a gold version, with provenance.json:
+    "refined" (each sample as its current revision, those a refinement dropped left out) or
+    "published" (each sample as imported, all of them). Reads only. Raises ExportRefused for an
+    unknown split, format or gold version, a suite without a published format, and a sample
+    the format cannot hold (naming it and the field); `progress(n)` is called as samples are
+    read."""
     if fmt not in FORMATS:
         raise ExportRefused(
             f"unknown format {fmt!r}; choose {' or '.join(FORMATS)}", field="format"
+        )
+    if gold not in GOLD_VERSIONS:
+        raise ExportRefused(
+            f"unknown gold version {gold!r}; choose {' or '.join(GOLD_VERSIONS)}", field="gold"
         )
     suite = get_suite(benchmark.suite)
     if fmt == "published" and suite.exporter is None:
@@ -148,6 +156,12 @@ def benchmark_export(
     # Rows as tuples, not model instances (a third of the time at 20,000 samples), read in
     # chunks so the progress bar moves as it goes.
     rows = samples.values_list("pk", *Sample.CONTENT_FIELDS, "revision")
+    # The published gold: each refined sample as imported, none dropped by a refinement.
+    imported = (
+        as_imported(samples.filter(revision__gt=0).values_list("pk", flat=True))
+        if gold == PUBLISHED_GOLD
+        else {}
+    )
     for (
         pk,
         split_name,
@@ -159,7 +173,12 @@ def benchmark_export(
         metadata,
         revision,
     ) in rows.iterator(chunk_size=BATCH):
-        if DROPPED in (metadata or {}):
+        if gold == PUBLISHED_GOLD:
+            metadata = {k: v for k, v in (metadata or {}).items() if k != DROPPED}
+            if pk in imported:
+                given, reference, candidates = imported[pk]
+                revision = 0
+        if DROPPED in (metadata or {}) and gold == REFINED_GOLD:
             dropped.append({"external_id": external_id, "split": split_name})
         else:
             records.append(
@@ -227,6 +246,7 @@ def benchmark_export(
             "benchmark": benchmark.name,
             "suite": benchmark.suite,
             "format": fmt,
+            "gold": gold,
             "split": split or None,
             "exported_at": timezone.now().isoformat(),
             "samples": len(records),

@@ -297,3 +297,22 @@ def import_job_panel(job: ImportJob) -> dict[str, Any]:
         "benchmark": job.benchmark,
         "attempts": job.attempts,
     }
+
+
+# A benchmark's gold versions: the samples as published (as imported: a refined sample's
+# revision 0) and as refined (each sample's newest revision, what the sample holds).
+PUBLISHED_GOLD = "published"
+REFINED_GOLD = "refined"
+GOLD_VERSIONS = (PUBLISHED_GOLD, REFINED_GOLD)
+
+
+def as_imported(sample_ids: Iterable[int]) -> dict[int, tuple[Any, Any, list[str]]]:
+    """(input, reference, candidate tools) as imported, for each of these samples that was
+    refined since (its revision 0, which the first refinement records); the others are as
+    they are."""
+    return {
+        sample_id: (given or {}, reference, list(candidates or []))
+        for sample_id, given, reference, candidates in SampleRevision.objects.filter(
+            sample_id__in=list(sample_ids), number=0
+        ).values_list("sample_id", "input", "reference", "candidate_tools")
+    }

@@ -306,6 +306,8 @@ ACCESS: dict[str, Rule] = {
     "evaluation:runs-analyses": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:runs-analysis-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
     # end of run analyses
+    # a run under each gold version: its predictions scored again
+    "evaluation:run-golds": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:job-list": Perm("evaluation.view_judgejob"),
     "evaluation:job-detail": Perm("evaluation.view_judgejob", "evaluation.view_judgment"),
     "evaluation:job-control": Perm("evaluation.change_judgejob"),

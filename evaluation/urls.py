@@ -13,6 +13,7 @@ urlpatterns = [
     path("runs/<int:pk>/predictions.csv", views.run_predictions_csv, name="run-csv"),
     # --- run analyses (the papers' breakdowns); before run-control, whose <action> would match
     path("runs/<int:pk>/analyses/", analysis_views.run_analyses, name="run-analyses"),
+    path("runs/<int:pk>/golds/", views.run_golds, name="run-golds"),
     path(
         "runs/<int:pk>/analyses/<slug:name>.csv",
         analysis_views.run_analysis_csv,

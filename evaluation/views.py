@@ -27,6 +27,12 @@ from config.numbers import id_or_none, object_id
 from evaluation import lifecycle
 from evaluation.analyses import declared as declared_analyses
 from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
+from evaluation.gold_versions import (
+    GoldsTooLarge,
+    compare_golds,
+    gold_compare_limit,
+    refined_sample_count,
+)
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run, WorkItem
 from evaluation.selectors import (
@@ -184,11 +190,55 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "analyses_url": reverse("evaluation:run-analyses", args=[run.pk])
             if declared_analyses(run) and allows(request.user, "evaluation:run-analyses")
             else "",
+            "golds_url": reverse("evaluation:run-golds", args=[run.pk])
+            if run.status == Run.Status.DONE
+            and allows(request.user, "evaluation:run-golds")
+            and refined_sample_count(run)
+            else "",
         }
     )
     if request.htmx and request.GET.get("part") == "predictions":
         return render(request, "evaluation/run_detail.html#predictions", context)
     return render(request, "evaluation/run_detail.html", context)
+
+
+@require_GET
+def run_golds(request: HttpRequest, pk: int) -> HttpResponse:
+    """A finished run scored again under the published and the refined gold of its samples,
+    and the items whose verdict changed (evaluation.gold_versions)."""
+    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk)
+    spec = task_spec(run)
+    context: dict[str, Any] = {"run": run, "refused": ""}
+    if run.status != Run.Status.DONE:
+        context["refused"] = "The run is not finished: its answers are not all in."
+    else:
+        try:
+            comparison = compare_golds(run, limit=gold_compare_limit())
+        except GoldsTooLarge as exc:
+            context["refused"] = str(exc)
+        else:
+            context["comparison"] = comparison
+            context["rows"] = [
+                {
+                    "published": metric_row(name, published, None, spec, spec.run_metric(name)),
+                    "refined": metric_row(name, refined, None, spec, spec.run_metric(name)),
+                }
+                for name, published, refined in comparison.metric_rows(spec.metrics)
+            ]
+            context["changed"] = [
+                {
+                    "item": item,
+                    "cells": [
+                        (
+                            metric_row(n, item.published.get(n), None, spec, spec.item_metric(n)),
+                            metric_row(n, item.refined.get(n), None, spec, spec.item_metric(n)),
+                        )
+                        for n in comparison.compared
+                    ],
+                }
+                for item in comparison.changed
+            ]
+    return render(request, "evaluation/run_golds.html", context)
 
 
 def _show_prediction(prediction: Prediction, spec: Any) -> None:

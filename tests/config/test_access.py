@@ -106,6 +106,7 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:run-analysis-csv": RESEARCH,
     "evaluation:runs-analyses": RESEARCH,
     "evaluation:runs-analysis-csv": RESEARCH,
+    "evaluation:run-golds": RESEARCH,
     # end of run analyses
     # --- home and runs: launching from pages, comparing two runs (issue 17) ---
     "annotation:home": SIGNED,
@@ -214,6 +215,7 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "evaluation:run-analysis-csv": Call("GET", f"/runs/{run}/analyses/by_split.csv"),
         "evaluation:runs-analyses": Call("GET", f"/runs/analyses/?run={run}"),
         "evaluation:runs-analysis-csv": Call("GET", f"/runs/analyses/by_split.csv?run={run}"),
+        "evaluation:run-golds": Call("GET", f"/runs/{run}/golds/"),
         # end of run analyses
         "api-root": Call("GET", "/api/"),
         "api-schema": Call("GET", "/api/schema/"),

@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from benchmarks.exports import FORMATS, ExportRefused, benchmark_export, benchmark_get_by_name
 from benchmarks.kit.registry import get_suite
-from benchmarks.selectors import sample_counts_by_split
+from benchmarks.selectors import GOLD_VERSIONS, REFINED_GOLD, sample_counts_by_split
 
 
 class Command(BaseCommand):
@@ -20,13 +20,20 @@ class Command(BaseCommand):
         "Write a benchmark in its suite's published format (the files its importer reads), "
         "each sample as its current revision (refinements applied once approved), with "
         "provenance.json naming each changed sample's revision, author, reviewer, date and "
-        "verdict. --format jsonl writes every stored field as JSON Lines instead."
+        "verdict. --format jsonl writes every stored field as JSON Lines instead; --gold "
+        "published writes every sample as imported, the refinements left out."
     )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("name", help="The benchmark's name.")
         parser.add_argument("--split", help="Only this split (default: every split).")
         parser.add_argument("--format", choices=FORMATS, default="published", dest="fmt")
+        parser.add_argument(
+            "--gold",
+            choices=GOLD_VERSIONS,
+            default=REFINED_GOLD,
+            help="refined: each sample as its current revision (default); published: as imported.",
+        )
         parser.add_argument("--out", required=True, help="Folder to write (made if missing).")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -39,7 +46,11 @@ class Command(BaseCommand):
                 counts.get(options["split"], 0) if options["split"] else sum(counts.values())
             )
             export = benchmark_export(
-                benchmark=benchmark, split=options["split"], fmt=options["fmt"], progress=bar.update
+                benchmark=benchmark,
+                split=options["split"],
+                fmt=options["fmt"],
+                gold=options["gold"],
+                progress=bar.update,
             )
         except ExportRefused as exc:
             raise CommandError(f"Nothing written. {exc}") from None
