@@ -60,7 +60,8 @@ class StepOracle:
         _, ctx = run_context(run)
         rows = list(run.predictions.values_list("sample_id", flat=True))
         for item in items_by_sample_id(rows).values():
-            _, requests = ultratool.native_step_prompts(item, ctx)
+            native = ultratool.NATIVE[ctx.task.name]
+            _, requests = ultratool.native_step_prompts(item, ctx, native)
             for step, prompt in requests:
                 self.steps[json.dumps(prompt.messages)] = (ctx.task.name, dict(step))
 

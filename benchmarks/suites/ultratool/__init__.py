@@ -1,19 +1,13 @@
 """UltraTool (Huang et al., 2024; papers/004): tree-structured plans with tool calls, in six tasks.
 
 importer.py reads the benchmark's published files; evaluate.py prompts, parses and scores
-(the protocol in benchmarks/kit/protocol.py). The suite's public names are re-exported here.
+(the protocol in benchmarks/kit/protocol.py), and tasks.py composes each task of its parts. The
+suite's public names are re-exported here.
 """
 
-import functools as _functools
-
-from benchmarks.kit.protocol import Native as _Native
-from benchmarks.kit.protocol import Task as _Task
-from benchmarks.kit.protocol import TaskSpec as _TaskSpec
 from benchmarks.kit.registry import JudgmentReader as _JudgmentReader
 from benchmarks.kit.registry import Suite as _Suite
-from benchmarks.suites.ultratool import evaluate as _evaluate
 from benchmarks.suites.ultratool import importer as _importer
-from benchmarks.suites.ultratool import native as _native
 from benchmarks.suites.ultratool.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.ultratool.context import item_context as _item_context
 from benchmarks.suites.ultratool.evaluate import *  # noqa: F403
@@ -23,27 +17,13 @@ from benchmarks.suites.ultratool.importer import *  # noqa: F403
 from benchmarks.suites.ultratool.judges import JUDGES as _JUDGES
 from benchmarks.suites.ultratool.judges import planning_judgments as _planning_judgments
 from benchmarks.suites.ultratool.native import *  # noqa: F403
-
-
-def _task(spec: _TaskSpec) -> _Task:
-    return _Task(
-        spec,
-        prompt=_evaluate.build_prompt,
-        parse=_evaluate.parse,
-        score=_evaluate.score,
-        aggregate=_evaluate.aggregate,
-        select=_evaluate.select,
-        prepare=_evaluate.prepare,
-        read_predictions=_functools.partial(_evaluate.read_predictions, spec.name),
-        native=(_Native(solve=_native.native_solve) if spec.native else None),
-    )
-
+from benchmarks.suites.ultratool.tasks import EVALUATION as _EVALUATION
 
 SUITE = _Suite(
     name=_importer.name,
     default_benchmark=_importer.default_benchmark,
     import_files=_importer.import_files,
-    evaluation=tuple(_task(spec) for spec in _evaluate.TASKS.values()),
+    evaluation=_EVALUATION,
     conformance=f"{__name__}.conformance",
     judges=_JUDGES,
     item_context=_item_context,

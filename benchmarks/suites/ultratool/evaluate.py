@@ -2,7 +2,7 @@
 the key-value metrics, as pure functions over the protocol in benchmarks/kit/protocol.py.
 
 Tasks (each reads split "test" by default, and only the items whose reference holds the task's
-gold: a non-empty list of steps, or for planning a non-empty plan text; see `select`):
+gold: a non-empty list of steps, or for planning a non-empty plan text; see select_steps):
   - planning: given the question alone (no toolset: the paper's planning is tool-independent),
     write a tree-structured plan, one numbered step a line (1., 1.1, 1.2, 2., ...);
   - tool_creation: given the question, the plan, a toolset that lacks some tools and the steps
@@ -20,6 +20,22 @@ gold: a non-empty list of steps, or for planning a non-empty plan text; see `sel
   and anchored at 8, reported / 10; METRICS.md): the judge templates "ultratool.planning" and
   "ultratool.tool_creation" in judges.py read the outputs these tasks keep. Their own per-item
   scores below are format-level only, never a measure of quality.
+
+How the tasks are composed: tasks.py declares each task as a protocol.Task whose parts are the
+functions here (native.py's loop for the native form), each bound to the task's Form, the data
+its parts read of it: the key its gold, wording and offered toolset are kept under; its Wording
+(its worked examples' gold and toolset, the toolset an item offers, the input block, the answer
+written as the prompt asks); the options it checks; and its Reference (what variant=reference
+fixes and how it reads an answer, for the three tasks it reproduces; None for the others, which
+refuse the variant). The parts differ by what the task asks for:
+  - planning: parse_plan, score_plan, select_plans;
+  - tool_creation: parse_created_tools, score_created_tools, select_steps;
+  - tool_creation_awareness, tool_usage_awareness: parse_steps with an awareness StepReader,
+    score_accuracy on "value", select_steps;
+  - tool_selection: parse_steps with the selection reader, score_accuracy on "tool",
+    select_steps;
+  - tool_usage: parse_steps with the usage reader, score_usage, select_usage;
+  every task: build_prompt, aggregate, prepare and read_predictions with its own Form.
 
 The input per task is what the paper describes: the question (input["query"]), the gold plan's
 steps (reference["steps"], numbers and text only, never the gold tools), the steps to answer
@@ -162,7 +178,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -185,41 +201,46 @@ from benchmarks.kit.protocol import (
     metric_specs,
     tool_mode,
 )
-from benchmarks.kit.toolcall import ToolCallError, looks_like_call, parse_tool_call
+from benchmarks.kit.toolcall import ToolCall, ToolCallError, looks_like_call, parse_tool_call
 from benchmarks.suites.ultratool import published, reading, reference
 from benchmarks.suites.ultratool.importer import PlanError, build_plan, step_number
 
 __all__ = [
+    "FORMS",
     "REFERENCE_TASKS",
     "TASKS",
     "VARIANTS",
+    "Form",
+    "Reference",
+    "StepReader",
+    "Wording",
     "aggregate",
     "argument_similarity",
     "build_prompt",
     "levenshtein",
     "normalized_levenshtein",
-    "parse",
+    "parse_created_tools",
+    "parse_plan",
+    "parse_steps",
     "prepare",
     "read_predictions",
     "reference_output",
-    "score",
-    "select",
+    "score_accuracy",
+    "score_created_tools",
+    "score_plan",
+    "score_usage",
+    "select_plans",
+    "select_steps",
+    "select_usage",
 ]
 
 PROMPTS = Path(__file__).parent / "prompts"
 
-AWARENESS = ("tool_creation_awareness", "tool_usage_awareness")
-# Tasks whose quality an LLM judge scores (judges.py); their own metrics check the format only.
-JUDGED = ("planning", "tool_creation")
 ACCURACY_METRICS = ("accuracy_global", "accuracy_local", "unparsed")
 USAGE_METRICS = ("levenshtein_local", "kv_accuracy_global", "kv_accuracy_local", "unparsed")
 PLANNING_METRICS = ("well_formed", "hierarchical", "unparsed")
 CREATION_METRICS = ("well_formed", "steps_answered", "unparsed")
 VARIANTS = ("default", "reference")
-# The tasks whose reading and scoring variant=reference reproduces (the reading document covers
-# their two readers; tool selection's is not described, and planning and tool creation are
-# judged).
-REFERENCE_TASKS = ("tool_creation_awareness", "tool_usage_awareness", "tool_usage")
 # The options of the tasks (TaskSpec.options; the module's docstring says what each does).
 UNPARSED_OPTION = Option(
     "unparsed",
@@ -266,22 +287,6 @@ NO_ARGUMENT_OPTION = Option(
     "(the reference scorer)",
     choices=("answered", "zero"),
 )
-# What UltraTool's evaluation does where the default lets a run choose: an unreadable answer is
-# wrong; local accuracy and tool usage pool every gold step of every sample; tool usage scores 0
-# for a step whose gold has no arguments.
-REFERENCE_SETTINGS: dict[str, dict[str, str]] = {
-    "tool_creation_awareness": {"unparsed": "wrong", "local_average": "steps"},
-    "tool_usage_awareness": {"unparsed": "wrong", "local_average": "steps"},
-    "tool_usage": {"unparsed": "wrong", "local_average": "steps", "no_argument_step": "zero"},
-}
-# The run-level figures UltraTool's evaluation rounds to 4 decimals as fractions.
-REFERENCE_ROUNDED: dict[str, tuple[str, ...]] = {
-    "tool_creation_awareness": ("accuracy_global", "accuracy_local"),
-    "tool_usage_awareness": ("accuracy_global", "accuracy_local"),
-    "tool_usage": ("levenshtein_local",),
-}
-
-
 # Every metric but `unparsed` is a score, higher better, per item and per run (the per-run
 # value is the mean, or the pooled share, of the per-item ones). Planning's and tool creation's
 # scores check the format only; their quality is the judges'.
@@ -377,17 +382,11 @@ TASKS: dict[str, TaskSpec] = {
     ),
 }
 
-# What the prompt's answer format calls each task's per-step value.
-ANSWER_KEY = {
-    "tool_usage_awareness": "needs_tool",
-    "tool_creation_awareness": "needs_new_tool",
-    "tool_selection": "tool",
-}
-VALUE_KEYS = {
-    "tool_usage_awareness": ("needs_tool", "tool", "value", "answer", "label"),
-    "tool_creation_awareness": ("needs_new_tool", "tool", "value", "answer", "label"),
-    "tool_selection": ("tool", "name", "tool_name", "value", "answer"),
-}
+# Where an answer's step object holds its value: awareness's 0/1 (UltraTool's own key "tool"
+# too), selection's tool name, usage's arguments.
+USAGE_AWARENESS_KEYS = ("needs_tool", "tool", "value", "answer", "label")
+CREATION_AWARENESS_KEYS = ("needs_new_tool", "tool", "value", "answer", "label")
+SELECTION_KEYS = ("tool", "name", "tool_name", "value", "answer")
 ARGUMENT_KEYS = ("arguments", "param", "params", "parameters", "args")
 WRAPPER_KEYS = ("steps", "answer", "answers", "result", "results", "output", "plan")
 OUTPUT_KEYS = ("output", "prediction", "predict", "response", "init output")
@@ -397,46 +396,127 @@ ANSWER_HEADER = "### Answer"
 COMPLETION_STOP = ("\n\n", "\n###")
 
 
-def _task(ctx: Context) -> str:
-    name = ctx.task.name
-    if name not in TASKS:
-        raise ValueError(f"ultratool has no task {name!r}; tasks: {', '.join(TASKS)}")
-    return name
+# Options a task checks, with the values each may take.
+UNPARSED_CHOICES = ("unparsed", ("wrong", "exclude"))
+LOCAL_AVERAGE_CHOICES = ("local_average", ("steps", "samples"))
+NO_ARGUMENT_CHOICES = ("no_argument_step", ("answered", "zero"))
 
 
-def _variant(ctx: Context) -> str:
-    """The run's variant, after checking that it applies to the task and that no option given
-    with it contradicts it."""
-    task = _task(ctx)
-    variant = ctx.option("variant") or "default"
-    if variant not in VARIANTS:
-        raise ValueError(f"option variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-    if variant == "default":
-        if "reference_outputs" in ctx.options:
-            raise ValueError("option reference_outputs applies only with variant=reference")
-        return variant
-    if task not in REFERENCE_TASKS:
-        raise ValueError(
-            f"variant=reference reproduces UltraTool's published evaluation of "
-            f"{', '.join(REFERENCE_TASKS)}; {task} has no reference reading here"
-        )
-    for name, value in REFERENCE_SETTINGS[task].items():
-        given = ctx.options.get(name, value)
-        if given != value:
+# --- what a task's parts read of it -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """What variant=reference fixes for a task whose published evaluation it reproduces.
+
+    settings: the options UltraTool's evaluation fixes where the default lets a run choose (an
+        unreadable answer is wrong; local accuracy and tool usage pool every gold step of every
+        sample; tool usage scores 0 for a step whose gold has no arguments);
+    rounded: the run-level figures it rounds to 4 decimals as fractions;
+    reader: the reader of reference.py it reads an answer with (reference.AWARENESS, USAGE);
+    entry(token, entry): one step of the answer read in the task's normal form, keyed by the
+        first token of its step text, or None when the reference skips it;
+    first_of_lists: whether the reference takes the first of a list of lists (tool usage)."""
+
+    settings: Mapping[str, str]
+    rounded: tuple[str, ...]
+    reader: str
+    entry: Callable[[str, Mapping[str, Any]], dict[str, Any] | None]
+    first_of_lists: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Wording:
+    """What a task's prompt shows and asks, beside its table in prompts/templates.toml.
+
+    example_gold(example, specs), example_toolset(example): a worked example's gold steps and
+        offered tool names (prompts/examples.toml);
+    offered(item, task, gold): the names of the tools an item's prompt offers;
+    render_input(view): the input block of a sample;
+    answer(view, variant): a sample's gold written as the prompt asks for the answer;
+    gold_output(item, task, variant): an item's gold so written (reference_output)."""
+
+    example_gold: Callable[[Mapping[str, Any], Mapping[str, ToolSpec]], list[dict[str, Any]]]
+    example_toolset: Callable[[Mapping[str, Any]], list[str]]
+    offered: Callable[[Item, str, Sequence[Mapping[str, Any]]], list[str]]
+    render_input: Callable[[_View], str]
+    answer: Callable[[_View, str], str]
+    gold_output: Callable[[Item, str, str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class StepReader:
+    """How the default variant reads one step of a step task's answer in the task's normal form:
+    entry(step, entry, notes) from a step object, line(step, rest, notes) from a line "1.2 ...",
+    each None when the step cannot be read (notes say why)."""
+
+    entry: Callable[[str, Mapping[str, Any], list[str]], dict[str, Any] | None]
+    line: Callable[[str, str, list[str]], dict[str, Any] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """What a task's parts read of the task beyond its spec.
+
+    name: the key its gold, prompt wording and offered toolset are kept under
+        (reference[name], templates.toml [tasks.<name>], input["toolsets"][name]);
+    wording: its prompt (Wording);
+    checks: the options it checks, with their allowed values;
+    reference: what variant=reference fixes for it; None when it has no reference reading."""
+
+    name: str
+    wording: Wording
+    checks: tuple[tuple[str, tuple[str, ...]], ...] = (UNPARSED_CHOICES, LOCAL_AVERAGE_CHOICES)
+    reference: Reference | None = None
+
+    def under_reference(self, ctx: Context) -> Reference | None:
+        """What variant=reference fixes when the run is under it, else None, after checking
+        that the variant applies to the task and that no option given with it contradicts it."""
+        variant = ctx.option("variant") or "default"
+        if variant not in VARIANTS:
             raise ValueError(
-                f"variant=reference scores {task} with {name}={value}, as UltraTool's evaluation "
-                f"does; {name}={given!r} contradicts it"
+                f"option variant must be one of {', '.join(VARIANTS)}, got {variant!r}"
             )
-    return variant
+        if variant == "default":
+            if "reference_outputs" in ctx.options:
+                raise ValueError("option reference_outputs applies only with variant=reference")
+            return None
+        task = ctx.task.name
+        if self.reference is None:
+            raise ValueError(
+                f"variant=reference reproduces UltraTool's published evaluation of "
+                f"{', '.join(REFERENCE_TASKS)}; {task} has no reference reading here"
+            )
+        for name, value in self.reference.settings.items():
+            given = ctx.options.get(name, value)
+            if given != value:
+                raise ValueError(
+                    f"variant=reference scores {task} with {name}={value}, as UltraTool's "
+                    f"evaluation does; {name}={given!r} contradicts it"
+                )
+        return self.reference
 
+    def variant(self, ctx: Context) -> str:
+        """The run's variant, checked as under_reference checks it."""
+        return "default" if self.under_reference(ctx) is None else "reference"
 
-def _option(ctx: Context, name: str, allowed: Sequence[str]) -> str:
-    value = ctx.option(name)
-    if _variant(ctx) == "reference":
-        value = REFERENCE_SETTINGS[ctx.task.name].get(name, value)
-    if value not in allowed:
-        raise ValueError(f"option {name} must be one of {', '.join(allowed)}, got {value!r}")
-    return str(value)
+    def option(self, ctx: Context, name: str, allowed: Sequence[str]) -> str:
+        value = ctx.option(name)
+        fixed = self.under_reference(ctx)
+        if fixed is not None:
+            value = fixed.settings.get(name, value)
+        if value not in allowed:
+            raise ValueError(f"option {name} must be one of {', '.join(allowed)}, got {value!r}")
+        return str(value)
+
+    def check(self, ctx: Context) -> None:
+        """Raises ValueError naming the first option of the run that does not apply."""
+        if self.under_reference(ctx) is not None:
+            self.option(ctx, "reference_outputs", reference.OUTPUTS)
+            if tool_mode(ctx) == "native":
+                raise ValueError("variant=reference reads text answers: it needs tool_mode=text")
+        for name, allowed in self.checks:
+            self.option(ctx, name, allowed)
 
 
 def _reference_of(item: Item) -> dict[str, Any]:
@@ -454,40 +534,36 @@ def _planning_gold(item: Item) -> str:
     return gold if isinstance(gold, str) else ""
 
 
-def _check_options(ctx: Context) -> None:
-    """Raises ValueError naming the first option of the run that does not apply."""
-    task = _task(ctx)
-    if _variant(ctx) == "reference":
-        _option(ctx, "reference_outputs", reference.OUTPUTS)
-        if tool_mode(ctx) == "native":
-            raise ValueError("variant=reference reads text answers: it needs tool_mode=text")
-    _option(ctx, "unparsed", ("wrong", "exclude"))
-    if task not in JUDGED:
-        _option(ctx, "local_average", ("steps", "samples"))
-    if task == "tool_usage":
-        _option(ctx, "no_argument_step", ("answered", "zero"))
-
-
-def prepare(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+def prepare(items: Sequence[Item], ctx: Context, *, form: Form) -> list[dict[str, Any]]:
     """No per-item context. Checks the run's options first, so that an import with an option
     that does not apply stops with the reason before anything is scored."""
-    _check_options(ctx)
+    form.check(ctx)
     return [{} for _ in items]
 
 
-def select(items: Sequence[Item], ctx: Context) -> list[Item]:
-    """The items whose reference holds this task's gold: a non-empty list of steps, or for
-    planning a non-empty plan text. Checks the run's options first, so that a launch with an
-    option that does not apply stops with the reason."""
-    task = _task(ctx)
-    _check_options(ctx)
-    if task == "planning":
-        return [item for item in items if _planning_gold(item).strip()]
-    if task == "tool_usage" and _variant(ctx) == "reference":
+def select_plans(items: Sequence[Item], ctx: Context, *, form: Form) -> list[Item]:
+    """Planning's items: those whose reference holds a non-empty plan text. Checks the run's
+    options first, so that a launch with an option that does not apply stops with the reason."""
+    form.check(ctx)
+    return [item for item in items if _planning_gold(item).strip()]
+
+
+def select_steps(items: Sequence[Item], ctx: Context, *, form: Form) -> list[Item]:
+    """The items whose reference holds the task's gold, a non-empty list of steps. Checks the
+    run's options first, as select_plans does."""
+    form.check(ctx)
+    return [item for item in items if _gold(item, form.name)]
+
+
+def select_usage(items: Sequence[Item], ctx: Context, *, form: Form) -> list[Item]:
+    """Tool usage's items: as select_steps, but under variant=reference every item whose
+    reference holds a list of steps, even an empty one."""
+    form.check(ctx)
+    if form.under_reference(ctx) is not None:
         # UltraTool's evaluation scores every record of its task file: one without a gold step
         # counts as one step scoring 0.
-        return [item for item in items if isinstance(_reference_of(item).get(task), list)]
-    return [item for item in items if _gold(item, task)]
+        return [item for item in items if isinstance(_reference_of(item).get(form.name), list)]
+    return [item for item in items if _gold(item, form.name)]
 
 
 # --- Levenshtein --------------------------------------------------------------------------------
@@ -681,23 +757,40 @@ def _read_arguments(value: Any, step: str, notes: list[str]) -> dict[str, Any] |
     return None
 
 
-def _read_entry(task: str, entry: Mapping[str, Any], notes: list[str]) -> dict[str, Any] | None:
+def _read_entry(
+    reader: StepReader, entry: Mapping[str, Any], notes: list[str]
+) -> dict[str, Any] | None:
     """One predicted step in the task's normal form, or None when it cannot be read."""
     step = _step_key(entry.get("step"))
     if step is None:
         return None
-    if task in AWARENESS:
-        value = _binary(_first(entry, VALUE_KEYS[task]))
-        if value is None:
-            notes.append(f"step {step}: no 0/1 answer")
-            return None
-        return {"step": step, "value": value}
-    if task == "tool_selection":
-        tool = _tool_name(_first(entry, VALUE_KEYS[task]))
-        if tool is None:
-            notes.append(f"step {step}: no tool name")
-            return None
-        return {"step": step, "tool": tool}
+    return reader.entry(step, entry, notes)
+
+
+def _awareness_entry(
+    step: str, entry: Mapping[str, Any], notes: list[str], *, keys: Sequence[str]
+) -> dict[str, Any] | None:
+    """An awareness step: {"step", "value"}, the 0/1 under the first of `keys` present."""
+    value = _binary(_first(entry, keys))
+    if value is None:
+        notes.append(f"step {step}: no 0/1 answer")
+        return None
+    return {"step": step, "value": value}
+
+
+def _selection_entry(
+    step: str, entry: Mapping[str, Any], notes: list[str]
+) -> dict[str, Any] | None:
+    """A selection step: {"step", "tool"}, the tool's name (a call's name counts)."""
+    tool = _tool_name(_first(entry, SELECTION_KEYS))
+    if tool is None:
+        notes.append(f"step {step}: no tool name")
+        return None
+    return {"step": step, "tool": tool}
+
+
+def _usage_entry(step: str, entry: Mapping[str, Any], notes: list[str]) -> dict[str, Any] | None:
+    """A usage step: {"step", "tool", "arguments"}, from an arguments object or a call."""
     tool = _first(entry, ("tool", "name", "tool_name"))
     arguments_value = _first(entry, (*ARGUMENT_KEYS, "value"))
     call_text = _first(entry, ("call",))
@@ -773,7 +866,7 @@ def _repaired(
     return None
 
 
-def _line_entries(task: str, text: str, notes: list[str]) -> list[dict[str, Any]]:
+def _line_entries(reader: StepReader, text: str, notes: list[str]) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for line in text.splitlines():
         match = _LINE.match(line)
@@ -783,26 +876,36 @@ def _line_entries(task: str, text: str, notes: list[str]) -> list[dict[str, Any]
         rest = _unescape(match.group(2)).strip()
         if step is None or not rest:
             continue
-        if task in AWARENESS:
-            found = _LINE_BINARY.search(rest)
-            if found:
-                entries.append({"step": step, "value": _BINARY[found.group(1).lower()]})
-            continue
-        call = _LINE_CALL.search(rest)
-        if task == "tool_usage":
-            if call:
-                read = _read_call(call.group(0), step, notes)
-                if read:
-                    entries.append({"step": step, "tool": read[0], "arguments": read[1]})
-            continue
-        if call:
-            name = looks_like_call(call.group(0))
-        else:
-            tail = re.split(r"->|→|:|=", rest)[-1]
-            name = _unescape(tail).strip().strip("`'\"*.").strip()
-        if name and _TOOL_NAME.match(name):
-            entries.append({"step": step, "tool": name})
+        entry = reader.line(step, rest, notes)
+        if entry is not None:
+            entries.append(entry)
     return entries
+
+
+def _awareness_line(step: str, rest: str, notes: list[str]) -> dict[str, Any] | None:
+    """ "1.2: 1", "1.2 yes": the step's 0/1 at the end of the line."""
+    found = _LINE_BINARY.search(rest)
+    return {"step": step, "value": _BINARY[found.group(1).lower()]} if found else None
+
+
+def _selection_line(step: str, rest: str, notes: list[str]) -> dict[str, Any] | None:
+    """ "1.2 tool_name", "1.2 -> tool_name", "1.2 tool_name(...)": the step's tool name."""
+    call = _LINE_CALL.search(rest)
+    if call:
+        name = looks_like_call(call.group(0))
+    else:
+        tail = re.split(r"->|→|:|=", rest)[-1]
+        name = _unescape(tail).strip().strip("`'\"*.").strip()
+    return {"step": step, "tool": name} if name and _TOOL_NAME.match(name) else None
+
+
+def _usage_line(step: str, rest: str, notes: list[str]) -> dict[str, Any] | None:
+    """ "1.2 tool_name(key='value')": the step's call, read by the strict reader."""
+    call = _LINE_CALL.search(rest)
+    if not call:
+        return None
+    read = _read_call(call.group(0), step, notes)
+    return {"step": step, "tool": read[0], "arguments": read[1]} if read else None
 
 
 # --- parsing the judged tasks (format only) -----------------------------------------------------
@@ -838,7 +941,9 @@ def _plan_lines(text: str) -> tuple[list[dict[str, str]], int]:
     return steps, other
 
 
-def _parse_plan(text: str) -> Outcome:
+def parse_plan(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
+    """Planning's answer: the output kept as written, with its numbered steps and whether they
+    form one plan in `answer` (the module docstring)."""
     steps, other = _plan_lines(text)
     notes = [f"{other} line(s) outside the numbered steps"] if other else []
     if not steps:
@@ -936,7 +1041,9 @@ def _is_single(value: Any) -> bool:
     )
 
 
-def _parse_created_tools(text: str) -> Outcome:
+def parse_created_tools(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
+    """Tool creation's answer: the output kept as written, with the created tools and their
+    format problems in `answer` (the module docstring)."""
     read = reading.values(text)
     found = [
         (tools, _is_single(entry.value)) for entry in read if (tools := _created_tools(entry.value))
@@ -983,31 +1090,52 @@ def _steps_answered(outcome: Outcome, gold: Sequence[Mapping[str, Any]]) -> floa
     return 100.0 * len(answered) / len(wanted)
 
 
-def _score_judged(
-    task: str, outcome: Outcome | None, item: Item, ctx: Context
-) -> dict[str, float | None]:
-    metrics = TASKS[task].metrics
+def _excluded(outcome: Outcome | None, ctx: Context, form: Form) -> Scores | None:
+    """The scores of an unreadable answer the run leaves out (option unparsed=exclude): every
+    metric None but `unparsed`; None when the answer is scored."""
+    unparsed = outcome is not None and not outcome.parsed
+    if unparsed and form.option(ctx, *UNPARSED_CHOICES) == "exclude":
+        return {**{name: None for name in ctx.task.metrics}, "unparsed": 100.0}
+    return None
+
+
+def score_plan(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any], *, form: Form
+) -> Scores:
+    """Planning's format-level scores: well_formed, hierarchical (the judge scores quality)."""
     if outcome is None:  # a failed call: no output, nothing well formed
-        scores: dict[str, float | None] = {name: 0.0 for name in metrics}
-        if task == "tool_creation" and not _gold(item, task):
+        return {name: 0.0 for name in ctx.task.metrics}
+    excluded = _excluded(outcome, ctx, form)
+    if excluded is not None:
+        return excluded
+    answer = outcome.answer if isinstance(outcome.answer, dict) else {}
+    return {
+        "well_formed": 100.0 if answer.get("well_formed") else 0.0,
+        "hierarchical": 100.0 if answer.get("hierarchical") else 0.0,
+        "unparsed": 0.0 if outcome.parsed else 100.0,
+    }
+
+
+def score_created_tools(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any], *, form: Form
+) -> Scores:
+    """Tool creation's format-level scores: well_formed, steps_answered (the judge scores
+    quality)."""
+    gold = _gold(item, form.name)
+    if outcome is None:  # a failed call: no output, nothing well formed
+        scores: Scores = {name: 0.0 for name in ctx.task.metrics}
+        if not gold:
             scores["steps_answered"] = None
         return scores
-    if not outcome.parsed and _option(ctx, "unparsed", ("wrong", "exclude")) == "exclude":
-        return {**{name: None for name in metrics}, "unparsed": 100.0}
-    flag = 0.0 if outcome.parsed else 100.0
-    if task == "planning":
-        answer = outcome.answer if isinstance(outcome.answer, dict) else {}
-        return {
-            "well_formed": 100.0 if answer.get("well_formed") else 0.0,
-            "hierarchical": 100.0 if answer.get("hierarchical") else 0.0,
-            "unparsed": flag,
-        }
+    excluded = _excluded(outcome, ctx, form)
+    if excluded is not None:
+        return excluded
     entries = outcome.answer if isinstance(outcome.answer, list) else []
     well_formed = bool(entries) and all(not entry["problems"] for entry in entries)
     return {
         "well_formed": 100.0 if well_formed else 0.0,
-        "steps_answered": _steps_answered(outcome, _gold(item, task)),
-        "unparsed": flag,
+        "steps_answered": _steps_answered(outcome, gold),
+        "unparsed": 0.0 if outcome.parsed else 100.0,
     }
 
 
@@ -1044,18 +1172,36 @@ def _reference_arguments(value: Any) -> Any:
     }
 
 
-def _parse_reference(task: str, text: str, ctx: Context) -> Outcome:
+def _reference_value(
+    token: str, entry: Mapping[str, Any], *, keys: Sequence[str]
+) -> dict[str, Any] | None:
+    """An awareness step as the reference reads it, its value read as the default reads it."""
+    return {"step": token, "value": _binary(_first(entry, keys))}
+
+
+def _reference_call(token: str, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A tool-usage step as the reference reads it: only a step with "param" counts."""
+    if "param" not in entry:
+        return None
+    tool = entry.get("tool")
+    return {
+        "step": token,
+        "tool": tool if isinstance(tool, str) else None,
+        "arguments": _reference_arguments(entry["param"]),
+    }
+
+
+def _parse_reference(text: str, ctx: Context, form: Form, fixed: Reference) -> Outcome:
     """The answer as UltraTool's published evaluation reads it (reference.py), in the task's
     normal form with each step keyed by its first token. Awareness values are read as the
     default reads them; tool usage takes only steps with "step" and "param"."""
-    reader = reference.USAGE if task == "tool_usage" else reference.AWARENESS
-    outputs = _option(ctx, "reference_outputs", reference.OUTPUTS)
-    result = reference.read(text, reader, outputs)
+    outputs = form.option(ctx, "reference_outputs", reference.OUTPUTS)
+    result = reference.read(text, fixed.reader, outputs)
     if not result.ok:
         note = f"bad format: {result.how} (UltraTool's evaluation reads an empty answer)"
         return Outcome(output=text, answer=[], parsed=False, note=note)
     value = result.value
-    if task == "tool_usage" and isinstance(value, list) and value and isinstance(value[0], list):
+    if fixed.first_of_lists and isinstance(value, list) and value and isinstance(value[0], list):
         value = value[0]  # the reference takes the first of a list of lists
     answer: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -1063,37 +1209,34 @@ def _parse_reference(task: str, text: str, ctx: Context) -> Outcome:
         if not isinstance(entry, dict) or "step" not in entry:
             continue
         token = _first_token(entry["step"])
-        if token is None or token in seen or (task == "tool_usage" and "param" not in entry):
+        if token is None or token in seen:
+            continue
+        read = fixed.entry(token, entry)
+        if read is None:
             continue
         seen.add(token)
-        if task == "tool_usage":
-            tool = entry.get("tool")
-            answer.append(
-                {
-                    "step": token,
-                    "tool": tool if isinstance(tool, str) else None,
-                    "arguments": _reference_arguments(entry["param"]),
-                }
-            )
-        else:
-            answer.append({"step": token, "value": _binary(_first(entry, VALUE_KEYS[task]))})
+        answer.append(read)
     notes = [f"read {result.how}"]
     if not answer:
         notes.append("no step the reference scores")
     return Outcome(output=text, answer=answer, note="; ".join(notes))
 
 
-def parse(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
-    """The predicted steps in the task's normal form: [{"step", "value"}] (awareness),
-    [{"step", "tool"}] (selection), [{"step", "tool", "arguments"}] (usage); for the judged
-    tasks the output kept as written, with its plan steps or created tools in `answer`."""
-    task = _task(ctx)
-    if task == "planning":
-        return _parse_plan(text)
-    if task == "tool_creation":
-        return _parse_created_tools(text)
-    if _variant(ctx) == "reference":
-        return _parse_reference(task, text, ctx)
+def parse_steps(
+    text: str,
+    item: Item,
+    ctx: Context,
+    context: dict[str, Any],
+    *,
+    form: Form,
+    reader: StepReader,
+) -> Outcome:
+    """The predicted steps in the task's normal form, as `reader` reads each:
+    [{"step", "value"}] (awareness), [{"step", "tool"}] (selection), [{"step", "tool",
+    "arguments"}] (usage); under variant=reference as the task's Reference reads them."""
+    fixed = form.under_reference(ctx)
+    if fixed is not None:
+        return _parse_reference(text, ctx, form, fixed)
     notes: list[str] = []
     found = reading.values(text)
     raw, whole = _pick([entry.value for entry in found])
@@ -1106,12 +1249,12 @@ def parse(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outco
             raw = _as_steps(fixed)
             notes.append("the list was read once repaired")
     if raw is not None:
-        entries = [entry for entry in (_read_entry(task, r, notes) for r in raw) if entry]
+        entries = [entry for entry in (_read_entry(reader, r, notes) for r in raw) if entry]
         if raw and not entries:
             note = "; ".join(["no step of the answer could be read", *notes])
             return Outcome(output=text, parsed=False, note=note)
     else:
-        entries = _line_entries(task, text, notes)
+        entries = _line_entries(reader, text, notes)
         if not entries:
             note = "; ".join(["no list of steps found", *notes])
             return Outcome(output=text, parsed=False, note=note)
@@ -1137,50 +1280,42 @@ def _predicted(outcome: Outcome | None) -> dict[str, Mapping[str, Any]]:
     return by_step
 
 
-def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]) -> Scores:
-    task = _task(ctx)
-    if task in JUDGED:
-        return _score_judged(task, outcome, item, ctx)
-    metrics = TASKS[task].metrics
-    unparsed = outcome is not None and not outcome.parsed
-    if unparsed and _option(ctx, "unparsed", ("wrong", "exclude")) == "exclude":
-        return {**{name: None for name in metrics}, "unparsed": 100.0}
-    gold = _gold(item, task)
-    predicted = _predicted(outcome)
-    flag = 100.0 if unparsed else 0.0
-    as_reference = _variant(ctx) == "reference"
-    if not gold:
-        scores: Scores = {**{name: None for name in metrics}, "unparsed": flag}
-        if as_reference and task == "tool_usage":
-            scores["levenshtein_local"] = 0.0  # one step scoring 0 (see select)
-        return scores
-
-    # The reference matches on the first token of the step text, the gold's as its task file
-    # writes it (published.py); its answers are keyed so.
-    texts = published.gold_step_texts(task, item.reference, item.metadata) if as_reference else {}
+def _step_key_of(item: Item, form: Form, as_reference: bool) -> Callable[[Mapping[str, Any]], str]:
+    """How a gold step is looked up among the predicted ones: by its step number; under
+    variant=reference by the first token of its step text, the gold's as its task file writes
+    it (published.py), which is how the reference keys its answers."""
+    if not as_reference:
+        return lambda step: str(step["step"])
+    texts = published.gold_step_texts(form.name, item.reference, item.metadata)
 
     def key(step: Mapping[str, Any]) -> str:
-        if not as_reference:
-            return str(step["step"])
         text = texts.get(step["step"])
         return (_first_token(text) if text is not None else None) or step["step"]
 
-    if task == "tool_usage":
-        mode = _option(ctx, "no_argument_step", ("answered", "zero"))
-        steps = [
-            _reference_usage_step(step.get("arguments"), predicted.get(key(step)))
-            if as_reference
-            else _usage_step(step.get("arguments"), predicted.get(step["step"]), mode)
-            for step in gold
-        ]
-        exact = [right for _, right in steps]
-        return {
-            "levenshtein_local": 100.0 * sum(sim for sim, _ in steps) / len(steps),
-            "kv_accuracy_global": 100.0 if all(exact) else 0.0,
-            "kv_accuracy_local": 100.0 * sum(exact) / len(exact),
-            "unparsed": flag,
-        }
-    field = "tool" if task == "tool_selection" else "value"
+    return key
+
+
+def score_accuracy(
+    outcome: Outcome | None,
+    item: Item,
+    ctx: Context,
+    context: dict[str, Any],
+    *,
+    form: Form,
+    field: str,
+) -> Scores:
+    """accuracy_global and accuracy_local of an answer per gold step, a step right when its
+    `field` equals the gold's (awareness "value", selection "tool")."""
+    excluded = _excluded(outcome, ctx, form)
+    if excluded is not None:
+        return excluded
+    gold = _gold(item, form.name)
+    predicted = _predicted(outcome)
+    flag = 100.0 if outcome is not None and not outcome.parsed else 0.0
+    as_reference = form.under_reference(ctx) is not None
+    if not gold:
+        return {**{name: None for name in ctx.task.metrics}, "unparsed": flag}
+    key = _step_key_of(item, form, as_reference)
     right = [
         key(step) in predicted and predicted[key(step)].get(field) == step.get(field)
         for step in gold
@@ -1192,24 +1327,59 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
     }
 
 
-def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
+def score_usage(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any], *, form: Form
+) -> Scores:
+    """Tool usage's levenshtein_local, kv_accuracy_global and kv_accuracy_local of an answer's
+    arguments per gold step."""
+    excluded = _excluded(outcome, ctx, form)
+    if excluded is not None:
+        return excluded
+    gold = _gold(item, form.name)
+    predicted = _predicted(outcome)
+    flag = 100.0 if outcome is not None and not outcome.parsed else 0.0
+    as_reference = form.under_reference(ctx) is not None
+    if not gold:
+        scores: Scores = {**{name: None for name in ctx.task.metrics}, "unparsed": flag}
+        if as_reference:
+            scores["levenshtein_local"] = 0.0  # one step scoring 0 (see select_usage)
+        return scores
+    key = _step_key_of(item, form, as_reference)
+    mode = form.option(ctx, *NO_ARGUMENT_CHOICES)
+    steps = [
+        _reference_usage_step(step.get("arguments"), predicted.get(key(step)))
+        if as_reference
+        else _usage_step(step.get("arguments"), predicted.get(step["step"]), mode)
+        for step in gold
+    ]
+    exact = [right for _, right in steps]
+    return {
+        "levenshtein_local": 100.0 * sum(sim for sim, _ in steps) / len(steps),
+        "kv_accuracy_global": 100.0 if all(exact) else 0.0,
+        "kv_accuracy_local": 100.0 * sum(exact) / len(exact),
+        "unparsed": flag,
+    }
+
+
+def aggregate(scored: Sequence[Scored], ctx: Context, *, form: Form) -> Scores:
     """Run-level metrics: global values and `unparsed` are means over items; local values pool
     every gold step (option local_average "steps"; an item without a gold step counts as one)
-    or average the items ("samples"). Under variant=reference, the awareness accuracies and
-    tool usage's levenshtein_local are rounded to 4 decimals as fractions before they become
-    percentages, as UltraTool's evaluation reports them."""
-    task = _task(ctx)
-    rounded = REFERENCE_ROUNDED.get(task, ()) if _variant(ctx) == "reference" else ()
-    pooled = _option(ctx, "local_average", ("steps", "samples")) == "steps"
+    or average the items ("samples"). Under variant=reference, the figures the task's
+    Reference names (the awareness accuracies, tool usage's levenshtein_local) are rounded to 4
+    decimals as fractions before they become percentages, as UltraTool's evaluation reports
+    them."""
+    fixed = form.under_reference(ctx)
+    rounded = fixed.rounded if fixed is not None else ()
+    pooled = form.option(ctx, *LOCAL_AVERAGE_CHOICES) == "steps"
     result: Scores = {}
-    for metric in TASKS[task].metrics:
+    for metric in ctx.task.metrics:
         value: float | None
         if pooled and metric.endswith("_local"):
             pairs: list[tuple[float, int]] = []
             for s in scored:
                 item_value = s.scores.get(metric)
                 if item_value is not None:
-                    pairs.append((item_value, max(1, len(_gold(s.item, task)))))
+                    pairs.append((item_value, max(1, len(_gold(s.item, form.name)))))
             total = sum(count for _, count in pairs)
             value = sum(v * count for v, count in pairs) / total if total else None
         else:
@@ -1263,48 +1433,96 @@ def _to_create(example: Mapping[str, Any]) -> set[str]:
     return set(example.get("create") or example.get("missing") or [])
 
 
-def _example_gold(
-    task: str, example: Mapping[str, Any], specs: Mapping[str, ToolSpec]
+def _nothing(*_: Any) -> list[Any]:
+    """No gold steps, no tools: what planning's prompt shows beside the question."""
+    return []
+
+
+def _example_calls(example: Mapping[str, Any]) -> list[tuple[str, ToolCall | None]]:
+    """(step number, its call or None) for every step of an example's plan."""
+    return [
+        (step["step"], parse_tool_call(step["call"]) if step.get("call") else None)
+        for step in example["plan"]
+    ]
+
+
+def _usage_awareness_examples(
+    example: Mapping[str, Any], specs: Mapping[str, ToolSpec]
 ) -> list[dict[str, Any]]:
-    gold: list[dict[str, Any]] = []
+    """Every child step: 1 when it calls a tool."""
+    calls = _example_calls(example)
+    return [{"step": step, "value": int(call is not None)} for step, call in calls if "." in step]
+
+
+def _creation_awareness_examples(
+    example: Mapping[str, Any], specs: Mapping[str, ToolSpec]
+) -> list[dict[str, Any]]:
+    """Every tool step: 1 when its tool is missing from the toolset."""
     missing = set(example.get("missing", []))
-    for step in example["plan"]:
-        call = parse_tool_call(step["call"]) if step.get("call") else None
-        if task == "planning":
-            continue  # the plan itself is the answer
-        if task == "tool_usage_awareness":
-            if "." in step["step"]:
-                gold.append({"step": step["step"], "value": int(call is not None)})
-        elif call is None:
-            continue
-        elif task == "tool_creation_awareness":
-            gold.append({"step": step["step"], "value": int(call.name in missing)})
-        elif task == "tool_creation":
-            if call.name in _to_create(example):
-                tool = _tool_json(specs.get(call.name), call.name)
-                gold.append({"step": step["step"], "tool": tool})
-        elif task == "tool_selection":
-            gold.append({"step": step["step"], "tool": call.name})
-        else:
-            gold.append({"step": step["step"], "tool": call.name, "arguments": call.arguments})
-    return gold
+    calls = _example_calls(example)
+    return [
+        {"step": step, "value": int(call.name in missing)}
+        for step, call in calls
+        if call is not None
+    ]
 
 
-def _example_toolset(task: str, example: Mapping[str, Any]) -> list[str]:
-    tools = list(example.get("tools", []))
-    interference = list(example.get("interference", []))
-    if task == "tool_creation_awareness":
-        missing = set(example.get("missing", []))
-        return [name for name in tools if name not in missing] + interference
-    if task == "tool_creation":
-        created = _to_create(example)
-        return [name for name in tools if name not in created] + interference
-    if task == "tool_selection":
-        return tools + interference
-    return tools if task == "tool_usage" else []
+def _creation_examples(
+    example: Mapping[str, Any], specs: Mapping[str, ToolSpec]
+) -> list[dict[str, Any]]:
+    """Every step whose tool is to be created, with the tool."""
+    created = _to_create(example)
+    return [
+        {"step": step, "tool": _tool_json(specs.get(call.name), call.name)}
+        for step, call in _example_calls(example)
+        if call is not None and call.name in created
+    ]
 
 
-def _examples(task: str) -> list[_View]:
+def _selection_examples(
+    example: Mapping[str, Any], specs: Mapping[str, ToolSpec]
+) -> list[dict[str, Any]]:
+    """Every tool step, with its tool's name."""
+    calls = _example_calls(example)
+    return [{"step": step, "tool": call.name} for step, call in calls if call is not None]
+
+
+def _usage_examples(
+    example: Mapping[str, Any], specs: Mapping[str, ToolSpec]
+) -> list[dict[str, Any]]:
+    """Every tool step, with its tool's name and the call's arguments."""
+    return [
+        {"step": step, "tool": call.name, "arguments": call.arguments}
+        for step, call in _example_calls(example)
+        if call is not None
+    ]
+
+
+def _creation_awareness_toolset(example: Mapping[str, Any]) -> list[str]:
+    """The example's tools but the missing ones, then the interference tools."""
+    missing = set(example.get("missing", []))
+    tools = [name for name in example.get("tools", []) if name not in missing]
+    return tools + list(example.get("interference", []))
+
+
+def _creation_toolset(example: Mapping[str, Any]) -> list[str]:
+    """The example's tools but the ones to create, then the interference tools."""
+    created = _to_create(example)
+    tools = [name for name in example.get("tools", []) if name not in created]
+    return tools + list(example.get("interference", []))
+
+
+def _selection_toolset(example: Mapping[str, Any]) -> list[str]:
+    """The example's tools, then the interference tools."""
+    return list(example.get("tools", [])) + list(example.get("interference", []))
+
+
+def _usage_toolset(example: Mapping[str, Any]) -> list[str]:
+    """The example's tools."""
+    return list(example.get("tools", []))
+
+
+def _examples(wording: Wording) -> list[_View]:
     data = _example_data()
     specs = {
         name: ToolSpec(
@@ -1321,38 +1539,43 @@ def _examples(task: str) -> list[_View]:
             _View(
                 question=example["question"],
                 steps=[(step["step"], step["text"]) for step in example["plan"]],
-                gold=_example_gold(task, example, specs),
+                gold=wording.example_gold(example, specs),
                 toolset=[
-                    _tool_json(specs.get(name), name) for name in _example_toolset(task, example)
+                    _tool_json(specs.get(name), name) for name in wording.example_toolset(example)
                 ],
             )
         )
     return views
 
 
-def _item_view(item: Item, ctx: Context, task: str) -> _View:
+def _offered(item: Item, task: str, gold: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The toolset the task file gave the item, else the sample's tools."""
+    return list((item.input.get("toolsets") or {}).get(task) or item.candidate_tools)
+
+
+def _offered_for_creation(item: Item, task: str, gold: Sequence[Mapping[str, Any]]) -> list[str]:
+    """As _offered, but the sample's own tools include the ones to create: never offer those."""
+    offered = (item.input.get("toolsets") or {}).get(task)
+    if offered:
+        return list(offered)
+    created = {s["tool"].get("name") for s in gold if isinstance(s["tool"], dict)}
+    return [name for name in item.candidate_tools if name not in created]
+
+
+def _item_view(item: Item, ctx: Context, form: Form) -> _View:
     reference = item.reference if isinstance(item.reference, dict) else {}
-    gold = _gold(item, task)
+    gold = _gold(item, form.name)
     steps = [
         (str(step.get("step", "")), str(step.get("text", "")))
         for step in reference.get("steps") or []
         if isinstance(step, dict)
     ] or [(str(step.get("step", "")), "") for step in gold]
-    toolset: list[dict[str, Any]] = []
-    if task not in ("tool_usage_awareness", "planning"):
-        offered = (item.input.get("toolsets") or {}).get(task)
-        if not offered:
-            offered = list(item.candidate_tools)
-            if task == "tool_creation":
-                # The sample's own tools include the ones to create: never offer those.
-                created = {s["tool"].get("name") for s in gold if isinstance(s["tool"], dict)}
-                offered = [name for name in offered if name not in created]
-        toolset = [_tool_json(ctx.tools.get(name), name) for name in dict.fromkeys(offered)]
+    offered = form.wording.offered(item, form.name, gold)
     return _View(
         question=str(item.input.get("query", "")).strip(),
         steps=steps,
         gold=gold,
-        toolset=toolset,
+        toolset=[_tool_json(ctx.tools.get(name), name) for name in dict.fromkeys(offered)],
     )
 
 
@@ -1363,49 +1586,97 @@ def _plan_text(steps: Sequence[tuple[str, str]]) -> str:
     )
 
 
-def _render_input(task: str, view: _View) -> str:
-    if task == "planning":
-        return f"### Question\n{view.question}"
+def _question_input(view: _View) -> str:
+    """Planning's input: the question alone."""
+    return f"### Question\n{view.question}"
+
+
+def _step_list(gold: Sequence[Mapping[str, Any]]) -> str:
+    """The steps to answer, by number: "1.2, 2.1"."""
+    return ", ".join(str(step["step"]) for step in gold)
+
+
+def _steps_with_tools(gold: Sequence[Mapping[str, Any]]) -> str:
+    """The steps to answer, one a line with the tool each calls: "1.2 get_weather"."""
+    return "\n".join(f"{step['step']} {step.get('tool', '')}" for step in gold)
+
+
+def _steps_input(view: _View, *, asked: Callable[[Sequence[Mapping[str, Any]]], str]) -> str:
+    """The question, the plan, the toolset when one is offered, and the steps to answer."""
     parts = [f"### Question\n{view.question}", f"### Plan\n{_plan_text(view.steps)}"]
     if view.toolset:
         tools = "\n".join(json.dumps(tool, ensure_ascii=False) for tool in view.toolset)
         parts.append(f"### Toolset\n{tools}")
-    if task == "tool_usage":
-        asked = "\n".join(f"{step['step']} {step.get('tool', '')}" for step in view.gold)
-    else:
-        asked = ", ".join(str(step["step"]) for step in view.gold)
-    parts.append(f"### Steps to answer\n{asked}")
+    parts.append(f"### Steps to answer\n{asked(view.gold)}")
     return "\n".join(parts)
 
 
+Rows = Callable[[Sequence[Mapping[str, Any]], str], list[dict[str, Any]]]
+
+
+def _value_rows(
+    gold: Sequence[Mapping[str, Any]], variant: str, *, key: str
+) -> list[dict[str, Any]]:
+    """Awareness: the 0/1 of each step under the key the prompt names."""
+    return [{"step": s["step"], key: s.get("value")} for s in gold]
+
+
+def _tool_rows(gold: Sequence[Mapping[str, Any]], variant: str) -> list[dict[str, Any]]:
+    """Selection and creation: each step's tool (a name, a created tool)."""
+    return [{"step": s["step"], "tool": s.get("tool")} for s in gold]
+
+
+def _call_rows(gold: Sequence[Mapping[str, Any]], variant: str) -> list[dict[str, Any]]:
+    """Usage: each step's tool and arguments."""
+    # UltraTool's evaluation reads a step's arguments under "param" only.
+    arguments = "param" if variant == "reference" else "arguments"
+    return [
+        {"step": s["step"], "tool": s.get("tool"), arguments: s.get("arguments") or {}}
+        for s in gold
+    ]
+
+
 def _render_answer(
-    task: str,
+    rows: Rows,
     gold: Sequence[Mapping[str, Any]],
     variant: str = "default",
     texts: Mapping[str, Any] | None = None,
 ) -> str:
     if texts:  # each step written as given (its text as the task file writes it)
         gold = [{**s, "step": texts.get(s["step"], s["step"])} for s in gold]
-    if task == "tool_creation":
-        rows = [{"step": s["step"], "tool": s.get("tool")} for s in gold]
-    elif task == "tool_usage":
-        # UltraTool's evaluation reads a step's arguments under "param" only.
-        arguments = "param" if variant == "reference" else "arguments"
-        rows = [
-            {"step": s["step"], "tool": s.get("tool"), arguments: s.get("arguments") or {}}
-            for s in gold
-        ]
-    elif task == "tool_selection":
-        rows = [{"step": s["step"], "tool": s.get("tool")} for s in gold]
-    else:
-        rows = [{"step": s["step"], ANSWER_KEY[task]: s.get("value")} for s in gold]
-    return json.dumps(rows, ensure_ascii=False)
+    return json.dumps(rows(gold, variant), ensure_ascii=False)
 
 
-def _example_answer(task: str, view: _View, variant: str = "default") -> str:
-    if task == "planning":
-        return _plan_text(view.steps)
-    return _render_answer(task, view.gold, variant)
+def _plan_answer(view: _View, variant: str) -> str:
+    """Planning's answer: the plan itself."""
+    return _plan_text(view.steps)
+
+
+def _steps_answer(view: _View, variant: str, *, rows: Rows) -> str:
+    """A step task's answer: its gold steps as one JSON list."""
+    return _render_answer(rows, view.gold, variant)
+
+
+def _plan_output(item: Item, task: str, variant: str) -> str:
+    """The gold plan text (or, without one, the plan rendered from its steps)."""
+    reference = item.reference if isinstance(item.reference, dict) else {}
+    steps = [
+        (str(step.get("step", "")), str(step.get("text", "")))
+        for step in reference.get("steps") or []
+        if isinstance(step, dict)
+    ]
+    return _planning_gold(item) or _plan_text(steps)
+
+
+def _steps_output(item: Item, task: str, variant: str, *, rows: Rows) -> str:
+    """The gold steps as one JSON list; under variant=reference each step written with its text
+    as the task file writes it (the reference matches its first token)."""
+    texts = (
+        published.gold_step_texts(task, item.reference, item.metadata)
+        if variant == "reference"
+        else None
+    )
+    return _render_answer(rows, _gold(item, task), variant, texts)
 
 
 def reference_output(item: Item, task: str, variant: str = "default") -> str:
@@ -1414,29 +1685,15 @@ def reference_output(item: Item, task: str, variant: str = "default") -> str:
     variant=reference each step is written with its text as the task file writes it (the
     reference matches its first token) and a tool-usage answer puts the arguments under
     "param"."""
-    if task == "planning":
-        reference = item.reference if isinstance(item.reference, dict) else {}
-        steps = [
-            (str(step.get("step", "")), str(step.get("text", "")))
-            for step in reference.get("steps") or []
-            if isinstance(step, dict)
-        ]
-        return _planning_gold(item) or _plan_text(steps)
-    texts = (
-        published.gold_step_texts(task, item.reference, item.metadata)
-        if variant == "reference"
-        else None
-    )
-    return _render_answer(task, _gold(item, task), variant, texts)
+    return FORMS[task].wording.gold_output(item, task, variant)
 
 
-def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
+def build_prompt(item: Item, ctx: Context, context: dict[str, Any], *, form: Form) -> Prompt:
     """System instructions, `shots` worked examples of ours, then the item's input block; for
     completion style also the same as one text ending in "### Answer" with stop sequences."""
-    task = _task(ctx)
-    variant = _variant(ctx)
+    variant = form.variant(ctx)
     templates = _templates()
-    wording = templates["tasks"][task]
+    wording = templates["tasks"][form.name]
     answer_format = wording["answer_format"]
     if variant == "reference":
         answer_format = wording.get("answer_format_reference", answer_format)
@@ -1444,21 +1701,22 @@ def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
         instructions=wording["instructions"].strip(),
         answer_format=answer_format.strip(),
     )
-    examples = _examples(task)
+    parts = form.wording
+    examples = _examples(parts)
     shots = max(int(ctx.shots or 0), 0)
-    query = _render_input(task, _item_view(item, ctx, task))
+    query = parts.render_input(_item_view(item, ctx, form))
     messages = [{"role": "system", "content": system}]
     for example in examples[:shots]:
-        messages.append({"role": "user", "content": _render_input(task, example)})
-        messages.append({"role": "assistant", "content": _example_answer(task, example, variant)})
+        messages.append({"role": "user", "content": parts.render_input(example)})
+        messages.append({"role": "assistant", "content": parts.answer(example, variant)})
     messages.append({"role": "user", "content": query})
     if ctx.style != "completion":
         return Prompt(messages=messages)
     floor = int(ctx.option("min_completion_shots") or 0)
     blocks = [system]
     for example in examples[: max(shots, floor)]:
-        answer = _example_answer(task, example, variant)
-        blocks.append(f"{_render_input(task, example)}\n{ANSWER_HEADER}\n{answer}")
+        answer = parts.answer(example, variant)
+        blocks.append(f"{parts.render_input(example)}\n{ANSWER_HEADER}\n{answer}")
     blocks.append(f"{query}\n{ANSWER_HEADER}\n")
     return Prompt(messages=messages, text="\n\n".join(blocks), stop=COMPLETION_STOP)
 
@@ -1532,3 +1790,126 @@ def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
             )
         )
     return iter(outputs)
+
+
+# --- the tasks' forms ---------------------------------------------------------------------------
+
+USAGE_AWARENESS_READER = StepReader(
+    entry=partial(_awareness_entry, keys=USAGE_AWARENESS_KEYS), line=_awareness_line
+)
+CREATION_AWARENESS_READER = StepReader(
+    entry=partial(_awareness_entry, keys=CREATION_AWARENESS_KEYS), line=_awareness_line
+)
+SELECTION_READER = StepReader(entry=_selection_entry, line=_selection_line)
+USAGE_READER = StepReader(entry=_usage_entry, line=_usage_line)
+
+# What UltraTool's evaluation fixes for the awareness tasks: an unreadable answer is wrong and
+# local accuracy pools every gold step of every sample.
+AWARENESS_SETTINGS = {"unparsed": "wrong", "local_average": "steps"}
+AWARENESS_ROUNDED = ("accuracy_global", "accuracy_local")
+
+PLANNING_FORM = Form(
+    "planning",
+    Wording(
+        example_gold=_nothing,
+        example_toolset=_nothing,
+        offered=_nothing,
+        render_input=_question_input,
+        answer=_plan_answer,
+        gold_output=_plan_output,
+    ),
+    checks=(UNPARSED_CHOICES,),
+)
+CREATION_AWARENESS_FORM = Form(
+    "tool_creation_awareness",
+    Wording(
+        example_gold=_creation_awareness_examples,
+        example_toolset=_creation_awareness_toolset,
+        offered=_offered,
+        render_input=partial(_steps_input, asked=_step_list),
+        answer=partial(_steps_answer, rows=partial(_value_rows, key="needs_new_tool")),
+        gold_output=partial(_steps_output, rows=partial(_value_rows, key="needs_new_tool")),
+    ),
+    reference=Reference(
+        settings=AWARENESS_SETTINGS,
+        rounded=AWARENESS_ROUNDED,
+        reader=reference.AWARENESS,
+        entry=partial(_reference_value, keys=CREATION_AWARENESS_KEYS),
+    ),
+)
+CREATION_FORM = Form(
+    "tool_creation",
+    Wording(
+        example_gold=_creation_examples,
+        example_toolset=_creation_toolset,
+        offered=_offered_for_creation,
+        render_input=partial(_steps_input, asked=_step_list),
+        answer=partial(_steps_answer, rows=_tool_rows),
+        gold_output=partial(_steps_output, rows=_tool_rows),
+    ),
+    checks=(UNPARSED_CHOICES,),
+)
+USAGE_AWARENESS_FORM = Form(
+    "tool_usage_awareness",
+    Wording(
+        example_gold=_usage_awareness_examples,
+        example_toolset=_nothing,
+        offered=_nothing,
+        render_input=partial(_steps_input, asked=_step_list),
+        answer=partial(_steps_answer, rows=partial(_value_rows, key="needs_tool")),
+        gold_output=partial(_steps_output, rows=partial(_value_rows, key="needs_tool")),
+    ),
+    reference=Reference(
+        settings=AWARENESS_SETTINGS,
+        rounded=AWARENESS_ROUNDED,
+        reader=reference.AWARENESS,
+        entry=partial(_reference_value, keys=USAGE_AWARENESS_KEYS),
+    ),
+)
+SELECTION_FORM = Form(
+    "tool_selection",
+    Wording(
+        example_gold=_selection_examples,
+        example_toolset=_selection_toolset,
+        offered=_offered,
+        render_input=partial(_steps_input, asked=_step_list),
+        answer=partial(_steps_answer, rows=_tool_rows),
+        gold_output=partial(_steps_output, rows=_tool_rows),
+    ),
+)
+USAGE_FORM = Form(
+    "tool_usage",
+    Wording(
+        example_gold=_usage_examples,
+        example_toolset=_usage_toolset,
+        offered=_offered,
+        render_input=partial(_steps_input, asked=_steps_with_tools),
+        answer=partial(_steps_answer, rows=_call_rows),
+        gold_output=partial(_steps_output, rows=_call_rows),
+    ),
+    checks=(UNPARSED_CHOICES, LOCAL_AVERAGE_CHOICES, NO_ARGUMENT_CHOICES),
+    reference=Reference(
+        # and a gold step without arguments scores 0
+        settings={**AWARENESS_SETTINGS, "no_argument_step": "zero"},
+        rounded=("levenshtein_local",),
+        reader=reference.USAGE,
+        entry=_reference_call,
+        first_of_lists=True,
+    ),
+)
+
+FORMS: dict[str, Form] = {
+    form.name: form
+    for form in (
+        PLANNING_FORM,
+        CREATION_AWARENESS_FORM,
+        CREATION_FORM,
+        USAGE_AWARENESS_FORM,
+        SELECTION_FORM,
+        USAGE_FORM,
+    )
+}
+# The tasks whose reading and scoring variant=reference reproduces (the reading document covers
+# their two readers; tool selection's is not described, and planning and tool creation are
+# judged).
+REFERENCE_TASKS = tuple(name for name, form in FORMS.items() if form.reference is not None)
