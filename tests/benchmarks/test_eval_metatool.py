@@ -263,9 +263,9 @@ def test_score_of_a_failed_item_is_a_wrong_answer() -> None:
         reference={"tool": "Gold", "expected": []},
         candidate_tools=("A", "B"),
     )
-    scores = evaluate.score(None, item, ctx, {"candidates": ["A", "B"]})
+    scores = EVALUATOR.score(None, item, ctx, {"candidates": ["A", "B"]})
     assert scores == {"correct": 0.0, "unparsed": 0.0, "failed": 1.0}
-    awareness = evaluate.score(None, aware_item("1", False), ctx_for("awareness"), {})
+    awareness = EVALUATOR.score(None, aware_item("1", False), ctx_for("awareness"), {})
     assert awareness["correct"] == 0.0 and awareness["says_yes"] is None
 
 

@@ -1,6 +1,14 @@
 """MetaTool's evaluation side (papers/000, appendix C; METRICS.md, MetaTool): prompts, answer
 matching and scores for the protocol in benchmarks/kit/protocol.py. Pure Python, no Django.
 
+Each task is composed of its own parts (tasks.py): select_*, prepare_*, a prompt, a parse, a
+score and an aggregate, and its native form (native_messages.py). A part serves several tasks
+only where they ask the same thing: the single-tool prompt and parse (similar, scenario,
+reliability), the CSR of scenario and reliability, the native reading of a selection. What
+differs between the selection tasks is the data a part is given: the splits a task reads, how
+prepare_lists builds an item's candidates and draws its examples, and the ideal output a score
+compares the choice with.
+
 Tasks (TASKS), their splits and options (defaults in brackets):
 
 - `awareness` (split "awareness", the Task1 file): the paper's thought prompt, built from the
@@ -73,7 +81,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -99,17 +107,37 @@ __all__ = [
     "TASKS",
     "YES_PHRASES",
     "action_prompt",
-    "aggregate",
+    "aggregate_awareness",
+    "aggregate_csr",
+    "aggregate_pair",
+    "aggregate_similar",
     "awareness_metrics",
-    "build_prompt",
+    "awareness_prompt",
     "choose_pair",
     "choose_single",
     "find_tools",
     "match_awareness",
-    "parse",
-    "prepare",
-    "score",
-    "select",
+    "multi_tool_prompt",
+    "parse_awareness",
+    "parse_pair",
+    "parse_single",
+    "prepare_awareness",
+    "prepare_lists",
+    "prepare_multi_tool",
+    "prepare_reliability",
+    "prepare_scenario",
+    "prepare_similar",
+    "score_awareness",
+    "score_gold_tool",
+    "score_no_tool",
+    "score_pair",
+    "score_similar",
+    "select_awareness",
+    "select_multi_tool",
+    "select_reliability",
+    "select_scenario",
+    "select_similar",
+    "single_tool_prompt",
     "thought_prompt",
     "top_at_k",
 ]
@@ -310,13 +338,6 @@ TASKS: dict[str, TaskSpec] = {
     ),
 }
 
-_SPLITS = {
-    "awareness": ("awareness",),
-    "similar": ("queries",),
-    "scenario": ("queries",),
-    "reliability": ("reliability", "queries"),
-    "multi_tool": ("multi_tool", "multi_tool_golden"),
-}
 _VARIANTS = {
     "one-choice": "action_prompt_multi_tool_two",
     "multi-choice": "action_prompt_multi_tool",
@@ -567,31 +588,41 @@ def top_at_k(ranks: Sequence[int], ks: Sequence[int] = TOP_K) -> Scores:
 # --- options ------------------------------------------------------------------------------------
 
 
-def _task(ctx: Context) -> str:
-    name = ctx.task.name
-    if name not in TASKS:
-        raise ValueError(f"MetaTool has no task {name!r}; tasks: {', '.join(TASKS)}")
-    return name
-
-
-def _check(ctx: Context) -> str:
-    task = _task(ctx)
+def _check_shots(ctx: Context) -> None:
     if ctx.shots not in SHOTS:
         raise ValueError(
             f"MetaTool prompts are zero-shot or five-shot (paper appendix C.4); got shots="
             f"{ctx.shots!r}"
         )
-    if task == "multi_tool" and ctx.shots:
+
+
+def _check_unparsed(ctx: Context) -> None:
+    mode = ctx.option("unparsed") or "wrong"
+    if mode not in UNPARSED_MODES:
+        raise ValueError(f"option unparsed must be one of {UNPARSED_MODES}, got {mode!r}")
+
+
+def _check(ctx: Context) -> None:
+    """A run's shots and options, as every task but multi_tool reads them."""
+    _check_shots(ctx)
+    _check_unparsed(ctx)
+
+
+def _check_multi_tool(ctx: Context) -> None:
+    """A multi_tool run's shots and options: zero-shot only, and a known variant."""
+    _check_shots(ctx)
+    if ctx.shots:
         raise ValueError(
             "the paper ran no few-shot multi-tool selection (appendix C.4: too few two-tool "
             "exemplars); run multi_tool with shots=0"
         )
-    mode = ctx.option("unparsed") or "wrong"
-    if mode not in UNPARSED_MODES:
-        raise ValueError(f"option unparsed must be one of {UNPARSED_MODES}, got {mode!r}")
-    if task == "multi_tool" and (ctx.option("variant") or "one-choice") not in _VARIANTS:
+    _check_unparsed(ctx)
+    if _variant(ctx) not in _VARIANTS:
         raise ValueError(f"option variant must be one of {tuple(_VARIANTS)}")
-    return task
+
+
+def _variant(ctx: Context) -> Any:
+    return ctx.option("variant") or "one-choice"
 
 
 def _int_option(ctx: Context, name: str, minimum: int) -> int:
@@ -623,12 +654,9 @@ def _gold_pair(item: Item) -> list[str]:
     return list(pair)
 
 
-def _ideal(item: Item, task: str) -> set[str]:
-    if task == "reliability":
-        return set()
-    if task == "multi_tool":
-        return set(_gold_pair(item))
-    return {_gold_tool(item)}
+def _gold_tools(item: Item) -> list[str]:
+    """A single-tool item's gold, as a list (what its candidates and examples are built around)."""
+    return [_gold_tool(item)]
 
 
 # --- select -------------------------------------------------------------------------------------
@@ -665,29 +693,58 @@ def _per_tool(items: list[Item], ctx: Context, limit: int | None) -> list[Item]:
     return [item for index, item in enumerate(items) if index in keep]
 
 
-def select(items: Sequence[Item], ctx: Context) -> list[Item]:
-    """The task's items: its splits only (a wrong split is an error), the scenario's queries,
-    and at most `per_tool` queries per tool on the "queries" split."""
-    task = _check(ctx)
-    accepted = _SPLITS[task]
+def _of_splits(items: Sequence[Item], ctx: Context, accepted: Sequence[str]) -> list[Item]:
+    """The items, when every one is of a split the task reads (a wrong split is an error)."""
     wrong = sorted({item.split for item in items if item.split not in accepted})
     if wrong:
         raise ValueError(
-            f"task {task!r} reads split(s) {', '.join(accepted)}; got {', '.join(wrong)}"
+            f"task {ctx.task.name!r} reads split(s) {', '.join(accepted)}; got {', '.join(wrong)}"
         )
-    chosen = list(items)
-    if task == "scenario":
-        _, tools = _scenario_list(ctx)
-        listed = set(tools)
-        chosen = [item for item in chosen if _gold_tool(item) in listed]
-    if task in ("similar", "scenario", "reliability"):
-        limit = ctx.option("per_tool")
-        if limit is not None:
-            limit = _int_option(ctx, "per_tool", 1)
-        queries = _per_tool([i for i in chosen if i.split == "queries"], ctx, limit)
-        kept = {item.key for item in queries}
-        chosen = [i for i in chosen if i.split != "queries" or i.key in kept]
-    return chosen
+    return list(items)
+
+
+def _at_most_per_tool(chosen: list[Item], ctx: Context) -> list[Item]:
+    """At most `per_tool` queries per tool on the "queries" split; other items all stay."""
+    limit = ctx.option("per_tool")
+    if limit is not None:
+        limit = _int_option(ctx, "per_tool", 1)
+    queries = _per_tool([i for i in chosen if i.split == "queries"], ctx, limit)
+    kept = {item.key for item in queries}
+    return [i for i in chosen if i.split != "queries" or i.key in kept]
+
+
+def select_awareness(items: Sequence[Item], ctx: Context) -> list[Item]:
+    """The awareness items (split "awareness")."""
+    _check(ctx)
+    return _of_splits(items, ctx, ("awareness",))
+
+
+def select_similar(items: Sequence[Item], ctx: Context) -> list[Item]:
+    """The queries, at most `per_tool` per tool."""
+    _check(ctx)
+    return _at_most_per_tool(_of_splits(items, ctx, ("queries",)), ctx)
+
+
+def select_scenario(items: Sequence[Item], ctx: Context) -> list[Item]:
+    """The queries whose gold tool is on the scenario's list, at most `per_tool` per tool."""
+    _check(ctx)
+    chosen = _of_splits(items, ctx, ("queries",))
+    _, tools = _scenario_list(ctx)
+    listed = set(tools)
+    chosen = [item for item in chosen if _gold_tool(item) in listed]
+    return _at_most_per_tool(chosen, ctx)
+
+
+def select_reliability(items: Sequence[Item], ctx: Context) -> list[Item]:
+    """The published reliability items, or the queries at most `per_tool` per tool."""
+    _check(ctx)
+    return _at_most_per_tool(_of_splits(items, ctx, ("reliability", "queries")), ctx)
+
+
+def select_multi_tool(items: Sequence[Item], ctx: Context) -> list[Item]:
+    """The published multi-tool items, or the golden pairs (split "multi_tool_golden")."""
+    _check_multi_tool(ctx)
+    return _of_splits(items, ctx, ("multi_tool", "multi_tool_golden"))
 
 
 # --- prepare: candidate lists and examples, fixed at launch -------------------------------------
@@ -847,129 +904,234 @@ def native_candidates(items: Sequence[Item], ctx: Context) -> list[dict[str, Any
     return contexts
 
 
-def prepare(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
-    """Per item: the candidate list ("candidates", plus "similar" for the similar task: the gold
-    tool's nearest tools, most similar first) and, five-shot, the examples ("examples"). A
-    native awareness run draws a candidate list too (native_candidates)."""
-    task = _check(ctx)
+def _zero_or_five(ctx: Context) -> bool:
+    """Whether the run is five-shot; a native run is refused five-shot (its prompts are
+    zero-shot)."""
     five = ctx.shots == 5
-    if tool_mode(ctx) == "native" and task == "awareness":
-        return native_candidates(items, ctx)
     if tool_mode(ctx) == "native" and five:
         raise ValueError("native MetaTool prompts are zero-shot; run with shots=0")
-    if task == "awareness":
-        if not five:
-            return [{} for _ in items]
-        pool = [(i, _normal_query(i.input["query"])) for i in sorted(items, key=lambda i: i.key)]
-        return [{"examples": _awareness_examples(i, ctx, pool)} for i in items]
+    return five
 
-    scenario = _scenario_list(ctx) if task == "scenario" else None
-    if scenario:
-        missing = [t for t in scenario[1] if t not in ctx.tools]
-        if missing:
-            raise ValueError(
-                f"scenario {scenario[0]!r} lists tools with no description in this benchmark: "
-                f"{', '.join(missing)}"
+
+def prepare_awareness(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """Per item, five-shot: the examples ("examples"). A native run draws each item's
+    candidate list instead (native_candidates)."""
+    _check(ctx)
+    if tool_mode(ctx) == "native":
+        return native_candidates(items, ctx)
+    if ctx.shots != 5:
+        return [{} for _ in items]
+    pool = [(i, _normal_query(i.input["query"])) for i in sorted(items, key=lambda i: i.key)]
+    return [{"examples": _awareness_examples(i, ctx, pool)} for i in items]
+
+
+def prepare_scenario(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """Per item: the scenario's list ("scenario", "candidates") and, five-shot, the examples."""
+    _check(ctx)
+    five = _zero_or_five(ctx)
+    name, tools = _scenario_list(ctx)
+    missing = [t for t in tools if t not in ctx.tools]
+    if missing:
+        raise ValueError(
+            f"scenario {name!r} lists tools with no description in this benchmark: "
+            f"{', '.join(missing)}"
+        )
+    by_tool = _query_pool(items, ctx) if five else {}
+    contexts: list[dict[str, Any]] = []
+    for item in items:
+        context: dict[str, Any] = {"scenario": name, "candidates": list(tools)}
+        if five:
+            context["examples"] = _drawn_examples(
+                item, ctx, context["candidates"], by_tool, _gold_tools(item)
             )
-    # Published items (reliability, multi_tool) carry their candidates; the rest are built here.
-    built = {
-        item.key
-        for item in items
-        if not scenario and item.split in ("queries", "multi_tool_golden")
-    }
+        contexts.append(context)
+    return contexts
+
+
+# The splits whose items carry no candidate list: the task's prepare builds one. Published items
+# (reliability, multi_tool) keep theirs.
+_BUILT_SPLITS = ("queries", "multi_tool_golden")
+
+# What a task gives prepare_lists: its gold tools, how it builds a candidate list around them
+# (the item, the run, the neighbours, the item's generator) and how it draws five-shot examples
+# (the item, the run, its candidates, the query pool, its gold tools).
+_Gold = Callable[[Item], list[str]]
+_BuildList = Callable[[Item, Context, _Neighbours, random.Random], dict[str, Any]]
+_DrawExamples = Callable[
+    [Item, Context, Sequence[str], Mapping[str, Sequence[tuple[str, str]]], list[str]],
+    list[dict[str, str]],
+]
+
+
+def prepare_lists(
+    items: Sequence[Item],
+    ctx: Context,
+    *,
+    check: Callable[[Context], None],
+    gold: _Gold,
+    build: _BuildList,
+    examples: _DrawExamples,
+) -> list[dict[str, Any]]:
+    """Per item: the candidate list ("candidates": the published one, or one `build` makes on a
+    built split, with what it adds) and, five-shot, the examples ("examples")."""
+    check(ctx)
+    five = _zero_or_five(ctx)
+    built = {item.key for item in items if item.split in _BUILT_SPLITS}
     neighbours = None
     if built:
-        needed = [t for item in items if item.key in built for t in _ideal_tools(item, task)]
+        needed = [t for item in items if item.key in built for t in gold(item)]
         neighbours = _Neighbours(ctx, needed)
-    size = _int_option(ctx, "n", 2) if task == "similar" else 0
     by_tool = _query_pool(items, ctx) if five else {}
 
     contexts: list[dict[str, Any]] = []
     for item in items:
         context: dict[str, Any]
-        rng = _rng(ctx, "candidates", item.key)
-        if scenario:
-            context = {"scenario": scenario[0], "candidates": list(scenario[1])}
-        elif neighbours is None or item.key not in built:
+        if neighbours is None or item.key not in built:
             context = {"candidates": list(item.candidate_tools)}
-        elif task == "similar":
-            gold = _gold_tool(item)
-            nearest = neighbours.nearest(gold, size - 1)
-            candidates = [gold, *nearest]
-            rng.shuffle(candidates)
-            context = {"candidates": candidates, "similar": nearest}
         else:
-            context = {"candidates": _sampled_candidates(item, task, ctx, neighbours, rng)}
+            context = build(item, ctx, neighbours, _rng(ctx, "candidates", item.key))
         if five:
-            context["examples"] = _examples_for(item, task, ctx, context["candidates"], by_tool)
+            context["examples"] = examples(item, ctx, context["candidates"], by_tool, gold(item))
         contexts.append(context)
     return contexts
 
 
-def _examples_for(
+def _similar_list(
+    item: Item, ctx: Context, neighbours: _Neighbours, rng: random.Random
+) -> dict[str, Any]:
+    """Similar: the gold tool and its n-1 nearest, shuffled; "similar" keeps the nearest, most
+    similar first (the error analysis ranks a wrong pick among them)."""
+    size = _int_option(ctx, "n", 2)
+    gold = _gold_tool(item)
+    nearest = neighbours.nearest(gold, size - 1)
+    candidates = [gold, *nearest]
+    rng.shuffle(candidates)
+    return {"candidates": candidates, "similar": nearest}
+
+
+def _outside_nearest(
     item: Item,
-    task: str,
-    ctx: Context,
-    candidates: Sequence[str],
-    by_tool: Mapping[str, Sequence[tuple[str, str]]],
-) -> list[dict[str, str]]:
-    gold = _ideal_tools(item, task)
-    query = item.input.get("query", "")
-    rng = _rng(ctx, "examples", item.key)
-    have: list[dict[str, str]] = []
-    listed_wanted = 5
-    if task == "reliability":
-        published = _published_examples(item.input.get("prompt", ""), awareness=False)
-        have = [
-            e for e in published if not _same_query(e["query"], query) and e["answer"] != gold[0]
-        ]
-        if published and len(have) == len(published):
-            return have
-        # C.4: the ratio of "None" to tool answers is 2:3 or 3:2.
-        listed_wanted = rng.choice((2, 3))
-    examples = _selection_examples(rng, item, candidates, by_tool, listed_wanted, gold, have)
-    rng.shuffle(examples)
-    return examples
-
-
-def _ideal_tools(item: Item, task: str) -> list[str]:
-    return _gold_pair(item) if task == "multi_tool" else [_gold_tool(item)]
-
-
-def _sampled_candidates(
-    item: Item, task: str, ctx: Context, neighbours: _Neighbours, rng: random.Random
+    neighbours: _Neighbours,
+    rng: random.Random,
+    gold: Sequence[str],
+    k: int,
+    n: int,
+    wanted: int,
 ) -> list[str]:
-    """Reliability: n tools outside the gold tool and its k nearest. Multi-tool: the gold pair
-    and n-2 tools outside the pair and the union of each one's k nearest; shuffled."""
-    gold = _ideal_tools(item, task)
-    k = _int_option(ctx, "k", 0)
-    n = _int_option(ctx, "n", 3 if task == "multi_tool" else 1)
+    """`wanted` tools sampled outside the gold tools and each one's k nearest."""
     excluded = set(gold)
     for tool in gold:
         excluded.update(neighbours.nearest(tool, k))
     rest = [name for name in neighbours.names if name not in excluded]
-    wanted = n - 2 if task == "multi_tool" else n
     if len(rest) < wanted:
         raise ValueError(
             f"{item.key}: only {len(rest)} tools remain outside the gold and its {k} nearest; "
             f"lower n ({n}) or k"
         )
-    chosen = rng.sample(rest, wanted)
-    if task == "multi_tool":
-        chosen += gold
-        rng.shuffle(chosen)
-    return chosen
+    return rng.sample(rest, wanted)
+
+
+def _reliability_list(
+    item: Item, ctx: Context, neighbours: _Neighbours, rng: random.Random
+) -> dict[str, Any]:
+    """Reliability: n tools outside the gold tool and its k nearest."""
+    gold = _gold_tools(item)
+    k = _int_option(ctx, "k", 0)
+    n = _int_option(ctx, "n", 1)
+    return {"candidates": _outside_nearest(item, neighbours, rng, gold, k, n, n)}
+
+
+def _multi_tool_list(
+    item: Item, ctx: Context, neighbours: _Neighbours, rng: random.Random
+) -> dict[str, Any]:
+    """Multi-tool: the gold pair and n-2 tools outside the pair and the union of each one's k
+    nearest, shuffled."""
+    gold = _gold_pair(item)
+    k = _int_option(ctx, "k", 0)
+    n = _int_option(ctx, "n", 3)
+    chosen = _outside_nearest(item, neighbours, rng, gold, k, n, n - 2) + gold
+    rng.shuffle(chosen)
+    return {"candidates": chosen}
+
+
+def _drawn_examples(
+    item: Item,
+    ctx: Context,
+    candidates: Sequence[str],
+    by_tool: Mapping[str, Sequence[tuple[str, str]]],
+    gold: list[str],
+) -> list[dict[str, str]]:
+    """Five examples drawn from the run's queries (similar, scenario), in a shuffled order."""
+    rng = _rng(ctx, "examples", item.key)
+    examples = _selection_examples(rng, item, candidates, by_tool, 5, gold)
+    rng.shuffle(examples)
+    return examples
+
+
+def _reliability_examples(
+    item: Item,
+    ctx: Context,
+    candidates: Sequence[str],
+    by_tool: Mapping[str, Sequence[tuple[str, str]]],
+    gold: list[str],
+) -> list[dict[str, str]]:
+    """The examples published in the item's prompt (minus its own query and any answered with
+    its gold tool); when some were dropped or none are published, topped up from the run's
+    queries in C.4's ratio, in a shuffled order."""
+    query = item.input.get("query", "")
+    rng = _rng(ctx, "examples", item.key)
+    published = _published_examples(item.input.get("prompt", ""), awareness=False)
+    have = [e for e in published if not _same_query(e["query"], query) and e["answer"] != gold[0]]
+    if published and len(have) == len(published):
+        return have
+    # C.4: the ratio of "None" to tool answers is 2:3 or 3:2.
+    listed_wanted = rng.choice((2, 3))
+    examples = _selection_examples(rng, item, candidates, by_tool, listed_wanted, gold, have)
+    rng.shuffle(examples)
+    return examples
+
+
+def prepare_similar(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """Per item: the gold tool and its n-1 nearest ("candidates", "similar") and, five-shot,
+    examples drawn from the run's queries."""
+    return prepare_lists(
+        items, ctx, check=_check, gold=_gold_tools, build=_similar_list, examples=_drawn_examples
+    )
+
+
+def prepare_reliability(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """Per item: the published candidates, or on "queries" n tools away from the gold tool, and,
+    five-shot, the published examples or ones drawn in C.4's ratio."""
+    return prepare_lists(
+        items,
+        ctx,
+        check=_check,
+        gold=_gold_tools,
+        build=_reliability_list,
+        examples=_reliability_examples,
+    )
+
+
+def prepare_multi_tool(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+    """Per item: the published candidates, or on "multi_tool_golden" the gold pair among n-2
+    tools away from it. Never five-shot (_check_multi_tool refuses it)."""
+    return prepare_lists(
+        items,
+        ctx,
+        check=_check_multi_tool,
+        gold=_gold_pair,
+        build=_multi_tool_list,
+        examples=_drawn_examples,
+    )
 
 
 # --- prompts ------------------------------------------------------------------------------------
 
 # Ours: the completion-style cue ending a zero-shot prompt, the same words that end the published
 # five-shot prompts, so a base model's first line is the answer.
-_CUES = {
-    "awareness": '\n\nUser query: "{user_query}" answer:',
-    "single": '\nUser query: "{user_query}" tool:',
-    "multi": '\nUser query: "{user_query}" tools:',
-}
+_AWARENESS_CUE = '\n\nUser query: "{user_query}" answer:'
+_SINGLE_CUE = '\nUser query: "{user_query}" tool:'
+_MULTI_CUE = '\nUser query: "{user_query}" tools:'
 # One answer line; the next line would be the model inventing another example.
 COMPLETION_STOP = ("\n",)
 
@@ -977,7 +1139,7 @@ COMPLETION_STOP = ("\n",)
 def _candidates(item: Item, context: Mapping[str, Any]) -> list[str]:
     candidates = context.get("candidates")
     if candidates is None:
-        if item.split in ("queries", "multi_tool_golden"):
+        if item.split in _BUILT_SPLITS:
             raise ValueError(f"{item.key}: no candidate list; prepare() builds it at launch")
         candidates = item.candidate_tools
     return list(candidates)
@@ -1000,30 +1162,18 @@ def _tool_list(item: Item, ctx: Context, candidates: list[str]) -> str:
     return render_tool_list(candidates, {name: ctx.tools[name].description for name in candidates})
 
 
-def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
-    task = _check(ctx)
-    query = item.input.get("query", "")
-    five = ctx.shots == 5
-    if task == "awareness":
-        base = thought_prompt(query)
-        examples = context.get("examples")
-        if five and examples is None:
-            examples = [
-                e
-                for e in _published_examples(item.input.get("prompt", ""), awareness=True)
-                if not _same_query(e["query"], query)
-            ]
-        line, wrapper, cue = _AWARENESS_LINE, "awareness_examples", _CUES["awareness"]
-    else:
-        candidates = _candidates(item, context)
-        form = (ctx.option("variant") or "one-choice") if task == "multi_tool" else "single"
-        base = action_prompt(query, _tool_list(item, ctx, candidates), form)
-        examples = context.get("examples")
-        if five and examples is None:
-            raise ValueError(f"{item.key}: no few-shot examples; prepare() draws them at launch")
-        line, wrapper = _ACTION_LINE, "action_examples"
-        cue = _CUES["multi" if task == "multi_tool" else "single"]
-    if five:
+def _prompt(
+    ctx: Context,
+    query: str,
+    base: str,
+    examples: Sequence[Mapping[str, str]] | None,
+    line: str,
+    wrapper: str,
+    cue: str,
+) -> Prompt:
+    """The zero-shot prompt `base` (ending with `cue` for completion), or five-shot the
+    `examples` in `line`s inside the template `wrapper`."""
+    if ctx.shots == 5:
         chat = _fill(
             _template(wrapper),
             prompt=base,
@@ -1042,60 +1192,162 @@ def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
     )
 
 
+def awareness_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
+    """The thought prompt; five-shot, with the examples prepare() drew, else the ones published
+    in the item's prompt (minus its own query)."""
+    _check(ctx)
+    query = item.input.get("query", "")
+    base = thought_prompt(query)
+    examples = context.get("examples")
+    if ctx.shots == 5 and examples is None:
+        examples = [
+            e
+            for e in _published_examples(item.input.get("prompt", ""), awareness=True)
+            if not _same_query(e["query"], query)
+        ]
+    return _prompt(
+        ctx, query, base, examples, _AWARENESS_LINE, "awareness_examples", _AWARENESS_CUE
+    )
+
+
+def _action(item: Item, ctx: Context, context: dict[str, Any], form: str, cue: str) -> Prompt:
+    """The action prompt in `form` over the item's candidates (five-shot: prepare()'s examples)."""
+    query = item.input.get("query", "")
+    candidates = _candidates(item, context)
+    base = action_prompt(query, _tool_list(item, ctx, candidates), form)
+    examples = context.get("examples")
+    if ctx.shots == 5 and examples is None:
+        raise ValueError(f"{item.key}: no few-shot examples; prepare() draws them at launch")
+    return _prompt(ctx, query, base, examples, _ACTION_LINE, "action_examples", cue)
+
+
+def single_tool_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
+    """The single-tool action prompt (similar, scenario, reliability)."""
+    _check(ctx)
+    return _action(item, ctx, context, "single", _SINGLE_CUE)
+
+
+def multi_tool_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
+    """The multi-tool action prompt of the run's variant."""
+    _check_multi_tool(ctx)
+    return _action(item, ctx, context, _variant(ctx), _MULTI_CUE)
+
+
 # --- parse, score, aggregate --------------------------------------------------------------------
 
 
-def parse(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
-    task = _task(ctx)
-    if task == "awareness":
-        label, rule = match_awareness(text)
-        return Outcome(output=text, answer=label, parsed=label is not None, note=rule)
+def parse_awareness(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
+    """Yes (True), no (False) or unread, by the rules of match_awareness."""
+    label, rule = match_awareness(text)
+    return Outcome(output=text, answer=label, parsed=label is not None, note=rule)
+
+
+def _parse_choice(
+    text: str,
+    item: Item,
+    context: dict[str, Any],
+    choose: Callable[[str, Sequence[str]], tuple[list[str] | None, str]],
+) -> Outcome:
     candidates = _candidates(item, context)
-    choose = choose_pair if task == "multi_tool" else choose_single
     answer, why = choose(text, candidates)
     if answer is None:
         return Outcome(output=text, answer=find_tools(text, candidates), parsed=False, note=why)
     return Outcome(output=text, answer=answer, note=why)
 
 
-def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]) -> Scores:
-    """Per item: correct (1/0), unparsed (1/0), failed (1/0), and per task: needs_tool and
-    says_yes (awareness; None when unread), pick_rank (similar: the wrong pick's rank among the
-    gold tool's nearest), one_of_one / one_of_two (multi-tool, paper Table 4)."""
-    task = _task(ctx)
+def parse_single(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
+    """The one tool named, [] for None, or unread (choose_single); an unread answer keeps the
+    names found."""
+    return _parse_choice(text, item, context, choose_single)
+
+
+def parse_pair(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
+    """The tools named, at most two, or unread (choose_pair); an unread answer keeps the names
+    found."""
+    return _parse_choice(text, item, context, choose_pair)
+
+
+def _base_scores(outcome: Outcome | None) -> tuple[Scores, Any]:
+    """correct (0 until the task decides), unparsed and failed (1/0), and the read answer (None
+    when unread or failed)."""
     failed = outcome is None
     answer = None if outcome is None or not outcome.parsed else outcome.answer
-    unread = answer is None
     scores: Scores = {
         "correct": 0.0,
-        "unparsed": float(not failed and unread),
+        "unparsed": float(not failed and answer is None),
         "failed": float(failed),
     }
-    if task == "awareness":
-        gold = bool(item.reference["needs_tool"])
-        says = None if unread else bool(answer)
-        scores.update(needs_tool=float(gold), says_yes=None if says is None else float(says))
-        scores["correct"] = float(says is not None and says == gold)
-        return scores
-    ideal = _ideal(item, task)
-    chosen = [] if answer is None else list(answer)
-    scores["correct"] = float(not unread and set(chosen) == ideal)
-    if task == "similar":
-        similar = list(context.get("similar") or ())
-        wrong_pick = not unread and len(chosen) == 1 and chosen[0] not in ideal
-        rank = similar.index(chosen[0]) + 1 if wrong_pick and chosen[0] in similar else None
-        scores["pick_rank"] = None if rank is None else float(rank)
-    if task == "multi_tool":
-        right = len(set(chosen) & ideal)
-        scores["one_of_one"] = float(not unread and len(chosen) == 1 and right == 1)
-        scores["one_of_two"] = float(not unread and len(chosen) == 2 and right == 1)
+    return scores, answer
+
+
+def score_awareness(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]
+) -> Scores:
+    """Per item: correct, unparsed, failed (1/0), needs_tool (the gold) and says_yes (None when
+    unread)."""
+    scores, answer = _base_scores(outcome)
+    gold = bool(item.reference["needs_tool"])
+    says = None if answer is None else bool(answer)
+    scores.update(needs_tool=float(gold), says_yes=None if says is None else float(says))
+    scores["correct"] = float(says is not None and says == gold)
     return scores
 
 
-def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
-    """Run metrics (TaskSpec.metrics) over the items' scores; with unparsed="exclude" the
-    unparsed items leave every denominator but are still counted in `unparsed`."""
-    task = _check(ctx)
+def _chosen(outcome: Outcome | None, ideal: set[str]) -> tuple[Scores, list[str], bool]:
+    """A selection's scores (correct: the chosen set is `ideal`), the tools chosen and whether
+    the answer went unread."""
+    scores, answer = _base_scores(outcome)
+    unread = answer is None
+    chosen = [] if answer is None else list(answer)
+    scores["correct"] = float(not unread and set(chosen) == ideal)
+    return scores, chosen, unread
+
+
+def score_similar(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]
+) -> Scores:
+    """Per item: correct (the gold tool chosen), unparsed, failed (1/0), and pick_rank: a wrong
+    pick's rank among the gold tool's nearest (context "similar"; None otherwise)."""
+    ideal = {_gold_tool(item)}
+    scores, chosen, unread = _chosen(outcome, ideal)
+    similar = list(context.get("similar") or ())
+    wrong_pick = not unread and len(chosen) == 1 and chosen[0] not in ideal
+    rank = similar.index(chosen[0]) + 1 if wrong_pick and chosen[0] in similar else None
+    scores["pick_rank"] = None if rank is None else float(rank)
+    return scores
+
+
+def score_gold_tool(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]
+) -> Scores:
+    """Per item: correct (the gold tool chosen), unparsed, failed (1/0)."""
+    return _chosen(outcome, {_gold_tool(item)})[0]
+
+
+def score_no_tool(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]
+) -> Scores:
+    """Per item: correct ("None" chosen: the gold tool is not offered), unparsed, failed
+    (1/0)."""
+    return _chosen(outcome, set())[0]
+
+
+def score_pair(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]
+) -> Scores:
+    """Per item: correct (the gold pair chosen), unparsed, failed (1/0), one_of_one and
+    one_of_two (paper Table 4)."""
+    ideal = set(_gold_pair(item))
+    scores, chosen, unread = _chosen(outcome, ideal)
+    right = len(set(chosen) & ideal)
+    scores["one_of_one"] = float(not unread and len(chosen) == 1 and right == 1)
+    scores["one_of_two"] = float(not unread and len(chosen) == 2 and right == 1)
+    return scores
+
+
+def _counted(scored: Sequence[Scored], ctx: Context) -> tuple[Scores, list[Scored]]:
+    """The counts n, unparsed and failed, and the items every denominator counts: with
+    unparsed="exclude" the unparsed items leave them but are still counted in `unparsed`."""
     mode = ctx.option("unparsed") or "wrong"
     counts: Scores = {
         "n": float(len(scored)),
@@ -1103,28 +1355,52 @@ def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
         "failed": float(sum(1 for s in scored if s.scores.get("failed"))),
     }
     counted = [s for s in scored if not (mode == "exclude" and s.scores.get("unparsed"))]
-    if task == "awareness":
-        gold = [bool(s.scores.get("needs_tool")) for s in counted]
-        # An unread or failed answer counts as the wrong label, so it lowers every metric.
-        predicted = [
-            bool(s.scores["says_yes"]) if s.scores.get("says_yes") is not None else not g
-            for s, g in zip(counted, gold, strict=True)
-        ]
-        return {**awareness_metrics(gold, predicted), **counts}
-    result: Scores = {
-        "CSR": percent(sum(s.scores.get("correct") or 0.0 for s in counted) / len(counted))
-        if counted
-        else None
-    }
-    if task == "similar":
-        ranks = [int(r) for s in counted if (r := s.scores.get("pick_rank")) is not None]
-        result.update(top_at_k(ranks))
-        counts["wrong_picks"] = float(len(ranks))
-    if task == "multi_tool":
-        for name in ("one_of_one", "one_of_two"):
-            result[name] = (
-                percent(sum(s.scores.get(name) or 0.0 for s in counted) / len(counted))
-                if counted
-                else None
-            )
+    return counts, counted
+
+
+def _share(counted: Sequence[Scored], name: str) -> float | None:
+    """The percentage of the counted items whose `name` is 1 (None when none is counted)."""
+    return (
+        percent(sum(s.scores.get(name) or 0.0 for s in counted) / len(counted)) if counted else None
+    )
+
+
+def aggregate_awareness(scored: Sequence[Scored], ctx: Context) -> Scores:
+    """Accuracy, precision, recall, F1 and the confusion counts, with n, unparsed, failed."""
+    _check(ctx)
+    counts, counted = _counted(scored, ctx)
+    gold = [bool(s.scores.get("needs_tool")) for s in counted]
+    # An unread or failed answer counts as the wrong label, so it lowers every metric.
+    predicted = [
+        bool(s.scores["says_yes"]) if s.scores.get("says_yes") is not None else not g
+        for s, g in zip(counted, gold, strict=True)
+    ]
+    return {**awareness_metrics(gold, predicted), **counts}
+
+
+def aggregate_csr(scored: Sequence[Scored], ctx: Context) -> Scores:
+    """CSR, with n, unparsed, failed (scenario, reliability)."""
+    _check(ctx)
+    counts, counted = _counted(scored, ctx)
+    return {"CSR": _share(counted, "correct"), **counts}
+
+
+def aggregate_similar(scored: Sequence[Scored], ctx: Context) -> Scores:
+    """CSR, Top@1/3/5 over the wrong picks, with n, unparsed, failed and wrong_picks."""
+    _check(ctx)
+    counts, counted = _counted(scored, ctx)
+    result: Scores = {"CSR": _share(counted, "correct")}
+    ranks = [int(r) for s in counted if (r := s.scores.get("pick_rank")) is not None]
+    result.update(top_at_k(ranks))
+    counts["wrong_picks"] = float(len(ranks))
+    return {**result, **counts}
+
+
+def aggregate_pair(scored: Sequence[Scored], ctx: Context) -> Scores:
+    """CSR, one_of_one and one_of_two, with n, unparsed, failed."""
+    _check_multi_tool(ctx)
+    counts, counted = _counted(scored, ctx)
+    result: Scores = {"CSR": _share(counted, "correct")}
+    for name in ("one_of_one", "one_of_two"):
+        result[name] = _share(counted, name)
     return {**result, **counts}
