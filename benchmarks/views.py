@@ -18,7 +18,11 @@ from benchmarks.exports import benchmark_export
 from benchmarks.kit.base import UNSTORABLE
 from benchmarks.kit.registry import get_suite, suite_names
 from benchmarks.models import Benchmark
-from benchmarks.selectors import benchmark_list_with_counts, sample_counts_by_split_for
+from benchmarks.selectors import (
+    REFINED_GOLD,
+    benchmark_list_with_counts,
+    sample_counts_by_split_for,
+)
 from config.access import allows
 from config.errors import ApplicationError, shows_errors
 
@@ -170,6 +174,7 @@ def _export_page(
         "not_carried": suite.exporter.cannot_carry if suite.exporter else "",
         "chosen_split": request.GET.get("split", ""),
         "chosen_format": request.GET.get("format") or ("published" if suite.exporter else "jsonl"),
+        "chosen_gold": request.GET.get("gold") or REFINED_GOLD,
         "error": error,
     }
     return render(request, "benchmarks/export.html", context, status=error.status if error else 200)
@@ -188,7 +193,12 @@ def benchmark_export_view(request: HttpRequest, pk: int) -> HttpResponse:
     fmt = request.GET.get("format")
     if not fmt:
         return _export_page(request, benchmark)
-    export = benchmark_export(benchmark=benchmark, split=request.GET.get("split") or None, fmt=fmt)
+    export = benchmark_export(
+        benchmark=benchmark,
+        split=request.GET.get("split") or None,
+        fmt=fmt,
+        gold=request.GET.get("gold") or REFINED_GOLD,
+    )
     response = HttpResponse(export.zip_bytes(), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{export.zip_name}"'
     return response

@@ -154,3 +154,18 @@ def test_the_export_writes_either_gold(run: Run, tmp_path: Path) -> None:
     assert to_currency(refined) == "EUR" and to_currency(published) == "USD"
     provenance = json.loads(published.files["provenance.json"])
     assert provenance["gold"] == PUBLISHED and provenance["changed"] == []
+
+
+def test_the_export_page_offers_the_gold_once_a_sample_is_refined(run: Run, client: Client) -> None:
+    client.force_login(make_researcher())
+    url = f"/benchmarks/{run.benchmark_id}/export/"
+    assert 'name="gold"' not in client.get(url).content.decode()
+    _refine_demo_2()
+    assert 'name="gold" value="published"' in client.get(url).content.decode()
+    published = client.get(url, {"format": "jsonl", "gold": "published"})
+    assert published.status_code == 200 and published["Content-Type"] == "application/zip"
+    refused = client.get(url, {"format": "jsonl", "gold": "newest"})
+    assert (
+        refused.status_code == 400
+        and "gold: unknown gold version &#x27;newest&#x27;" in refused.content.decode()
+    )
