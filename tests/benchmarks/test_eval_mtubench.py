@@ -479,7 +479,7 @@ def test_sats_paper_example_06994() -> None:
     assert metrics["ATS"] == 0.8
     assert metrics["SR"] == 0.0
     assert metrics["TPR"] == 0.4  # paper: (i - 1) / n = 2/5
-    result = ev.aggregate(scored_turns("M-M", {"M-M_7": [1, 1, 0, 1, 1]}), ctx("M-M"))
+    result = EVALUATOR.aggregate(scored_turns("M-M", {"M-M_7": [1, 1, 0, 1, 1]}), ctx("M-M"))
     assert result["SATS"] == 69.94
 
 
@@ -496,7 +496,7 @@ def test_dialogue_metrics_other_paper_examples_and_two_errors() -> None:
 
 
 def test_m_m_aggregate_over_dialogues_hand_computed() -> None:
-    result = ev.aggregate(
+    result = EVALUATOR.aggregate(
         scored_turns("M-M", {"M-M_0": [1, 1], "M-M_1": [0, 1, 1], "M-M_2": [1]}), ctx("M-M")
     )
     # Turns: 5 of 6 correct (TN, TO 83.33). ATS (1 + 2/3 + 1)/3 = 88.89. SR 2/3 = 66.67.
@@ -517,7 +517,7 @@ def test_turns_are_ordered_as_integers_turn_10_after_9() -> None:
     turns = scored_turns("M-S", {"M-S_3": [1] * 10 + [0]})
     string_order = sorted(turns, key=lambda s: s.item.external_id)
     assert [s.item.metadata["turn"] for s in string_order][:3] == [0, 1, 10]
-    result = ev.aggregate(string_order, ctx("M-S"))
+    result = EVALUATOR.aggregate(string_order, ctx("M-S"))
     assert result["TPR"] == round(10 / 11 * 100, 2)  # 90.91; string order would give 18.18
     assert result["SATS"] == round(10 / 11 * 100, 2)
 
@@ -554,18 +554,18 @@ def test_duplicate_ids_are_separate_conversations() -> None:
     second = [Scored(item("M-M", f"M-M_19_{t}#2"), None, s.scores) for t, s in enumerate(turns[4:])]
     scored = turns[:4] + second
     assert {ev.cluster(s.item, ctx("M-M")) for s in scored} == {"M-M/M-M_19", "M-M/M-M_19#2"}
-    result = ev.aggregate(scored, ctx("M-M"))
+    result = EVALUATOR.aggregate(scored, ctx("M-M"))
     assert result["SR"] == 50.0  # one of two dialogues
     assert result["TPR"] == 50.0  # (4/4 + 0/3) / 2
 
 
 def test_a_bootstrap_sample_may_repeat_a_dialogue() -> None:
     scored = scored_turns("M-M", {"M-M_0": [1, 0], "M-M_1": [1, 1]})
-    once = ev.aggregate(scored, ctx("M-M"))
-    twice = ev.aggregate(scored[:2] + scored[:2] + scored[2:] + scored[2:], ctx("M-M"))
+    once = EVALUATOR.aggregate(scored, ctx("M-M"))
+    twice = EVALUATOR.aggregate(scored[:2] + scored[:2] + scored[2:] + scored[2:], ctx("M-M"))
     assert once == twice
     # Dialogue 0 drawn twice, dialogue 1 once: SR 1/3.
-    assert ev.aggregate(scored[:2] * 2 + scored[2:], ctx("M-M"))["SR"] == 33.33
+    assert EVALUATOR.aggregate(scored[:2] * 2 + scored[2:], ctx("M-M"))["SR"] == 33.33
 
 
 def test_dialogues_follow_the_platforms_groups() -> None:
@@ -577,7 +577,7 @@ def test_dialogues_follow_the_platforms_groups() -> None:
         *(replace(s, group=f"{cluster}#2") for s in scored[:2]),
         *(replace(s, group="M-M/M-M_1#1") for s in scored[2:]),
     ]
-    result = ev.aggregate(sample, ctx("M-M"))
+    result = EVALUATOR.aggregate(sample, ctx("M-M"))
     assert result["SR"] == 33.33  # 1 of 3 dialogues
     assert result["ATS"] == round((0.5 + 0.5 + 1) / 3 * 100, 2)  # 66.67
 
@@ -588,16 +588,16 @@ def test_a_repeated_line_counts_per_turn_and_replaces_its_turn_in_the_dialogue()
     # list, which the later line overwrites.
     turns = scored_turns("M-M", {"M-M_0": [1, 0], "M-M_1": [1, 1]})
     again = replace(turns[1], scores=dict.fromkeys(("TN", "TO", "correct"), 1.0), repeat=1)
-    result = ev.aggregate([*turns, again], ctx("M-M"))
+    result = EVALUATOR.aggregate([*turns, again], ctx("M-M"))
     assert (result["TN"], result["TO"]) == (80.0, 80.0)  # 4 of 5 lines
     assert (result["SR"], result["ATS"], result["TPR"]) == (100.0, 100.0, 100.0)
     # Bootstrap groups keep a repeat inside its dialogue's copy.
     cluster = ev.cluster(turns[0].item, ctx("M-M"))
     grouped = [replace(s, group=f"{cluster}#1") for s in (turns[0], turns[1], again)]
-    assert ev.aggregate(grouped, ctx("M-M"))["SR"] == 100.0
+    assert EVALUATOR.aggregate(grouped, ctx("M-M"))["SR"] == 100.0
     # Without the mark, a turn seen twice is a second copy of the dialogue (a resample).
     twice = replace(again, repeat=0)
-    assert ev.aggregate([*turns, twice], ctx("M-M"))["SR"] == round(2 / 3 * 100, 2)
+    assert EVALUATOR.aggregate([*turns, twice], ctx("M-M"))["SR"] == round(2 / 3 * 100, 2)
 
 
 def test_cluster_and_limit_keep_dialogues_whole() -> None:
@@ -611,7 +611,7 @@ def test_cluster_and_limit_keep_dialogues_whole() -> None:
 
 
 def test_aggregate_of_nothing_is_none() -> None:
-    assert ev.aggregate([], ctx("M-S")) == dict.fromkeys(ev.TASKS["M-S"].metrics)
+    assert EVALUATOR.aggregate([], ctx("M-S")) == dict.fromkeys(ev.TASKS["M-S"].metrics)
 
 
 def test_ood_mixes_single_and_multi_tool_turns() -> None:
@@ -682,12 +682,12 @@ def test_read_predictions_errors_name_file_line_and_field(
     path = tmp_path / "S-S_model_response.jsonl"
     path.write_text('{"id": "S-S_0", "model": "m", "response": "ok"}\n' + line + "\n")
     with pytest.raises(ImportFormatError) as error:
-        list(ev.read_predictions("S-S", path))
+        list(EVALUATOR.read_predictions("S-S", path))
     assert str(path) in str(error.value)
     assert "line 2" in str(error.value)
     assert message in str(error.value)
     with pytest.raises(ValueError, match="no task"):
-        list(ev.read_predictions("X-Y", path))
+        list(EVALUATOR.read_predictions("X-Y", path))
 
 
 # --- the published test files: a gold answer scores 100 -------------------------------------

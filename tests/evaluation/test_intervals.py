@@ -7,6 +7,7 @@ fake OpenAI server at the edge."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,15 +30,17 @@ def queued(queue: str) -> int:
 
 
 def counted_aggregate(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The generic suite's aggregate, counting its calls."""
+    """The generic suite's answer task with its aggregate counting its calls."""
     calls: list[int] = []
-    real = generic.aggregate
+    evaluator = generic.SUITE.evaluator
+    task = evaluator.part("answer")
+    real = task.aggregate
 
     def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
         calls.append(len(scored))
         return real(scored, ctx)
 
-    monkeypatch.setattr(generic, "aggregate", aggregate)
+    monkeypatch.setitem(evaluator.parts, "answer", dataclasses.replace(task, aggregate=aggregate))
     return calls
 
 

@@ -58,8 +58,13 @@ read by toolcall.parse_tool_call (a call with code in it is refused and the outp
 unparsed). An output with none of these is the decision to call no tool, unless it is empty or
 shows a broken attempt ("tool_calls" or a "name" key that does not parse), which is unparsed.
 
-Published outputs: `read_predictions(task, path)` reads the platform's generic JSON Lines
-{"sample_id", "output", "split"?} (benchmarks/kit/predictions.py).
+Published outputs: both tasks read the platform's generic JSON Lines {"sample_id", "output",
+"split"?} (benchmarks/kit/predictions.py).
+
+How the tasks are composed (tasks.py declares them): each task has its own select_*, parse_*
+and score_* functions and its prompt from make_prompt (its templates.toml section, whether the
+prompt lists tools, its stop sequences); aggregate and mean_metrics are shared, reading the
+metrics the task's spec declares (ctx.task.metrics).
 
 Prompts and examples are ours: prompts/templates.toml.
 """
@@ -71,20 +76,20 @@ import math
 import re
 import tomllib
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.kit.predictions import json_values, read_generic_predictions
+from benchmarks.kit.predictions import json_values
 from benchmarks.kit.protocol import (
+    BuildPrompt,
     Context,
     Item,
     MetricSpec,
     Option,
     Outcome,
     Prompt,
-    PublishedOutput,
     Scored,
     Scores,
     TaskSpec,
@@ -98,15 +103,17 @@ __all__ = [
     "TASKS",
     "aggregate",
     "answers_match",
-    "build_prompt",
+    "make_prompt",
     "mean_metrics",
     "normalise_answer",
-    "parse",
-    "read_predictions",
+    "parse_answer",
+    "parse_tool_calls",
     "reference_output",
     "same_value",
-    "score",
-    "select",
+    "score_answer",
+    "score_tool_calls",
+    "select_answer",
+    "select_tool_calls",
 ]
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -164,25 +171,19 @@ TASKS: dict[str, TaskSpec] = {
 }
 
 REPLY_HEADER = "### Reply"
-STOP = {"answer": ("\n",), "tool_calls": ("\n\n", "\n###")}
-
-
-def _task(ctx: Context) -> str:
-    name = ctx.task.name
-    if name not in TASKS:
-        raise ValueError(f"generic has no task {name!r}; tasks: {', '.join(TASKS)}")
-    return name
 
 
 def _reference(item: Item) -> dict[str, Any]:
     return item.reference if isinstance(item.reference, dict) else {}
 
 
-def select(items: Sequence[Item], ctx: Context) -> list[Item]:
-    """answer: items with a non-null reference answer; tool_calls: items with reference calls."""
-    task = _task(ctx)
-    if task == "answer":
-        return [item for item in items if _reference(item).get("answer") is not None]
+def select_answer(items: Sequence[Item], ctx: Context) -> list[Item]:
+    """The items whose reference has a non-null answer."""
+    return [item for item in items if _reference(item).get("answer") is not None]
+
+
+def select_tool_calls(items: Sequence[Item], ctx: Context) -> list[Item]:
+    """The items whose reference has a list of calls (an empty one: the right move is none)."""
     return [item for item in items if isinstance(_reference(item).get("tool_calls"), list)]
 
 
@@ -336,7 +337,8 @@ def _line_calls(text: str) -> list[dict[str, Any]] | None:
     return found or None
 
 
-def _parse_calls(text: str) -> Outcome:
+def parse_tool_calls(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
+    """The calls [{"name", "arguments"}] the output makes ([] for none)."""
     if not text.strip():
         return Outcome(output=text, parsed=False, note="empty output")
     try:
@@ -361,10 +363,8 @@ def _extract_answer(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def parse(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
-    """answer: the answer text; tool_calls: the calls [{"name", "arguments"}] ([] for none)."""
-    if _task(ctx) == "tool_calls":
-        return _parse_calls(text)
+def parse_answer(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
+    """The answer text the output gives."""
     answer = _extract_answer(text)
     if not answer:
         return Outcome(output=text, parsed=False, note="no answer in the output")
@@ -381,19 +381,43 @@ def _unparsed_option(ctx: Context) -> str:
     return str(value)
 
 
-def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]) -> Scores:
-    task = _task(ctx)
-    metrics = TASKS[task].metrics
-    unparsed = outcome is not None and not outcome.parsed
-    if unparsed and _unparsed_option(ctx) == "exclude":
-        return {**{name: None for name in metrics}, "unparsed": 100.0}
-    flag = 100.0 if unparsed else 0.0
-    answer = outcome.answer if outcome is not None and outcome.parsed else None
-    reference = _reference(item)
-    if task == "answer":
-        right = isinstance(answer, str) and answers_match(reference.get("answer"), answer)
-        return {"accuracy": 100.0 if right else 0.0, "unparsed": flag}
-    gold = reference.get("tool_calls") or []
+def _excluded(outcome: Outcome | None, ctx: Context) -> Scores | None:
+    """The scores of an unread output the run leaves out of the metrics (unparsed=exclude):
+    every metric of the task None but `unparsed`; None when the output is scored."""
+    if outcome is not None and not outcome.parsed and _unparsed_option(ctx) == "exclude":
+        return {**{name: None for name in ctx.task.metrics}, "unparsed": 100.0}
+    return None
+
+
+def _unparsed_flag(outcome: Outcome | None) -> float:
+    return 100.0 if outcome is not None and not outcome.parsed else 0.0
+
+
+def _answer(outcome: Outcome | None) -> Any:
+    return outcome.answer if outcome is not None and outcome.parsed else None
+
+
+def score_answer(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]
+) -> Scores:
+    """accuracy and unparsed of one answer."""
+    excluded = _excluded(outcome, ctx)
+    if excluded is not None:
+        return excluded
+    answer = _answer(outcome)
+    right = isinstance(answer, str) and answers_match(_reference(item).get("answer"), answer)
+    return {"accuracy": 100.0 if right else 0.0, "unparsed": _unparsed_flag(outcome)}
+
+
+def score_tool_calls(
+    outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]
+) -> Scores:
+    """call_exact, call_name_accuracy, no_call_accuracy and unparsed of one move."""
+    excluded = _excluded(outcome, ctx)
+    if excluded is not None:
+        return excluded
+    answer = _answer(outcome)
+    gold = _reference(item).get("tool_calls") or []
     predicted = answer if isinstance(answer, list) else None
     names_right = predicted is not None and [c.get("name") for c in predicted] == [
         c["name"] for c in gold
@@ -407,7 +431,7 @@ def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, 
         "call_exact": 100.0 if exact else 0.0,
         "call_name_accuracy": 100.0 if names_right else 0.0,
         "no_call_accuracy": no_call,
-        "unparsed": flag,
+        "unparsed": _unparsed_flag(outcome),
     }
 
 
@@ -415,9 +439,9 @@ MEAN_DIGITS = 2
 
 
 def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
-    """Per metric, the mean over the items that have it, rounded to 2 decimals."""
+    """Per metric of the task, the mean over the items that have it, rounded to 2 decimals."""
     result: Scores = {}
-    for metric in TASKS[_task(ctx)].metrics:
+    for metric in ctx.task.metrics:
         value = mean([s.scores.get(metric) for s in scored])
         result[metric] = None if value is None else round(value, MEAN_DIGITS)
     return result
@@ -425,7 +449,7 @@ def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
 
 def mean_metrics(ctx: Context) -> dict[str, int | None]:
     """Every metric of aggregate() is a mean of the items' values, rounded to 2 decimals."""
-    return dict.fromkeys(TASKS[_task(ctx)].metrics, MEAN_DIGITS)
+    return dict.fromkeys(ctx.task.metrics, MEAN_DIGITS)
 
 
 # --- prompts ------------------------------------------------------------------------------------
@@ -518,57 +542,53 @@ def _tools_section(tools: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _block(
-    task: str, tools: Sequence[Mapping[str, Any]], turns: Sequence[Mapping[str, Any]]
+    show_tools: bool, tools: Sequence[Mapping[str, Any]], turns: Sequence[Mapping[str, Any]]
 ) -> str:
-    parts = [_tools_section(tools)] if task == "tool_calls" else []
+    parts = [_tools_section(tools)] if show_tools else []
     parts.append(f"### Conversation\n{_transcript(turns)}")
     return "\n".join(parts)
 
 
-def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
-    """Chat: a system message (instructions, `shots` examples of ours, the item's tools with
-    their JSON schemas) and the conversation; completion: the same as one text of blocks that
-    ends in "### Reply", with stop sequences."""
-    task = _task(ctx)
-    wording = _templates()[task]
-    instructions = wording["instructions"].strip()
-    examples = wording.get("examples", [])
-    shots = max(int(ctx.shots or 0), 0)
-    tools = [_tool_json(ctx.tools.get(name), name) for name in dict.fromkeys(item.candidate_tools)]
-    turns = _turns(item)
+def make_prompt(section: str, *, show_tools: bool, stop: tuple[str, ...]) -> BuildPrompt:
+    """A task's prompt: the wording of `section` of prompts/templates.toml; with show_tools, a
+    "### Tools" section (the item's tools with their JSON schemas) in the system message and in
+    every block; `stop`, the completion prompt's stop sequences.
 
-    def example_block(example: Mapping[str, Any]) -> str:
-        shown = _block(task, example.get("tools", []), example["turns"])
-        return f"{shown}\n{REPLY_HEADER}\n{example['reply']}"
+    Chat: a system message (instructions, `shots` examples of ours, the tools) and the
+    conversation; completion: the same as one text of blocks that ends in "### Reply"."""
 
-    system = [instructions]
-    if examples[:shots]:
-        system.append(
-            "Examples of the format, each with its own tools:"
-            if task == "tool_calls"
-            else "Examples of the format:"
-        )
-        system.extend(example_block(example) for example in examples[:shots])
-        if task == "tool_calls":
-            system.append("The conversation that follows has these tools:")
-    if task == "tool_calls":
-        system.append(_tools_section(tools))
-    messages = [{"role": "system", "content": "\n\n".join(system)}, *_messages(turns)]
-    if ctx.style != "completion":
-        return Prompt(messages=messages)
-    floor = int(ctx.option("min_completion_shots") or 0)
-    blocks = [instructions]
-    blocks.extend(example_block(example) for example in examples[: max(shots, floor)])
-    blocks.append(f"{_block(task, tools, turns)}\n{REPLY_HEADER}\n")
-    return Prompt(messages=messages, text="\n\n".join(blocks), stop=STOP[task])
+    def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
+        wording = _templates()[section]
+        instructions = wording["instructions"].strip()
+        examples = wording.get("examples", [])
+        shots = max(int(ctx.shots or 0), 0)
+        candidates = dict.fromkeys(item.candidate_tools)
+        tools = [_tool_json(ctx.tools.get(name), name) for name in candidates]
+        turns = _turns(item)
 
+        def example_block(example: Mapping[str, Any]) -> str:
+            shown = _block(show_tools, example.get("tools", []), example["turns"])
+            return f"{shown}\n{REPLY_HEADER}\n{example['reply']}"
 
-# --- published outputs --------------------------------------------------------------------------
+        system = [instructions]
+        if examples[:shots]:
+            system.append(
+                "Examples of the format, each with its own tools:"
+                if show_tools
+                else "Examples of the format:"
+            )
+            system.extend(example_block(example) for example in examples[:shots])
+            if show_tools:
+                system.append("The conversation that follows has these tools:")
+        if show_tools:
+            system.append(_tools_section(tools))
+        messages = [{"role": "system", "content": "\n\n".join(system)}, *_messages(turns)]
+        if ctx.style != "completion":
+            return Prompt(messages=messages)
+        floor = int(ctx.option("min_completion_shots") or 0)
+        blocks = [instructions]
+        blocks.extend(example_block(example) for example in examples[: max(shots, floor)])
+        blocks.append(f"{_block(show_tools, tools, turns)}\n{REPLY_HEADER}\n")
+        return Prompt(messages=messages, text="\n\n".join(blocks), stop=stop)
 
-
-def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
-    """The generic {"sample_id", "output", "split"?} JSON Lines (benchmarks/kit/predictions.py);
-    the same file format serves both tasks."""
-    if task not in TASKS:
-        raise ValueError(f"generic has no task {task!r}; tasks: {', '.join(TASKS)}")
-    return read_generic_predictions(path)
+    return build_prompt

@@ -8,10 +8,11 @@ sample's tools declared as function tools (their JSON Schemas; a tool the benchm
 definition of is declared by its name alone). The text prompt's examples are not shown: a
 native model is told the call format by the API, not by examples (a native run is zero-shot).
 
-The answer (`native_outcome`): the calls of the message's tool_calls, in order, as parse()
-gives them ([{"name", "arguments"}]; [] for none); a message without tool_calls is read by the
-text rule, and a call written in its text is a leaked call (protocol.read_native_reply), its
-tool names (the API names the model was shown) read back as the benchmark's.
+The answer (`native_outcome`): the calls of the message's tool_calls, in order, as
+parse_tool_calls() gives them ([{"name", "arguments"}]; [] for none); a message without
+tool_calls is read by the text rule, and a call written in its text is a leaked call
+(protocol.read_native_reply), its tool names (the API names the model was shown) read back as
+the benchmark's.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from benchmarks.kit.protocol import (
     native_history,
     read_native_reply,
 )
-from benchmarks.suites.generic.evaluate import TASKS, parse
+from benchmarks.suites.generic.evaluate import parse_tool_calls
 
 __all__ = ["NATIVE_INSTRUCTIONS", "native_answer", "native_outcome", "native_prompt"]
 
@@ -40,12 +41,6 @@ NATIVE_INSTRUCTIONS = (
     "of them, in the order they should run, or none when the request needs no tool (then "
     "answer in text)."
 )
-
-
-def _task(ctx: Context) -> str:
-    if ctx.task.name not in TASKS or not TASKS[ctx.task.name].native:
-        raise ValueError(f"generic task {ctx.task.name!r} has no native form")
-    return ctx.task.name
 
 
 def _specs(item: Item, ctx: Context) -> list[ToolSpec]:
@@ -64,7 +59,6 @@ def _turns(item: Item) -> list[Any]:
 
 
 def native_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> NativePrompt:
-    _task(ctx)
     declared = default_declare_tools(_specs(item, ctx))
     history = native_history(_turns(item), lambda name: _api_name(name, declared.names))
     messages = [{"role": "system", "content": NATIVE_INSTRUCTIONS}, *history]
@@ -80,11 +74,10 @@ def native_answer(
 def native_outcome(
     reply: NativeReply, item: Item, ctx: Context, context: dict[str, Any]
 ) -> Outcome:
-    _task(ctx)
     outcome = read_native_reply(
         reply,
         lambda calls: native_answer(calls, item, ctx, context),
-        lambda text: parse(text, item, ctx, context),
+        lambda text: parse_tool_calls(text, item, ctx, context),
         lambda answer: isinstance(answer, list) and bool(answer),
     )
     if outcome.leaked and isinstance(outcome.answer, list):

@@ -21,6 +21,11 @@ TS and PS are over the single-tool turns, TN and TO over the multi-tool turns; a
 by its own kind, and ATS, SATS, SR, TPR are over every OOD conversation (a single-turn question
 is a one-turn conversation). cal_score.py does not score OOD at all.
 
+How the tasks are composed (tasks.py declares them): every task shares build_prompt, parse,
+score, cluster and the native form, which read a turn's rules from its question (setting_of)
+and its split from the item; each task's aggregate is make_aggregate with its own metrics and,
+for M-S, M-M and OOD, the dialogue metrics; its read_predictions reads the ids of its split.
+
 Options (a run's options are merged over these defaults):
     variant = "reference" (default) | "strict" | "paper"
         reference: MTU-Eval's cal_score.py/util.py, crash bugs and the defects METRICS.md names
@@ -103,6 +108,7 @@ from typing import Any, NamedTuple
 
 from benchmarks.kit.base import ImportFormatError, iter_jsonl, require
 from benchmarks.kit.protocol import (
+    Aggregate,
     Context,
     Item,
     MetricSpec,
@@ -122,11 +128,11 @@ __all__ = [
     "TASKS",
     "VARIANTS",
     "SingleCall",
-    "aggregate",
     "build_prompt",
     "cluster",
     "compare_dicts",
     "dialogue_scores",
+    "make_aggregate",
     "normalize_value",
     "parse",
     "parse_multi_call",
@@ -202,7 +208,7 @@ def _item_metrics(split: str) -> dict[str, MetricSpec]:
     return metric_specs(*specs)
 
 
-def _task(split: str) -> TaskSpec:
+def _spec(split: str) -> TaskSpec:
     metrics = (*SPLIT_METRICS[split], "Avg")
     return TaskSpec(
         name=split,
@@ -224,7 +230,7 @@ def _task(split: str) -> TaskSpec:
     )
 
 
-TASKS: dict[str, TaskSpec] = {split: _task(split) for split in SPLIT_METRICS}
+TASKS: dict[str, TaskSpec] = {split: _spec(split) for split in SPLIT_METRICS}
 
 # --- prompts --------------------------------------------------------------------------------
 
@@ -714,52 +720,53 @@ def _dialogues(scored: Sequence[Scored]) -> list[list[Scored]]:
     ]
 
 
-def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
-    """Run-level metrics, percentages rounded to 2 decimals (None when no turn has them)."""
-    name = ctx.task.name if ctx.task.name in TASKS else (ctx.task.splits or ("",))[0]
-    if name not in TASKS:
-        raise ValueError(f"MTU-Bench has no task {ctx.task.name!r}")
-    _variant(ctx)
-    metrics = SPLIT_METRICS[name]
-    values: Scores = {}
-    for metric in ("TS", "PS", "TN", "TO"):
-        if metric in metrics:
-            values[metric] = percent(mean([entry.scores.get(metric) for entry in scored]))
-    if name in MULTI_TURN:
-        per_dialogue = [
-            dialogue_scores([bool(entry.scores.get("correct")) for entry in turns])
-            for turns in _dialogues(scored)
-        ]
-        for metric in DIALOGUE_METRICS:
-            values[metric] = percent(mean([d[metric] for d in per_dialogue]))
-    result: Scores = {metric: values.get(metric) for metric in metrics}
-    present = [value for value in result.values() if value is not None]
-    # The paper's Avg column averages the rounded metrics (its rows check out that way).
-    result["Avg"] = round(sum(present) / len(present), 2) if present else None
-    return result
+def make_aggregate(metrics: Sequence[str], *, dialogues: bool) -> Aggregate:
+    """A task's run-level metrics: `metrics` (its SPLIT_METRICS, in order), then Avg; with
+    `dialogues`, ATS, SATS, SR and TPR over its conversations (the multi-turn tasks)."""
+
+    def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
+        """Run-level metrics, percentages rounded to 2 decimals (None when no turn has them)."""
+        _variant(ctx)
+        values: Scores = {}
+        for metric in ("TS", "PS", "TN", "TO"):
+            if metric in metrics:
+                values[metric] = percent(mean([entry.scores.get(metric) for entry in scored]))
+        if dialogues:
+            per_dialogue = [
+                dialogue_scores([bool(entry.scores.get("correct")) for entry in turns])
+                for turns in _dialogues(scored)
+            ]
+            for metric in DIALOGUE_METRICS:
+                values[metric] = percent(mean([d[metric] for d in per_dialogue]))
+        result: Scores = {metric: values.get(metric) for metric in metrics}
+        present = [value for value in result.values() if value is not None]
+        # The paper's Avg column averages the rounded metrics (its rows check out that way).
+        result["Avg"] = round(sum(present) / len(present), 2) if present else None
+        return result
+
+    return aggregate
 
 
 # --- published outputs ----------------------------------------------------------------------
 
 
-def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
+def read_predictions(split: str, path: Path) -> Iterator[PublishedOutput]:
     """Model outputs published as MTU-Eval response files: JSON Lines {"id", "model",
     "response"} ("model" optional). Like the importer, the k-th record with an id is that id's
     copy k: external_id is the id, then "<id>#<k>". When the split has no copy k (the published
     S-M GPT-4 file answers S-M_23 twice and S-M_24 never), the line is another output for the
     id itself (fallback_id), and the import's on_duplicate policy decides: refuse the file,
-    score every line against the id's gold as cal_score.py does (reference), or keep one."""
-    if task not in TASKS:
-        raise ValueError(f"MTU-Bench has no task {task!r}; tasks: {', '.join(TASKS)}")
+    score every line against the id's gold as cal_score.py does (reference), or keep one.
+    `split` is the task's (tasks.py gives each task its own)."""
     path = Path(path)
     copies: dict[str, int] = {}
     for line, record in iter_jsonl(path):
         sample_id = require(record, "id", str, file=path, line=line)
         response = require(record, "response", str, file=path, line=line)
         require(record, "model", str, file=path, line=line, optional=True)
-        if not sample_id.startswith(f"{task}_"):
+        if not sample_id.startswith(f"{split}_"):
             raise ImportFormatError(
-                f"expected an id of split {task} ({task}_...), got {sample_id[:80]!r}",
+                f"expected an id of split {split} ({split}_...), got {sample_id[:80]!r}",
                 file=path,
                 line=line,
                 field="id",
@@ -768,7 +775,7 @@ def read_predictions(task: str, path: Path) -> Iterator[PublishedOutput]:
         yield PublishedOutput(
             external_id=sample_id if copy == 1 else f"{sample_id}#{copy}",
             output=response,
-            split=task,
+            split=split,
             source=f"{path}, line {line}",
             fallback_id=None if copy == 1 else sample_id,
         )

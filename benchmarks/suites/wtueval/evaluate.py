@@ -2,10 +2,17 @@
 
 Tasks (TASKS), one per region of the paper's Figure 2:
     R1  tool datasets (reference kind "tool"), no tools: one answer per question
-    R2  tool datasets, with the tool pool: a ReAct loop (solve)
+    R2  tool datasets, with the tool pool: a ReAct loop (react)
     R3  general datasets (reference kind "general"), no tools: one answer
     R4  general datasets, with the tool pool: a ReAct loop; any tool call is an error
-`select` keeps the items of the region's kind; a run reads one dataset (split) or several.
+A task's select keeps the items of its region's kind; a run reads one dataset (split) or several.
+
+How the tasks are composed (tasks.py declares them): R1 and R3 of build_answer_prompt,
+parse_reply and answer_once; R2 and R4 of prepare (the pool's names), build_react_prompt,
+parse_published_transcript, react and the native loop (native_messages.native_solve). Select,
+score and aggregate come from factories given the region's data: its kind of dataset
+(make_select), whether it offers tools (make_score, make_aggregate) and whether a call is an
+error (R4: make_aggregate's tool_errors always reported).
 
 The tool pool (R2/R4): our local `Calculator` (calculator.py: parsed with `ast`, never run as
 code; a toolset without state, `calculator_toolset`, which benchmarks.kit.stateful executes, so
@@ -95,6 +102,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.kit.protocol import (
+    Aggregate,
     Complete,
     Context,
     Direction,
@@ -103,8 +111,10 @@ from benchmarks.kit.protocol import (
     Option,
     Outcome,
     Prompt,
+    Score,
     Scored,
     Scores,
+    Select,
     TaskSpec,
     Tool,
     ToolSpec,
@@ -119,13 +129,16 @@ from benchmarks.suites.wtueval.calculator import calculate
 
 __all__ = [
     "TASKS",
-    "aggregate",
-    "build_prompt",
-    "parse",
+    "answer_once",
+    "build_answer_prompt",
+    "build_react_prompt",
+    "make_aggregate",
+    "make_score",
+    "make_select",
+    "parse_published_transcript",
+    "parse_reply",
     "prepare",
-    "score",
-    "select",
-    "solve",
+    "react",
 ]
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
@@ -232,12 +245,14 @@ _GENERAL_TOOL_CALL = Option(
 )
 
 
-def _metric_specs(name: str) -> tuple[dict[str, MetricSpec], dict[str, MetricSpec]]:
-    """(per item, per run) declarations of a region. A first-step call is an error on general
-    datasets (R4: the paper's Call Rate falls as a model improves, Table 7) and neither good nor
-    bad on tool datasets (R2), where accuracy says whether it helped."""
-    agent = name in WITH_TOOLS
-    calls: Direction | None = "lower" if name == "R4" else None
+def _metric_specs(
+    *, agent: bool, general_calls: bool
+) -> tuple[dict[str, MetricSpec], dict[str, MetricSpec]]:
+    """(per item, per run) declarations of a region: with the tool pool (agent), and whether a
+    call is an error (general_calls: general datasets with tools, R4). A first-step call is an
+    error on general datasets (R4: the paper's Call Rate falls as a model improves, Table 7) and
+    neither good nor bad on tool datasets (R2), where accuracy says whether it helped."""
+    calls: Direction | None = "lower" if general_calls else None
     accuracy = MetricSpec.score("accuracy", description="the answer is right")
     item = [accuracy, MetricSpec.flag("unparsed", "lower", "1 when the answer could not be read")]
     run = [
@@ -260,7 +275,7 @@ def _metric_specs(name: str) -> tuple[dict[str, MetricSpec], dict[str, MetricSpe
                 for key in ERROR_KEYS
             ),
         ]
-    if name == "R4":
+    if general_calls:
         # The paper's error on general datasets: a tool called at any step.
         tool_errors = "a tool is called on a general question"
         item.append(MetricSpec.score("tool_errors", "lower", f"1 when {tool_errors}"))
@@ -268,20 +283,23 @@ def _metric_specs(name: str) -> tuple[dict[str, MetricSpec], dict[str, MetricSpe
     return metric_specs(*item), metric_specs(*run)
 
 
-def _task(name: str, title: str, description: str) -> TaskSpec:
-    agent = name in WITH_TOOLS
+def _spec(
+    name: str, title: str, description: str, *, agent: bool, general_calls: bool = False
+) -> TaskSpec:
+    """A region's spec: with the tool pool (agent: R2, R4), and with tool calls as errors
+    (general_calls: R4)."""
     metrics: tuple[str, ...] = ("accuracy",)
     if agent:
         metrics += ("call_rate",)
-    if name == "R4":
+    if general_calls:
         metrics += ("tool_errors",)
     metrics += ("unparsed", "n")
     if agent:
         metrics += ERROR_KEYS
     options = _TOOL_OPTIONS if agent else _NO_TOOL_OPTIONS
-    if name == "R4":
+    if general_calls:
         options = (*options, _GENERAL_TOOL_CALL)
-    item_metrics, run_metrics = _metric_specs(name)
+    item_metrics, run_metrics = _metric_specs(agent=agent, general_calls=general_calls)
     return TaskSpec(
         name=name,
         title=title,
@@ -297,25 +315,30 @@ def _task(name: str, title: str, description: str) -> TaskSpec:
 
 
 TASKS: dict[str, TaskSpec] = {
-    "R1": _task(
+    "R1": _spec(
         "R1",
         "R1: tool datasets, no tools",
         "Questions that need a tool (translation, arithmetic, search), answered without tools.",
+        agent=False,
     ),
-    "R2": _task(
+    "R2": _spec(
         "R2",
         "R2: tool datasets, with the tool pool",
         "Questions that need a tool; the model may call the tool pool in a ReAct loop.",
+        agent=True,
     ),
-    "R3": _task(
+    "R3": _spec(
         "R3",
         "R3: general datasets, no tools",
         "Questions a model answers on its own (reading, common sense), without tools.",
+        agent=False,
     ),
-    "R4": _task(
+    "R4": _spec(
         "R4",
         "R4: general datasets, with the tool pool",
         "Questions a model answers on its own, with the tool pool offered; any call is an error.",
+        agent=True,
+        general_calls=True,
     ),
 }
 
@@ -363,14 +386,14 @@ def _accepted(item: Item) -> list[Any]:
     return list(answer) if isinstance(answer, list) else [answer]
 
 
-def _is_agent(ctx: Context) -> bool:
-    return ctx.task.name in WITH_TOOLS or ctx.task.agent
+def make_select(kind: str) -> Select:
+    """A region's items: those of datasets of `kind` (REGION_KIND: "tool" for R1/R2, "general"
+    for R3/R4)."""
 
+    def select(items: Sequence[Item], ctx: Context) -> list[Item]:
+        return [item for item in items if _item_kind(item) == kind]
 
-def select(items: Sequence[Item], ctx: Context) -> list[Item]:
-    """The items of the task's region: tool datasets for R1/R2, general ones for R3/R4."""
-    wanted = REGION_KIND.get(ctx.task.name)
-    return [item for item in items if wanted is None or _item_kind(item) == wanted]
+    return select
 
 
 # --- the tool pool -----------------------------------------------------------------------------
@@ -438,10 +461,8 @@ def tool_pool(ctx: Context, context: Mapping[str, Any] | None = None) -> dict[st
 
 
 def prepare(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
-    """Per item: the names of the tool pool offered at launch (R2/R4), so stored predictions
-    say what was offered; {} for R1/R3."""
-    if not _is_agent(ctx):
-        return [{} for _ in items]
+    """R2/R4, per item: the names of the tool pool offered at launch, so stored predictions say
+    what was offered (R1/R3 store nothing, the default)."""
     names = list(tool_pool(ctx))
     return [{"tools": list(names)} for _ in items]
 
@@ -720,13 +741,16 @@ def _answer_prompt(item: Item, ctx: Context) -> Prompt:
     return Prompt(messages=messages, text=text, stop=ANSWER_STOP, max_tokens=_max_tokens(ctx))
 
 
-def build_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
-    """The prompt for one item: R1/R3 the whole question; R2/R4 the first ReAct step (solve()
-    adds the scratchpad for later steps). Completion style ends with the cue the model continues
-    (`Thought:` or `Final Answer:`)."""
-    if _is_agent(ctx):
-        return _react_prompt(item, ctx, tool_pool(ctx, context), ())
+def build_answer_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
+    """R1/R3: the whole question. Completion style ends with the cue the model continues
+    (`Thought:` with cot, else `Final Answer:`)."""
     return _answer_prompt(item, ctx)
+
+
+def build_react_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
+    """R2/R4: the first ReAct step (react() adds the scratchpad for later steps). Completion
+    style ends with the cue the model continues (`Thought:`)."""
+    return _react_prompt(item, ctx, tool_pool(ctx, context), ())
 
 
 # --- reading the model's text ------------------------------------------------------------------
@@ -1123,13 +1147,17 @@ def parse_transcript(text: str) -> tuple[list[dict[str, Any]], str | None]:
     return steps, final
 
 
-def parse(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
-    """R1/R3: the final answer of one reply. R2/R4: a whole transcript (published outputs),
-    read without running any tool."""
-    if not _is_agent(ctx):
-        answer, note = parse_answer(text)
-        parsed, _ = _judge(answer, item, ctx)
-        return Outcome(output=text, answer=answer, parsed=parsed, note=note)
+def parse_reply(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
+    """R1/R3: the final answer of one reply."""
+    answer, note = parse_answer(text)
+    parsed, _ = _judge(answer, item, ctx)
+    return Outcome(output=text, answer=answer, parsed=parsed, note=note)
+
+
+def parse_published_transcript(
+    text: str, item: Item, ctx: Context, context: dict[str, Any]
+) -> Outcome:
+    """R2/R4: a whole transcript (published outputs), read without running any tool."""
     steps, final = parse_transcript(text)
     if not steps:
         steps = [{"thought": "", "action": None, "arguments": {}, "observation": None}]
@@ -1302,14 +1330,14 @@ def _arguments(tool: Tool, action_input: str) -> dict[str, Any]:
     return {"expression": text}
 
 
-async def solve(item: Item, ctx: Context, context: dict[str, Any], complete: Complete) -> Outcome:
-    """R2/R4: the ReAct loop; R1/R3: one prompt, one answer."""
-    if _is_agent(ctx):
-        return await react(item, ctx, context, complete)
+async def answer_once(
+    item: Item, ctx: Context, context: dict[str, Any], complete: Complete
+) -> Outcome:
+    """R1/R3: one prompt, one answer (a completion is read with the cue it continued)."""
     prompt = _answer_prompt(item, ctx)
     text = await complete(prompt)
     cue = "Thought: " if ctx.option("cot") else "Final Answer: "
-    outcome = parse(cue + text if ctx.style == "completion" else text, item, ctx, context)
+    outcome = parse_reply(cue + text if ctx.style == "completion" else text, item, ctx, context)
     outcome.output = text
     return outcome
 
@@ -1345,60 +1373,68 @@ def error_type(outcome: Outcome | None, item: Item, tool_used: bool) -> str:
     return "wrong_answer"
 
 
-def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]) -> Scores:
-    """Per item: accuracy (1/0, None when unparsed and the option says skip), unparsed (1/0);
-    with tools also call_rate (the first step calls a tool), tool_errors (R4: some step calls
-    a tool) and errors[<type>] = 1 for a wrong item."""
-    agent = _is_agent(ctx)
-    general = _item_kind(item) == "general"
-    scores: Scores = {}
-    if outcome is None:
-        scores.update(accuracy=0.0, unparsed=0.0)
-        first = used = False
-    else:
-        first, used = _calls(outcome) if agent else (False, False)
-        parsed, correct = _judge(outcome.answer, item, ctx)
-        if agent and general and used and ctx.option("general_tool_call") != "ignore":
-            accuracy: float | None = 0.0
-        elif not parsed:
-            accuracy = None if ctx.option("unparsed") == "skip" else 0.0
+def make_score(*, agent: bool) -> Score:
+    """A region's per-item scores: accuracy (1/0, None when unparsed and the option says skip),
+    unparsed (1/0); with the tool pool (agent: R2/R4) also call_rate (the first step calls a
+    tool), tool_errors (a general item: some step calls a tool) and errors[<type>] = 1 for a
+    wrong item."""
+
+    def score(outcome: Outcome | None, item: Item, ctx: Context, context: dict[str, Any]) -> Scores:
+        general = _item_kind(item) == "general"
+        scores: Scores = {}
+        if outcome is None:
+            scores.update(accuracy=0.0, unparsed=0.0)
+            first = used = False
         else:
-            accuracy = 1.0 if correct else 0.0
-        scores.update(accuracy=accuracy, unparsed=0.0 if parsed else 1.0)
-    if agent:
-        scores["call_rate"] = 1.0 if first else 0.0
-        if general:
-            scores["tool_errors"] = 1.0 if used else 0.0
-        if scores["accuracy"] == 0.0:
-            scores[f"errors[{error_type(outcome, item, used)}]"] = 1.0
-    return scores
+            first, used = _calls(outcome) if agent else (False, False)
+            parsed, correct = _judge(outcome.answer, item, ctx)
+            if agent and general and used and ctx.option("general_tool_call") != "ignore":
+                accuracy: float | None = 0.0
+            elif not parsed:
+                accuracy = None if ctx.option("unparsed") == "skip" else 0.0
+            else:
+                accuracy = 1.0 if correct else 0.0
+            scores.update(accuracy=accuracy, unparsed=0.0 if parsed else 1.0)
+        if agent:
+            scores["call_rate"] = 1.0 if first else 0.0
+            if general:
+                scores["tool_errors"] = 1.0 if used else 0.0
+            if scores["accuracy"] == 0.0:
+                scores[f"errors[{error_type(outcome, item, used)}]"] = 1.0
+        return scores
+
+    return score
 
 
 def _rate(scored: Sequence[Scored], name: str) -> float | None:
     return percent(mean([s.scores.get(name) for s in scored]))
 
 
-def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
-    """Run-level metrics (see the module docstring); per dataset too when the run spans
-    several."""
-    agent = _is_agent(ctx)
-    result: Scores = {"accuracy": _rate(scored, "accuracy")}
-    if agent:
-        result["call_rate"] = _rate(scored, "call_rate")
-    if agent and (ctx.task.name == "R4" or any("tool_errors" in s.scores for s in scored)):
-        result["tool_errors"] = _rate(scored, "tool_errors")
-    result["unparsed"] = float(sum(s.scores.get("unparsed") or 0.0 for s in scored))
-    result["n"] = float(len(scored))
-    if agent:
-        wrong = [s for s in scored if any(k in s.scores for k in ERROR_KEYS)]
-        for key in ERROR_KEYS:
-            count = sum(1 for s in wrong if s.scores.get(key))
-            result[key] = percent(count / len(wrong)) if wrong else None
-    datasets = sorted({s.item.split for s in scored})
-    if len(datasets) > 1:
-        for dataset in datasets:
-            part = [s for s in scored if s.item.split == dataset]
-            result[f"accuracy[{dataset}]"] = _rate(part, "accuracy")
-            if agent:
-                result[f"call_rate[{dataset}]"] = _rate(part, "call_rate")
-    return result
+def make_aggregate(*, agent: bool, tool_errors: bool = False) -> Aggregate:
+    """A region's run-level metrics (see the module docstring); per dataset too when the run
+    spans several. With the tool pool (agent: R2/R4) also call_rate and the error types;
+    tool_errors always with `tool_errors` (R4), else when some item has it."""
+
+    def aggregate(scored: Sequence[Scored], ctx: Context) -> Scores:
+        result: Scores = {"accuracy": _rate(scored, "accuracy")}
+        if agent:
+            result["call_rate"] = _rate(scored, "call_rate")
+        if agent and (tool_errors or any("tool_errors" in s.scores for s in scored)):
+            result["tool_errors"] = _rate(scored, "tool_errors")
+        result["unparsed"] = float(sum(s.scores.get("unparsed") or 0.0 for s in scored))
+        result["n"] = float(len(scored))
+        if agent:
+            wrong = [s for s in scored if any(k in s.scores for k in ERROR_KEYS)]
+            for key in ERROR_KEYS:
+                count = sum(1 for s in wrong if s.scores.get(key))
+                result[key] = percent(count / len(wrong)) if wrong else None
+        datasets = sorted({s.item.split for s in scored})
+        if len(datasets) > 1:
+            for dataset in datasets:
+                part = [s for s in scored if s.item.split == dataset]
+                result[f"accuracy[{dataset}]"] = _rate(part, "accuracy")
+                if agent:
+                    result[f"call_rate[{dataset}]"] = _rate(part, "call_rate")
+        return result
+
+    return aggregate

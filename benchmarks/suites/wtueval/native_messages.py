@@ -41,7 +41,6 @@ from benchmarks.suites.wtueval.evaluate import (
     _arguments,
     _fill,
     _find_tool,
-    _is_agent,
     _item_task,
     _judge,
     _max_tokens,
@@ -80,8 +79,7 @@ def _leak(text: str, pool: dict[str, Any], names: Any) -> dict[str, Any] | None:
 async def native_solve(
     item: Item, ctx: Context, context: dict[str, Any], ask: AskNative
 ) -> Outcome:
-    if not _is_agent(ctx):
-        raise ValueError(f"WTU-Eval {ctx.task.name} offers no tools: run it with tool_mode=text")
+    """R2/R4's native loop (tasks.py gives only the regions with tools a native form)."""
     pool = tool_pool(ctx, context)
     declared = declare_tools([tool.spec for tool in pool.values()])
     max_steps = max(1, _option_int(ctx, "max_steps", 5))
