@@ -14,6 +14,7 @@ from benchmarks.kit.base import ImportFormatError
 from benchmarks.kit.predictions import json_values, python_literal, read_generic_predictions
 from benchmarks.kit.protocol import Context, Item, Scored, ToolSpec
 from benchmarks.suites import generic
+from benchmarks.suites.generic.conformance import reference_output
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "generic"
 EVALUATOR = generic.SUITE.evaluator
@@ -391,7 +392,7 @@ def test_gold_as_prediction_scores_100_on_the_demo() -> None:
         ctx = context(task, tools=tools)
         scored = []
         for the_item in EVALUATOR.select(items, ctx):
-            outcome = EVALUATOR.parse(generic.reference_output(the_item, task), the_item, ctx, {})
+            outcome = EVALUATOR.parse(reference_output(the_item, task), the_item, ctx, {})
             scored.append(Scored(the_item, outcome, EVALUATOR.score(outcome, the_item, ctx, {})))
         result = EVALUATOR.aggregate(scored, ctx)
         assert result.pop("unparsed") == 0.0

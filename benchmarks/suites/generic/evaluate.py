@@ -103,12 +103,13 @@ __all__ = [
     "TASKS",
     "aggregate",
     "answers_match",
+    "gold_answer_output",
+    "gold_calls_output",
     "make_prompt",
     "mean_metrics",
     "normalise_answer",
     "parse_answer",
     "parse_tool_calls",
-    "reference_output",
     "same_value",
     "score_answer",
     "score_tool_calls",
@@ -466,11 +467,14 @@ def _calls_json(calls: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps({"tool_calls": rows}, ensure_ascii=False)
 
 
-def reference_output(item: Item, task: str) -> str:
-    """The gold written in the format the prompt asks for (a perfect model's output)."""
+def gold_calls_output(item: Item) -> str:
+    """The gold calls written as the tool_calls task's prompt asks (a perfect model's output)."""
+    return _calls_json(_reference(item).get("tool_calls") or [])
+
+
+def gold_answer_output(item: Item) -> str:
+    """The gold answer written as the answer task's prompt asks (a perfect model's output)."""
     reference = _reference(item)
-    if task == "tool_calls":
-        return _calls_json(reference.get("tool_calls") or [])
     answer = reference.get("answer")
     if isinstance(answer, list) and answer:
         answer = answer[0]
