@@ -12,6 +12,8 @@ from django.core.management import call_command
 ROOT = Path(__file__).resolve().parent.parent
 # The benchmarks' real published files live beside the checkout (never copied into it).
 SEEDDATA = ROOT.parent / "shared" / "seeddata"
+# Our own files in the benchmarks' formats, shared by the suites' tests (tests/suites/<name>/).
+BENCHMARK_FIXTURES = Path(__file__).resolve().parent / "benchmarks" / "fixtures"
 
 
 @pytest.fixture(scope="session")

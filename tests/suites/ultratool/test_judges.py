@@ -3,9 +3,9 @@ format-level parsing on the demo data, the judge prompts (reference shown and an
 every dimension named, the output shown as written), the verdict parser on real-looking judge
 texts, and the reader of published planning evaluations.
 
-The fixture fixtures/ultratool/planning_evaluations.jsonl is ours (plans and scores written for
-these tests about the demo questions), in the shape UltraTool publishes; UltraTool's repository
-has no licence, so none of its content is used. Pure: no database."""
+The fixture tests/benchmarks/fixtures/ultratool/planning_evaluations.jsonl is ours (plans and
+scores written for these tests about the demo questions), in the shape UltraTool publishes;
+UltraTool's repository has no licence, so none of its content is used. Pure: no database."""
 
 from __future__ import annotations
 
@@ -28,9 +28,15 @@ from benchmarks.suites.ultratool.judges import (
     read_planning_evaluations,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "benchmarks" / "demo" / "ultratool"
-EVALUATIONS = Path(__file__).parent / "fixtures" / "ultratool" / "planning_evaluations.jsonl"
+EVALUATIONS = (
+    Path(__file__).resolve().parents[2]
+    / "benchmarks"
+    / "fixtures"
+    / "ultratool"
+    / "planning_evaluations.jsonl"
+)
 EVALUATOR = ultratool.SUITE.evaluator
 
 # A tool the demo's first sample uses, written as a tool_creation gold (ours).

@@ -16,7 +16,7 @@ from benchmarks.kit.protocol import Context, Item, Scored, ToolSpec
 from benchmarks.suites import generic
 from benchmarks.suites.generic.conformance import reference_output
 
-DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "generic"
+DEMO = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "generic"
 EVALUATOR = generic.SUITE.evaluator
 WEATHER = ToolSpec(
     name="get_weather",

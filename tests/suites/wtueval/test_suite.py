@@ -1,6 +1,7 @@
 """WTU-Eval import: one sample per question, split by dataset, kind and options checked.
 
-WTU-Eval published no data; fixtures/wtueval/ is our own file in the suite's documented format.
+WTU-Eval published no data; tests/benchmarks/fixtures/wtueval/ is our own file in the suite's
+documented format.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from benchmarks.kit.base import ImportFormatError, validate_bundle
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import
 from benchmarks.suites import wtueval
+from tests.conftest import BENCHMARK_FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "wtueval" / "questions.jsonl"
-DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "wtueval"
+FIXTURE = BENCHMARK_FIXTURES / "wtueval" / "questions.jsonl"
+DEMO = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "wtueval"
 
 GOOD = {"id": 1, "dataset": "gsm8k", "kind": "tool", "question": "What is 6 x 7?", "answer": 42}
 

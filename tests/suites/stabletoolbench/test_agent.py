@@ -27,6 +27,7 @@ from benchmarks.kit.protocol import (
 )
 from benchmarks.suites import stabletoolbench
 from benchmarks.suites.stabletoolbench import agent
+from tests.conftest import BENCHMARK_FIXTURES
 
 GROUP = "G1_instruction"
 MESSI = "588"  # the first query of the seed file: Messi's career, TheClique's ten APIs
@@ -572,7 +573,7 @@ def test_completion_prompt_ends_with_thought(item: Item, specs: dict[str, ToolSp
 
 # --- one function name in two categories ------------------------------------------------------
 
-SHARED = Path(__file__).resolve().parent / "fixtures" / "stabletoolbench_shared_names"
+SHARED = BENCHMARK_FIXTURES / "stabletoolbench_shared_names"
 
 
 def test_a_name_two_offered_tools_share_is_shown_with_each_category() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from benchmarks.kit.analyses import AnalysisInput
@@ -12,8 +10,9 @@ from benchmarks.kit.protocol import Scored
 from benchmarks.suites import wtueval
 from benchmarks.suites.wtueval.analyses import ANALYSES, human_types
 from benchmarks.suites.wtueval.conformance import agent_outcome
+from tests.conftest import BENCHMARK_FIXTURES
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "wtueval" / "questions.jsonl"
+FIXTURE = BENCHMARK_FIXTURES / "wtueval" / "questions.jsonl"
 
 
 @pytest.fixture

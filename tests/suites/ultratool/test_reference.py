@@ -26,10 +26,11 @@ from benchmarks.suites import ultratool
 from benchmarks.suites.ultratool import reference
 from benchmarks.suites.ultratool.reference import AWARENESS, USAGE
 from evaluation.models import Run
+from tests.conftest import BENCHMARK_FIXTURES
 from tests.evaluation.conftest import make_endpoint
 
 EVALUATOR = ultratool.SUITE.evaluator
-DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "ultratool"
+DEMO = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "ultratool"
 REF = {"variant": "reference"}
 COMMA = "\uff0c"  # the full-width comma
 
@@ -968,7 +969,7 @@ def test_launch_run_takes_the_variant() -> None:
 # below are GPT-style (`init output`, Python quoting, each step with its text as the model
 # copied it from the input).
 
-PUBLISHED_FILES = Path(__file__).resolve().parent / "fixtures" / "ultratool_published"
+PUBLISHED_FILES = BENCHMARK_FIXTURES / "ultratool_published"
 
 USAGE_OUTPUTS = [
     "[{'step': '1.2 Search for trains', 'tool': 'search_trains', 'param': {'origin': 'Utrecht', "

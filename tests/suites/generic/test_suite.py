@@ -13,7 +13,7 @@ from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import generic
 
-DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "generic"
+DEMO = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "generic"
 
 WEATHER = {
     "name": "get_weather",

@@ -14,7 +14,7 @@ from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import metatool
 
-DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "metatool"
+DEMO = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "metatool"
 
 FILES = (
     "all_clean_data_sample200.csv",

@@ -633,7 +633,7 @@ def test_local_embed_is_unit_and_deterministic_across_processes() -> None:
         "import json; from benchmarks.kit.embedding import local_embed; "
         f"print(json.dumps(local_embed({texts[:2]!r})))"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     for salt in ("1", "2"):
         out = subprocess.run(
             [sys.executable, "-c", code],

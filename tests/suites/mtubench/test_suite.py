@@ -17,7 +17,7 @@ from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import mtubench
 
-DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "mtubench"
+DEMO = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "mtubench"
 FILES = ("S-S_eval.jsonl", "S-M_eval.jsonl", "M-S_eval.jsonl", "M-M_eval.jsonl", "OOD_eval.jsonl")
 
 RULES = (

@@ -15,7 +15,7 @@ from benchmarks.kit.protocol import Context, Item, Outcome, Scored, ToolSpec
 from benchmarks.suites import ultratool
 from benchmarks.suites.ultratool import reading
 
-DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "ultratool"
+DEMO = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "ultratool"
 PROMPTS = Path(ultratool.__file__).parent / "prompts"
 EVALUATOR = ultratool.SUITE.evaluator
 

@@ -25,12 +25,13 @@ from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import stabletoolbench
 from benchmarks.suites.stabletoolbench import CacheEntry, load_response_cache
+from tests.conftest import BENCHMARK_FIXTURES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "benchmarks" / "demo" / "stabletoolbench"
-CACHE = Path(__file__).resolve().parent / "fixtures" / "stabletoolbench_cache"
+CACHE = BENCHMARK_FIXTURES / "stabletoolbench_cache"
 # Our own query files in the published format: one `<api>_for_<tool>` name in two categories.
-SHARED = Path(__file__).resolve().parent / "fixtures" / "stabletoolbench_shared_names"
+SHARED = BENCHMARK_FIXTURES / "stabletoolbench_shared_names"
 GROUPS = (
     "G1_instruction",
     "G1_category",

@@ -1,8 +1,8 @@
 """UltraTool import: plan trees from step numbers, calls read safely, six index-aligned task files.
 
-UltraTool's repository has no licence, so the fixture in fixtures/ultratool/ is our own text in
-its format: four plans (one in Chinese), every task file, and the published format's slips (an
-apostrophe inside a quoted value, a <placeholder> argument).
+UltraTool's repository has no licence, so the fixture in tests/benchmarks/fixtures/ultratool/ is
+our own text in its format: four plans (one in Chinese), every task file, and the published
+format's slips (an apostrophe inside a quoted value, a <placeholder> argument).
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import
 from benchmarks.suites import ultratool
 from benchmarks.suites.ultratool import PlanError, build_plan
+from tests.conftest import BENCHMARK_FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "ultratool"
-DEMO = Path(__file__).resolve().parents[2] / "benchmarks" / "demo" / "ultratool"
+FIXTURE = BENCHMARK_FIXTURES / "ultratool"
+DEMO = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "ultratool"
 
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:
