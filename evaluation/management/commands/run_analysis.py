@@ -20,7 +20,8 @@ def analyses_of(run: Run) -> dict[str, Any]:
     return {"run": run.pk, "analyses": stored.data["analyses"]}
 
 
-def _cell(value: Any) -> str:
+def cell(value: Any) -> str:
+    """A value as a table cell: - for none, two decimals for a float."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -38,7 +39,7 @@ def table(run: Run, result: dict[str, Any]) -> list[str]:
         lines.append("")
         lines.append(f"{analysis.title if analysis else name} [{name}]")
         header = [found["by"], "n", *metrics]
-        body = [[_cell(row.get(key)) for key in ["group", "n", *metrics]] for row in found["rows"]]
+        body = [[cell(row.get(key)) for key in ["group", "n", *metrics]] for row in found["rows"]]
         if not body:
             lines.append("  (no items)")
             continue

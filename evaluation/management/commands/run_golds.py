@@ -11,15 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from evaluation.gold_versions import PUBLISHED, REFINED, compare_golds
+from evaluation.management.commands.run_analysis import cell
 from evaluation.models import Run
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
 
 
 class Command(BaseCommand):
@@ -73,14 +66,14 @@ class Command(BaseCommand):
             f"  {'metric':<28} {PUBLISHED:>12} {REFINED:>12}",
         ]
         lines += [
-            f"  {name:<28} {_cell(published):>12} {_cell(refined):>12}"
+            f"  {name:<28} {cell(published):>12} {cell(refined):>12}"
             for name, published, refined in comparison.metric_rows(())
         ]
         for item in comparison.changed:
             lines.append(
                 f"  {item.split}/{item.external_id}: "
                 + ", ".join(
-                    f"{name} {_cell(item.published[name])} -> {_cell(item.refined[name])}"
+                    f"{name} {cell(item.published[name])} -> {cell(item.refined[name])}"
                     for name in comparison.compared
                 )
             )
