@@ -17,7 +17,8 @@ candidate list built from the gold) stays as it was.
 
 Scoring is cheap next to a model call, but not free: a run of more than GOLD_COMPARE_ITEMS
 predictions is refused on a page (`GoldsTooLarge`) and compared with the `run_golds` command,
-which takes any size.
+which takes any size. A leaderboard shows each run's headline under both golds
+(`leaderboard_golds`), kept in the cache until the run or the benchmark's revisions change.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Max
 
 from benchmarks.kit.protocol import Evaluator, Item, MetricSpec, Scored, Scores
+from benchmarks.models import Benchmark, SampleRevision
 from benchmarks.selectors import PUBLISHED_GOLD as PUBLISHED
 from benchmarks.selectors import REFINED_GOLD as REFINED
 from benchmarks.selectors import as_imported
@@ -162,3 +166,46 @@ def _rescored(
     scores = evaluator.score(each.outcome, item, ctx, each.context)
     into.append(replace(each, item=item, scores=scores))
     return scores
+
+
+@dataclass(frozen=True)
+class HeadlineUnderGolds:
+    """A run's headline under each gold, and how many of its answers change verdict; `refused`
+    says why a run has none (too large for a page)."""
+
+    published: Any = None
+    refined: Any = None
+    changed: int = 0
+    refused: str = ""
+
+
+def leaderboard_golds(
+    benchmark: Benchmark, runs: Sequence[Run], headline: str
+) -> dict[int, HeadlineUnderGolds]:
+    """Each finished run's headline under both golds ({} when no sample of the benchmark is
+    refined), each kept in the cache under what it was computed from: the run as it was and the
+    newest revision of the benchmark's samples."""
+    newest = SampleRevision.objects.filter(sample__benchmark=benchmark, number__gt=0).aggregate(
+        newest=Max("pk")
+    )["newest"]
+    if newest is None:
+        return {}
+    figures: dict[int, HeadlineUnderGolds] = {}
+    for run in runs:
+        stamp = run.updated_at.timestamp() if run.updated_at else 0
+        key = f"gold-headline:{run.pk}:{stamp}:{newest}:{headline}"
+        found = cache.get(key)
+        if not isinstance(found, HeadlineUnderGolds):
+            try:
+                comparison = compare_golds(run, limit=gold_compare_limit())
+            except GoldsTooLarge:
+                found = HeadlineUnderGolds(refused="too large for a page: run_golds")
+            else:
+                found = HeadlineUnderGolds(
+                    published=comparison.metrics[PUBLISHED].get(headline),
+                    refined=comparison.metrics[REFINED].get(headline),
+                    changed=len(comparison.changed),
+                )
+            cache.set(key, found, timeout=24 * 3600)
+        figures[run.pk] = found
+    return figures

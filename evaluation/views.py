@@ -31,6 +31,7 @@ from evaluation.gold_versions import (
     GoldsTooLarge,
     compare_golds,
     gold_compare_limit,
+    leaderboard_golds,
     refined_sample_count,
 )
 from evaluation.judging import JUDGE_JOBS
@@ -339,10 +340,19 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
     except ValueError:
         raise Http404(f"{benchmark.name} has no task {task!r}") from None
     names, runs = leaderboard(benchmark, task)
+    golds = leaderboard_golds(benchmark, runs, names[0]) if names else {}
+    headline_metric = spec.run_metric(names[0]) if names else None
     rows = [
         {
             "run": run,
             "spend": run_spending(run),
+            "golds": golds.get(run.pk),
+            "gold_cells": (
+                metric_row(names[0], golds[run.pk].published, None, spec, headline_metric),
+                metric_row(names[0], golds[run.pk].refined, None, spec, headline_metric),
+            )
+            if run.pk in golds
+            else (),
             "cells": [
                 metric_row(
                     name,
@@ -371,7 +381,6 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
             title=f"{headline} by run, with bootstrap 95% intervals",
             maximum=100.0 if headline in spec.percent else None,
         )
-    headline = spec.run_metric(names[0]) if names else None
     compare = bool(
         runs and declared_analyses(runs[0]) and allows(request.user, "evaluation:runs-analyses")
     )
@@ -383,7 +392,8 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
         "rows": rows,
         "board_runs": runs,
         "chart": chart,
-        "direction": headline.direction if headline else None,
+        "direction": headline_metric.direction if headline_metric else None,
+        "golds": bool(golds),
     }
     return render(request, "evaluation/leaderboard.html", context)
 

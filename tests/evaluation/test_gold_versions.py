@@ -15,6 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from benchmarks.exports import benchmark_export
+from benchmarks.kit.registry import get_suite
 from benchmarks.management.commands.seed_demo import DEMO_DIR
 from benchmarks.models import Benchmark, Sample
 from benchmarks.services import benchmark_import, sample_revise
@@ -169,3 +170,21 @@ def test_the_export_page_offers_the_gold_once_a_sample_is_refined(run: Run, clie
         refused.status_code == 400
         and "gold: unknown gold version &#x27;newest&#x27;" in refused.content.decode()
     )
+
+
+def test_the_leaderboard_shows_the_headline_under_both_golds(run: Run, client: Client) -> None:
+    client.force_login(make_researcher())
+    url = f"/leaderboard/{run.benchmark_id}/tool_calls/"
+    assert "under the refined gold" not in client.get(url).content.decode()
+    _refine_demo_2()
+    html = client.get(url).content.decode()
+    comparison = compare_golds(run)
+    headline = get_suite("generic").tasks["tool_calls"].metrics[0]
+    assert f"<code>{headline}</code> under the refined gold" in html
+    published, refined = (
+        comparison.metrics[PUBLISHED][headline],
+        comparison.metrics[REFINED][headline],
+    )
+    assert published != refined
+    assert f"{published:.2f}" in html and f"{refined:.2f}" in html
+    assert f'href="/runs/{run.pk}/golds/">1 changed</a>' in html
