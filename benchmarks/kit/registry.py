@@ -284,7 +284,7 @@ class Suite:
 
     @property
     def tasks(self) -> Mapping[str, TaskSpec]:
-        """The tasks it evaluates, declared once (the protocol's TASKS)."""
+        """The tasks it evaluates, by name: each Task's spec, in declared order."""
         return self.evaluator.tasks
 
     def options(self, task: str) -> tuple[Option, ...]:
