@@ -13,8 +13,9 @@ What BFCL's readers do, and these do too, including where they are loose:
   Array it stays as written, quotes included), or, without one, by their look.
 - JavaScript: `String` drops one pair of surrounding quotes, `integer` reads `-?digits`, `float`
   `-?digits[.digits]`, `Bigint` `digitsn`, `Boolean` `true`/`false`; `array` reads `[a, b]`,
-  `new Array(a, b)` or a two-level `[[a], [b]]`, `dict` `{k: v, ...}` (nested arrays and
-  objects one level), splitting at commas without regard to quotes.
+  `new Array(a, b)` or a two-level `[[a], [b]]`, `dict` `{k: v, ...}` up to its first `}` (so
+  a nested object is cut there; a nested array is read), splitting at commas without regard
+  to quotes.
 - Text that does not have the expected shape stays text (the checker then finds its type
   wrong), never an error. A type these readers do not know (Set, Queue, ...) raises
   `UnsupportedType`: a property of the function's declaration, not of the model's answer.
