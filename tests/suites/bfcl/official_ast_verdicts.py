@@ -1,4 +1,5 @@
-"""BFCL's own verdicts on our AST fixtures, written as data (fixtures/ast_parity.jsonl).
+"""BFCL's own verdicts on our AST fixtures, written as data (fixtures/ast_parity.jsonl), and its
+Prompt decoder's reading of our texts (fixtures/decode_parity.jsonl).
 
 Not a test and not needed by `make test`: run once, by hand, in a throwaway environment holding
 the pinned wheel without its dependencies (never the project's .venv):
@@ -8,7 +9,8 @@ the pinned wheel without its dependencies (never the project's .venv):
         tenacity tree_sitter==0.21.3 tree-sitter-java==0.21.0 tree-sitter-javascript==0.21.4
     /tmp/bfcl-official/bin/python tests/suites/bfcl/official_ast_verdicts.py
 
-It reads fixtures/ast_cases.jsonl (our cases, in BFCL's entry format) and calls BFCL's code
+It reads fixtures/ast_cases.jsonl (our cases, in BFCL's entry format) and
+fixtures/decode_cases.jsonl (our Prompt-mode texts), and calls BFCL's code
 directly: `default_decode_ast_prompting` (Prompt mode's decoder),
 `is_function_calling_format_output` and `is_empty_output` (its runner's format and relevance
 rules) and `ast_checker`. Two things
@@ -32,6 +34,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "fixtures" / "ast_cases.jsonl"
 PARITY = HERE / "fixtures" / "ast_parity.jsonl"
+DECODE_CASES = HERE / "fixtures" / "decode_cases.jsonl"
+DECODE_PARITY = HERE / "fixtures" / "decode_parity.jsonl"
 PROMPT_MODEL = "prompt/model"
 FC_MODEL = "fc/model"
 
@@ -123,6 +127,15 @@ def main() -> None:
         for case in cases:
             out.write(json.dumps({"id": case["id"], "official": official(case)}) + "\n")
     print(f"{len(cases)} verdicts written to {PARITY}")
+    texts = [json.loads(line) for line in DECODE_CASES.read_text().splitlines() if line.strip()]
+    with DECODE_PARITY.open("w") as out:
+        for text in texts:
+            try:
+                reading = {"decoded": repr(default_decode_ast_prompting(text["text"]))}
+            except Exception as error:
+                reading = {"error": type(error).__name__}
+            out.write(json.dumps({"text": text["text"], "official": reading}) + "\n")
+    print(f"{len(texts)} readings written to {DECODE_PARITY}")
 
 
 if __name__ == "__main__":

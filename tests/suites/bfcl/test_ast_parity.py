@@ -1,6 +1,7 @@
 """Our AST checker and decoders against BFCL's own checker, case by case, on fixtures we wrote
 (fixtures/ast_cases.jsonl, test data in BFCL's entry format) whose verdicts BFCL's code gave
-(fixtures/ast_parity.jsonl, produced by official_ast_verdicts.py; see fixtures/README.md)."""
+(fixtures/ast_parity.jsonl, produced by official_ast_verdicts.py; see fixtures/README.md); and
+our Prompt decoder against BFCL's reading of our texts (decode_cases.jsonl, decode_parity.jsonl)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from typing import Any
 import pytest
 
 from benchmarks.suites.bfcl.checker import CATEGORIES, Verdict, check, kind_of, language_of
-from benchmarks.suites.bfcl.decode import decode_prompt, decode_tool_calls
+from benchmarks.suites.bfcl.decode import (
+    KWARGS,
+    Call,
+    DecodeFailure,
+    decode_prompt,
+    decode_tool_calls,
+)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -64,3 +71,35 @@ def test_our_verdict_is_bfcls(case: dict[str, Any]) -> None:
         assert verdict.kind == kind_of(official["error_type"], candidates)
     else:
         assert verdict.kind is None
+
+
+READINGS = _lines("decode_parity.jsonl")
+
+
+def _as_bfcl(decoded: tuple[Call, ...]) -> list[dict[str, dict[Any, Any]]]:
+    """Our calls as BFCL's decoder gives them (it keeps `**x` under None, we under "**")."""
+    return [
+        {
+            call.name: {
+                None if key == KWARGS else key: value for key, value in call.arguments.items()
+            }
+        }
+        for call in decoded
+    ]
+
+
+def test_the_readings_are_broad() -> None:
+    assert [r["text"] for r in READINGS] == [c["text"] for c in _lines("decode_cases.jsonl")]
+    assert len(READINGS) >= 40
+    assert sum("error" in r["official"] for r in READINGS) >= 15
+    assert sum("decoded" in r["official"] for r in READINGS) >= 15
+
+
+@pytest.mark.parametrize("reading", READINGS, ids=[r["text"][:40] for r in READINGS])
+def test_our_prompt_reading_is_bfcls(reading: dict[str, Any]) -> None:
+    decoded = decode_prompt(reading["text"])
+    if "error" in reading["official"]:
+        assert isinstance(decoded, DecodeFailure), decoded
+    else:
+        assert not isinstance(decoded, DecodeFailure), decoded
+        assert repr(_as_bfcl(decoded)) == reading["official"]["decoded"]
