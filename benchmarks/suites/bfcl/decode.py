@@ -29,12 +29,18 @@ declares, where BFCL keeps it under `None`). An argument's value is read as BFCL
   would look up) the decoding fails;
 - anything else (attributes, lambdas, comprehensions, f-strings, comparisons, sets) fails.
 
+Java and JavaScript answers in Prompt mode are not read here: BFCL reads them with tree-sitter's
+Java and JavaScript grammars (tree_sitter 0.21.3), whose error recovery decides what decodes
+(`[g(b=2, c="x")]` does, `[f(a=1)]` and `[f()]` do not, in Java), which a parser of our own
+cannot reproduce; in FC mode they are tool calls like any other.
+
 FC mode (`decode_tool_calls`): OpenAI's `tool_calls`, each `function.arguments` a JSON object.
 A model that answers in text without a tool call made no call when its text is empty, and
 otherwise fails to decode (BFCL stores the text and its FC decoder fails on it); arguments that
 are not a JSON object fail as BFCL's check of the decoded format fails. Names are kept as the
 model wrote them: BFCL offers a dotted name with underscores to FC models (`fc_name`) and
-compares the call with that spelling (the checker's `underscore_names`).
+compares the call with that spelling (the checker's `underscore_names`); `restore_names`
+gives the declared names back, for showing.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ __all__ = [
     "decode_tool_calls",
     "fc_name",
     "has_call",
+    "restore_names",
 ]
 
 Value: TypeAlias = (
@@ -112,6 +119,23 @@ def has_call(decoded: Decoded) -> bool:
 def fc_name(name: str) -> str:
     """The name BFCL gives a function in FC mode: OpenAI's names allow no dot."""
     return name.replace(".", "_")
+
+
+def restore_names(calls: Sequence[Call], declared: Sequence[str]) -> tuple[Call, ...]:
+    """FC calls with the declared (dotted) names back where the FC name stands for exactly one
+    declared function, for showing; other names are kept. Scoring does not need it: the
+    checker compares with the FC spelling (`underscore_names`), as BFCL does, which also fails
+    a model that wrote the dotted name where only the FC name was offered."""
+    by_fc_name: dict[str, list[str]] = {}
+    for name in declared:
+        by_fc_name.setdefault(fc_name(name), []).append(name)
+    restored = []
+    for call in calls:
+        names = by_fc_name.get(call.name, [])
+        if len(names) == 1:
+            call = Call(names[0], call.arguments)
+        restored.append(call)
+    return tuple(restored)
 
 
 class _Unreadable(Exception):

@@ -26,6 +26,7 @@ from benchmarks.suites.bfcl.decode import (
     decode_tool_calls,
     fc_name,
     has_call,
+    restore_names,
 )
 
 
@@ -127,6 +128,16 @@ def test_tool_calls() -> None:
     wrong = decode_tool_calls([tool("f", "[1]")])
     assert isinstance(wrong, DecodeFailure) and wrong.wrong_format
     assert fc_name("math.hypot.v2") == "math_hypot_v2"
+
+
+def test_restore_names() -> None:
+    fc_calls = (Call("math_hypot", {"x": 1}), Call("a_b", {}), Call("other", {}))
+    declared = ["math.hypot", "a.b", "a_b"]  # a.b and a_b share the FC name: kept as written
+    assert restore_names(fc_calls, declared) == (
+        Call("math.hypot", {"x": 1}),
+        Call("a_b", {}),
+        Call("other", {}),
+    )
 
 
 def test_has_call_and_bfcl_form() -> None:
