@@ -124,6 +124,7 @@ perf: $(DEV_STAMP)
 	  --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/agreement_speed.py --repeat 3 --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/csv_speed.py --repeat 3 --export both --results $(PERF_RESULTS)
+	-$(PY) perf/bfcl_ast.py --repeat 5 --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 30 --cpu-load 1 \
 	  --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 20 --saturation-seconds 20 \
@@ -131,4 +132,4 @@ perf: $(DEV_STAMP)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 10 --saturation-seconds 20 \
 	  --saturation-annotators 10 --protocol one --results $(PERF_RESULTS)
 	$(PY) perf/honest.py $(PERF_RESULTS) $(PERF_OUT)/PERF.md \
-	  import_speed.py eval_overhead.py agreement_speed.py csv_speed.py annotate_load.py
+	  import_speed.py eval_overhead.py agreement_speed.py csv_speed.py bfcl_ast.py annotate_load.py
