@@ -41,7 +41,9 @@ Isolation: `run_isolated` runs one entry in a worker subprocess (`python -m
 benchmarks.suites.bfcl.multi_turn`) that limits its own CPU time and address space
 (`resource.setrlimit`) before it loads anything, under a wall-clock timeout in the parent; a
 worker that is killed, overruns or answers nothing readable gives a failed entry whose reason
-says so, never a hang.
+says so, never a hang. `WorkerSession` is the same worker kept open for a solve loop that shows
+the model each call's result: the calls run in the worker's model session as they come, and
+the verdict executes them again on fresh instances, as BFCL's checker does after inference.
 """
 
 from __future__ import annotations
@@ -54,13 +56,15 @@ import inspect
 import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from benchmarks.kit.protocol import Item, ToolSpec
 from benchmarks.kit.stateful import (
@@ -85,6 +89,8 @@ __all__ = [
     "LoadError",
     "MultiTurnEntry",
     "WorkerLimits",
+    "WorkerSession",
+    "WorkerStopped",
     "entry_of",
     "entry_toolset",
     "load_classes",
@@ -407,8 +413,13 @@ def run_entry(
                 model.call(name, call_arguments(signatures.get(name), args, kwargs))
             model.end_turn()
         gold.begin_turn()
-        for text in gold_calls:
-            parsed = parse_call(text)
+        for position, text in enumerate(gold_calls):
+            try:
+                parsed = parse_call(text)
+            except ToolCallError as exc:
+                raise ValueError(
+                    f"{entry.id}: ground truth turn {index}, call {position}: {exc}"
+                ) from None
             gold.call(
                 parsed.name, call_arguments(signatures.get(parsed.name), parsed.args, parsed.kwargs)
             )
@@ -511,20 +522,7 @@ def run_isolated(
     except subprocess.TimeoutExpired:
         return _failure(entry, f"stopped: the worker ran past {limits.seconds + 5:g} s")
     if done.returncode != 0:
-        if done.returncode < 0:
-            number = -done.returncode
-            try:
-                signal_name = signal.Signals(number).name
-            except ValueError:
-                signal_name = f"signal {number}"
-            why = {
-                "SIGXCPU": f"stopped: the worker used its {limits.seconds:g} s of CPU time",
-                "SIGKILL": "stopped: the worker was killed (SIGKILL; out of memory?)",
-            }.get(signal_name, f"stopped: the worker was killed by {signal_name}")
-        else:
-            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            why = f"the worker failed (exit {done.returncode}): {last[:500]}"
-        return _failure(entry, why)
+        return _failure(entry, _stopped_reason(done.returncode, limits, done.stderr))
     try:
         result = json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -534,6 +532,20 @@ def run_isolated(
     return result
 
 
+def _stopped_reason(code: int, limits: WorkerLimits, stderr: str) -> str:
+    if code < 0:
+        try:
+            signal_name = signal.Signals(-code).name
+        except ValueError:
+            signal_name = f"signal {-code}"
+        return {
+            "SIGXCPU": f"stopped: the worker used its {limits.seconds:g} s of CPU time",
+            "SIGKILL": "stopped: the worker was killed (SIGKILL; out of memory?)",
+        }.get(signal_name, f"stopped: the worker was killed by {signal_name}")
+    last = (stderr.strip().splitlines() or ["no message"])[-1]
+    return f"the worker failed (exit {code}): {last[:500]}"
+
+
 def _limit_self(limits: Mapping[str, Any]) -> None:
     seconds = max(1, int(float(limits.get("seconds", 60)) + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
@@ -541,14 +553,17 @@ def _limit_self(limits: Mapping[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
 
-def _worker() -> int:
-    request = json.loads(sys.stdin.read())
+def _load_for(request: Mapping[str, Any]) -> tuple[MultiTurnEntry, dict[str, type]]:
     _limit_self(request.get("limits", {}))
     entry = MultiTurnEntry.from_json(request["entry"])
+    modules = request.get("modules") or CLASS_MODULES
+    return entry, load_classes(Path(request["source"]), entry.involved_classes, modules)
+
+
+def _worker() -> int:
+    request = json.loads(sys.stdin.read())
     try:
-        classes = load_classes(
-            Path(request["source"]), entry.involved_classes, request.get("modules") or CLASS_MODULES
-        )
+        entry, classes = _load_for(request)
     except LoadError as exc:
         print(f"LoadError: {exc}", file=sys.stderr)
         return 2
@@ -557,5 +572,180 @@ def _worker() -> int:
     return 0
 
 
+def _answer(value: Mapping[str, Any]) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _serve() -> int:
+    """The interactive worker (WorkerSession): a request line, then one line per operation."""
+    request = json.loads(sys.stdin.readline())
+    try:
+        entry, classes = _load_for(request)
+    except LoadError as exc:
+        _answer({"error": str(exc)})
+        return 2
+    toolset, signatures = _entry_parts(classes, entry)
+    item = Item(split=entry.category, external_id=entry.id, input={})
+    session: Session[Instances] = toolset.session(item, {})
+    turns: list[list[Any]] = []
+    _answer({"ready": True})
+    for line in sys.stdin:
+        operation = json.loads(line)
+        op = operation.get("op")
+        if op == "begin_turn":
+            session.begin_turn()
+            turns.append([])
+            _answer({"turn": len(turns) - 1})
+        elif op == "call":
+            if not turns:
+                session.begin_turn()
+                turns.append([])
+            raw = operation.get("calls", [])
+            turns[-1].append(raw)
+            calls, refused = _model_calls([raw])
+            observations = [
+                session.call(name, call_arguments(signatures.get(name), args, kwargs)).observation
+                for name, (args, kwargs) in calls
+            ]
+            _answer({"observations": observations, "refused": refused})
+        elif op == "end_turn":
+            session.end_turn()
+            _answer({"turn": len(turns) - 1})
+        elif op == "score":
+            # BFCL scores by executing the model's calls again on fresh instances.
+            _answer({"result": run_entry(classes, entry, turns)})
+            return 0
+        else:
+            _answer({"error": f"unknown operation {op!r}"})
+    return 0
+
+
+class WorkerStopped(Exception):
+    """The interactive worker was stopped (killed, out of time or memory) or answered
+    nothing readable; the message says which."""
+
+
+class WorkerSession:
+    """One entry's model session in a worker subprocess under `limits`, for a solve loop
+    that shows the model each call's result: `begin_turn`, `call` (a step's calls, BFCL call
+    strings or {"name", "arguments"}; their observations back, a call that is not read gives
+    "Error: ..."), `end_turn`, and `score` (the verdict as run_entry gives it, the model's
+    calls executed again on fresh instances, as BFCL's checker does). A worker that dies or
+    overruns raises WorkerStopped; `score` then gives the failed entry instead. Use it as a
+    context manager: the worker is ended on leaving."""
+
+    def __init__(
+        self,
+        source: Path,
+        entry: MultiTurnEntry,
+        limits: WorkerLimits = WorkerLimits(),
+        modules: Mapping[str, str] = CLASS_MODULES,
+    ) -> None:
+        self.entry = entry
+        self.limits = limits
+        self.stopped: str | None = None
+        self._buffer = b""
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.suites.bfcl.multi_turn", "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            cwd=ROOT,
+        )
+        request = {
+            "source": str(source),
+            "entry": entry.as_json(),
+            "modules": dict(modules),
+            "limits": {"seconds": limits.seconds, "memory_bytes": limits.memory_bytes},
+        }
+        ready = self._ask(request)
+        if "error" in ready:
+            self.close()
+            raise LoadError(str(ready["error"]))
+
+    def __enter__(self) -> WorkerSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _stop(self, why: str) -> NoReturn:
+        self.stopped = why
+        self.close()
+        raise WorkerStopped(why)
+
+    def _read_line(self, deadline: float) -> bytes:
+        stdout = self._process.stdout
+        assert stdout is not None
+        descriptor = stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._stop(
+                    f"stopped: the worker did not answer within {self.limits.seconds + 5:g} s"
+                )
+            ready, _, _ = select.select([descriptor], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(descriptor, 1 << 16)
+            if not chunk:
+                code = self._process.wait()
+                self._stop(_stopped_reason(code, self.limits, ""))
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def _ask(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        if self.stopped is not None:
+            raise WorkerStopped(self.stopped)
+        stdin = self._process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(json.dumps(message).encode() + b"\n")
+            stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._stop(_stopped_reason(self._process.wait(), self.limits, ""))
+        line = self._read_line(time.monotonic() + self.limits.seconds + 5)
+        try:
+            answer = json.loads(line)
+        except json.JSONDecodeError:
+            self._stop("the worker's answer is not JSON")
+        if not isinstance(answer, dict):
+            self._stop("the worker's answer is not an object")
+        return answer
+
+    def begin_turn(self) -> None:
+        self._ask({"op": "begin_turn"})
+
+    def call(self, calls: Sequence[Any]) -> list[str]:
+        answer = self._ask({"op": "call", "calls": list(calls)})
+        refused = [f"Error: {r['why']}" for r in answer.get("refused", [])]
+        return [str(o) for o in answer.get("observations", [])] + refused
+
+    def end_turn(self) -> None:
+        self._ask({"op": "end_turn"})
+
+    def score(self) -> dict[str, Any]:
+        if self.stopped is not None:
+            return _failure(self.entry, self.stopped)
+        try:
+            result = self._ask({"op": "score"}).get("result")
+        except WorkerStopped as exc:
+            return _failure(self.entry, str(exc))
+        if not isinstance(result, dict):
+            return _failure(self.entry, "the worker gave no verdict")
+        return result
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout):
+            if stream is not None:
+                stream.close()
+
+
 if __name__ == "__main__":
-    sys.exit(_worker())
+    sys.exit(_serve() if "--serve" in sys.argv[1:] else _worker())

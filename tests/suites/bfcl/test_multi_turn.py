@@ -19,6 +19,8 @@ from benchmarks.suites.bfcl.multi_turn import (
     LoadError,
     MultiTurnEntry,
     WorkerLimits,
+    WorkerSession,
+    WorkerStopped,
     entry_of,
     load_classes,
     run_entry,
@@ -300,3 +302,35 @@ def test_every_real_entry_replayed_passes(real_wheel: Path, classes: dict[str, t
         )
     )
     assert run_isolated(real_wheel, entry, [list(t) for t in entry.ground_truth])["passed"] is True
+
+
+def test_an_interactive_worker_answers_each_step_and_scores(
+    real_wheel: Path,  # noqa: F811
+    classes: dict[str, type],
+) -> None:
+    with WorkerSession(real_wheel, ENTRY) as session:
+        seen = []
+        for calls in GOLD:
+            session.begin_turn()
+            if calls:
+                seen.append(session.call(calls))
+            session.end_turn()
+        result = session.score()
+    assert result["passed"] is True
+    assert seen[1] == ["{\"result\": \"'notes.txt' moved to 'reports/notes.txt'\"}"]
+    assert seen[3] == ['{"result": 5}']
+    with WorkerSession(real_wheel, ENTRY) as session:
+        session.begin_turn()
+        assert session.call(["mkdir(dir_name=open('x'))"])[0].startswith("Error: ")
+
+
+def test_an_interactive_runaway_is_stopped(tmp_path: Path) -> None:
+    source = loop_package(tmp_path)
+    limits = WorkerLimits(seconds=1, memory_bytes=1 << 30)
+    entry = loop_entry("spin()")
+    with WorkerSession(source, entry, limits, modules={"LoopAPI": "loop_api"}) as session:
+        session.begin_turn()
+        with pytest.raises(WorkerStopped, match="CPU time"):
+            session.call(["spin()"])
+        result = session.score()
+    assert result["passed"] is False and "CPU time" in result["reason"]
