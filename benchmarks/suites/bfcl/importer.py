@@ -181,12 +181,24 @@ class DataFiles:
     # The category files the researcher gave (a folder or a wheel gives all of its own).
     categories: list[str] = field(default_factory=list)
 
+    # Files taken from beside a given category file rather than given: a file given replaces
+    # one of them.
+    beside: set[str] = field(default_factory=set)
+
     def add(self, item: DataFile) -> None:
-        first = self.files.setdefault(item.name, item)
-        if first is not item and first.where != item.where:
+        first = self.files.get(item.name)
+        if first is None or item.name in self.beside:
+            self.files[item.name] = item
+            self.beside.discard(item.name)
+        elif first.where != item.where:
             raise ImportFormatError(
                 f"is given twice as {item.name} (also {first.where})", file=item.where
             )
+
+    def add_beside(self, item: DataFile) -> None:
+        if item.name not in self.files:
+            self.files[item.name] = item
+            self.beside.add(item.name)
 
     def get(self, data_name: str) -> DataFile | None:
         return self.files.get(data_name)
@@ -310,8 +322,7 @@ def _from_file(path: Path, found: DataFiles) -> None:
         if beside.is_dir():
             for item in sorted(beside.glob("*.json")):
                 name_inside = f"{beside.name}/{item.name}"
-                if name_inside not in found.files:
-                    found.files[name_inside] = DataFile(name_inside, str(item), _file_reader(item))
+                found.add_beside(DataFile(name_inside, str(item), _file_reader(item)))
     found.version = found.version or _folder_version(folder)
     found.origin = found.origin or "data files"
 

@@ -283,3 +283,23 @@ def test_the_real_wheel_imports_every_category(real_wheel: Path) -> None:  # noq
     assert set(memory.input["functions_by_backend"]) == {"kv", "vector", "rec_sum"}
     assert memory.input["prereq_conversation"][0]["id"].startswith("memory_prereq_")
     assert samples["live_relevance_0-0-0"].reference["expected"] == "call"
+
+
+def test_a_file_given_replaces_the_one_beside(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "repo")
+    elsewhere = tmp_path / "fixed" / "possible_answer"
+    elsewhere.mkdir(parents=True)
+    fixed = elsewhere / "BFCL_v4_simple_python.json"
+    fixed.write_text(
+        lines(
+            {"id": "simple_python_0", "ground_truth": [{"area": {"width": [2.5], "height": [3]}}]},
+            {"id": "simple_python_1", "ground_truth": [{"area": {"width": [4.0], "height": [""]}}]},
+        ),
+        "utf-8",
+    )
+    for paths in (
+        [data / "BFCL_v4_simple_python.json", fixed],
+        [fixed, data / "BFCL_v4_simple_python.json"],
+    ):
+        samples = by_id(import_files(paths))
+        assert samples["simple_python_0"].reference == [{"area": {"width": [2.5], "height": [3]}}]
