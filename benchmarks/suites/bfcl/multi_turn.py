@@ -93,6 +93,7 @@ __all__ = [
     "WorkerStopped",
     "entry_of",
     "entry_toolset",
+    "functions_at",
     "load_classes",
     "run_entry",
     "run_isolated",
@@ -235,6 +236,18 @@ def entry_of(item: Item) -> MultiTurnEntry:
         initial_config=metadata.get("initial_config") or {},
         ground_truth=tuple(tuple(turn) for turn in (item.reference or ())),
     )
+
+
+def functions_at(sample_input: Mapping[str, Any], turn: int) -> list[dict[str, Any]]:
+    """The function docs a model is offered at `turn` of an imported multi-turn sample: the
+    entry's docs, and the held-out ones (input["missed_functions"]) from their turn on, added at
+    the end in turn order, as BFCL's handlers extend the entry's functions at that turn."""
+    offered = [doc for doc in sample_input.get("functions", []) if isinstance(doc, dict)]
+    missed = sample_input.get("missed_functions") or {}
+    for held_turn in sorted((key for key in missed if str(key).isdigit()), key=int):
+        if int(held_turn) <= turn:
+            offered.extend(doc for doc in missed[held_turn] if isinstance(doc, dict))
+    return offered
 
 
 def _public_methods(instance: object) -> list[str]:

@@ -14,6 +14,7 @@ import pytest
 
 from benchmarks.kit.base import ImportFormatError, validate_bundle
 from benchmarks.suites.bfcl.importer import import_files
+from benchmarks.suites.bfcl.multi_turn import functions_at
 from tests.suites.bfcl.real_wheel import real_wheel  # noqa: F401 - a fixture
 
 DOC = {
@@ -283,6 +284,10 @@ def test_the_real_wheel_imports_every_category(real_wheel: Path) -> None:  # noq
     assert set(memory.input["functions_by_backend"]) == {"kv", "vector", "rec_sum"}
     assert memory.input["prereq_conversation"][0]["id"].startswith("memory_prereq_")
     assert samples["live_relevance_0-0-0"].reference["expected"] == "call"
+    # multi_turn_miss_func_0 holds sort out until turn 3
+    held = samples["multi_turn_miss_func_0"].input
+    assert "sort" not in [doc["name"] for doc in functions_at(held, 2)]
+    assert "sort" in [doc["name"] for doc in functions_at(held, 3)]
 
 
 def test_a_file_given_replaces_the_one_beside(tmp_path: Path) -> None:

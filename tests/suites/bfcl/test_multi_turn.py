@@ -22,6 +22,7 @@ from benchmarks.suites.bfcl.multi_turn import (
     WorkerSession,
     WorkerStopped,
     entry_of,
+    functions_at,
     load_classes,
     run_entry,
     run_isolated,
@@ -334,3 +335,13 @@ def test_an_interactive_runaway_is_stopped(tmp_path: Path) -> None:
             session.call(["spin()"])
         result = session.score()
     assert result["passed"] is False and "CPU time" in result["reason"]
+
+
+def test_held_out_functions_are_offered_from_their_turn_on() -> None:
+    a, b, c, d = ({"name": n} for n in "abcd")
+    sample_input = {"functions": [a, b], "missed_functions": {"3": [d], "1": [c]}}
+    assert functions_at(sample_input, 0) == [a, b]
+    assert functions_at(sample_input, 1) == [a, b, c]
+    assert functions_at(sample_input, 2) == [a, b, c]
+    assert functions_at(sample_input, 5) == [a, b, c, d]
+    assert functions_at({"functions": [a]}, 4) == [a]
