@@ -20,8 +20,15 @@ from benchmarks.kit.registry import SUITE_MODULES, all_suites
 
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("annotation", "evaluation", "benchmarks", "config", "templates")
-# Demo data (the files and the commands that seed them), migrations.
-LEFT_ASIDE = ("benchmarks/suites/", "benchmarks/demo/", "/commands/seed_demo", "/migrations/")
+# Demo data (the files and the commands that seed them), migrations, and the command that fetches
+# one benchmark's published files (fetch_bfcl: it exists for that benchmark alone).
+LEFT_ASIDE = (
+    "benchmarks/suites/",
+    "benchmarks/demo/",
+    "/commands/seed_demo",
+    "/commands/fetch_bfcl",
+    "/migrations/",
+)
 # The registered benchmarks (the generic suite is the platform's own format, not a benchmark).
 SUITES = tuple(name for name in SUITE_MODULES if name != "generic")
 NAME = re.compile(r"\b(" + "|".join(SUITES) + r")\b")
