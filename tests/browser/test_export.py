@@ -57,7 +57,7 @@ def test_a_researcher_exports_a_refined_benchmark(
     page.keyboard.press("Enter")
     expect(page.locator("h1")).to_have_text(f"Export {benchmark.name}")
     expect(page.locator("body")).to_contain_text("1 refined")
-    expect(page.locator('input[value="published"]')).to_be_checked()
+    expect(page.locator('input[name="format"][value="published"]')).to_be_checked()
     screenshot(page, "export-page")
     # and downloads the zip in the published format
     tab_to(page, "#export-download")
