@@ -9,4 +9,5 @@ SUITE_MODULES: dict[str, str] = {
     "ultratool": "benchmarks.suites.ultratool",
     "wtueval": "benchmarks.suites.wtueval",
     "generic": "benchmarks.suites.generic",
+    "bfcl": "benchmarks.suites.bfcl",
 }

@@ -32,8 +32,9 @@ LEFT_ASIDE = (
 # The registered benchmarks (the generic suite is the platform's own format, not a benchmark).
 SUITES = tuple(name for name in SUITE_MODULES if name != "generic")
 NAME = re.compile(r"\b(" + "|".join(SUITES) + r")\b")
-# Split names that are plain words any code may use for its own ends.
-COMMON_SPLITS = {"test", "dev", "train", "queries"}
+# Split names that are plain words any code may use for its own ends ("multiple": BFCL's
+# category, and the HTML attribute and the question kind of a multiple choice).
+COMMON_SPLITS = {"test", "dev", "train", "queries", "multiple"}
 SPLITS = {
     split
     for suite in all_suites()
