@@ -497,6 +497,27 @@ def mean_metrics(ctx: Context) -> dict[str, int | None]:
 # --- the gold, as a perfect model would answer ----------------------------------------------------
 
 
+def _first_values(acceptable: Mapping[str, Any]) -> dict[str, Any]:
+    """Each key's first acceptable value, keys that may be left out ("" first) left out."""
+    return {
+        key: _first_value(values[0])
+        for key, values in acceptable.items()
+        if isinstance(values, list) and values and values[0] != ""
+    }
+
+
+def _first_value(value: Any) -> Any:
+    """An acceptable value as given: a dict's keys (and a list's dicts) hold lists of
+    acceptable values in BFCL's answers, so their first ones are taken."""
+    if isinstance(value, dict):
+        return _first_values(value)
+    if isinstance(value, list):
+        return [
+            _first_value(element) if isinstance(element, dict) else element for element in value
+        ]
+    return value
+
+
 def gold_calls(item: Item) -> list[Call]:
     """The calls a perfect model makes: each answer's function with the first acceptable value
     of every parameter that may not be left out; for live_relevance (no published answer) a
@@ -506,12 +527,7 @@ def gold_calls(item: Item) -> list[Call]:
         calls = []
         for answer in reference:
             ((name, parameters),) = answer.items()
-            arguments = {
-                parameter: values[0]
-                for parameter, values in parameters.items()
-                if values and values[0] != ""
-            }
-            calls.append(Call(name, arguments))
+            calls.append(Call(name, _first_values(parameters)))
         return calls
     if isinstance(reference, dict) and reference.get("expected") == "call":
         functions = _functions(item)
