@@ -15,11 +15,13 @@ count as decoding failures (evaluate.py says why).
 NOT THERE YET (unfinished, not faked): the multi-turn categories (multi_turn_base, _miss_func,
 _miss_param, _long_context), memory and web_search import, but no task runs them yet
 (multi_turn.py holds the executed runner and per-turn check they will use); there is no
-overall score (BFCL v4's weighted formula needs them), no analyses and no exporter.
+overall score (BFCL v4's weighted formula needs them) and no exporter. analyses.py breaks a
+run's wrong answers down by error type.
 """
 
 from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.bfcl import importer as _importer
+from benchmarks.suites.bfcl.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.bfcl.evaluate import *  # noqa: F403
 from benchmarks.suites.bfcl.evaluate import declare_tools as _declare_tools
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
@@ -31,4 +33,5 @@ SUITE = _Suite(
     evaluation=_EVALUATION,
     declare_tools=_declare_tools,
     conformance=f"{__name__}.conformance",
+    analyses=_ANALYSES,
 )

@@ -3,18 +3,23 @@
 Metric cases: the demo entries (benchmarks/demo/bfcl/, ours, in BFCL's format) of each task's
 category, in text mode and in native mode, answered with their gold (evaluate.gold_text and
 gold_tool_calls), with a wrong call, with text that decodes to nothing, with nothing, and not at
-all (a failed call). No analyses are declared yet. No exporter (see `no_exporter`)."""
+all (a failed call). Analysis examples: per task, its demo entries answered wrongly in several
+ways (and one failed call). No exporter (see `no_exporter`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from benchmarks.kit.conformance import (
+    AnalysisExample,
     Conformance,
     Files,
     MetricCase,
     Triple,
+    answered,
+    context_for,
     imported,
     parsed,
 )
@@ -66,8 +71,24 @@ def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
         yield MetricCase(triples, {"tool_mode": mode})
 
 
+def _example(task: str, files: Files) -> AnalysisExample:
+    evaluator = bfcl.SUITE.evaluator
+    ctx = context_for(evaluator, task)
+    items, _ = imported(bfcl.SUITE.import_files, _demo_files(files))
+    records = []
+    for item in (item for item in items if item.split == task):
+        for text in (bfcl.gold_text(item), WRONG_TEXT, "}{ not calls", "", None):
+            records.append(answered(evaluator, ctx, item, text))
+    return AnalysisExample(evaluator, ctx, records)
+
+
+def _examples() -> dict[str, Callable[[Files], AnalysisExample]]:
+    return {task: partial(_example, task) for task in bfcl.AST_CATEGORIES}
+
+
 CONFORMANCE = Conformance(
     metric_cases=metric_cases,
+    analysis_examples=_examples(),
     no_exporter=(
         "not written yet: BFCL's files would be written back from the stored samples (entries "
         "and possible answers as JSON Lines), which the importer's records allow; until then "

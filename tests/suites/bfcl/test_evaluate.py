@@ -247,3 +247,30 @@ def test_the_gold_takes_the_first_acceptable_values_nested_ones_too() -> None:
         "name": "geo_distance",
         "arguments": '{"origin": "Ghent", "options": {"fast": true}, "stops": [{"city": "Lyon"}]}',
     }
+
+
+def test_the_error_types_of_a_run_are_the_checkers_kinds_of_its_wrong_answers() -> None:
+    from benchmarks.kit.analyses import AnalysisInput
+
+    entry = item()
+    context = ctx()
+    evaluator = bfcl.SUITE.evaluator
+    records = []
+    for text in (
+        '[geo.distance(origin="Ghent")]',  # right
+        '[geo.distance(origin="Paris")]',  # wrong value
+        '[geo.distance(origin="Paris")]',  # wrong value
+        "[other(origin='Ghent')]",  # wrong function
+        "no calls here",  # decoding failure
+        None,  # failed call
+    ):
+        outcome = None if text is None else evaluator.parse(text, entry, context, {})
+        records.append(Scored(entry, outcome, bfcl.score_answer(outcome, entry, context, {})))
+    (analysis,) = bfcl.SUITE.analyses_for("simple_python")
+    rows = analysis.run(AnalysisInput(records, context))
+    assert [(r["group"], r["n"], r["share"]) for r in rows] == [
+        ("decoding_failure", 1, 20.0),
+        ("wrong_function", 1, 20.0),
+        ("wrong_value", 2, 40.0),
+        ("failed_call", 1, 20.0),
+    ]
