@@ -408,33 +408,33 @@ def _native(ctx: Context) -> bool:
     return tool_mode(ctx) == "native"
 
 
+def _decode_text(text: str, item: Item, ctx: Context) -> Decoded:
+    """A text answer as BFCL decodes it in the run's mode: FC mode's text without a tool call,
+    or Prompt mode's `[func(a=1)]` (Java and JavaScript: not decoded, NOT_DECODED)."""
+    if _native(ctx):
+        return decode_tool_calls(None, text)
+    if language_of(_category(item)) != "python":
+        return DecodeFailure(NOT_DECODED)
+    return decode_prompt(text)
+
+
 def decoded_answer(outcome: Outcome, item: Item, ctx: Context) -> Decoded:
     """The answer's calls as BFCL decodes them, from what the prediction stores: the tool_calls
     in native mode, the text otherwise."""
-    if _native(ctx):
-        return decode_tool_calls(outcome.tool_calls or None, outcome.output)
-    if language_of(_category(item)) != "python":
-        return DecodeFailure(NOT_DECODED)
-    return decode_prompt(outcome.output)
+    if _native(ctx) and outcome.tool_calls:
+        return decode_tool_calls(outcome.tool_calls, outcome.output)
+    return _decode_text(outcome.output, item, ctx)
+
+
+def _outcome(text: str, decoded: Decoded, declared: Sequence[str] = ()) -> Outcome:
+    failure = decoded.reason if isinstance(decoded, DecodeFailure) else ""
+    return Outcome(
+        output=text, answer=answer_view(decoded, declared), parsed=not failure, note=failure
+    )
 
 
 def parse_answer(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> Outcome:
-    decoded = (
-        decode_tool_calls(None, text)
-        if _native(ctx)
-        else (
-            DecodeFailure(NOT_DECODED)
-            if language_of(_category(item)) != "python"
-            else decode_prompt(text)
-        )
-    )
-    failed = isinstance(decoded, DecodeFailure)
-    return Outcome(
-        output=text,
-        answer=answer_view(decoded),
-        parsed=not failed,
-        note=decoded.reason if isinstance(decoded, DecodeFailure) else "",
-    )
+    return _outcome(text, _decode_text(text, item, ctx))
 
 
 def native_outcome(
@@ -444,12 +444,7 @@ def native_outcome(
     model wrote them; the checker compares them with the FC names)."""
     decoded = decode_tool_calls(reply.tool_calls or None, reply.text)
     declared = [str(doc.get("name", "")) for doc in _functions(item)]
-    outcome = Outcome(
-        output=reply.text,
-        answer=answer_view(decoded, declared),
-        parsed=not isinstance(decoded, DecodeFailure),
-        note=decoded.reason if isinstance(decoded, DecodeFailure) else "",
-    )
+    outcome = _outcome(reply.text, decoded, declared)
     outcome.tool_calls = reply.tool_calls
     return outcome
 
