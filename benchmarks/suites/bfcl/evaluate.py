@@ -47,7 +47,7 @@ from __future__ import annotations
 import copy
 import json
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -492,37 +492,78 @@ def mean_metrics(ctx: Context) -> dict[str, int | None]:
 # --- the gold, as a perfect model would answer ----------------------------------------------------
 
 
-def _first_values(acceptable: Mapping[str, Any]) -> dict[str, Any]:
-    """Each key's first acceptable value, keys that may be left out ("" first) left out."""
-    return {
-        key: _first_value(values[0])
-        for key, values in acceptable.items()
-        if isinstance(values, list) and values and values[0] != ""
-    }
+def _first_values(
+    acceptable: Mapping[str, Any],
+    required: Sequence[str] = (),
+    declared: Collection[str] | None = None,
+) -> dict[str, Any]:
+    """Each parameter's first acceptable value: "" (may be left out) leaves an optional one
+    out, and is passed over for a required one (the checker wants it given); a parameter the
+    function does not declare (`declared`) is left out where it may be (the checker refuses
+    it)."""
+    chosen: dict[str, Any] = {}
+    for key, values in acceptable.items():
+        if not isinstance(values, list):
+            continue
+        if declared is not None and key not in declared and "" in values:
+            continue
+        given = [value for value in values if value != ""] if key in required else values
+        if given and given[0] != "":
+            chosen[key] = _first_value(given[0])
+    return chosen
 
 
 def _first_value(value: Any) -> Any:
-    """An acceptable value as given: a dict's keys (and a list's dicts) hold lists of
-    acceptable values in BFCL's answers, so their first ones are taken."""
+    """A parameter's acceptable value as given. A dict's acceptable value lists, per key, the
+    values accepted for that key (and a list of dicts, per dict): their first ones are taken,
+    one level down, as the checker compares them."""
     if isinstance(value, dict):
-        return _first_values(value)
+        return _first_of_keys(value)
     if isinstance(value, list):
-        return [
-            _first_value(element) if isinstance(element, dict) else element for element in value
-        ]
+        return [_first_of_keys(e) if isinstance(e, dict) else e for e in value]
     return value
+
+
+def _first_of_keys(acceptable: Mapping[Any, Any]) -> dict[Any, Any]:
+    chosen: dict[Any, Any] = {}
+    for key, values in acceptable.items():
+        if not isinstance(values, list):
+            chosen[key] = values
+        elif values and values[0] != "":
+            chosen[key] = values[0]
+    return chosen
+
+
+def _declared_doc(item: Item, name: str) -> Mapping[str, Any]:
+    for doc in _functions(item):
+        if doc.get("name") == name:
+            return doc
+    return {}
+
+
+def _required(doc: Mapping[str, Any]) -> list[str]:
+    parameters = doc.get("parameters")
+    required = parameters.get("required") if isinstance(parameters, dict) else None
+    return [str(r) for r in required] if isinstance(required, list) else []
+
+
+def _properties(doc: Mapping[str, Any]) -> dict[str, Any]:
+    parameters = doc.get("parameters")
+    properties = parameters.get("properties") if isinstance(parameters, dict) else None
+    return properties if isinstance(properties, dict) else {}
 
 
 def gold_calls(item: Item) -> list[Call]:
     """The calls a perfect model makes: each answer's function with the first acceptable value
-    of every parameter that may not be left out; for live_relevance (no published answer) a
-    call of the first function without arguments; none where no call is due."""
+    of every parameter it gives (see _first_values); for live_relevance (no published answer)
+    a call of the first function without arguments; none where no call is due."""
     reference = item.reference
     if isinstance(reference, list):
         calls = []
         for answer in reference:
             ((name, parameters),) = answer.items()
-            calls.append(Call(name, _first_values(parameters)))
+            doc = _declared_doc(item, name)
+            calls.append(Call(name, _first_values(parameters, _required(doc), _properties(doc))))
         return calls
     if isinstance(reference, dict) and reference.get("expected") == "call":
         functions = _functions(item)
@@ -542,31 +583,61 @@ def gold_text(item: Item) -> str:
     return "[" + ", ".join(written) + "]"
 
 
-def _source_text(value: Any) -> str:
-    """A value as Java or JavaScript source text, as FC models are asked to give it."""
+# Java's literal suffixes, by declared type (BFCL's converter reads `42L` as a long).
+_JAVA_SUFFIX = {"long": "L", "float": "f"}
+
+
+def _element_text(value: Any, quoted: bool, declared: Any = None) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return value
+        return json.dumps(value) if quoted else value
+    if isinstance(value, int | float):
+        return json.dumps(value) + _JAVA_SUFFIX.get(str(declared), "")
+    return json.dumps(value)
+
+
+def _source_text(value: Any, schema: Mapping[str, Any], language: str) -> str:
+    """A value as the Java or JavaScript source text FC models are asked to give (the strings
+    their declarations ask for), written as BFCL's converters read it back: Java arrays as
+    `new T[]{a, b}`, lists as `new ArrayList<>(Arrays.asList("a", 1))`, maps as
+    `new HashMap<String, Object>() {{ put("k", v); }}`; JavaScript values as JSON."""
+    declared = schema.get("type")
+    items = schema.get("items")
+    element = items.get("type") if isinstance(items, dict) else None
+    if language == "java" and isinstance(value, list) and declared == "Array":
+        return (
+            f"new {element or 'Object'}[]{{"
+            + ", ".join(_element_text(v, False, element) for v in value)
+            + "}"
+        )
+    if language == "java" and isinstance(value, list):
+        quoted = element in (None, "char", "String")
+        listed = ", ".join(_element_text(v, quoted, element) for v in value)
+        return f"new ArrayList<>(Arrays.asList({listed}))"
+    if language == "java" and isinstance(value, dict):
+        puts = " ".join(
+            f"put({json.dumps(str(k))}, {_element_text(v, True)});" for k, v in value.items()
+        )
+        return "new HashMap<String, Object>() {{ " + puts + " }}"
+    if isinstance(value, bool | str) or not isinstance(value, list | dict):
+        return _element_text(value, False, declared if language == "java" else None)
     return json.dumps(value)
 
 
 def gold_tool_calls(item: Item) -> list[dict[str, Any]]:
     """The gold calls as FC mode's tool_calls (FC names, arguments as JSON; for Java and
     JavaScript every value as its source text, the strings their declarations ask for)."""
-    stringify = language_of(_category(item)) != "python"
-    return [
-        {
-            "id": f"call_{number}",
-            "type": "function",
-            "function": {
-                "name": fc_name(call.name),
-                "arguments": json.dumps(
-                    {k: _source_text(v) for k, v in call.arguments.items()}
-                    if stringify
-                    else call.arguments
-                ),
-            },
-        }
-        for number, call in enumerate(gold_calls(item), start=1)
-    ]
+    language = language_of(_category(item))
+    written = []
+    for number, call in enumerate(gold_calls(item), start=1):
+        arguments: dict[str, Any] = dict(call.arguments)
+        if language != "python":
+            schemas = _properties(_declared_doc(item, call.name))
+            arguments = {
+                key: _source_text(value, schemas.get(key) or {}, language)
+                for key, value in arguments.items()
+            }
+        function = {"name": fc_name(call.name), "arguments": json.dumps(arguments)}
+        written.append({"id": f"call_{number}", "type": "function", "function": function})
+    return written

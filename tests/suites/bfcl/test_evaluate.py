@@ -274,3 +274,67 @@ def test_the_error_types_of_a_run_are_the_checkers_kinds_of_its_wrong_answers() 
         ("wrong_value", 2, 40.0),
         ("failed_call", 1, 20.0),
     ]
+
+
+def test_the_gold_gives_a_required_parameter_and_leaves_out_an_undeclared_optional_one() -> None:
+    entry = item(
+        reference=[
+            {
+                "geo.distance": {
+                    "origin": ["", "Ghent"],  # required: "" passed over
+                    "km": ["", 3.0],  # optional: left out
+                    "speed": ["fast", ""],  # not declared, may be left out: left out
+                }
+            }
+        ]
+    )
+    assert bfcl.gold_text(entry) == "[geo.distance(origin='Ghent')]"
+
+
+def test_the_java_gold_is_written_as_java_source_text() -> None:
+    java = {
+        "name": "Store.update",
+        "description": "Update.",
+        "parameters": {
+            "type": "dict",
+            "properties": {
+                "ids": {"type": "ArrayList", "description": "I.", "items": {"type": "long"}},
+                "tags": {"type": "Array", "description": "T.", "items": {"type": "String"}},
+                "meta": {"type": "HashMap", "description": "M."},
+                "id": {"type": "long", "description": "Id."},
+                "ratio": {"type": "float", "description": "R."},
+                "on": {"type": "boolean", "description": "On."},
+            },
+            "required": ["ids"],
+        },
+    }
+    entry = Item(
+        "simple_java",
+        "j",
+        {"functions": [java]},
+        reference=[
+            {
+                "Store.update": {
+                    "ids": [[1, 2]],
+                    "tags": [["a", "b"]],
+                    "meta": [{"limit": [50], "mode": ["fast"]}],
+                    "id": [42],
+                    "ratio": [0.5],
+                    "on": [True],
+                }
+            }
+        ],
+        metadata={"category": "simple_java"},
+    )
+    (call,) = bfcl.gold_tool_calls(entry)
+    assert json.loads(call["function"]["arguments"]) == {
+        "ids": "new ArrayList<>(Arrays.asList(1L, 2L))",
+        "tags": "new String[]{a, b}",
+        "meta": 'new HashMap<String, Object>() {{ put("limit", 50); put("mode", "fast"); }}',
+        "id": "42L",
+        "ratio": "0.5f",
+        "on": "true",
+    }
+    context = ctx("simple_java", "native")
+    outcome = Outcome("", tool_calls=[call])
+    assert bfcl.score_answer(outcome, entry, context, {})["accuracy"] == 100.0
