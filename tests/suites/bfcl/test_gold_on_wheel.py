@@ -1,7 +1,8 @@
 """The gold oracle (evaluate.gold_text, gold_tool_calls) on every single-turn AST entry of the
 pinned bfcl-eval wheel, in both modes, scored by the suite's own parts: it passes all of them
 but seven, named here with why (entries no answer can pass, as BFCL's own checker reads them,
-and two Java lists whose String elements the answer gives as numbers and booleans). In text
+and two Java lists of `any` whose answers hold numbers and booleans, which BFCL's converter
+reads as text). In text
 mode Java and JavaScript entries count as decoding failures (evaluate.py). Skipped, saying why,
 when the wheel cannot be had."""
 
@@ -27,7 +28,8 @@ NOT_PASSABLE = {
     # required parameters whose lists of acceptable values are empty
     "live_simple_106-63-0",
     "live_simple_112-68-0",
-    # an ArrayList of String whose answer holds numbers and booleans among the strings
+    # an ArrayList of `any` whose answer holds numbers and booleans: BFCL's converter reads an
+    # `any` element as its text, which no number or boolean equals
     "simple_java_36",
     "simple_java_65",
 }
