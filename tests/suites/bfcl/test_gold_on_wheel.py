@@ -1,10 +1,9 @@
 """The gold oracle (evaluate.gold_text, gold_tool_calls) on every single-turn AST entry of the
 pinned bfcl-eval wheel, in both modes, scored by the suite's own parts: it passes all of them
-but seven, named here with why (entries no answer can pass, as BFCL's own checker reads them,
-and two Java lists of `any` whose answers hold numbers and booleans, which BFCL's converter
-reads as text). In text
-mode Java and JavaScript entries count as decoding failures (evaluate.py). Skipped, saying why,
-when the wheel cannot be had."""
+but seven, named here with why: entries no answer can pass, as BFCL's own checker reads them
+(two of them Java lists of `any` whose answers hold numbers and booleans, which BFCL's
+converter reads as text). In text mode Java and JavaScript entries count as decoding failures
+(evaluate.py). Skipped, saying why, when the wheel cannot be had."""
 
 from __future__ import annotations
 
