@@ -3,7 +3,8 @@ the pinned bfcl-eval wheel imported (benchmark_import), launched (run_launch), a
 OpenAI-compatible endpoint that replays the ground truth (each step: the turn's ground-truth
 calls, then an answer without a call that ends the turn), their calls executed with BFCL's own
 classes, scored. The replay scores 100; one wrong call fails its turn, and the prediction keeps
-that turn's verdict and state diff. Skipped, saying why, when the wheel cannot be had."""
+that turn's verdict and state diff. Skipped, saying why, when the wheel cannot be had. A launch
+without the wheel is refused, naming `manage.py fetch_bfcl`."""
 
 from __future__ import annotations
 
@@ -157,3 +158,19 @@ def test_one_wrong_call_fails_its_turn_and_the_prediction_keeps_the_state_diff(
             assert created, first["state_diff"]
             assert prediction.note.startswith("turn 0:")
             assert prediction.scores["turn_accuracy"] < 100.0
+
+
+def test_a_launch_without_the_wheel_is_refused_naming_fetch_bfcl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo = Path(__file__).resolve().parents[3] / "benchmarks" / "demo" / "bfcl"
+    benchmark_import(
+        suite="bfcl", paths=[demo / "BFCL_v4_multi_turn_base.json"], benchmark_name="BFCL MT"
+    )
+    benchmark = Benchmark.objects.get(name="BFCL MT")
+    monkeypatch.setattr(conversation, "ROOT", tmp_path)  # a checkout without .data/bfcl/
+    with FakeOpenAI(responder=oracle(lambda request: "")) as server:
+        endpoint = make_endpoint(server.base_url, name="no-wheel")
+        with pytest.raises(services.RunError, match=r"manage\.py fetch_bfcl"):
+            services.run_launch(benchmark=benchmark, task="multi_turn_base", endpoint=endpoint)
+    assert not Run.objects.filter(benchmark=benchmark).exists()
