@@ -383,6 +383,12 @@ async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
     return await asyncio.to_thread(function, *args)
 
 
+def _execute(session: WorkerSession, calls: Sequence[str]) -> list[str]:
+    """Each call's result, in order: one call at a time, so that a call the worker cannot read
+    (its "Error: ..." comes after the others' results) keeps its place."""
+    return [(session.call([call]) or ["Error: no result"])[0] for call in calls]
+
+
 async def _converse(item: Item, ctx: Context, context: dict[str, Any], mode: _Mode) -> Outcome:
     entry = entry_of(item)
     source = wheel_source()
@@ -415,7 +421,7 @@ async def _converse(item: Item, ctx: Context, context: dict[str, Any], mode: _Mo
                 if not step.calls:
                     trace.append({**row, "calls": [], "ended": step.ended})
                     break
-                observations = await _in_thread(session.call, step.calls)
+                observations = await _in_thread(_execute, session, step.calls)
                 steps.append(step.calls)
                 messages.extend(mode.results(step, step.calls, observations))
                 trace.append(

@@ -222,3 +222,17 @@ def _run(coroutine: Any) -> Outcome:
 
     result: Outcome = asyncio.run(coroutine)
     return result
+
+
+def test_a_call_the_worker_cannot_read_keeps_its_place_among_the_results(
+    real_wheel: Path,  # noqa: F811
+) -> None:
+    item = demo("multi_turn_base_demo_1")
+    # an argument that is bytes (decoded, as BFCL decodes it, but not a JSON value the worker
+    # reads), then ls
+    script = [[[Call("cat", {"file_name": b"a"}), Call("ls", {})], []], [[]]]
+    model = ScriptedModel(script)
+    _run(bfcl.SUITE.evaluator.solve(item, ctx_for(item.split, "text"), {}, model.complete))
+    rows = ast.literal_eval(model.requests[1].messages[-1]["content"])
+    assert [row["name"] for row in rows] == ["cat(file_name=b'a')", "ls()"]
+    assert rows[0]["content"].startswith("Error") and "todo.txt" in rows[1]["content"]
