@@ -32,9 +32,12 @@ response check). Per item `accuracy` is 100 when every turn passes (BFCL's binar
 The Outcome keeps what the item page shows: `answer` = {"passed", "turn_accuracy" (0..1),
 "reason", "force_terminated", "force_quit", "turns" (the model's calls per turn and step, as
 executed), "verdicts" (per turn: passed, kind, reason, state_diff, missing, bfcl_equal,
-refused)}; `trace` = one row per step (turn, step, the model's text, its calls and their
-results); `note` = the reason when the entry failed. The score reads the stored verdict (the
-calls were executed once for it, as BFCL's checker executes them after inference).
+refused)}; `trace` = one row per executed call (turn, step, `action`, `arguments`, `call` as
+executed, `observation`; the step's raw reply as `output` on its first call), one per answer that
+ended a turn (`stop`: why), and after each turn its verdict (`stop` when it passed, `error` with
+the reason when it failed); `note` = the reason when the entry failed. The score reads the
+stored verdict (the calls were executed once for it, as BFCL's checker executes them after
+inference).
 
 The classes come from the wheel `manage.py fetch_bfcl` puts in `.data/bfcl/` (checked against
 its pinned sha256): `prepare` refuses a launch without it, naming the command. A lone text is
@@ -67,6 +70,7 @@ from benchmarks.kit.protocol import (
     mean,
     metric_specs,
 )
+from benchmarks.kit.stateful import jsonable
 from benchmarks.suites.bfcl.calls import parse_call
 from benchmarks.suites.bfcl.decode import (
     Call,
@@ -294,17 +298,21 @@ class _Step:
 
     text: str
     assistant: dict[str, Any]
-    calls: list[str]
+    decoded: tuple[Call, ...]
     ended: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def calls(self) -> list[str]:
+        return [call_text(call) for call in self.decoded]
 
-def _calls_of(decoded: Decoded) -> tuple[list[str], str]:
+
+def _calls_of(decoded: Decoded) -> tuple[tuple[Call, ...], str]:
     if isinstance(decoded, DecodeFailure):
-        return [], f"the answer does not decode ({decoded.reason}): the turn ends"
+        return (), f"the answer does not decode ({decoded.reason}): the turn ends"
     if not decoded:
-        return [], "no call: the turn ends"
-    return [call_text(call) for call in decoded], ""
+        return (), "no call: the turn ends"
+    return decoded, ""
 
 
 @dataclass
@@ -417,22 +425,27 @@ async def _converse(item: Item, ctx: Context, context: dict[str, Any], mode: _Mo
                 messages.append(step.assistant)
                 sent.extend(step.tool_calls)
                 last_text = step.text
-                row: dict[str, Any] = {"turn": turn, "step": len(steps), "output": step.text}
-                if not step.calls:
-                    trace.append({**row, "calls": [], "ended": step.ended})
+                where = {"turn": turn, "step": len(steps)}
+                if not step.decoded:
+                    trace.append({**where, "stop": step.ended, "output": step.text})
                     break
-                observations = await _in_thread(_execute, session, step.calls)
-                steps.append(step.calls)
-                messages.extend(mode.results(step, step.calls, observations))
-                trace.append(
-                    {
-                        **row,
-                        "calls": [
-                            {"call": call, "observation": observation}
-                            for call, observation in zip(step.calls, observations, strict=False)
-                        ],
+                calls = step.calls
+                observations = await _in_thread(_execute, session, calls)
+                steps.append(calls)
+                messages.extend(mode.results(step, calls, observations))
+                for position, (call, text, observation) in enumerate(
+                    zip(step.decoded, calls, observations, strict=False)
+                ):
+                    row: dict[str, Any] = {
+                        **where,
+                        "action": call.name,
+                        "arguments": jsonable(call.arguments),
+                        "call": text,
+                        "observation": observation,
                     }
-                )
+                    if position == 0:
+                        row["output"] = step.text
+                    trace.append(row)
                 if len(steps) > STEP_LIMIT:
                     quit_reason = (
                         f"the model was forced to quit after {STEP_LIMIT} steps in turn {turn}"
@@ -462,6 +475,7 @@ def _outcome(
         for turn in verdict.get("turns", [])
         if isinstance(turn, Mapping)
     ]
+    trace = _with_verdicts(trace, verdicts)
     passed = verdict.get("passed") is True and not quit_reason
     reason = quit_reason or str(verdict.get("reason", ""))
     answer = {
@@ -479,6 +493,27 @@ def _outcome(
     if sent:
         outcome.tool_calls = sent
     return outcome
+
+
+def _with_verdicts(
+    trace: list[dict[str, Any]], verdicts: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The steps with, after each turn's, a row saying whether the turn passed and why (as
+    `stop` when it passed, `error` when it failed: how a trace is shown)."""
+    rows: list[dict[str, Any]] = []
+    by_turn = {v.get("turn"): v for v in verdicts}
+    turns = sorted({row["turn"] for row in trace} | {t for t in by_turn if isinstance(t, int)})
+    for turn in turns:
+        rows.extend(row for row in trace if row["turn"] == turn)
+        found = by_turn.get(turn)
+        if found is None:
+            continue
+        said = f"turn {turn} {'passed' if found.get('passed') else 'failed'}: {found.get('reason')}"
+        rows.append(
+            {"turn": turn, "verdict": bool(found.get("passed"))}
+            | ({"stop": said} if found.get("passed") else {"error": said})
+        )
+    return rows
 
 
 async def text_converse(

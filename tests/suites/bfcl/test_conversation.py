@@ -135,8 +135,13 @@ def test_one_wrong_call_fails_its_turn_and_keeps_the_state_diff(real_wheel: Path
         assert outcome.note.startswith("turn 1:")
         scores = bfcl.SUITE.evaluator.score(outcome, item, ctx_for("multi_turn_base", mode), {})
         assert scores == {"accuracy": 0.0, "turn_accuracy": 25.0}
-        shown = [row for row in outcome.trace if row["turn"] == 1 and row["calls"]]
-        assert shown[0]["calls"][0]["call"] == "mv(source='todo.txt',destination='reports')"
+        turn_1 = [row for row in outcome.trace if row["turn"] == 1]
+        assert turn_1[0]["call"] == "mv(source='todo.txt',destination='reports')"
+        assert turn_1[0]["action"] == "mv"
+        assert turn_1[0]["arguments"] == {"source": "todo.txt", "destination": "reports"}
+        assert turn_1[1]["stop"] == "no call: the turn ends"
+        assert turn_1[2]["verdict"] is False and turn_1[2]["error"].startswith("turn 1 failed:")
+        assert outcome.trace[-1]["turn"] == 3 and "error" in outcome.trace[-1]
 
 
 def test_a_model_that_never_calls_fails_every_turn_with_calls(real_wheel: Path) -> None:  # noqa: F811

@@ -157,6 +157,8 @@ def test_one_wrong_call_fails_its_turn_and_the_prediction_keeps_the_state_diff(
             ]
             assert created, first["state_diff"]
             assert prediction.note.startswith("turn 0:")
+            said = [row["error"] for row in prediction.trace if "error" in row]
+            assert said[0].startswith("turn 0 failed: the state after turn 0 differs")
             assert prediction.scores["turn_accuracy"] < 100.0
 
 
