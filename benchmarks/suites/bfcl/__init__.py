@@ -4,19 +4,25 @@ scored as its own checkers score them.
 importer.py reads BFCL's data (the repository's data folder, the `bfcl-eval` wheel that
 wheel.py and `manage.py fetch_bfcl` get, or category files); evaluate.py prompts, decodes
 (decode.py) and scores (checker.py) the single-turn AST categories in both of BFCL's modes
-(text = Prompt mode, `tool_mode=native` = FC mode); tasks.py composes each task of its parts.
+(text = Prompt mode, `tool_mode=native` = FC mode); conversation.py runs the multi-turn
+categories in both modes, the model's calls executed with BFCL's own classes (multi_turn.py,
+from the pinned wheel) and each turn checked as BFCL checks it; tasks.py composes each task of
+its parts.
 
 What is there: a task per single-turn AST category (simple_python, simple_java,
 simple_javascript, multiple, parallel, parallel_multiple, irrelevance, live_simple,
-live_multiple, live_parallel, live_parallel_multiple, live_irrelevance, live_relevance).
-simple_java and simple_javascript are scored in native mode only: in text mode their answers
-count as decoding failures (evaluate.py says why).
+live_multiple, live_parallel, live_parallel_multiple, live_irrelevance, live_relevance) and per
+multi-turn category (multi_turn_base, multi_turn_miss_func, multi_turn_miss_param,
+multi_turn_long_context: `accuracy`, BFCL's binary score per entry, and `turn_accuracy`, the
+percent of turns passed; each prediction keeps every turn's verdict and state diff). The
+multi-turn tasks need the pinned wheel in .data/bfcl/ (`manage.py fetch_bfcl`): a launch
+without it is refused, saying so. simple_java and simple_javascript are scored in native mode
+only: in text mode their answers count as decoding failures (evaluate.py says why).
 
-NOT THERE YET (unfinished, not faked): the multi-turn categories (multi_turn_base, _miss_func,
-_miss_param, _long_context), memory and web_search import, but no task runs them yet
-(multi_turn.py holds the executed runner and per-turn check they will use); there is no
-overall score (BFCL v4's weighted formula needs them) and no exporter. analyses.py breaks a
-run's wrong answers down by error type.
+NOT THERE YET (unfinished, not faked): the agentic categories (memory, web_search) import, but
+no task runs them (memory needs BFCL's memory backends, web_search a live search API); there is
+no overall score (BFCL v4's weighted formula needs them) and no exporter. analyses.py breaks an
+AST run's wrong answers down by error type (no analysis for the multi-turn tasks yet).
 """
 
 from benchmarks.kit.registry import Suite as _Suite

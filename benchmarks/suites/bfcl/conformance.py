@@ -1,16 +1,26 @@
 """What the BFCL suite promises, on its own cases (benchmarks/kit/conformance.py).
 
 Metric cases: the demo entries (benchmarks/demo/bfcl/, ours, in BFCL's format) of each task's
-category, in text mode and in native mode, answered with their gold (evaluate.gold_text and
-gold_tool_calls), with a wrong call, with text that decodes to nothing, with nothing, and not at
-all (a failed call). Analysis examples: per task, its demo entries answered wrongly in several
-ways (and one failed call). No exporter (see `no_exporter`)."""
+category, in text mode and in native mode. AST tasks: answered with their gold
+(evaluate.gold_text and gold_tool_calls), with a wrong call, with text that decodes to nothing,
+with nothing, and not at all (a failed call). Multi-turn tasks: each entry's conversation run
+through the task's own solve loop (its calls executed with BFCL's classes from the pinned wheel)
+by a model that replays the ground truth (conversation.gold_steps), by one that makes a wrong
+call in every turn, by one that never calls anything, and not at all (a failed call). The wheel
+is the one in .data/bfcl/, else downloaded there (as `manage.py fetch_bfcl` does); when it
+cannot be had the multi-turn cases are skipped (unittest.SkipTest) saying why. Analysis
+examples: per AST task, its demo entries answered wrongly in several ways (and one failed call).
+No exporter (see `no_exporter`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import asyncio
+import unittest
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from benchmarks.kit.conformance import (
     AnalysisExample,
@@ -24,8 +34,11 @@ from benchmarks.kit.conformance import (
     parsed,
 )
 from benchmarks.kit.native import read_tool_calls
-from benchmarks.kit.protocol import Context, NativeReply
+from benchmarks.kit.protocol import Context, Item, NativeReply, Outcome, Prompt
 from benchmarks.suites import bfcl
+from benchmarks.suites.bfcl import conversation
+from benchmarks.suites.bfcl.decode import Call
+from benchmarks.suites.bfcl.wheel import DEFAULT_DIR, WheelError, fetch_wheel
 
 
 def _demo_files(files: Files) -> list[Path]:
@@ -44,6 +57,9 @@ WRONG_CALL = [
 
 
 def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
+    if task in conversation.TASKS:
+        yield from conversation_cases(task, files)
+        return
     evaluator = bfcl.SUITE.evaluator
     items, tools = imported(bfcl.SUITE.import_files, _demo_files(files))
     chosen = [item for item in items if item.split == task]
@@ -67,6 +83,100 @@ def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
                     text, tool_calls, read_tool_calls(tool_calls, native.names), native.names
                 )
                 triples.append((item, evaluator.native_outcome(reply, item, ctx, {}), {}))
+            triples.append((item, None, {}))
+        yield MetricCase(triples, {"tool_mode": mode})
+
+
+# --- multi-turn ---------------------------------------------------------------------------------
+
+Script = list[list[list[Call]]]  # per turn, per step, the calls the model answers with
+
+
+def have_wheel() -> Path:
+    """The pinned wheel the multi-turn tasks execute calls with: in .data/bfcl/, else downloaded
+    there; unittest.SkipTest (a skip for the test runner) when it cannot be had."""
+    try:
+        return fetch_wheel(conversation.ROOT / DEFAULT_DIR)
+    except WheelError as exc:
+        raise unittest.SkipTest(f"the bfcl-eval wheel cannot be had: {exc}") from None
+
+
+def wrong_script(item: Item) -> Script:
+    """A model that, in every turn, makes a call the ground truth never makes (a folder nobody
+    asked for, or an unknown function), then stops."""
+    wrong = (
+        Call("mkdir", {"dir_name": "not_asked_for"})
+        if "GorillaFileSystem" in item.metadata.get("involved_classes", ())
+        else Call("no_such_function", {"x": "wrong"})
+    )
+    return [[[wrong], []] for _ in conversation.gold_steps(item)]
+
+
+def silent_script(item: Item) -> Script:
+    """A model that never calls anything."""
+    return [[[]] for _ in conversation.gold_steps(item)]
+
+
+@dataclass
+class ScriptedModel:
+    """Answers each request with the next step of its script (flattened in order), in text
+    mode as Prompt mode's `[f(a=1)]`, in native mode as tool_calls; nothing when it has run
+    out. `requests` keeps what it was asked."""
+
+    script: Script
+    steps: list[list[Call]] = field(default_factory=list)
+    requests: list[Prompt] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.steps = [step for turn in self.script for step in turn]
+
+    def _next(self, prompt: Prompt) -> list[Call]:
+        self.requests.append(prompt)
+        return self.steps.pop(0) if self.steps else []
+
+    async def complete(self, prompt: Prompt) -> str:
+        return conversation.gold_text_of(self._next(prompt))
+
+    async def ask(self, prompt: Prompt) -> _Turn:
+        number = len(self.requests)
+        calls = self._next(prompt)
+        return _Turn("", conversation.gold_tool_calls_of(calls, number))
+
+
+@dataclass
+class _Turn:
+    text: str
+    tool_calls: list[dict[str, Any]]
+
+
+def converse(item: Item, ctx: Context, script: Script) -> Outcome:
+    """The item's conversation through the task's solve loop in the run's mode, the model
+    answering with `script`."""
+    evaluator = bfcl.SUITE.evaluator
+    model = ScriptedModel(script)
+    context = evaluator.prepare([item], ctx)[0]
+    if ctx.option("tool_mode") == "native":
+        return asyncio.run(evaluator.native_solve(item, ctx, context, model.ask))
+    return asyncio.run(evaluator.solve(item, ctx, context, model.complete))
+
+
+def conversation_cases(task: str, files: Files) -> Iterator[MetricCase]:
+    have_wheel()
+    evaluator = bfcl.SUITE.evaluator
+    items, tools = imported(bfcl.SUITE.import_files, _demo_files(files))
+    chosen: Sequence[Item] = [item for item in items if item.split == task]
+    assert chosen, f"the BFCL demo has no entry of {task}"
+    scripts: tuple[Callable[[Item], Script], ...] = (
+        conversation.gold_steps,
+        wrong_script,
+        silent_script,
+    )
+    for mode in ("text", "native"):
+        ctx = Context(task=evaluator.task(task), options={"tool_mode": mode}, tools=tools)
+        triples: list[Triple] = []
+        for item in chosen:
+            for script in scripts:
+                triples.append((item, converse(item, ctx, script(item)), {}))
             triples.append((item, None, {}))
         yield MetricCase(triples, {"tool_mode": mode})
 

@@ -7,7 +7,8 @@ parallel_multiple, irrelevance, live_simple, live_multiple, live_parallel,
 live_parallel_multiple, live_irrelevance, live_relevance), each reading the split of its
 category. Every task has the same parts: what differs between categories (the checker's shape,
 the language of the declarations) is read from the item (`metadata["category"]`, its split).
-Multi-turn, memory and web_search import but have no task yet (the suite's docstring).
+The multi-turn categories are conversation.py's; memory and web_search import but have no task
+yet (the suite's docstring).
 
 Both of BFCL's modes:
 
@@ -87,6 +88,7 @@ __all__ = [
     "TASKS",
     "aggregate",
     "answer_view",
+    "declarations",
     "declare_tools",
     "decoded_answer",
     "gold_calls",
@@ -352,7 +354,8 @@ def openai_tool(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def _declarations(docs: Sequence[Mapping[str, Any]]) -> ToolDeclarations:
+def declarations(docs: Sequence[Mapping[str, Any]]) -> ToolDeclarations:
+    """Function docs as the tools BFCL's FC handler declares (`openai_tool`), and their names."""
     names = [str(doc.get("name", "")) for doc in docs]
     return ToolDeclarations(
         [openai_tool(doc) for doc in docs],
@@ -373,12 +376,12 @@ def declare_tools(specs: Sequence[ToolSpec]) -> ToolDeclarations:
         }
         _describe(doc, _texts()["hint"]["python"])
         docs.append(doc)
-    return _declarations(docs)
+    return declarations(docs)
 
 
 def native_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> NativePrompt:
     """BFCL's FC mode: the entry's messages as they are, its docs declared as tools."""
-    declared = _declarations(offered_docs(item))
+    declared = declarations(offered_docs(item))
     prompt = Prompt(messages=question_messages(item), tools=declared.tools)
     return NativePrompt(prompt, declared.names)
 

@@ -1,10 +1,13 @@
-"""BFCL's tasks, each composed of its parts (evaluate.py): one per single-turn AST category, all
+"""BFCL's tasks, each composed of its parts: one per single-turn AST category (evaluate.py), all
 with the same parts, since what differs between categories (the checker's shape, the
-declarations' language) is read from each item. Pure Python."""
+declarations' language) is read from each item; and one per multi-turn category
+(conversation.py), all with the same parts too (what differs, held-out functions or the long
+context, is in each entry). Pure Python."""
 
 from __future__ import annotations
 
 from benchmarks.kit.protocol import Native, Task
+from benchmarks.suites.bfcl import conversation
 from benchmarks.suites.bfcl.evaluate import (
     AST_CATEGORIES,
     TASKS,
@@ -20,8 +23,9 @@ from benchmarks.suites.bfcl.evaluate import (
 __all__ = ["EVALUATION"]
 
 NATIVE = Native(prompt=native_prompt, outcome=native_outcome)
+CONVERSATION_NATIVE = Native(solve=conversation.native_converse)
 
-EVALUATION: tuple[Task, ...] = tuple(
+AST: tuple[Task, ...] = tuple(
     Task(
         TASKS[category],
         prompt=prompt_mode,
@@ -33,3 +37,20 @@ EVALUATION: tuple[Task, ...] = tuple(
     )
     for category in AST_CATEGORIES
 )
+
+MULTI_TURN: tuple[Task, ...] = tuple(
+    Task(
+        conversation.TASKS[category],
+        prompt=conversation.opening_prompt,
+        parse=conversation.parse_text,
+        score=conversation.score_entry,
+        aggregate=conversation.aggregate_entries,
+        prepare=conversation.prepare_entries,
+        solve=conversation.text_converse,
+        mean_metrics=conversation.mean_entry_metrics,
+        native=CONVERSATION_NATIVE,
+    )
+    for category in conversation.MULTI_TURN_CATEGORIES
+)
+
+EVALUATION: tuple[Task, ...] = AST + MULTI_TURN
