@@ -208,8 +208,11 @@ class ImportJobs(Scene):
         return phase == "storing" and waiting_for_lock("benchmarks_sample")
 
     def settled(self) -> bool:
+        # The job's files go once its final write has landed (RowWork.cleanup), a moment after
+        # the status another process can read: settled is both, or the worker could be stopped
+        # between them.
         self.job.refresh_from_db()
-        return self.job.status in ("done", "failed")
+        return self.job.status in ("done", "failed") and not self.folder.exists()
 
     def check(self) -> None:
         assert self.job.status == "done", self.job.error
