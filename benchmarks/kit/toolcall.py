@@ -120,7 +120,10 @@ def _dotted_name(node: ast.expr) -> str:
     return ".".join(reversed(parts))
 
 
-def _literal(node: ast.AST, where: str, depth: int) -> Any:
+def literal_value(node: ast.AST, where: str, depth: int = 1) -> Any:
+    """A JSON value written as a Python literal (numbers, strings, True/False/None and their
+    JSON spellings, lists, tuples as lists, dicts with string keys), at most MAX_DEPTH deep;
+    ToolCallError naming `where` for anything else. Nothing is evaluated."""
     if depth > MAX_DEPTH:
         raise ToolCallError(f"{where}: nested more than {MAX_DEPTH} levels deep")
     if isinstance(node, ast.Constant):
@@ -143,7 +146,7 @@ def _literal(node: ast.AST, where: str, depth: int) -> Any:
     if isinstance(node, ast.Name) and node.id in JSON_NAMES:
         return JSON_NAMES[node.id]
     if isinstance(node, ast.List | ast.Tuple):
-        return [_literal(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(node.elts)]
+        return [literal_value(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(node.elts)]
     if isinstance(node, ast.Dict):
         result: dict[str, Any] = {}
         for key, value in zip(node.keys, node.values, strict=True):
@@ -151,7 +154,7 @@ def _literal(node: ast.AST, where: str, depth: int) -> Any:
                 raise ToolCallError(f"{where}: ** unpacking inside a dict is not allowed")
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 raise ToolCallError(f"{where}: dict keys must be strings, got {_describe(key)}")
-            result[key.value] = _literal(value, f"{where}[{key.value!r}]", depth + 1)
+            result[key.value] = literal_value(value, f"{where}[{key.value!r}]", depth + 1)
         return result
     raise ToolCallError(f"{where}: {_describe(node)} is not a literal value")
 
@@ -190,7 +193,7 @@ def parse_tool_call(text: str) -> ToolCall:
             raise ToolCallError("**kwargs unpacking is not allowed")
         if keyword.arg in arguments:
             raise ToolCallError(f"argument {keyword.arg!r} is given twice")
-        arguments[keyword.arg] = _literal(keyword.value, f"argument {keyword.arg!r}", 1)
+        arguments[keyword.arg] = literal_value(keyword.value, f"argument {keyword.arg!r}", 1)
     return ToolCall(name=name, arguments=arguments)
 
 
@@ -241,7 +244,7 @@ def _bracketed(inner: str, start: int, where: str) -> tuple[Any, int]:
             node = _parse_expression(candidate)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        return _literal(node, where, 1), match.start()
+        return literal_value(node, where, 1), match.start()
     raise ToolCallError(f"{where}: the bracketed value is not a list or dict of literals")
 
 
@@ -260,7 +263,7 @@ def _bare(inner: str, start: int, where: str) -> tuple[Any, int]:
     if isinstance(node, ast.Name) and node.id not in JSON_NAMES:
         return raw, end  # a single unquoted word: the text itself
     if node is not None:
-        return _literal(node, where, 1), end  # refuses expressions that are not literals
+        return literal_value(node, where, 1), end  # refuses expressions that are not literals
     if re.search(r"[()\[\]{}]", raw) or re.search(rf"{_IDENT}\s*\.\s*{_IDENT}", raw):
         raise ToolCallError(f"{where}: {raw[:60]!r} looks like code, not a value")
     return raw, end

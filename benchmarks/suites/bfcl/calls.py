@@ -13,12 +13,11 @@ calls. Pure Python.
 from __future__ import annotations
 
 import ast
-import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.kit.toolcall import MAX_CALL_CHARS, MAX_DEPTH, ToolCallError
+from benchmarks.kit.toolcall import MAX_CALL_CHARS, ToolCallError, literal_value
 
 __all__ = ["ParsedCall", "parse_call"]
 
@@ -36,41 +35,6 @@ class ParsedCall:
         parts = [repr(value) for value in self.args]
         parts += [f"{key}={value!r}" for key, value in self.kwargs.items()]
         return f"{self.name}({', '.join(parts)})"
-
-
-def _literal(node: ast.AST, where: str, depth: int) -> Any:
-    if depth > MAX_DEPTH:
-        raise ToolCallError(f"{where}: nested more than {MAX_DEPTH} levels deep")
-    if isinstance(node, ast.Constant):
-        value: Any = node.value
-        if value is None or isinstance(value, bool | str | int):
-            return value
-        if isinstance(value, float) and math.isfinite(value):
-            return value
-        raise ToolCallError(f"{where}: {type(value).__name__} {value!r} is not a JSON value")
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub | ast.UAdd)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) in (int, float)
-    ):
-        number: Any = node.operand.value
-        return -number if isinstance(node.op, ast.USub) else number
-    if isinstance(node, ast.List | ast.Tuple):
-        return [_literal(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(node.elts)]
-    if isinstance(node, ast.Dict):
-        result: dict[str, Any] = {}
-        for key, value in zip(node.keys, node.values, strict=True):
-            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                raise ToolCallError(f"{where}: dict keys must be strings")
-            result[key.value] = _literal(value, f"{where}[{key.value!r}]", depth + 1)
-        return result
-    kind = type(node).__name__
-    if isinstance(node, ast.Call):
-        kind = "a function call"
-    elif isinstance(node, ast.Name):
-        kind = f"a name ({node.id})"
-    raise ToolCallError(f"{where}: {kind} is not a literal value")
 
 
 def parse_call(text: object) -> ParsedCall:
@@ -99,12 +63,12 @@ def parse_call(text: object) -> ParsedCall:
     for index, arg in enumerate(node.args):
         if isinstance(arg, ast.Starred):
             raise ToolCallError("*args unpacking is not allowed")
-        args.append(_literal(arg, f"argument {index + 1}", 1))
+        args.append(literal_value(arg, f"argument {index + 1}", 1))
     kwargs: dict[str, Any] = {}
     for keyword in node.keywords:
         if keyword.arg is None:
             raise ToolCallError("**kwargs unpacking is not allowed")
         if keyword.arg in kwargs:
             raise ToolCallError(f"argument {keyword.arg!r} is given twice")
-        kwargs[keyword.arg] = _literal(keyword.value, f"argument {keyword.arg!r}", 1)
+        kwargs[keyword.arg] = literal_value(keyword.value, f"argument {keyword.arg!r}", 1)
     return ParsedCall(node.func.id, tuple(args), kwargs)
