@@ -39,7 +39,7 @@ from benchmarks.selectors import as_imported
 from config.errors import ApplicationError
 from evaluation.models import Prediction, Run
 from evaluation.selectors import run_context
-from evaluation.services import run_aggregate, scored_items
+from evaluation.services import run_aggregate, scored_by_sample
 
 
 class GoldsTooLarge(ApplicationError):
@@ -122,11 +122,10 @@ def compare_golds(
             f"while it waits: compare it with `python manage.py run_golds {run.pk}`"
         )
     evaluator, ctx = run_context(run)
-    scored = scored_items(run, evaluator, ctx)
-    sample_ids = list(
-        Prediction.objects.filter(run=run).order_by("position").values_list("sample_id", flat=True)
-    )
-    current = {sid: s.item for sid, s in zip(sample_ids, scored, strict=True)}
+    pairs = scored_by_sample(run, evaluator, ctx)
+    sample_ids = [sample_id for sample_id, _each in pairs]
+    scored = [each for _sample_id, each in pairs]
+    current = {sid: s.item for sid, s in pairs}
     published = _published_items(list(dict.fromkeys(sample_ids)), current)
     aggregate = run_aggregate(run, evaluator, ctx)
     compared = _compared(ctx.task.item_metrics)

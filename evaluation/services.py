@@ -397,6 +397,11 @@ SCORED_FIELDS = (
 
 
 def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
+    return [each for _sample_id, each in scored_by_sample(run, evaluator, ctx)]
+
+
+def scored_by_sample(run: Run, evaluator: Evaluator, ctx: Context) -> list[tuple[int, Scored]]:
+    """The run's stored answers in position order, each with its sample's id."""
     rows = list(Prediction.objects.filter(run=run).order_by("position").values(*SCORED_FIELDS))
     items = items_by_sample_id(row["sample_id"] for row in rows)
     scored = []
@@ -414,13 +419,16 @@ def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
                 leaked=bool(row["leaked"]),
             )
         scored.append(
-            Scored(
-                item=item,
-                outcome=outcome,
-                scores=row["scores"] or {},
-                context=row["context"] or {},
-                group=evaluator.cluster(item, ctx),
-                repeat=row["repeat"],
+            (
+                row["sample_id"],
+                Scored(
+                    item=item,
+                    outcome=outcome,
+                    scores=row["scores"] or {},
+                    context=row["context"] or {},
+                    group=evaluator.cluster(item, ctx),
+                    repeat=row["repeat"],
+                ),
             )
         )
     return scored
