@@ -75,6 +75,7 @@ __all__ = [
     "object_toolset",
     "public_state",
     "stateless_toolset",
+    "stored_differences",
 ]
 
 S = TypeVar("S")
@@ -593,6 +594,79 @@ def compare_snapshots(model: Snapshot, gold: Snapshot) -> list[Difference]:
                     Difference(instance, attribute, ours[attribute], theirs[attribute])
                 )
     return differences
+
+
+# What a stored difference may hold: a failed turn of a long-context entry differs in a whole
+# file-system tree, which stored as is makes each answer tens of kilobytes.
+STORED_DIFFERENCES = 50
+STORED_VALUE_CHARS = 1000
+
+
+def stored_differences(
+    differences: Iterable[Difference],
+    limit: int = STORED_DIFFERENCES,
+    max_chars: int = STORED_VALUE_CHARS,
+) -> tuple[list[dict[str, Any]], int]:
+    """The differences as JSON values to store with a verdict, and how many were left out.
+
+    Each is narrowed to the values that differ: where both sides are mappings (or lists of the
+    same length) it is followed into the keys (positions) whose values differ, which its
+    "path" names below the attribute; a key on one side only is a difference whose "absent"
+    names the side without it. At most `limit` are kept, in order, and a value whose JSON is
+    longer than `max_chars` is stored as {"clipped": the first max_chars characters of its
+    JSON, "chars": its length}."""
+    stored: list[dict[str, Any]] = []
+    total = 0
+    for difference in differences:
+        for path, model, gold, absent in _narrowed(
+            difference.model, difference.gold, [], difference.absent
+        ):
+            total += 1
+            if len(stored) < limit:
+                stored.append(
+                    {
+                        "instance": difference.instance,
+                        "attribute": difference.attribute,
+                        "path": path,
+                        "model": _clipped(model, max_chars),
+                        "gold": _clipped(gold, max_chars),
+                        "absent": absent,
+                    }
+                )
+    return stored, total - len(stored)
+
+
+def _narrowed(
+    model: Any, gold: Any, path: list[str | int], absent: Literal["model", "gold"] | None
+) -> Iterable[tuple[list[str | int], Any, Any, Literal["model", "gold"] | None]]:
+    if absent is None and isinstance(model, dict) and isinstance(gold, dict):
+        for key in list(gold) + [key for key in model if key not in gold]:
+            if key not in model or key not in gold:
+                side: Literal["model", "gold"] = "model" if key not in model else "gold"
+                yield [*path, key], model.get(key), gold.get(key), side
+            elif model[key] != gold[key]:
+                yield from _narrowed(model[key], gold[key], [*path, key], None)
+        return
+    if (
+        absent is None
+        and isinstance(model, list)
+        and isinstance(gold, list)
+        and len(model) == len(gold)
+    ):
+        for index, (ours, theirs) in enumerate(zip(model, gold, strict=True)):
+            if ours != theirs:
+                yield from _narrowed(ours, theirs, [*path, index], None)
+        return
+    yield path, model, gold, absent
+
+
+def _clipped(value: Any, max_chars: int) -> Any:
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= max_chars:
+        return value
+    return {"clipped": text[:max_chars], "chars": len(text)}
 
 
 def missing_results(expected: Sequence[str], got: Sequence[str]) -> list[str]:

@@ -18,10 +18,12 @@ from benchmarks.kit.stateful import (
     ToolError,
     Toolset,
     check_turns,
+    compare_snapshots,
     entry_passed,
     jsonable,
     object_toolset,
     public_state,
+    stored_differences,
 )
 from benchmarks.suites.wtueval import TASKS as WTUEVAL_TASKS
 from benchmarks.suites.wtueval.evaluate import tool_pool
@@ -401,3 +403,58 @@ def test_the_wtueval_calculator_is_a_stateless_toolset() -> None:
     assert asyncio.run(calculator.call({"expression": "1 / 0"})).startswith(
         "Error: division by zero"
     )
+
+
+# --- what is stored of a difference ---------------------------------------------------------
+
+
+def test_a_stored_difference_is_narrowed_to_the_values_that_differ() -> None:
+    # A file system's tree: only one file's content differs, deep inside.
+    tree_model = {"name": "/", "contents": {"a": {"content": "x"}, "b": {"content": "old"}}}
+    tree_gold = {"name": "/", "contents": {"a": {"content": "x"}, "b": {"content": "new"}}}
+    differences = compare_snapshots({"fs": {"root": tree_model}}, {"fs": {"root": tree_gold}})
+    assert stored_differences(differences) == (
+        [
+            {
+                "instance": "fs",
+                "attribute": "root",
+                "path": ["contents", "b", "content"],
+                "model": "old",
+                "gold": "new",
+                "absent": None,
+            }
+        ],
+        0,
+    )
+
+
+def test_a_stored_difference_says_which_side_lacks_a_key_and_lists_compare_by_position() -> None:
+    model = {"s": {"items": [1, {"k": 2}, 3], "extra": {"only": "model"}}}
+    gold = {"s": {"items": [1, {"k": 5}, 3], "extra": {}}}
+    stored, omitted = stored_differences(compare_snapshots(model, gold))
+    assert omitted == 0
+    assert stored == [
+        {"instance": "s", "attribute": "items", "path": [1, "k"], "model": 2, "gold": 5,
+         "absent": None},
+        {"instance": "s", "attribute": "extra", "path": ["only"], "model": "model",
+         "gold": None, "absent": "gold"},
+    ]  # fmt: skip
+    # Lists of different lengths are one difference, whole.
+    stored, _ = stored_differences(compare_snapshots({"s": {"l": [1, 2]}}, {"s": {"l": [1]}}))
+    assert stored == [
+        {"instance": "s", "attribute": "l", "path": [], "model": [1, 2], "gold": [1],
+         "absent": None},
+    ]  # fmt: skip
+
+
+def test_stored_differences_are_bounded_in_number_and_in_size() -> None:
+    big = "y" * 5000
+    model = {"s": {f"k{i}": i for i in range(30)} | {"text": big}}
+    gold = {"s": {f"k{i}": i + 1 for i in range(30)} | {"text": "short"}}
+    stored, omitted = stored_differences(compare_snapshots(model, gold), limit=10, max_chars=100)
+    assert (len(stored), omitted) == (10, 21)
+    clipped = stored_differences(compare_snapshots(model, gold), limit=40, max_chars=100)[0][-1]
+    assert clipped["attribute"] == "text"
+    assert clipped["model"] == {"clipped": json.dumps(big)[:100], "chars": 5002}
+    assert clipped["gold"] == "short"
+    assert len(json.dumps(stored)) < 3000

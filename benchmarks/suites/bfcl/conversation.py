@@ -31,13 +31,13 @@ response check). Per item `accuracy` is 100 when every turn passes (BFCL's binar
 `turn_accuracy` the percent of turns passed (partial credit, ours); per run their means and `n`.
 The Outcome keeps what the item page shows: `answer` = {"passed", "turn_accuracy" (0..1),
 "reason", "force_terminated", "force_quit", "turns" (the model's calls per turn and step, as
-executed), "verdicts" (per turn: passed, kind, reason, state_diff, missing, bfcl_equal,
-refused)}; `trace` = one row per executed call (turn, step, `action`, `arguments`, `call` as
-executed, `observation`; the step's raw reply as `output` on its first call), one per answer that
-ended a turn (`stop`: why), and after each turn its verdict (`stop` when it passed, `error` with
-the reason when it failed); `note` = the reason when the entry failed. The score reads the
-stored verdict (the calls were executed once for it, as BFCL's checker executes them after
-inference).
+executed), "verdicts" (per turn: passed, kind, reason, state_diff, state_diff_omitted, missing,
+bfcl_equal, refused)}; `trace` = one row per executed call (turn, step, `action`, `arguments`,
+`call` as executed, `observation`; the step's raw reply as `output` on its first call), one per
+answer that ended a turn (`stop`: why), and after each turn its verdict (`stop` when it passed,
+`error` with the reason when it failed); `note` = the reason when the entry failed. The score
+reads the stored verdict (the calls were executed once for it, as BFCL's checker executes them
+after inference).
 
 The classes come from the wheel `manage.py fetch_bfcl` puts in `.data/bfcl/` (checked against
 its pinned sha256): `prepare` refuses a launch without it, naming the command. A lone text is
@@ -469,7 +469,17 @@ def _outcome(
     quit_reason: str,
     sent: list[dict[str, Any]],
 ) -> Outcome:
-    keep = ("turn", "passed", "kind", "reason", "state_diff", "missing", "bfcl_equal", "refused")
+    keep = (
+        "turn",
+        "passed",
+        "kind",
+        "reason",
+        "state_diff",
+        "state_diff_omitted",
+        "missing",
+        "bfcl_equal",
+        "refused",
+    )
     verdicts = [
         {key: turn.get(key) for key in keep}
         for turn in verdict.get("turns", [])

@@ -77,6 +77,7 @@ from benchmarks.kit.stateful import (
     check_turn,
     compare_snapshots,
     jsonable,
+    stored_differences,
 )
 from benchmarks.kit.toolcall import ToolCallError
 from benchmarks.suites.bfcl.calls import parse_call
@@ -409,7 +410,8 @@ def run_entry(
 ) -> dict[str, Any]:
     """The verdict on one entry, as JSON values: {"id", "passed" (BFCL's binary score),
     "turn_accuracy" (turns passed / turns), "reason", "force_terminated", "turns": [{the
-    TurnVerdict's fields, "state_diff" (model vs ground truth after the turn), "bfcl_equal",
+    TurnVerdict's fields, "state_diff" (model vs ground truth after the turn, narrowed and bounded:
+    stateful.stored_differences), "state_diff_omitted" (differences left out), "bfcl_equal",
     "refused" (calls not read)}], "model" and "gold" (the sessions' records)}. Executes the
     classes' code in this process: `run_isolated` is the way to run it under limits."""
     toolset, signatures = _entry_parts(classes, entry)
@@ -440,10 +442,10 @@ def run_entry(
         verdict = check_turn(model, gold, index).as_json()
         model_turn = model.turns[index] if index < len(model.turns) else None
         gold_after = gold.turns[index].after or {}
-        verdict["state_diff"] = (
-            [d.as_json() for d in compare_snapshots(model_turn.after or {}, gold_after)]
+        verdict["state_diff"], verdict["state_diff_omitted"] = (
+            stored_differences(compare_snapshots(model_turn.after or {}, gold_after))
             if model_turn is not None
-            else []
+            else ([], 0)
         )
         verdict["bfcl_equal"] = (
             _bfcl_equal(model.state, gold.state) if model_turn is not None else None

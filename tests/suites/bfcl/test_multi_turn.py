@@ -137,9 +137,27 @@ def test_one_wrong_call_fails_its_turn_naming_the_attribute(classes: dict[str, t
     assert first["passed"] is True
     assert second["passed"] is False and second["kind"] == "state"
     assert "GorillaFileSystem.root" in second["reason"]
-    assert [(d["instance"], d["attribute"]) for d in second["state_diff"]] == [
-        ("GorillaFileSystem", "root")
+    # the stored diff names the two files that differ, not the whole tree
+    file = {"name": "notes.txt", "content": "b\na"}
+    assert second["state_diff"] == [
+        {
+            "instance": "GorillaFileSystem",
+            "attribute": "root",
+            "path": ["contents", "old", "contents", "notes.txt"],
+            "model": file,
+            "gold": None,
+            "absent": "gold",
+        },
+        {
+            "instance": "GorillaFileSystem",
+            "attribute": "root",
+            "path": ["contents", "reports", "contents", "notes.txt"],
+            "model": None,
+            "gold": file,
+            "absent": "model",
+        },
     ]
+    assert second["state_diff_omitted"] == 0
     assert second["bfcl_equal"] is False
     assert result["reason"].startswith("turn 1:")
     # per-turn credit: the first turn and the no-call turn; the later ones see the moved file
