@@ -92,8 +92,10 @@ __all__ = [
     "MEMORY_CATEGORIES",
     "NOT_RUN",
     "TASKS",
+    "accepted_answers",
     "agentic_match",
     "aggregate_memory",
+    "answer_format",
     "mean_memory_metrics",
     "memory_prompt",
     "native_memory",
@@ -203,7 +205,13 @@ def _scenario(item: Item) -> str:
     return str(item.metadata.get("scenario", ""))
 
 
-def _answers(item: Item) -> list[str]:
+def answer_format() -> str:
+    """BFCL's answer format text, which a question's system prompt carries."""
+    return str(_texts()["answer_format"])
+
+
+def accepted_answers(item: Item) -> list[str]:
+    """A memory entry's accepted answers (its reference's "answers")."""
     reference = item.reference
     answers = reference.get("answers") if isinstance(reference, Mapping) else None
     return [str(a) for a in answers] if isinstance(answers, list) else []
@@ -242,15 +250,13 @@ def memory_prompt(backend: str, scenario: str, memory: str) -> str:
     return template.replace("{scenario_setting}", setting).replace("{memory_content}", memory)
 
 
-def _first_turn(
-    turn: list[dict[str, Any]], system: str, question: bool
-) -> list[dict[str, Any]]:
+def _first_turn(turn: list[dict[str, Any]], system: str, question: bool) -> list[dict[str, Any]]:
     """The first turn's messages as BFCL sends them: a question gets the answer format as a
     system message first (process_agentic_test_case); then the memory prompt goes before the
     first system message's text, or is one itself (add_memory_instruction_system_prompt)."""
     messages = copy.deepcopy(turn)
     if question:
-        messages.insert(0, {"role": "system", "content": str(_texts()["answer_format"])})
+        messages.insert(0, {"role": "system", "content": answer_format()})
     if messages and messages[0]["role"] == "system":
         messages[0]["content"] = system + "\n\n" + messages[0]["content"]
     else:
@@ -393,7 +399,9 @@ async def _run_entry(
                     row["output"] = step.text
                 record.trace.append(row)
             if len(steps) > STEP_LIMIT:
-                quit_reason = f"the model was forced to quit after {STEP_LIMIT} steps in turn {turn}"
+                quit_reason = (
+                    f"the model was forced to quit after {STEP_LIMIT} steps in turn {turn}"
+                )
                 record.trace.append({**at, "error": quit_reason})
                 break
         await _in_thread(session.end_turn)
@@ -409,9 +417,7 @@ def _prereq_lock(backend: str, item: Item, native: bool) -> asyncio.Lock:
     """The lock of a scenario's prerequisite phase in this process and event loop (see the
     module docstring): one per backend, scenario, mode and prerequisite conversation."""
     loop = id(asyncio.get_running_loop())
-    conversation = hashlib.sha256(
-        json.dumps(_prereqs(item), sort_keys=True).encode()
-    ).hexdigest()
+    conversation = hashlib.sha256(json.dumps(_prereqs(item), sort_keys=True).encode()).hexdigest()
     key = (loop, backend, _scenario(item), "native" if native else "text", conversation)
     return _PREREQ_LOCKS.setdefault(key, asyncio.Lock())
 
@@ -428,9 +434,7 @@ async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool) -> Outcome
     record = _Record()
     prereq: list[dict[str, Any]] = []
     snapshot: dict[str, Any] = {}
-    session: MemorySession = await _in_thread(
-        MemorySession, wheel_source(), backend, scenario
-    )
+    session: MemorySession = await _in_thread(MemorySession, wheel_source(), backend, scenario)
     try:
         async with _prereq_lock(backend, item, native):
             for entry in _prereqs(item):
@@ -450,10 +454,14 @@ async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool) -> Outcome
         test_id = bfcl_id(item.external_id, backend)
         memory = await _in_thread(session.load, test_id)
         turns = _turns(item.input)
-        first = _first_turn(turns[0] if turns else [], memory_prompt(backend, scenario, memory), True)
+        first = _first_turn(
+            turns[0] if turns else [], memory_prompt(backend, scenario, memory), True
+        )
         messages = _opening(docs, first, native)
         where = {"phase": "question", "entry": test_id}
-        question = await _run_entry(session, mode, messages, turns[:1] or [[]], offered, where, record)
+        question = await _run_entry(
+            session, mode, messages, turns[:1] or [[]], offered, where, record
+        )
     finally:
         await _in_thread(session.close)
     return _outcome(item, question, prereq, snapshot, record, len(turns))
@@ -467,7 +475,7 @@ def _outcome(
     record: _Record,
     question_turns: int,
 ) -> Outcome:
-    answers = _answers(item)
+    answers = accepted_answers(item)
     final = question.final
     if question_turns != 1:
         passed, reason = False, f"a question has one turn; this one has {question_turns}"

@@ -37,7 +37,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from benchmarks.kit.protocol import Item
 from benchmarks.kit.stateful import Instances, Session
 from benchmarks.suites.bfcl.multi_turn import (
     LoadError,
@@ -77,7 +76,7 @@ class MemorySession(WorkerSession):
         source: Path,
         backend: str,
         scenario: str,
-        limits: WorkerLimits = WorkerLimits(),
+        limits: WorkerLimits | None = None,
     ) -> None:
         class_name = BACKEND_CLASSES.get(backend)
         if class_name is None:
@@ -92,7 +91,7 @@ class MemorySession(WorkerSession):
         super().__init__(
             source,
             entry,
-            limits,
+            limits or WorkerLimits(),
             MEMORY_MODULES,
             worker=WORKER,
             extra={"memory": {"scenario": scenario}},
@@ -138,7 +137,6 @@ def _serve() -> int:
             return 2
         class_name = entry.involved_classes[0]
         toolset, signatures = _entry_parts(classes, entry)
-        item = Item(split=entry.category, external_id=entry.id, input={})
         session: Session[Instances] | None = None
         instance: Any = None
         _answer(out, {"ready": True})

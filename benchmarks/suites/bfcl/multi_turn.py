@@ -9,9 +9,9 @@ whose path points into the wheel, so no `__init__` of bfcl_eval runs and none of
 (numpy, torch, tree_sitter) is needed. A wheel is read in place through Python's zip importer.
 What the modules import beyond the standard library: `math_api.py` imports mpmath (for its
 `logarithm`); the rest only the standard library (`gorilla_file_system.py` imports subprocess and
-never uses it). The web-search backend and the vector memory backend are never loaded (requests, serpapi;
-faiss, sentence-transformers); the key-value and summarising memory backends are loaded by
-memory_backend.py, in its own worker, through this module's `load_classes`.
+never uses it). The web-search backend and the vector memory backend are never loaded
+(requests, serpapi; faiss, sentence-transformers); the key-value and summarising memory
+backends are loaded by memory_backend.py, in its own worker, through this `load_classes`.
 
 An entry runs as BFCL's checker runs it (`multi_turn_checker.py`, `multi_turn_utils.py`): each
 involved class is instantiated and, unless stateless (MathAPI), loaded with

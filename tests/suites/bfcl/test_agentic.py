@@ -84,7 +84,9 @@ def test_the_memory_prompts_are_bfcls_texts_unchanged(real_wheel: Path) -> None:
     texts = agentic._texts()
     assert texts["core_archival"] == constants["MEMORY_BACKEND_INSTRUCTION_CORE_ARCHIVAL"]
     assert texts["unified"] == constants["MEMORY_BACKEND_INSTRUCTION_UNIFIED"]
-    assert texts["answer_format"] == constants["ADDITIONAL_SYSTEM_PROMPT_FOR_AGENTIC_RESPONSE_FORMAT"]
+    assert (
+        texts["answer_format"] == constants["ADDITIONAL_SYSTEM_PROMPT_FOR_AGENTIC_RESPONSE_FORMAT"]
+    )
     assert texts["settings"] == constants["MEMORY_AGENT_SETTINGS"]
 
 

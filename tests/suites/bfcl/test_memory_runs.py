@@ -206,9 +206,7 @@ def real_memory_entries(wheel: Path, folder: Path) -> tuple[Path, dict[str, str]
     (folder / "possible_answer" / "BFCL_v4_memory.json").write_text(
         "".join(json.dumps(truths[e["id"]]) + "\n" for e in chosen), encoding="utf-8"
     )
-    answers = {
-        e["question"][0][-1]["content"]: truths[e["id"]]["ground_truth"][0] for e in chosen
-    }
+    answers = {e["question"][0][-1]["content"]: truths[e["id"]]["ground_truth"][0] for e in chosen}
     turns = sum(len(json.loads(line)["question"]) for line in prereq)
     return folder / "BFCL_v4_memory.json", answers, turns
 
