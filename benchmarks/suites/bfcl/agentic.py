@@ -40,9 +40,10 @@ Each prediction keeps its memory after the prerequisite phase and its digest
 Per item `accuracy` 100 or 0; per run its mean and `n`. The Outcome: `answer` = {"passed",
 "reason", "final_answer", "answers" (the accepted), "memory" (the snapshot the question started
 from), "memory_digest", "prereq" (per prerequisite entry: id, the model's calls per turn and
-step, force_quit), "calls" (the question's, per step)}; `trace` = the steps of every entry, each
-row naming its `entry` (BFCL's id) and `phase` ("prereq" or "question") beside conversation.py's
-fields; `note` = the reason when it failed.
+step, force_quit), "calls" (the question's, per step), "worker_failed" when the backend's
+worker was stopped (killed, out of time or memory: the item fails, saying so)}; `trace` = the
+steps of every entry, each row naming its `entry` (BFCL's id) and `phase` ("prereq" or
+"question") beside conversation.py's fields; `note` = the reason when it failed.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ import hashlib
 import json
 import re
 import tomllib
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -85,6 +87,7 @@ from benchmarks.suites.bfcl.conversation import (
 )
 from benchmarks.suites.bfcl.evaluate import offered_docs, prompt_mode
 from benchmarks.suites.bfcl.memory_backend import MemorySession, bfcl_id
+from benchmarks.suites.bfcl.multi_turn import WorkerStopped
 from benchmarks.suites.bfcl.wheel import PINNED_VERSION
 
 __all__ = [
@@ -410,16 +413,19 @@ async def _run_entry(
     return _Entry(model_turns, final, quit_reason)
 
 
-_PREREQ_LOCKS: dict[tuple[int, str, str, str, str], asyncio.Lock] = {}
+_PREREQ_LOCKS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, str, str, str], asyncio.Lock]
+] = weakref.WeakKeyDictionary()
 
 
 def _prereq_lock(backend: str, item: Item, native: bool) -> asyncio.Lock:
     """The lock of a scenario's prerequisite phase in this process and event loop (see the
-    module docstring): one per backend, scenario, mode and prerequisite conversation."""
-    loop = id(asyncio.get_running_loop())
+    module docstring): one per backend, scenario, mode and prerequisite conversation; a loop's
+    locks go with it."""
     conversation = hashlib.sha256(json.dumps(_prereqs(item), sort_keys=True).encode()).hexdigest()
-    key = (loop, backend, _scenario(item), "native" if native else "text", conversation)
-    return _PREREQ_LOCKS.setdefault(key, asyncio.Lock())
+    key = (backend, _scenario(item), "native" if native else "text", conversation)
+    locks = _PREREQ_LOCKS.setdefault(asyncio.get_running_loop(), {})
+    return locks.setdefault(key, asyncio.Lock())
 
 
 def _digest(snapshot: Mapping[str, Any]) -> str:
@@ -435,6 +441,8 @@ async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool) -> Outcome
     prereq: list[dict[str, Any]] = []
     snapshot: dict[str, Any] = {}
     session: MemorySession = await _in_thread(MemorySession, wheel_source(), backend, scenario)
+    turns = _turns(item.input)
+    question = _Entry([], None, "")
     try:
         async with _prereq_lock(backend, item, native):
             for entry in _prereqs(item):
@@ -453,7 +461,6 @@ async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool) -> Outcome
                 )
         test_id = bfcl_id(item.external_id, backend)
         memory = await _in_thread(session.load, test_id)
-        turns = _turns(item.input)
         first = _first_turn(
             turns[0] if turns else [], memory_prompt(backend, scenario, memory), True
         )
@@ -462,9 +469,11 @@ async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool) -> Outcome
         question = await _run_entry(
             session, mode, messages, turns[:1] or [[]], offered, where, record
         )
+    except WorkerStopped as exc:
+        question = _Entry(question.turns, None, f"the memory backend's worker failed ({exc})")
     finally:
         await _in_thread(session.close)
-    return _outcome(item, question, prereq, snapshot, record, len(turns))
+    return _outcome(item, question, prereq, snapshot, record, len(turns), session.stopped)
 
 
 def _outcome(
@@ -474,10 +483,13 @@ def _outcome(
     snapshot: dict[str, Any],
     record: _Record,
     question_turns: int,
+    stopped: str | None = None,
 ) -> Outcome:
     answers = accepted_answers(item)
     final = question.final
-    if question_turns != 1:
+    if stopped is not None:
+        passed, reason = False, question.quit_reason
+    elif question_turns != 1:
         passed, reason = False, f"a question has one turn; this one has {question_turns}"
     elif final is None:
         passed = False
@@ -496,6 +508,8 @@ def _outcome(
         "prereq": prereq,
         "calls": question.turns[0] if question.turns else [],
     }
+    if stopped is not None:
+        answer["worker_failed"] = True
     outcome = Outcome(
         output=final if final is not None else record.last_text,
         answer=answer,
