@@ -446,18 +446,26 @@ async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool) -> Outcome
     try:
         async with _prereq_lock(backend, item, native):
             for entry in _prereqs(item):
-                test_id = bfcl_id(str(entry.get("id", "")), backend)
-                memory = await _in_thread(session.load, test_id)
-                turns = _turns(entry)
-                if not turns:
-                    continue
-                first = _first_turn(turns[0], memory_prompt(backend, scenario, memory), False)
-                messages = _opening(docs, first, native)
-                where = {"phase": "prereq", "entry": test_id}
-                done = await _run_entry(session, mode, messages, turns, offered, where, record)
+                entry_id = bfcl_id(str(entry.get("id", "")), backend)
+                memory = await _in_thread(session.load, entry_id)
+                entry_turns = _turns(entry)
+                entry_first = _first_turn(
+                    entry_turns[0] if entry_turns else [],
+                    memory_prompt(backend, scenario, memory),
+                    question=False,
+                )
+                done = await _run_entry(
+                    session,
+                    mode,
+                    _opening(docs, entry_first, native),
+                    entry_turns,
+                    offered,
+                    {"phase": "prereq", "entry": entry_id},
+                    record,
+                )
                 snapshot = await _in_thread(session.flush)
                 prereq.append(
-                    {"id": test_id, "turns": done.turns, "force_quit": bool(done.quit_reason)}
+                    {"id": entry_id, "turns": done.turns, "force_quit": bool(done.quit_reason)}
                 )
         test_id = bfcl_id(item.external_id, backend)
         memory = await _in_thread(session.load, test_id)

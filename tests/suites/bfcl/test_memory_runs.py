@@ -43,6 +43,10 @@ def _said_by_user(message: dict[str, Any]) -> bool:
     return message.get("role") == "user" and not content.startswith(RESULTS)
 
 
+def _last_said(request: ToolRequest) -> str:
+    return str([m for m in request.body["messages"] if _said_by_user(m)][-1]["content"])
+
+
 def _shown_memory(system: str) -> str:
     return system.split(SHOWN, 1)[1].split("\n\n\n" + FORMAT, 1)[0].strip()
 
@@ -115,6 +119,13 @@ def test_the_demo_scenario_remembered_by_a_note_taker(
         # were answered from the response cache. 5 prerequisite requests (entry 0: store and
         # "Noted.", then "Noted."; entry 1: store and "Noted."), then 2 per question.
         assert len(model.requests) == 5 + 3 * 2, mode
+        # each question was asked, after the memory prompt and the answer format
+        questions = [r for r in model.requests if FORMAT in str(r.body["messages"][0]["content"])]
+        assert {_last_said(r) for r in questions} == {
+            "When is my dentist appointment?",
+            "What is my sister's name?",
+            "Which gym do I train at now?",
+        }
         digests = {p.answer["memory_digest"] for p in predictions.values()}
         assert len(digests) == 1
         sister = predictions["memory_demo_1-notetaker-1"]
@@ -168,7 +179,7 @@ class Knower:
         messages = request.body["messages"]
         if FORMAT not in str(messages[0]["content"]):
             return "Thanks, good to know."
-        question = str([m for m in messages if _said_by_user(m)][-1]["content"])
+        question = _last_said(request)
         said = "I do not know" if question in self.wrong else self.answers[question]
         return repr({"answer": said, "context": "you told me"})
 

@@ -55,6 +55,7 @@ def test_a_question_the_model_never_stops_calling_in_fails(real_wheel: Path) -> 
     )
     assert len(answer["calls"]) == 21  # 21 steps that called something; the 21st ends it
     assert len(asked) == 3 + 21  # the prerequisite turns (2 + 1), then the question's steps
+    assert asked[3].messages[-1] == {"role": "user", "content": "When is my dentist appointment?"}
     assert bfcl.SUITE.evaluator.score(
         outcome, _dentist(), Context(task=agentic.TASKS["memory_kv"]), {}
     ) == {"accuracy": 0.0}
