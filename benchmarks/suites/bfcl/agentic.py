@@ -267,6 +267,10 @@ def _first_turn(turn: list[dict[str, Any]], system: str, question: bool) -> list
     return messages
 
 
+# evaluate.prompt_mode reads nothing of its context
+_NO_CONTEXT = Context(task=TaskSpec(name="memory", title="memory"))
+
+
 def _as_item(docs: list[dict[str, Any]], turn: list[dict[str, Any]]) -> Item:
     """An entry as evaluate.py's Prompt mode reads one: its docs and its first turn."""
     return Item(split="memory", external_id="", input={"functions": docs, "question": [turn]})
@@ -278,9 +282,6 @@ def _opening(
     if native:
         return copy.deepcopy(turn)
     return list(prompt_mode(_as_item(docs, turn), _NO_CONTEXT, {}).messages)
-
-
-_NO_CONTEXT = Context(task=TaskSpec(name="memory", title="memory"))
 
 
 def opening_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:

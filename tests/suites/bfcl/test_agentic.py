@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import ast
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from benchmarks.kit.protocol import Context, Item
 from benchmarks.suites import bfcl
 from benchmarks.suites.bfcl import agentic
 from benchmarks.suites.bfcl.memory_backend import bfcl_id
@@ -131,3 +133,26 @@ def test_the_categories_no_task_runs_say_why_and_are_not_tasks() -> None:
     for web in ("web_search_base", "web_search_no_snippet"):
         assert "SerpAPI" in agentic.NOT_RUN[web]
         assert "virtual API server" in agentic.NOT_RUN[web]
+
+
+def test_a_launch_with_an_unknown_scenario_or_no_prerequisite_is_refused(
+    real_wheel: Path,  # noqa: F811 - prepare checks the wheel first
+) -> None:
+    evaluator = bfcl.SUITE.evaluator
+    ctx = Context(task=evaluator.task("memory_kv"))
+    docs = {"kv": [{"name": "core_memory_add", "description": "", "parameters": {}}]}
+    prereq = [{"id": "memory_prereq_0-pirate-0", "question": [[]]}]
+    pirate = Item(
+        split="memory",
+        external_id="memory_0-pirate-0",
+        input={"functions_by_backend": docs, "prereq_conversation": prereq},
+        metadata={"scenario": "pirate"},
+    )
+    with pytest.raises(ValueError, match=r"scenario 'pirate' has no setting.*known: student"):
+        evaluator.prepare([pirate], ctx)
+    alone = replace(pirate, metadata={"scenario": "student"}, input={"functions_by_backend": docs})
+    with pytest.raises(ValueError, match=r"no prerequisite conversation for 'student'"):
+        evaluator.prepare([alone], ctx)
+    assert evaluator.prepare([replace(pirate, metadata={"scenario": "student"})], ctx) == [
+        {"bfcl_eval": "2026.3.23", "backend": "kv"}
+    ]
