@@ -6,8 +6,11 @@ wheel.py and `manage.py fetch_bfcl` get, or category files); evaluate.py prompts
 (decode.py) and scores (checker.py) the single-turn AST categories in both of BFCL's modes
 (text = Prompt mode, `tool_mode=native` = FC mode); conversation.py runs the multi-turn
 categories in both modes, the model's calls executed with BFCL's own classes (multi_turn.py,
-from the pinned wheel) and each turn checked as BFCL checks it; tasks.py composes each task of
-its parts.
+from the pinned wheel) and each turn checked as BFCL checks it; agentic.py runs the memory
+entries with BFCL's kv and rec_sum memory backends (memory_backend.py, from the pinned wheel):
+the scenario's prerequisite conversation, its memory snapshot carried from entry to entry, then
+the question, whose final answer BFCL's agentic rule checks; tasks.py composes each task of its
+parts.
 
 What is there: a task per single-turn AST category (simple_python, simple_java,
 simple_javascript, multiple, parallel, parallel_multiple, irrelevance, live_simple,
@@ -17,12 +20,17 @@ multi_turn_long_context: `accuracy`, BFCL's binary score per entry, and `turn_ac
 percent of turns passed; each prediction keeps every turn's verdict and state diff). The
 multi-turn tasks need the pinned wheel in .data/bfcl/ (`manage.py fetch_bfcl`): a launch
 without it is refused, saying so. simple_java and simple_javascript are scored in native mode
-only: in text mode their answers count as decoding failures (evaluate.py says why).
+only: in text mode their answers count as decoding failures (evaluate.py says why). The memory
+tasks memory_kv and memory_rec_sum (`accuracy` 100 or 0 per question, and `n`) need the wheel
+too; each item replays its scenario's prerequisite conversation, which the response cache
+answers after the first time (agentic.py says how that fits the platform's runs, and its cost).
 
-NOT THERE YET (unfinished, not faked): the agentic categories (memory, web_search) import, but
-no task runs them (memory needs BFCL's memory backends, web_search a live search API); there is
-no overall score (BFCL v4's weighted formula needs them) and no exporter. analyses.py breaks an
-AST run's wrong answers down by error type (no analysis for the multi-turn tasks yet).
+NOT THERE YET (unfinished, not faked): memory_vector (sentence-transformers and faiss, not
+installed), web_search_base and web_search_no_snippet (a live search API, SerpAPI: not
+comparable offline) have no task, so they are never scored (agentic.NOT_RUN says why, and how a
+search service could be served through the virtual API server); there is no overall score and
+no exporter. analyses.py breaks an AST run's wrong answers down by error type (no analysis for
+the multi-turn and memory tasks yet).
 """
 
 from benchmarks.kit.registry import Suite as _Suite

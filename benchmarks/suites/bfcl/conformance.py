@@ -6,9 +6,10 @@ category, in text mode and in native mode. AST tasks: answered with their gold
 with nothing, and not at all (a failed call). Multi-turn tasks: each entry's conversation run
 through the task's own solve loop (its calls executed with BFCL's classes from the pinned wheel)
 by a model that replays the ground truth (conversation.gold_steps), by one that makes a wrong
-call in every turn, by one that never calls anything, and not at all (a failed call). The wheel
+call in every turn, by one that never calls anything, and not at all (a failed call). Memory
+tasks: the demo's memory entries through the task's solve loop (memory_cases). The wheel
 is the one in .data/bfcl/, else downloaded there (as `manage.py fetch_bfcl` does); when it
-cannot be had the multi-turn cases are skipped (unittest.SkipTest) saying why. Analysis
+cannot be had the multi-turn and memory cases are skipped (unittest.SkipTest) saying why. Analysis
 examples: per AST task, its demo entries answered wrongly in several ways (and one failed call).
 No exporter (see `no_exporter`)."""
 
@@ -36,7 +37,7 @@ from benchmarks.kit.conformance import (
 from benchmarks.kit.native import read_tool_calls
 from benchmarks.kit.protocol import Context, Item, NativeReply, Outcome, Prompt
 from benchmarks.suites import bfcl
-from benchmarks.suites.bfcl import conversation
+from benchmarks.suites.bfcl import agentic, conversation
 from benchmarks.suites.bfcl.decode import Call
 from benchmarks.suites.bfcl.wheel import DEFAULT_DIR, WheelError, fetch_wheel
 
@@ -59,6 +60,9 @@ WRONG_CALL = [
 def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
     if task in conversation.TASKS:
         yield from conversation_cases(task, files)
+        return
+    if task in agentic.TASKS:
+        yield from memory_cases(task, files)
         return
     evaluator = bfcl.SUITE.evaluator
     items, tools = imported(bfcl.SUITE.import_files, _demo_files(files))
@@ -178,6 +182,53 @@ def conversation_cases(task: str, files: Files) -> Iterator[MetricCase]:
             for script in scripts:
                 triples.append((item, converse(item, ctx, script(item)), {}))
             triples.append((item, None, {}))
+        yield MetricCase(triples, {"tool_mode": mode})
+
+
+# --- memory -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Answerer:
+    """Says `prereq` to every prerequisite turn and `final` to the question (a question is
+    the entry whose system prompt asks for BFCL's answer format), never calling anything."""
+
+    final: str
+    prereq: str = "Thanks, noted."
+
+    def _text(self, prompt: Prompt) -> str:
+        system = str(prompt.messages[0].get("content", "")) if prompt.messages else ""
+        return self.final if agentic.answer_format() in system else self.prereq
+
+    async def complete(self, prompt: Prompt) -> str:
+        return self._text(prompt)
+
+    async def ask(self, prompt: Prompt) -> _Turn:
+        return _Turn(self._text(prompt), [])
+
+
+def memory_cases(task: str, files: Files) -> Iterator[MetricCase]:
+    """The demo's memory entries run through the task's solve loop (the backend from the
+    pinned wheel), answered with the first accepted answer, with "I do not know", and not at
+    all (a failed call)."""
+    have_wheel()
+    evaluator = bfcl.SUITE.evaluator
+    items, tools = imported(bfcl.SUITE.import_files, _demo_files(files))
+    chosen = [item for item in items if item.split == "memory"]
+    assert chosen, "the BFCL demo has no memory entry"
+    for mode in ("text", "native"):
+        ctx = Context(task=evaluator.task(task), options={"tool_mode": mode}, tools=tools)
+        triples: list[Triple] = []
+        for item in chosen:
+            context = evaluator.prepare([item], ctx)[0]
+            for said in (agentic.accepted_answers(item)[0], "I do not know"):
+                model = Answerer(repr({"answer": said, "context": "memory"}))
+                if mode == "native":
+                    outcome = asyncio.run(evaluator.native_solve(item, ctx, context, model.ask))
+                else:
+                    outcome = asyncio.run(evaluator.solve(item, ctx, context, model.complete))
+                triples.append((item, outcome, context))
+            triples.append((item, None, context))
         yield MetricCase(triples, {"tool_mode": mode})
 
 

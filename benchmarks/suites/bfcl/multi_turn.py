@@ -9,8 +9,9 @@ whose path points into the wheel, so no `__init__` of bfcl_eval runs and none of
 (numpy, torch, tree_sitter) is needed. A wheel is read in place through Python's zip importer.
 What the modules import beyond the standard library: `math_api.py` imports mpmath (for its
 `logarithm`); the rest only the standard library (`gorilla_file_system.py` imports subprocess and
-never uses it). The memory and web-search backends are not loaded (numpy, faiss,
-sentence-transformers, requests, serpapi).
+never uses it). The web-search backend and the vector memory backend are never loaded
+(requests, serpapi; faiss, sentence-transformers); the key-value and summarising memory
+backends are loaded by memory_backend.py, in its own worker, through this `load_classes`.
 
 An entry runs as BFCL's checker runs it (`multi_turn_checker.py`, `multi_turn_utils.py`): each
 involved class is instantiated and, unless stateless (MathAPI), loaded with
@@ -87,6 +88,7 @@ __all__ = [
     "CLASS_MODULES",
     "PACKAGE",
     "STATELESS",
+    "WORKER",
     "LoadError",
     "MultiTurnEntry",
     "WorkerLimits",
@@ -489,6 +491,8 @@ class WorkerLimits:
 
 
 ROOT = Path(__file__).resolve().parents[3]
+# The module a WorkerSession runs (`python -m WORKER --serve`) unless told another.
+WORKER = "benchmarks.suites.bfcl.multi_turn"
 
 
 def _failure(entry: MultiTurnEntry, why: str) -> dict[str, Any]:
@@ -648,7 +652,9 @@ class WorkerSession:
     "Error: ..."), `end_turn`, and `score` (the verdict as run_entry gives it, the model's
     calls executed again on fresh instances, as BFCL's checker does). A worker that dies or
     overruns raises WorkerStopped; `score` then gives the failed entry instead. Use it as a
-    context manager: the worker is ended on leaving."""
+    context manager: the worker is ended on leaving. `worker` names another module serving the
+    same line protocol (`python -m <worker> --serve`; memory_backend.py), `extra` adds to the
+    request line it reads first."""
 
     def __init__(
         self,
@@ -656,13 +662,15 @@ class WorkerSession:
         entry: MultiTurnEntry,
         limits: WorkerLimits = WorkerLimits(),
         modules: Mapping[str, str] = CLASS_MODULES,
+        worker: str = WORKER,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         self.entry = entry
         self.limits = limits
         self.stopped: str | None = None
         self._buffer = b""
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.suites.bfcl.multi_turn", "--serve"],
+            [sys.executable, "-m", worker, "--serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -674,6 +682,7 @@ class WorkerSession:
             "entry": entry.as_json(),
             "modules": dict(modules),
             "limits": {"seconds": limits.seconds, "memory_bytes": limits.memory_bytes},
+            **(extra or {}),
         }
         ready = self._ask(request)
         if "error" in ready:
@@ -730,6 +739,11 @@ class WorkerSession:
         if not isinstance(answer, dict):
             self._stop("the worker's answer is not an object")
         return answer
+
+    def ask(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        """One operation of the worker's protocol, its answer back (WorkerStopped when the
+        worker is gone): for a worker module with operations of its own."""
+        return self._ask(message)
 
     def begin_turn(self) -> None:
         self._ask({"op": "begin_turn"})

@@ -1,13 +1,15 @@
 """BFCL's tasks, each composed of its parts: one per single-turn AST category (evaluate.py), all
 with the same parts, since what differs between categories (the checker's shape, the
-declarations' language) is read from each item; and one per multi-turn category
-(conversation.py), all with the same parts too (what differs, held-out functions or the long
-context, is in each entry). Pure Python."""
+declarations' language) is read from each item; one per multi-turn category (conversation.py),
+all with the same parts too (what differs, held-out functions or the long context, is in each
+entry); and one per memory backend the platform runs (agentic.py: memory_kv, memory_rec_sum,
+both reading the `memory` entries; the backend is the task's). memory_vector, web_search_base
+and web_search_no_snippet have no task: agentic.NOT_RUN says why. Pure Python."""
 
 from __future__ import annotations
 
 from benchmarks.kit.protocol import Native, Task
-from benchmarks.suites.bfcl import conversation
+from benchmarks.suites.bfcl import agentic, conversation
 from benchmarks.suites.bfcl.evaluate import (
     AST_CATEGORIES,
     TASKS,
@@ -53,4 +55,21 @@ MULTI_TURN: tuple[Task, ...] = tuple(
     for category in conversation.MULTI_TURN_CATEGORIES
 )
 
-EVALUATION: tuple[Task, ...] = AST + MULTI_TURN
+MEMORY_NATIVE = Native(solve=agentic.native_memory)
+
+MEMORY: tuple[Task, ...] = tuple(
+    Task(
+        agentic.TASKS[category],
+        prompt=agentic.opening_prompt,
+        parse=agentic.parse_text,
+        score=agentic.score_memory,
+        aggregate=agentic.aggregate_memory,
+        prepare=agentic.prepare_memory,
+        solve=agentic.text_memory,
+        mean_metrics=agentic.mean_memory_metrics,
+        native=MEMORY_NATIVE,
+    )
+    for category in agentic.MEMORY_CATEGORIES
+)
+
+EVALUATION: tuple[Task, ...] = AST + MULTI_TURN + MEMORY
