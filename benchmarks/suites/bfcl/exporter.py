@@ -367,7 +367,7 @@ def _answer(sample: SampleRecord) -> dict[str, Any] | None:
     if family == "agentic":
         answers = reference.get("answers") if isinstance(reference, dict) else None
         if not isinstance(answers, list):
-            raise _bad_reference(sample, "expected {\"answers\": [accepted answer texts]}")
+            raise _bad_reference(sample, 'expected {"answers": [accepted answer texts]}')
         record["ground_truth"] = answers
         for key in ("source", "num_hops"):
             if key in sample.metadata:
