@@ -7,7 +7,8 @@ wheel.py and `manage.py fetch_bfcl` get, or category files); evaluate.py prompts
 (text = Prompt mode, `tool_mode=native` = FC mode); conversation.py runs the multi-turn
 categories in both modes, the model's calls executed with BFCL's own classes (multi_turn.py,
 from the pinned wheel) and each turn checked as BFCL checks it; tasks.py composes each task of
-its parts.
+its parts; exporter.py writes a benchmark back as BFCL's data folder (refinements applied),
+which the importer reads as the same samples and tools.
 
 What is there: a task per single-turn AST category (simple_python, simple_java,
 simple_javascript, multiple, parallel, parallel_multiple, irrelevance, live_simple,
@@ -21,8 +22,11 @@ only: in text mode their answers count as decoding failures (evaluate.py says wh
 
 NOT THERE YET (unfinished, not faked): the agentic categories (memory, web_search) import, but
 no task runs them (memory needs BFCL's memory backends, web_search a live search API); there is
-no overall score (BFCL v4's weighted formula needs them) and no exporter. analyses.py breaks an
-AST run's wrong answers down by error type (no analysis for the multi-turn tasks yet).
+no overall score (BFCL v4's weighted formula needs them). The exporter writes the files equal
+to BFCL's as JSON, not byte for byte (the import keeps no layout of the records: key order inside
+objects is jsonb's), and an import of them records their own provenance, not the original's.
+analyses.py breaks an AST run's wrong answers down by error type (no analysis for the
+multi-turn tasks yet).
 """
 
 from benchmarks.kit.registry import Suite as _Suite

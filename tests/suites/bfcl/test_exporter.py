@@ -8,6 +8,7 @@ written is refused naming the sample and field."""
 from __future__ import annotations
 
 import copy
+import io
 import json
 import zipfile
 from dataclasses import replace
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from benchmarks.exports import benchmark_export
 from benchmarks.kit.base import SampleRecord
@@ -26,6 +28,7 @@ from benchmarks.services import benchmark_import, sample_revise
 from benchmarks.suites.bfcl.exporter import write
 from benchmarks.suites.bfcl.importer import import_files
 from tests.benchmarks.test_export_roundtrip import assert_identical, round_trip
+from tests.factories import make_researcher
 from tests.suites.bfcl.real_wheel import real_wheel  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -478,3 +481,56 @@ def test_a_split_that_is_no_category_is_refused(tmp_path: Path) -> None:
     samples, tools = records(tmp_path)
     samples["simple_python_0"] = replace(samples["simple_python_0"], split="simple_cobol")
     refused(samples, tools, "split 'simple_cobol' is none of BFCL v4's categories")
+
+
+# --- the export page ----------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_page_downloads_a_split_as_bfcls_files(client: Client, tmp_path: Path) -> None:
+    benchmark_import(suite="bfcl", paths=[write_folder(tmp_path / "data")], benchmark_name="B")
+    benchmark = Benchmark.objects.get(name="B")
+    client.force_login(make_researcher())
+    page = client.get(f"/benchmarks/{benchmark.pk}/export/").content.decode()
+    assert 'value="published"' in page and "metadata provenance" in page
+    response = client.get(
+        f"/benchmarks/{benchmark.pk}/export/",
+        {"format": "published", "split": "multi_turn_miss_func"},
+    )
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    assert sorted(archive.namelist()) == [
+        "BFCL_v4_multi_turn_miss_func.json",
+        "multi_turn_func_doc/gorilla_file_system.json",
+        "multi_turn_func_doc/math_api.json",
+        "multi_turn_func_doc/web_search.json",
+        "possible_answer/BFCL_v4_multi_turn_miss_func.json",
+        "provenance.json",
+    ]
+    entry = json.loads(archive.read("BFCL_v4_multi_turn_miss_func.json"))
+    assert entry == FILES["BFCL_v4_multi_turn_miss_func.json"][0]
+
+
+@pytest.mark.django_db
+def test_an_export_that_cannot_be_written_is_answered_on_the_page(
+    client: Client, tmp_path: Path
+) -> None:
+    # One entry's own class docs (a refinement of its functions) have no place in BFCL's files.
+    benchmark_import(suite="bfcl", paths=[write_folder(tmp_path / "data")], benchmark_name="B")
+    sample = Sample.objects.get(external_id="multi_turn_long_context_0")
+    edited = copy.deepcopy(sample.input)
+    edited["functions"][0]["description"] = "an entry's own description"
+    sample_revise(
+        sample_id=sample.pk, base_revision=sample.revision, input=edited, reference=sample.reference
+    )
+    client.force_login(make_researcher())
+    response = client.get(f"/benchmarks/{sample.benchmark_id}/export/", {"format": "published"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "sample multi_turn_long_context/multi_turn_long_context_0" in html
+    assert "differ from its classes" in html
+    # the published gold has no such edit
+    response = client.get(
+        f"/benchmarks/{sample.benchmark_id}/export/", {"format": "published", "gold": "published"}
+    )
+    assert response.status_code == 200
