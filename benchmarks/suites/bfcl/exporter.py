@@ -161,7 +161,10 @@ class _Shared:
     with the first sample that gave it, so that a sample that disagrees is named)."""
 
     def __init__(self, tools: Sequence[ToolRecord]) -> None:
+        # each class's docs as imported (what its entries were offered) and as written (a
+        # tool's description, where it was changed, in its doc)
         self.class_docs: dict[str, list[dict[str, Any]]] = {}
+        self.written_docs: dict[str, list[dict[str, Any]]] = {}
         for tool in tools:
             if tool.category not in CLASS_DOCS:
                 raise ExportError(
@@ -177,7 +180,8 @@ class _Shared:
             doc = dict(raw)
             if tool.description != str(raw.get("description", "")):
                 doc["description"] = tool.description
-            self.class_docs.setdefault(tool.category, []).append(doc)
+            self.class_docs.setdefault(tool.category, []).append(raw)
+            self.written_docs.setdefault(tool.category, []).append(doc)
         self.used_classes: set[str] = set()
         self.memory_docs: tuple[str, dict[str, Any]] | None = None
         self.prereq: dict[str, tuple[str, list[Any]]] = {}
@@ -233,7 +237,7 @@ class _Shared:
         files: Files = {}
         for class_name, file_name in CLASS_DOCS.items():
             if class_name in self.class_docs or class_name in self.used_classes:
-                docs = self.class_docs.get(class_name, [])
+                docs = self.written_docs.get(class_name, [])
                 files[f"{FUNC_DOCS}/{file_name}"] = "".join(
                     _line(_doc(doc), False) for doc in docs
                 ).encode()

@@ -534,3 +534,17 @@ def test_an_export_that_cannot_be_written_is_answered_on_the_page(
         f"/benchmarks/{sample.benchmark_id}/export/", {"format": "published", "gold": "published"}
     )
     assert response.status_code == 200
+
+
+def test_a_tools_changed_description_is_written_in_its_class_doc(tmp_path: Path) -> None:
+    samples, tools = records(tmp_path)
+    tools = [
+        replace(t, description="Add two numbers (changed).") if t.name == "add" else t
+        for t in tools
+    ]
+    files = write(list(samples.values()), tools)
+    (add,) = map(json.loads, files["multi_turn_func_doc/math_api.json"].decode().splitlines())
+    assert add == {**ADD, "description": "Add two numbers (changed)."}
+    # the entries keep what they were offered; read back, they are offered the changed doc
+    entry = json.loads(files["BFCL_v4_multi_turn_long_context.json"])
+    assert entry == FILES["BFCL_v4_multi_turn_long_context.json"][0]
