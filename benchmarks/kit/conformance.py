@@ -11,7 +11,9 @@ data files and run the suite end to end, so they are loaded by the tests alone),
     analysis_examples  task -> an example run for the analyses the suite declares for it: every
                        declared analysis keeps the framework's promises on it (analyses.py)
     round_trip         the files an import of which its exporter writes back identical (a suite
-                       with an exporter), or
+                       with an exporter), but for
+    not_carried        the metadata keys an import of the written files records anew (said in
+                       the exporter's cannot_carry), or
     no_exporter        why it has none (a suite without one: only the platform's JSONL)
 
 The suite's judges (`Suite.judges`) are checked as declared. Pure: no Django, no pytest; the
@@ -74,6 +76,7 @@ class Conformance:
         default_factory=dict
     )
     round_trip: Callable[[Files], list[Path]] | None = None
+    not_carried: tuple[str, ...] = ()
     no_exporter: str = ""
 
 

@@ -10,7 +10,8 @@ from the pinned wheel) and each turn checked as BFCL checks it; agentic.py runs 
 entries with BFCL's kv and rec_sum memory backends (memory_backend.py, from the pinned wheel):
 the scenario's prerequisite conversation, its memory snapshot carried from entry to entry, then
 the question, whose final answer BFCL's agentic rule checks; tasks.py composes each task of its
-parts.
+parts; exporter.py writes a benchmark back as BFCL's data folder (refinements applied), which
+the importer reads as the same samples and tools.
 
 What is there: a task per single-turn AST category (simple_python, simple_java,
 simple_javascript, multiple, parallel, parallel_multiple, irrelevance, live_simple,
@@ -28,9 +29,11 @@ answers after the first time (agentic.py says how that fits the platform's runs,
 NOT THERE YET (unfinished, not faked): memory_vector (sentence-transformers and faiss, not
 installed), web_search_base and web_search_no_snippet (a live search API, SerpAPI: not
 comparable offline) have no task, so they are never scored (agentic.NOT_RUN says why, and how a
-search service could be served through the virtual API server); there is no overall score and
-no exporter. analyses.py breaks an AST run's wrong answers down by error type (no analysis for
-the multi-turn and memory tasks yet).
+search service could be served through the virtual API server); there is no overall score.
+The exporter writes the files equal to BFCL's as JSON, not byte for byte (the import keeps no
+layout of the records: key order inside objects is jsonb's), and an import of them records
+their own provenance, not the original's. analyses.py breaks an AST run's wrong answers down by
+error type (no analysis for the multi-turn and memory tasks yet).
 """
 
 from benchmarks.kit.registry import Suite as _Suite
@@ -38,6 +41,7 @@ from benchmarks.suites.bfcl import importer as _importer
 from benchmarks.suites.bfcl.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.bfcl.evaluate import *  # noqa: F403
 from benchmarks.suites.bfcl.evaluate import declare_tools as _declare_tools
+from benchmarks.suites.bfcl.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
 
 SUITE = _Suite(
@@ -48,4 +52,5 @@ SUITE = _Suite(
     declare_tools=_declare_tools,
     conformance=f"{__name__}.conformance",
     analyses=_ANALYSES,
+    exporter=_EXPORTER,
 )

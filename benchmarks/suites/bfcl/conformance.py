@@ -11,7 +11,10 @@ tasks: the demo's memory entries through the task's solve loop (memory_cases). T
 is the one in .data/bfcl/, else downloaded there (as `manage.py fetch_bfcl` does); when it
 cannot be had the multi-turn and memory cases are skipped (unittest.SkipTest) saying why. Analysis
 examples: per AST task, its demo entries answered wrongly in several ways (and one failed call).
-No exporter (see `no_exporter`)."""
+Round trip: the demo's category files, written back by exporter.py and read again, give the same
+samples and tools; each sample's metadata "provenance" (BFCL's version and the hashes of the
+files read) is the written files' own (tests/suites/bfcl/test_exporter.py covers every category
+family and the real wheel)."""
 
 from __future__ import annotations
 
@@ -247,12 +250,13 @@ def _examples() -> dict[str, Callable[[Files], AnalysisExample]]:
     return {task: partial(_example, task) for task in bfcl.AST_CATEGORIES}
 
 
+def round_trip(files: Files) -> list[Path]:
+    return _demo_files(files)
+
+
 CONFORMANCE = Conformance(
     metric_cases=metric_cases,
     analysis_examples=_examples(),
-    no_exporter=(
-        "not written yet: BFCL's files would be written back from the stored samples (entries "
-        "and possible answers as JSON Lines), which the importer's records allow; until then "
-        "only the platform's JSONL export"
-    ),
+    round_trip=round_trip,
+    not_carried=("provenance",),
 )
