@@ -261,8 +261,9 @@ def _argument_changes(
     for key, value in after.items():
         if key not in before:
             changes.append(Change("argument_added", uid, *numbers, key=key, new=value))
-        elif before[key] != value or type(before[key]) is not type(value):
-            # 1 == 1.0 == True in Python; "True" -> true is a real fix the expert should see.
+        elif _key(before[key]) != _key(value):
+            # 1 == 1.0 == True in Python, also inside a list of acceptable values; "True" ->
+            # true or 5 -> 5.0 is a real fix the expert should see: compared as typed JSON.
             changes.append(
                 Change("argument_changed", uid, *numbers, key=key, old=before[key], new=value)
             )

@@ -28,8 +28,10 @@ AST run's wrong answers down by error type (no analysis for the multi-turn tasks
 from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.bfcl import importer as _importer
 from benchmarks.suites.bfcl.analyses import ANALYSES as _ANALYSES
+from benchmarks.suites.bfcl.context import item_context as _item_context
 from benchmarks.suites.bfcl.evaluate import *  # noqa: F403
 from benchmarks.suites.bfcl.evaluate import declare_tools as _declare_tools
+from benchmarks.suites.bfcl.gold import GOLD as _GOLD
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
 
 SUITE = _Suite(
@@ -40,4 +42,6 @@ SUITE = _Suite(
     declare_tools=_declare_tools,
     conformance=f"{__name__}.conformance",
     analyses=_ANALYSES,
+    gold=_GOLD,
+    item_context=_item_context,
 )

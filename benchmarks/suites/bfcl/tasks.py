@@ -7,7 +7,7 @@ context, is in each entry). Pure Python."""
 from __future__ import annotations
 
 from benchmarks.kit.protocol import Native, Task
-from benchmarks.suites.bfcl import conversation
+from benchmarks.suites.bfcl import conversation, regold
 from benchmarks.suites.bfcl.evaluate import (
     AST_CATEGORIES,
     TASKS,
@@ -43,9 +43,9 @@ MULTI_TURN: tuple[Task, ...] = tuple(
         conversation.TASKS[category],
         prompt=conversation.opening_prompt,
         parse=conversation.parse_text,
-        score=conversation.score_entry,
+        score=regold.score_entry,
         aggregate=conversation.aggregate_entries,
-        prepare=conversation.prepare_entries,
+        prepare=regold.prepare_entries,
         solve=conversation.text_converse,
         mean_metrics=conversation.mean_entry_metrics,
         native=CONVERSATION_NATIVE,
