@@ -4,6 +4,8 @@ calls, the errors that stop a draft being saved, and the diff an edit shows. Han
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from annotation import draft_lists
@@ -56,7 +58,7 @@ def test_single_turn_reads_and_writes_back_unchanged() -> None:
     ],
 )
 def test_single_turn_write_refuses_what_bfcl_cannot_read(calls: list, message: str) -> None:
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         gold.write_acceptable(calls, SINGLE)
 
 
@@ -64,7 +66,7 @@ def test_multi_turn_keeps_the_number_of_turns_and_only_literal_calls() -> None:
     assert gold.write_turns(gold.read_turns(MULTI), MULTI) == MULTI
     with pytest.raises(ValueError, match="3 turns, not 2"):
         gold.write_turns(MULTI[:2], MULTI)
-    with pytest.raises(ValueError, match="turn 3, call 2: .*plain name"):
+    with pytest.raises(ValueError, match=r"turn 3, call 2: .*plain name"):
         gold.write_turns([[], [], ["cd(folder='x')", "os.remove('x')"]], MULTI)
     with pytest.raises(ValueError, match="turn 1, call 1: not a valid call"):
         gold.write_turns([["cd(folder='x'); ls()"], [], []], MULTI)
