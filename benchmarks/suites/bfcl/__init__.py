@@ -19,6 +19,13 @@ multi-turn tasks need the pinned wheel in .data/bfcl/ (`manage.py fetch_bfcl`): 
 without it is refused, saying so. simple_java and simple_javascript are scored in native mode
 only: in text mode their answers count as decoding failures (evaluate.py says why).
 
+Refinement (gold.py): experts edit the single-turn acceptable-value lists and the multi-turn
+ground-truth calls per turn in a refinement campaign, with the tool-call diff; a refined gold
+re-scores runs (evaluation/gold_versions.py; a multi-turn entry whose ground truth changed is
+executed again from the model's stored calls, regold.py, for runs whose launch recorded the
+ground truth). context.py gives a human judge the question, the functions, the gold and each
+output's calls.
+
 NOT THERE YET (unfinished, not faked): the agentic categories (memory, web_search) import, but
 no task runs them (memory needs BFCL's memory backends, web_search a live search API); there is
 no overall score (BFCL v4's weighted formula needs them) and no exporter. analyses.py breaks an
