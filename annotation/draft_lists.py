@@ -23,7 +23,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from annotation.draft_editing import RefineError, next_uid
-from benchmarks.kit.golddiff import Call, Change, calls_diff
+from benchmarks.kit.golddiff import (
+    Call,
+    Change,
+    acceptable_calls,
+    calls_diff,
+    in_turn,
+    written_call,
+)
 from benchmarks.kit.registry import GoldEditing
 
 Parse = Callable[[str], tuple[str, list[Any], dict[str, Any]]]
@@ -33,11 +40,7 @@ Parse = Callable[[str], tuple[str, list[Any], dict[str, Any]]]
 
 def acceptable_from_reference(gold: GoldEditing, reference: Any) -> list[Call]:
     """The gold's calls as a draft, uids "c1", "c2", ... by position."""
-    read = gold.read_gold or (lambda _reference: [])
-    return [
-        Call(f"c{index}", str(call["name"]), copy.deepcopy(dict(call["arguments"])))
-        for index, call in enumerate(read(reference), start=1)
-    ]
+    return acceptable_calls(reference) if gold.recognizes(reference) else []
 
 
 def acceptable_to_reference(gold: GoldEditing, calls: Sequence[Call], old: Any) -> Any:
@@ -342,47 +345,31 @@ def turns_errors(
     return problems
 
 
-def _as_call(call: TurnCall, functions: Mapping[str, Any], parse: Parse) -> Call:
-    """A call string as a Call for the diff: keyword arguments by name, positional ones by the
-    function's declared parameter at that position (else "argument <n>"); a call that does not
-    parse is shown as its text."""
-    try:
-        name, args, kwargs = parse(call.text)
-    except ValueError:
-        return Call(call.uid, call.text, {})
-    schema = functions.get(name)
-    properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    declared = list(properties) if isinstance(properties, Mapping) else []
-    arguments: dict[str, Any] = {}
-    for position, value in enumerate(args):
-        key = declared[position] if position < len(declared) else f"argument {position + 1}"
-        arguments[key] = value
-    arguments.update(kwargs)
-    return Call(call.uid, name, arguments)
+def _declared(functions: Mapping[str, Any]) -> dict[str, list[str]]:
+    names: dict[str, list[str]] = {}
+    for name, schema in functions.items():
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        names[name] = list(properties) if isinstance(properties, Mapping) else []
+    return names
 
 
 def turns_diff(
+    gold: GoldEditing,
     old: Sequence[TurnCall],
     new: Sequence[TurnCall],
     turn_count: int,
     functions: Mapping[str, Any],
-    parse: Parse,
 ) -> list[Change]:
     """The changes from `old` to `new` turn by turn (golddiff.calls_diff of each turn's
-    calls, read by `parse`), a call numbered "turn.position" (1-based)."""
+    calls, read by the suite's parse_call; a positional argument named by the function's
+    parameter in `functions`), a call numbered "turn.position" (1-based)."""
+    declared = _declared(functions)
     changes: list[Change] = []
     old_turns, new_turns = grouped(old, turn_count), grouped(new, turn_count)
     for turn, (before, after) in enumerate(zip(old_turns, new_turns, strict=True), start=1):
         diff = calls_diff(
-            [_as_call(c, functions, parse) for c in before],
-            [_as_call(c, functions, parse) for c in after],
+            [written_call(gold, c.text, c.uid, declared) for c in before],
+            [written_call(gold, c.text, c.uid, declared) for c in after],
         )
-        for change in diff:
-            changes.append(
-                replace(
-                    change,
-                    old_number=f"{turn}.{change.old_number}" if change.old_number else None,
-                    new_number=f"{turn}.{change.new_number}" if change.new_number else None,
-                )
-            )
+        changes.extend(in_turn(diff, turn))
     return changes

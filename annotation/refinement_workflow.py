@@ -477,7 +477,7 @@ def _turns_state(
         for index, turn in enumerate(draft_lists.grouped(calls, turn_count))
     ]
     state["diff"] = draft_lists.turns_diff(
-        _original(sample, "turns"), calls, turn_count, tools, parse
+        gold, _original(sample, "turns"), calls, turn_count, tools
     )
     state["errors"] = errors
 

@@ -10,7 +10,9 @@ import pytest
 
 from annotation import draft_lists
 from annotation.draft_editing import Call, RefineError
+from benchmarks.kit.golddiff import revision_diff
 from benchmarks.kit.registry import gold_editing
+from benchmarks.selectors import gold_outline
 from benchmarks.suites.bfcl import gold
 
 SINGLE = [{"calculate_triangle_area": {"base": [10], "height": [5], "unit": ["units", ""]}}]
@@ -154,8 +156,28 @@ def test_turn_calls_are_edited_checked_and_diffed_turn_by_turn() -> None:
     assert draft_lists.turn_move(edited, "c1", "down") == edited
     with pytest.raises(RefineError, match="no turn 4"):
         draft_lists.turn_insert(edited, 3, None, turns)
-    diff = draft_lists.turns_diff(calls, edited, turns, MT_FUNCTIONS, gold.parse)
+    diff = draft_lists.turns_diff(gold.MULTI_TURN, calls, edited, turns, MT_FUNCTIONS)
     assert [(c.kind, c.new_number, c.key, c.old, c.new) for c in diff] == [
         ("inserted", "2.1", None, None, {"name": "ls", "arguments": {}}),
         ("argument_changed", "3.2", "file_name", "notes.txt", "todo.txt"),
     ]
+
+
+def test_a_samples_history_and_outline_read_bfcls_gold_as_calls() -> None:
+    refined = [{"calculate_triangle_area": {"base": [10], "height": [6], "unit": ["units", ""]}}]
+    assert [
+        (c.kind, c.new_number, c.key, c.old, c.new) for c in revision_diff(SINGLE, refined)
+    ] == [("argument_changed", "1", "height", [5], [6])]
+    later = [["mkdir(dir_name='archive')"], [], ["cd(folder='reports')", "sort('notes.txt')"]]
+    assert [(c.kind, c.new_number, c.key, c.old, c.new) for c in revision_diff(MULTI, later)] == [
+        ("argument_changed", "1.1", "dir_name", "reports", "archive")
+    ]
+    # a different number of turns is shown as the whole gold changed
+    assert [c.key for c in revision_diff(MULTI, MULTI[:2])] == ["gold"]
+    outline = gold_outline(MULTI)
+    assert [(r["number"], r["tool"], r["arguments"]) for r in outline["rows"]] == [
+        ("1.1", "mkdir", {"dir_name": "reports"}),
+        ("3.1", "cd", {"folder": "reports"}),
+        ("3.2", "sort", {"argument 1": "notes.txt"}),
+    ]
+    assert gold_outline(SINGLE)["rows"][0]["arguments"]["unit"] == ["units", ""]

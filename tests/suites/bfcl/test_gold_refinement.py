@@ -94,6 +94,9 @@ def test_one_acceptable_value_refined_changes_exactly_that_items_verdict(client:
     page = submit_and_approve(client, campaign, submit_url, token, reviewer)
     # the reviewer reads the tool-call diff of the published and the edited gold
     assert re.search(r"<code>height</code>.*?<del>\[5\]</del> <ins>\[6\]</ins>", page, re.S)
+    # and both golds side by side as calls, not as JSON
+    now, refined = re.findall(r'<ol class="outline">(.*?)</ol>', page, re.S)
+    assert "calculate_triangle_area" in now and "calculate_triangle_area" in refined
     sample = Sample.objects.get(benchmark=benchmark, external_id="simple_python_demo_0")
     assert sample.revision == 1
     assert sample.reference[0]["calculate_triangle_area"]["height"] == [6]
