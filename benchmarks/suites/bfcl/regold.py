@@ -19,6 +19,7 @@ from typing import Any
 
 from benchmarks.kit.protocol import Context, Item, Outcome, Scores
 from benchmarks.suites.bfcl import conversation, multi_turn
+from config.errors import ApplicationError
 
 
 def prepare_entries(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
@@ -48,15 +49,20 @@ def score_entry(
 ) -> Scores:
     """The stored verdict's scores (conversation.score_entry), or, under another ground truth
     than the launch's, the scores of the model's stored calls checked again against the item's
-    (see the module docstring). Needs the pinned wheel then: ValueError naming
-    `manage.py fetch_bfcl` without it."""
+    (see the module docstring). Needs the pinned wheel then: ApplicationError naming the item
+    and `manage.py fetch_bfcl` without it."""
     if outcome is None or not rechecked(outcome, item, context):
         return conversation.score_entry(outcome, item, ctx, context)
     answer = outcome.answer
     assert isinstance(answer, Mapping)
-    verdict = multi_turn.run_isolated(
-        conversation.wheel_source(), multi_turn.entry_of(item), answer["turns"]
-    )
+    try:
+        source = conversation.wheel_source()
+    except ValueError as exc:
+        raise ApplicationError(
+            f"{item.split}/{item.external_id}: its ground truth was refined, and scoring it again "
+            f"executes the model's calls with BFCL's classes: {exc}"
+        ) from None
+    verdict = multi_turn.run_isolated(source, multi_turn.entry_of(item), answer["turns"])
     passed = verdict.get("passed") is True and not answer.get("force_quit")
     share = verdict.get("turn_accuracy")
     return {

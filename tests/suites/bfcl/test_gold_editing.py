@@ -11,9 +11,11 @@ import pytest
 from annotation import draft_lists
 from annotation.draft_editing import Call, RefineError
 from benchmarks.kit.golddiff import revision_diff
+from benchmarks.kit.protocol import Context, Item, Outcome
 from benchmarks.kit.registry import gold_editing
 from benchmarks.selectors import gold_outline
-from benchmarks.suites.bfcl import gold
+from benchmarks.suites import bfcl
+from benchmarks.suites.bfcl import gold, regold
 
 SINGLE = [{"calculate_triangle_area": {"base": [10], "height": [5], "unit": ["units", ""]}}]
 MULTI = [["mkdir(dir_name='reports')"], [], ["cd(folder='reports')", "sort('notes.txt')"]]
@@ -181,3 +183,20 @@ def test_a_samples_history_and_outline_read_bfcls_gold_as_calls() -> None:
         ("3.2", "sort", {"argument 1": "notes.txt"}),
     ]
     assert gold_outline(SINGLE)["rows"][0]["arguments"]["unit"] == ["units", ""]
+
+
+def test_a_multi_turn_verdict_is_checked_again_only_under_another_ground_truth() -> None:
+    item = Item(split="multi_turn_base", external_id="e", input={}, reference=MULTI)
+    answer = {"passed": True, "turn_accuracy": 1.0, "turns": [[], [], []]}
+    done = Outcome(output="", answer=answer)
+    assert not regold.rechecked(done, item, {})  # a launch that recorded no ground truth
+    assert not regold.rechecked(done, item, {"ground_truth": MULTI})
+    assert regold.rechecked(done, item, {"ground_truth": [["ls()"], [], []]})
+    failed = Outcome(output="", answer={**answer, "worker_failed": True})
+    assert not regold.rechecked(failed, item, {"ground_truth": [[], [], []]})
+    # the stored verdict is what is read when the gold is the launch's
+    ctx = Context(task=bfcl.SUITE.evaluator.task("multi_turn_base"), options={})
+    assert regold.score_entry(done, item, ctx, {"ground_truth": MULTI}) == {
+        "accuracy": 100.0,
+        "turn_accuracy": 100.0,
+    }
