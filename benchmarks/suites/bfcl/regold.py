@@ -19,7 +19,6 @@ from typing import Any
 
 from benchmarks.kit.protocol import Context, Item, Outcome, Scores
 from benchmarks.suites.bfcl import conversation, multi_turn
-from config.errors import ApplicationError
 
 
 def prepare_entries(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
@@ -49,8 +48,8 @@ def score_entry(
 ) -> Scores:
     """The stored verdict's scores (conversation.score_entry), or, under another ground truth
     than the launch's, the scores of the model's stored calls checked again against the item's
-    (see the module docstring). Needs the pinned wheel then: ApplicationError naming the item
-    and `manage.py fetch_bfcl` without it."""
+    (see the module docstring). Needs the pinned wheel then: ValueError naming the item and
+    `manage.py fetch_bfcl` without it (evaluation.gold_versions shows it as a refusal)."""
     if outcome is None or not rechecked(outcome, item, context):
         return conversation.score_entry(outcome, item, ctx, context)
     answer = outcome.answer
@@ -58,7 +57,7 @@ def score_entry(
     try:
         source = conversation.wheel_source()
     except ValueError as exc:
-        raise ApplicationError(
+        raise ValueError(
             f"{item.split}/{item.external_id}: its ground truth was refined, and scoring it again "
             f"executes the model's calls with BFCL's classes: {exc}"
         ) from None
