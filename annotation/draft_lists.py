@@ -261,7 +261,7 @@ def turn_insert(
     first in the turn when None."""
     if not 0 <= turn < turn_count:
         raise RefineError(f"there is no turn {turn + 1} (the entry has {turn_count})")
-    new = TurnCall(next_uid(calls), turn, text.strip())  # type: ignore[arg-type]
+    new = TurnCall(next_uid(calls), turn, text.strip())
     if after_uid is None:
         at = next((i for i, c in enumerate(calls) if c.turn >= turn), len(calls))
     else:

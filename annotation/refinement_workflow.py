@@ -186,8 +186,8 @@ def _acceptable_op(
         return draft_editing.call_insert(calls, uid)
     if uid is None:
         raise AnnotationError("which call?")
-    argument = str(params.get("argument") or "")
-    value = str(params.get("value", ""))
+    argument = str(params.get("argument") or "")[:200]
+    value = str(params.get("value", ""))[:20000]
     errors = data["form_errors"]
     if op == "delete":
         errors.pop(uid, None)
