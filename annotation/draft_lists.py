@@ -151,8 +151,8 @@ def acceptable_errors(
 ) -> dict[str, str]:
     """What stops the draft being saved, {call uid: message} ("" for the whole gold): no call,
     a function that is not one of the item's (`functions`: name -> parameters schema), an
-    argument the function does not have, an argument without acceptable values, an argument
-    that is only optional ("" alone: nothing is acceptable when it is given)."""
+    argument the function does not have, an argument without acceptable values (BFCL's checker
+    then fails every answer). [""] is valid: the argument must be left out."""
     if not calls:
         return {"": "a single-turn gold expects at least one call"}
     problems: dict[str, list[str]] = {}
@@ -173,9 +173,10 @@ def acceptable_errors(
             elif not isinstance(values, list):
                 found.append(f"argument {argument}: the acceptable values must be a list")
             elif not values:
-                found.append(f"argument {argument}: no acceptable value (remove the argument)")
-            elif all(v == "" for v in values):
-                found.append(f'argument {argument}: "" alone accepts nothing when it is given')
+                found.append(
+                    f"argument {argument}: no acceptable value, so no answer can pass (give "
+                    'one, or "" alone if it must be left out, or remove the argument)'
+                )
     return {uid: "; ".join(found) for uid, found in problems.items() if found}
 
 

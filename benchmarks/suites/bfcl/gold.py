@@ -62,8 +62,9 @@ def read_acceptable(reference: Any) -> list[Any]:
 
 def write_acceptable(calls: list[Any], old: Any) -> Any:
     """The possible answer holding `calls` ({"name", "arguments": {parameter: [values]}}).
-    ValueError for no call, a call without a function name, a value list that is not a list
-    or is empty."""
+    ValueError for no call, a call without a function name, a value list that is not a list.
+    An empty list is written as it is (BFCL's data has a few: no answer can pass them, which
+    the editor reports); [""] means the parameter must be left out."""
     if not calls:
         raise ValueError(
             "a single-turn possible answer expects at least one call (an entry that expects "
@@ -82,11 +83,6 @@ def write_acceptable(calls: list[Any], old: Any) -> Any:
                 raise ValueError(
                     f"call {position} ({name}), parameter {parameter}: the acceptable values "
                     "must be a JSON list"
-                )
-            if not values:
-                raise ValueError(
-                    f"call {position} ({name}), parameter {parameter}: no acceptable value "
-                    '(give at least one; "" alone is not enough to leave it out, remove it)'
                 )
         written.append({name: copy.deepcopy(dict(arguments))})
     return written
