@@ -78,3 +78,49 @@ def test_an_expert_edits_an_acceptable_value_and_the_reviewer_sees_the_diff(
     sample.refresh_from_db()
     assert sample.revision == 1
     assert sample.reference[0][function][argument] == [6]
+
+
+def test_an_expert_edits_a_multi_turn_call_and_adds_one_to_its_turn(
+    transactional_db: None, login: Any, live_server: Any
+) -> None:
+    benchmark = demo_benchmark()
+    campaign = services.campaign_create(
+        name="BFCL multi-turn gold", kind="refinement", benchmark=benchmark, review_stage=True
+    )
+    services.items_from_split(campaign=campaign, split="multi_turn_base")
+    expert = make_user(username="expert")
+    services.members_add(campaign=campaign, users=[expert], role=Member.Role.ANNOTATOR)
+    services.campaign_activate(campaign=campaign)
+    page = login(expert)
+    page.goto(f"{live_server.url}/annotate/{campaign.pk}/")
+    assignment = Assignment.objects.get(campaign=campaign, annotator=expert)
+    sample = Sample.objects.get(pk=assignment.item.sample_id)
+    first = sample.reference[0][0]  # turn 1's first call, e.g. mkdir(dir_name='reports')
+    expect(page.locator("#call-c1")).to_have_value(first)
+
+    # a call that is not one literal call: its error shows next to it
+    tab_to(page, "#call-c1")
+    with posting(page, "/refine/"):
+        page.keyboard.press("Control+A")
+        page.keyboard.type("rm(name)")
+        page.keyboard.press("Tab")
+    expect(page.locator('[data-uid="c1"] .field-error')).to_contain_text("argument 1")
+    # Alt+Enter adds a call after it in the same turn, and the focus goes to it
+    tab_to(page, "#call-c1", backwards=True)
+    with posting(page, "/refine/"):
+        page.keyboard.press("Alt+Enter")
+    expect(page.locator('[data-uid="n1"] .num')).to_have_text("1.2")
+    expect(focused(page)).to_have_attribute("id", "call-n1")
+    with posting(page, "/refine/"):
+        page.keyboard.type("pwd()")
+        page.keyboard.press("Tab")
+    # the first call put back: the diff is the one inserted call of turn 1
+    tab_to(page, "#call-c1", backwards=True)
+    with posting(page, "/refine/"):
+        page.keyboard.press("Control+A")
+        page.keyboard.type(first)
+        page.keyboard.press("Tab")
+    inserted = page.locator(".diff .change-inserted")
+    expect(inserted).to_have_count(1)
+    expect(inserted).to_contain_text("1.2")
+    expect(inserted).to_contain_text("pwd")
