@@ -41,7 +41,7 @@ import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError, ValidationError
@@ -212,7 +212,12 @@ def _remap_golds(
         reference[key] = [entry for _, entry in sorted(kept, key=lambda pair: pair[0])]
 
 
-def next_uid(items: Iterable[Step | Call]) -> str:
+class _Uided(Protocol):
+    @property
+    def uid(self) -> str: ...
+
+
+def next_uid(items: Iterable[_Uided]) -> str:
     """The uid the next inserted step or call gets: "n<k>", k beyond every "n" uid present."""
     highest = 0
     for item in items:

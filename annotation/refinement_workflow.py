@@ -3,8 +3,12 @@ annotator's draft, saved at every edit; the answer it becomes (the refined sampl
 verdict); a reviewer's approval, after which the refined sample is the sample's new revision.
 
 The editing itself is pure (annotation.draft_editing). A draft has a mode fixed by the sample's
-gold: "plan" (a tree of steps: UltraTool), "calls" (gold tool calls: MTU-Bench, generic samples)
-or "json" (any other gold, edited as JSON text). The query text can be edited in every mode.
+gold: "plan" (a tree of steps: UltraTool), "calls" (gold tool calls: MTU-Bench, generic samples),
+"acceptable" (calls whose arguments are lists of acceptable values: BFCL's single-turn possible
+answers), "turns" (call strings per turn: BFCL's multi-turn ground truth; annotation.draft_lists)
+or "json" (any other gold, edited as JSON text). The query text can be edited in every mode but
+"acceptable" and "turns", whose samples keep the question the model sees elsewhere (BFCL's
+input["question"]; input["query"] only lists it).
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation import draft_editing
+from annotation import draft_editing, draft_lists
 from annotation.assign import AnnotationError
 from annotation.models import Assignment, Campaign, Label, RefinementDraft, Review
 from annotation.selectors import campaign_labels_counted
+from benchmarks.kit.registry import GoldEditing, gold_editing
 from benchmarks.models import Sample, Tool
 from benchmarks.selectors import gold_outline
 from benchmarks.services import RevisionConflict, sample_revise, samples_annotate
@@ -28,7 +33,19 @@ from benchmarks.services import RevisionConflict, sample_revise, samples_annotat
 # --- drafts -------------------------------------------------------------------------------------
 
 
+LIST_MODES = ("acceptable", "turns")
+
+
+def _list_gold(reference: Any) -> GoldEditing | None:
+    """The suite's gold editing of an "acceptable" or "turns" gold (None for the others)."""
+    gold = gold_editing(reference)
+    return gold if gold is not None and gold.shape in LIST_MODES else None
+
+
 def draft_mode(reference: Any) -> str:
+    gold = _list_gold(reference)
+    if gold is not None:
+        return gold.shape
     if isinstance(reference, dict) and isinstance(reference.get("steps"), list):
         return "plan"
     if isinstance(reference, dict) and (
@@ -40,8 +57,13 @@ def draft_mode(reference: Any) -> str:
 
 def toolset(sample: Sample) -> dict[str, dict[str, Any]]:
     """name -> arguments schema of the tools the sample offers (its own definitions first:
-    an MTU-Bench sample carries its own, and a name may have several across samples)."""
+    an MTU-Bench sample carries its own, and a name may have several across samples); a
+    suite whose samples keep their functions in their input says where (GoldEditing.functions:
+    BFCL's input["functions"])."""
     schemas: dict[str, dict[str, Any]] = {}
+    gold = gold_editing(sample.reference)
+    if gold is not None and gold.functions is not None and isinstance(sample.input, dict):
+        schemas.update(gold.functions(sample.input))
     own = sample.input.get("tools") if isinstance(sample.input, dict) else None
     for tool in own or []:
         if isinstance(tool, dict) and isinstance(tool.get("name"), str):
@@ -65,6 +87,15 @@ def _initial(sample: Sample) -> dict[str, Any]:
     }
     if mode == "plan":
         data["steps"] = draft_editing.steps_dump(draft_editing.plan_from_reference(reference))
+    elif mode == "acceptable":
+        data["query"] = None
+        data["calls"] = draft_editing.calls_dump(
+            draft_lists.acceptable_from_reference(_gold(reference), reference)
+        )
+    elif mode == "turns":
+        data["query"] = None
+        calls, data["turn_count"] = draft_lists.turns_from_reference(_gold(reference), reference)
+        data["turns"] = draft_lists.turns_dump(calls)
     elif mode == "calls":
         data["calls"] = draft_editing.calls_dump(draft_editing.calls_from_reference(reference))
     else:
@@ -79,7 +110,18 @@ def draft_get(assignment: Assignment) -> RefinementDraft:
     return draft
 
 
+def _gold(reference: Any) -> GoldEditing:
+    gold = _list_gold(reference)
+    if gold is None:
+        raise AnnotationError("this sample's gold is no longer of the draft's shape (reload)")
+    return gold
+
+
 def _original(sample: Sample, mode: str) -> Any:
+    if mode == "acceptable":
+        return draft_lists.acceptable_from_reference(_gold(sample.reference), sample.reference)
+    if mode == "turns":
+        return draft_lists.turns_from_reference(_gold(sample.reference), sample.reference)[0]
     if mode == "plan":
         return draft_editing.plan_from_reference(sample.reference)
     if mode == "calls":
@@ -101,10 +143,20 @@ def draft_apply(*, assignment: Assignment, op: str, params: dict[str, Any]) -> R
         data["form_errors"] = dict(data.get("form_errors") or {})
         sample = assignment.item.sample
         try:
+            if op == "query" and data["mode"] in LIST_MODES:
+                raise AnnotationError("this sample's question is not edited here")
             if op == "query":
                 data["query"] = str(params.get("value", ""))[:20000]
             elif op == "json":
                 data["json"] = str(params.get("value", ""))
+            elif data["mode"] == "acceptable":
+                data["calls"] = draft_editing.calls_dump(
+                    _acceptable_op(draft_editing.calls_load(data["calls"]), op, params, data)
+                )
+            elif data["mode"] == "turns":
+                data["turns"] = draft_lists.turns_dump(
+                    _turns_op(draft_lists.turns_load(data["turns"]), op, params, data)
+                )
             elif data["mode"] == "plan":
                 data["steps"] = draft_editing.steps_dump(
                     _plan_op(draft_editing.steps_load(data["steps"]), op, params, data, sample)
@@ -120,6 +172,88 @@ def draft_apply(*, assignment: Assignment, op: str, params: dict[str, Any]) -> R
         draft.data = data
         draft.save(update_fields=["data", "updated_at"])
     return draft
+
+
+def _acceptable_op(
+    calls: list[draft_editing.Call], op: str, params: dict[str, Any], data: dict
+) -> list[draft_editing.Call]:
+    """One edit of an acceptable-value draft: insert, delete, up, down, tool (the function),
+    values (an argument's list as JSON text; blank removes the argument), add_value (one value:
+    JSON, or the text itself), remove_value (by index), optional (toggles "" in the list). A
+    value list that is not JSON is kept as typed, with its error, until it is fixed."""
+    uid = str(params.get("uid") or "") or None
+    if op == "insert":
+        return draft_editing.call_insert(calls, uid)
+    if uid is None:
+        raise AnnotationError("which call?")
+    argument = str(params.get("argument") or "")[:200]
+    value = str(params.get("value", ""))[:20000]
+    errors = data["form_errors"]
+    if op == "delete":
+        errors.pop(uid, None)
+        return draft_editing.call_delete(calls, uid)
+    if op in ("up", "down"):
+        return draft_editing.call_move(calls, uid, op)
+    if op == "tool":
+        errors.pop(uid, None)
+        return draft_editing.call_set(calls, uid, name=value, arguments={})
+    if op == "values":
+        try:
+            values = draft_lists.values_from_text(value)
+        except draft_editing.RefineError as exc:
+            errors.setdefault(uid, {"errors": {}, "values": {}})
+            errors[uid]["errors"][argument] = str(exc)
+            errors[uid]["values"][argument] = value
+            return calls
+        _clear_form_error(errors, uid, argument)
+        return draft_lists.set_values(calls, uid, argument, values)
+    if op == "add_value":
+        _clear_form_error(errors, uid, argument)
+        return draft_lists.add_value(calls, uid, argument, draft_lists.value_from_text(value))
+    if op == "remove_value":
+        try:
+            index = int(value)
+        except ValueError:
+            raise AnnotationError("which value?") from None
+        _clear_form_error(errors, uid, argument)
+        return draft_lists.remove_value(calls, uid, argument, index)
+    if op == "optional":
+        _clear_form_error(errors, uid, argument)
+        return draft_lists.toggle_optional(calls, uid, argument)
+    raise AnnotationError(f"unknown edit {op!r}")
+
+
+def _clear_form_error(errors: dict[str, Any], uid: str, argument: str) -> None:
+    mine = errors.get(uid)
+    if isinstance(mine, dict):
+        mine.get("errors", {}).pop(argument, None)
+        mine.get("values", {}).pop(argument, None)
+        if not mine.get("errors"):
+            errors.pop(uid, None)
+
+
+def _turns_op(
+    calls: list[draft_lists.TurnCall], op: str, params: dict[str, Any], data: dict
+) -> list[draft_lists.TurnCall]:
+    """One edit of a turns draft: insert (in "turn", 0-based, after uid or first), delete, up,
+    down (within its turn), call (the call string; checked when the draft is shown)."""
+    uid = str(params.get("uid") or "") or None
+    turn_count = int(data.get("turn_count") or 0)
+    if op == "insert":
+        try:
+            turn = int(str(params.get("turn", "")))
+        except ValueError:
+            raise AnnotationError("which turn?") from None
+        return draft_lists.turn_insert(calls, turn, uid, turn_count)
+    if uid is None:
+        raise AnnotationError("which call?")
+    if op == "delete":
+        return draft_lists.turn_delete(calls, uid)
+    if op in ("up", "down"):
+        return draft_lists.turn_move(calls, uid, op)
+    if op == "call":
+        return draft_lists.turn_set(calls, uid, str(params.get("value", ""))[:20000])
+    raise AnnotationError(f"unknown edit {op!r}")
 
 
 def _form(params: dict[str, Any]) -> dict[str, str]:
@@ -232,7 +366,11 @@ def draft_state(assignment: Assignment, draft: RefinementDraft) -> dict[str, Any
     tools = toolset(sample)
     state: dict[str, Any] = {"mode": data["mode"], "query": data.get("query"), "tools": list(tools)}
     form_errors = data.get("form_errors") or {}
-    if data["mode"] == "plan":
+    if data["mode"] == "acceptable":
+        _acceptable_state(state, draft_editing.calls_load(data["calls"]), sample, tools, data)
+    elif data["mode"] == "turns":
+        _turns_state(state, draft_lists.turns_load(data["turns"]), sample, tools, data)
+    elif data["mode"] == "plan":
         steps = draft_editing.steps_load(data["steps"])
         errors = draft_editing.plan_errors(steps, tools)
         numbers = draft_editing.numbering(steps)
@@ -269,9 +407,90 @@ def draft_state(assignment: Assignment, draft: RefinementDraft) -> dict[str, Any
         state["errors"] = {}
         state["json_changed"] = changed
     original_query = sample.input.get("query") if isinstance(sample.input, dict) else None
-    state["query_changed"] = data.get("query") != original_query
+    state["query_changed"] = data["mode"] not in LIST_MODES and data.get("query") != original_query
     state["changed"] = bool(state["diff"]) or state["query_changed"] or state.get("json_changed")
     return state
+
+
+def _acceptable_state(
+    state: dict[str, Any],
+    calls: list[draft_editing.Call],
+    sample: Sample,
+    tools: dict[str, dict[str, Any]],
+    data: dict[str, Any],
+) -> None:
+    errors = draft_lists.acceptable_errors(calls, tools)
+    form_errors = data.get("form_errors") or {}
+    rows = []
+    for number, call in enumerate(calls, start=1):
+        typed = form_errors.get(call.uid) or {}
+        arguments = draft_lists.argument_rows(call, tools.get(call.name))
+        for argument in arguments:
+            argument["error"] = (typed.get("errors") or {}).get(argument["name"], "")
+            if argument["name"] in (typed.get("values") or {}):
+                argument["json"] = typed["values"][argument["name"]]
+        rows.append(
+            {
+                "uid": call.uid,
+                "number": str(number),
+                "tool": call.name,
+                "arguments": arguments,
+                "error": errors.get(call.uid, ""),
+            }
+        )
+    state["rows"] = rows
+    state["gold_error"] = errors.get("", "")
+    state["diff"] = draft_editing.calls_diff(_original(sample, "acceptable"), calls)
+    state["errors"] = errors
+
+
+def _turns_state(
+    state: dict[str, Any],
+    calls: list[draft_lists.TurnCall],
+    sample: Sample,
+    tools: dict[str, dict[str, Any]],
+    data: dict[str, Any],
+) -> None:
+    gold = _gold(sample.reference)
+    parse = gold.parse_call
+    if parse is None:
+        raise AnnotationError("this gold's calls cannot be read")
+    turn_count = int(data.get("turn_count") or 0)
+    errors = draft_lists.turns_errors(calls, tools, parse)
+    question = sample.input.get("question") if isinstance(sample.input, dict) else None
+    asked = question if isinstance(question, list) else []
+    state["turns"] = [
+        {
+            "index": index,
+            "number": index + 1,
+            "asked": _user_text(asked[index]) if index < len(asked) else "",
+            "calls": [
+                {
+                    "uid": call.uid,
+                    "number": f"{index + 1}.{position}",
+                    "text": call.text,
+                    "error": errors.get(call.uid, ""),
+                }
+                for position, call in enumerate(turn, start=1)
+            ],
+        }
+        for index, turn in enumerate(draft_lists.grouped(calls, turn_count))
+    ]
+    state["diff"] = draft_lists.turns_diff(
+        gold, _original(sample, "turns"), calls, turn_count, tools
+    )
+    state["errors"] = errors
+
+
+def _user_text(messages: Any) -> str:
+    """What the user says in a turn (its user messages' texts, joined)."""
+    listed = messages if isinstance(messages, list) else []
+    texts = [
+        str(message.get("content") or "")
+        for message in listed
+        if isinstance(message, dict) and message.get("role") == "user"
+    ]
+    return "\n".join(texts)
 
 
 def _row(
@@ -333,7 +552,18 @@ def refinement_answers(*, assignment: Assignment, verdict: str) -> dict[str, Any
             "some steps or calls need fixing first (marked in the editor)", field="verdict"
         )
     data = draft.data
-    if data["mode"] == "plan":
+    if data["mode"] == "acceptable":
+        reference = draft_lists.acceptable_to_reference(
+            _gold(sample.reference), draft_editing.calls_load(data["calls"]), sample.reference
+        )
+    elif data["mode"] == "turns":
+        reference = draft_lists.turns_to_reference(
+            _gold(sample.reference),
+            draft_lists.turns_load(data["turns"]),
+            int(data.get("turn_count") or 0),
+            sample.reference,
+        )
+    elif data["mode"] == "plan":
         reference = draft_editing.plan_to_reference(
             draft_editing.steps_load(data["steps"]), sample.reference
         )

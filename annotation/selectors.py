@@ -327,7 +327,10 @@ def item_view(
             t.name: t for t in Tool.objects.filter(benchmark_id=sample.benchmark_id, name__in=names)
         }
         # A tool the benchmark does not hold (one the platform serves) is shown by its name.
-        view["tools"] = [tools.get(n) or Tool(name=n) for n in context.candidates]
+        view["tools"] = [
+            tools.get(n) or Tool(name=n, description=context.descriptions.get(n, ""))
+            for n in context.candidates
+        ]
         view["tool_descriptions"] = {name: tool.description for name, tool in tools.items()}
     else:
         summaries = []

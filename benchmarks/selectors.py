@@ -13,11 +13,13 @@ from django.db.models.functions import Cast, Coalesce
 from django.shortcuts import get_object_or_404
 
 from benchmarks.kit.golddiff import (
+    acceptable_calls,
     calls_from_reference,
     gold_shape,
     numbering,
     plan_from_reference,
     revision_diff,
+    turn_calls,
 )
 from benchmarks.models import Benchmark, ImportJob, Sample, SampleRevision, Tool
 
@@ -197,6 +199,32 @@ def gold_outline(reference: Any) -> dict[str, Any]:
             for i, call in enumerate(calls_from_reference(reference), start=1)
         ]
         return {"mode": shape, "rows": rows}
+    if shape == "acceptable":
+        # Each argument's value is its list of acceptable values ("" among them: optional).
+        rows = [
+            {
+                "number": str(i),
+                "depth": 0,
+                "text": "",
+                "tool": call.name,
+                "arguments": call.arguments,
+            }
+            for i, call in enumerate(acceptable_calls(reference), start=1)
+        ]
+        return {"mode": "calls", "rows": rows}
+    if shape == "turns":
+        rows = [
+            {
+                "number": f"{turn}.{i}",
+                "depth": 0,
+                "text": "",
+                "tool": call.name,
+                "arguments": call.arguments,
+            }
+            for turn, calls in enumerate(turn_calls(reference), start=1)
+            for i, call in enumerate(calls, start=1)
+        ]
+        return {"mode": "calls", "rows": rows}
     return {"mode": shape, "json": json.dumps(reference, ensure_ascii=False, indent=2)}
 
 

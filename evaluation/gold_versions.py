@@ -46,6 +46,10 @@ class GoldsTooLarge(ApplicationError):
     """A run too large to score again while a page waits."""
 
 
+class GoldsUnscorable(ApplicationError):
+    """An answer the task's score refuses to score again (it says why)."""
+
+
 @dataclass(frozen=True)
 class ChangedItem:
     """An item whose verdict differs between the gold versions: per compared metric, its value
@@ -162,7 +166,14 @@ def compare_golds(
 def _rescored(
     evaluator: Evaluator, ctx: Any, each: Scored, item: Item, into: list[Scored]
 ) -> Scores:
-    scores = evaluator.score(each.outcome, item, ctx, each.context)
+    try:
+        scores = evaluator.score(each.outcome, item, ctx, each.context)
+    except ValueError as exc:
+        # A score that needs what is not here (BFCL's wheel, to execute a refined multi-turn
+        # ground truth again): refused, naming the item, rather than failing the page.
+        raise GoldsUnscorable(
+            f"{item.split}/{item.external_id} cannot be scored again under this gold: {exc}"
+        ) from None
     into.append(replace(each, item=item, scores=scores))
     return scores
 
@@ -199,6 +210,10 @@ def leaderboard_golds(
                 comparison = compare_golds(run, limit=gold_compare_limit())
             except GoldsTooLarge:
                 found = HeadlineUnderGolds(refused="too large for a page: run_golds")
+            except GoldsUnscorable:
+                found = HeadlineUnderGolds(
+                    refused="cannot be scored again here: see its golds page"
+                )
             else:
                 found = HeadlineUnderGolds(
                     published=comparison.metrics[PUBLISHED].get(headline),

@@ -29,6 +29,7 @@ from evaluation.analyses import declared as declared_analyses
 from evaluation.forms import LaunchJudgeJobForm, LaunchRunForm
 from evaluation.gold_versions import (
     GoldsTooLarge,
+    GoldsUnscorable,
     compare_golds,
     gold_compare_limit,
     leaderboard_golds,
@@ -215,7 +216,7 @@ def run_golds(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         try:
             comparison = compare_golds(run, limit=gold_compare_limit())
-        except GoldsTooLarge as exc:
+        except (GoldsTooLarge, GoldsUnscorable) as exc:
             context["refused"] = str(exc)
         else:
             context["comparison"] = comparison

@@ -72,11 +72,13 @@ class ItemContext:
     """What a human needs beside an output to judge it: the question (or the dialogue's turns),
     the candidate tools offered (names of the benchmark's tools), the gold when the campaign
     shows it (None otherwise) and how it reads (`gold_view`), and one summary per judged
-    output, in the order given (`sides`)."""
+    output, in the order given (`sides`). `descriptions` describes candidates the benchmark
+    holds no tool for (functions a sample carries in its input, as BFCL's do)."""
 
     query: Any = None
     turns: Any = None
     candidates: tuple[str, ...] = ()
+    descriptions: Mapping[str, str] = field(default_factory=dict)
     gold: Any = None
     gold_view: OutputSummary | None = None
     sides: tuple[OutputSummary, ...] = ()

@@ -261,8 +261,9 @@ def _argument_changes(
     for key, value in after.items():
         if key not in before:
             changes.append(Change("argument_added", uid, *numbers, key=key, new=value))
-        elif before[key] != value or type(before[key]) is not type(value):
-            # 1 == 1.0 == True in Python; "True" -> true is a real fix the expert should see.
+        elif _key(before[key]) != _key(value):
+            # 1 == 1.0 == True in Python, also inside a list of acceptable values; "True" ->
+            # true or 5 -> 5.0 is a real fix the expert should see: compared as typed JSON.
             changes.append(
                 Change("argument_changed", uid, *numbers, key=key, old=before[key], new=value)
             )
@@ -375,12 +376,16 @@ def calls_diff(old: Sequence[Call], new: Sequence[Call]) -> list[Change]:
 
 # --- two stored versions ------------------------------------------------------------------------
 
-GoldShape = Literal["plan", "calls", "json"]
+GoldShape = Literal["plan", "calls", "acceptable", "turns", "json"]
 
 
 def gold_shape(reference: Any) -> GoldShape:
     """How a stored gold is diffed: a plan (reference["steps"] or a "plan" tree), expected
-    calls (reference["calls"] or ["tool_calls"]), or any other JSON."""
+    calls (reference["calls"] or ["tool_calls"]), a suite's "acceptable" or "turns" gold (its
+    GoldEditing says: BFCL's possible answers and multi-turn ground truth), or any other JSON."""
+    listed = list_gold(reference)
+    if listed is not None:
+        return listed.shape
     if isinstance(reference, Mapping):
         if isinstance(reference.get("steps"), list) or isinstance(reference.get("plan"), list):
             return "plan"
@@ -529,6 +534,28 @@ def revision_diff(
             [c.name for c in new_calls],
         )
         changes.extend(calls_diff(old_calls, _relabel(new_calls, old_calls, match)))
+    elif shape == "acceptable":
+        old_calls = acceptable_calls(old_reference)
+        new_calls = acceptable_calls(new_reference)
+        match = align(
+            [_key(_call_dict(c)) for c in old_calls],
+            [_key(_call_dict(c)) for c in new_calls],
+            [c.name for c in old_calls],
+            [c.name for c in new_calls],
+        )
+        changes.extend(calls_diff(old_calls, _relabel(new_calls, old_calls, match)))
+    elif shape == "turns" and len(turn_calls(old_reference)) == len(turn_calls(new_reference)):
+        for turn, (old_calls, new_calls) in enumerate(
+            zip(turn_calls(old_reference), turn_calls(new_reference), strict=True), start=1
+        ):
+            match = align(
+                [_key(_call_dict(c)) for c in old_calls],
+                [_key(_call_dict(c)) for c in new_calls],
+                [c.name for c in old_calls],
+                [c.name for c in new_calls],
+            )
+            diff = calls_diff(old_calls, _relabel(new_calls, old_calls, match))
+            changes.extend(in_turn(diff, turn))
     elif old_reference != new_reference:
         if isinstance(old_reference, Mapping) and isinstance(new_reference, Mapping):
             changes.extend(_argument_changes("gold", (None, None), old_reference, new_reference))
@@ -537,3 +564,73 @@ def revision_diff(
                 Change("argument_changed", "gold", key="gold", old=old_reference, new=new_reference)
             )
     return changes
+
+
+# --- golds of calls with acceptable values, and of calls per turn ---------------------------------
+
+
+def list_gold(reference: Any) -> GoldEditing | None:
+    """The suite's gold editing of an "acceptable" or "turns" gold (None for other golds)."""
+    gold = gold_editing(reference)
+    return gold if gold is not None and gold.shape in ("acceptable", "turns") else None
+
+
+def acceptable_calls(reference: Any) -> list[Call]:
+    """An "acceptable" gold's calls, each argument's value its list of acceptable values, uids
+    "c1", "c2", ... by position ([] for another gold)."""
+    gold = list_gold(reference)
+    if gold is None or gold.shape != "acceptable" or gold.read_gold is None:
+        return []
+    return [
+        Call(f"c{index}", str(call["name"]), copy.deepcopy(dict(call["arguments"])))
+        for index, call in enumerate(gold.read_gold(reference), start=1)
+    ]
+
+
+def written_call(
+    gold: GoldEditing, text: str, uid: str, declared: Mapping[str, Sequence[str]] | None = None
+) -> Call:
+    """A call string of a "turns" gold as a Call (read by the suite's parse_call, never
+    evaluated): keyword arguments by name, a positional one by the function's parameter at
+    its position in `declared` (function -> parameter names), else "argument <n>"; a call that
+    does not parse is named by its text, without arguments."""
+    if gold.parse_call is None:
+        return Call(uid, text, {})
+    try:
+        name, args, kwargs = gold.parse_call(text)
+    except ValueError:
+        return Call(uid, text, {})
+    names = list((declared or {}).get(name, ()))
+    arguments: dict[str, Any] = {
+        names[i] if i < len(names) else f"argument {i + 1}": value for i, value in enumerate(args)
+    }
+    arguments.update(kwargs)
+    return Call(uid, name, arguments)
+
+
+def turn_calls(reference: Any) -> list[list[Call]]:
+    """A "turns" gold's calls per turn ([] for another gold), uids "c1", "c2", ... in turn
+    order."""
+    gold = list_gold(reference)
+    if gold is None or gold.shape != "turns" or gold.read_gold is None:
+        return []
+    turns, position = [], 0
+    for texts in gold.read_gold(reference):
+        calls = []
+        for text in texts:
+            position += 1
+            calls.append(written_call(gold, str(text), f"c{position}"))
+        turns.append(calls)
+    return turns
+
+
+def in_turn(changes: Sequence[Change], turn: int) -> list[Change]:
+    """A turn's changes, its calls numbered "turn.position" (`turn` 1-based)."""
+    return [
+        replace(
+            change,
+            old_number=f"{turn}.{change.old_number}" if change.old_number else None,
+            new_number=f"{turn}.{change.new_number}" if change.new_number else None,
+        )
+        for change in changes
+    ]

@@ -156,15 +156,17 @@ class JudgmentReader:
     task_help: str = ""
 
 
-GoldShape = Literal["plan", "calls"]
+GoldShape = Literal["plan", "calls", "acceptable", "turns"]
 
 
 @dataclass(frozen=True)
 class GoldEditing:
     """What a suite's gold is to an expert who refines it, and how an edit applies.
 
-    shape: "plan" (a tree of steps) or "calls" (expected tool calls).
-    recognizes(reference): whether a stored reference is this suite's gold.
+    shape: "plan" (a tree of steps), "calls" (expected tool calls), "acceptable" (expected
+      calls whose arguments are lists of acceptable values, "" among them: the argument may be
+      left out) or "turns" (expected calls grouped by turn, each written as a call string).
+    recognizes(reference): whether a stored reference (any JSON value) is this suite's gold.
     calls_key: the reference key holding the gold calls ("calls" shape).
     step_keyed: reference keys of task golds keyed by step number ({"step": "1.2", ...}) that
       follow their step when the plan is renumbered ("plan" shape).
@@ -178,10 +180,18 @@ class GoldEditing:
     follow_plan(reference, old, new): how the rest of the reference follows an edited plan
       beyond the step-keyed golds (UltraTool's planning gold, the plan as text), in place:
       `old` is the old plan, (number, text) per step; `new` the new one, per step the index in
-      `old` of the step it was (None: a new step) and its (number, text) ("plan" shape)."""
+      `old` of the step it was (None: a new step) and its (number, text) ("plan" shape).
+    read_gold(reference): the gold as the editor holds it: "acceptable", [{"name", "arguments":
+      {argument: [acceptable values]}}]; "turns", [[call string, ...] per turn].
+    write_gold(edited, old): the reference holding the edited gold (read_gold's shape) in the
+      old one's place; raises ValueError naming what it cannot hold.
+    functions(sample_input): the functions a sample offers, name -> arguments schema, where the
+      sample keeps them in its input ("acceptable" and "turns" shapes).
+    parse_call(text): a call string as (name, positional arguments, keyword arguments), never
+      evaluated; raises ValueError saying what is wrong ("turns" shape)."""
 
     shape: GoldShape
-    recognizes: Callable[[Mapping[str, Any]], bool]
+    recognizes: Callable[[Any], bool]
     calls_key: str = "tool_calls"
     step_keyed: tuple[str, ...] = ()
     one_call_per_tool: bool = False
@@ -200,6 +210,10 @@ class GoldEditing:
         ]
         | None
     ) = None
+    read_gold: Callable[[Any], list[Any]] | None = None
+    write_gold: Callable[[list[Any], Any], Any] | None = None
+    functions: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    parse_call: Callable[[str], tuple[str, list[Any], dict[str, Any]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -253,7 +267,8 @@ class Suite:
     gold_tools: GoldTools | None = None
     served_tools: ServedTools | None = None
     judgment_readers: Mapping[str, JudgmentReader] = field(default_factory=dict)
-    gold: GoldEditing | None = None
+    # what its gold is to an expert; several when its samples' golds come in several shapes
+    gold: GoldEditing | tuple[GoldEditing, ...] | None = None
     # campaign kind -> the questions its campaigns ask (plain data, as the kind reads it)
     questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
     # (item, show_gold, outputs) -> what a human needs beside the outputs judged, where the
@@ -277,6 +292,13 @@ class Suite:
             names = [analysis.name for analysis in declared]
             if len(set(names)) != len(names):
                 raise ValueError(f"task {task!r} declares an analysis name twice")
+
+    @property
+    def golds(self) -> tuple[GoldEditing, ...]:
+        """Its gold editings (none, one or several)."""
+        if self.gold is None:
+            return ()
+        return self.gold if isinstance(self.gold, tuple) else (self.gold,)
 
     def analyses_for(self, task: str) -> tuple[Analysis, ...]:
         """The analyses declared for a task, in the order the page shows them (() if none)."""
@@ -408,11 +430,12 @@ def study_questions(kind: str) -> list[dict[str, Any]]:
 
 def gold_editing(reference: Any) -> GoldEditing | None:
     """The gold editing of the suite whose gold this stored reference is (None: none claims it)."""
-    if not isinstance(reference, Mapping):
+    if not isinstance(reference, Mapping | list):
         return None
     for suite in all_suites():
-        if suite.gold is not None and suite.gold.recognizes(reference):
-            return suite.gold
+        for gold in suite.golds:
+            if gold.recognizes(reference):
+                return gold
     return None
 
 
@@ -420,8 +443,8 @@ def step_keyed_golds() -> tuple[str, ...]:
     """Every registered plan gold's step-keyed task golds."""
     keys: dict[str, None] = {}
     for suite in all_suites():
-        if suite.gold is not None:
-            for key in suite.gold.step_keyed:
+        for gold in suite.golds:
+            for key in gold.step_keyed:
                 keys.setdefault(key, None)
     return tuple(keys)
 
@@ -429,7 +452,8 @@ def step_keyed_golds() -> tuple[str, ...]:
 def is_output_reference(text: str, tools: Collection[str] | None) -> bool:
     """Whether any registered gold writes `text` as a reference to an earlier call's output."""
     return any(
-        suite.gold.output_reference(text, tools)
+        gold.output_reference(text, tools)
         for suite in all_suites()
-        if suite.gold is not None and suite.gold.output_reference is not None
+        for gold in suite.golds
+        if gold.output_reference is not None
     )

@@ -26,6 +26,13 @@ tasks memory_kv and memory_rec_sum (`accuracy` 100 or 0 per question, and `n`) n
 too; each item replays its scenario's prerequisite conversation, which the response cache
 answers after the first time (agentic.py says how that fits the platform's runs, and its cost).
 
+Refinement (gold.py): experts edit the single-turn acceptable-value lists and the multi-turn
+ground-truth calls per turn in a refinement campaign, with the tool-call diff; a refined gold
+re-scores runs (evaluation/gold_versions.py; a multi-turn entry whose ground truth changed is
+executed again from the model's stored calls, regold.py, for runs whose launch recorded the
+ground truth). context.py gives a human judge the question, the functions, the gold and each
+output's calls.
+
 NOT THERE YET (unfinished, not faked): memory_vector (sentence-transformers and faiss, not
 installed), web_search_base and web_search_no_snippet (a live search API, SerpAPI: not
 comparable offline) have no task, so they are never scored (agentic.NOT_RUN says why, and how a
@@ -39,9 +46,11 @@ error type (no analysis for the multi-turn and memory tasks yet).
 from benchmarks.kit.registry import Suite as _Suite
 from benchmarks.suites.bfcl import importer as _importer
 from benchmarks.suites.bfcl.analyses import ANALYSES as _ANALYSES
+from benchmarks.suites.bfcl.context import item_context as _item_context
 from benchmarks.suites.bfcl.evaluate import *  # noqa: F403
 from benchmarks.suites.bfcl.evaluate import declare_tools as _declare_tools
 from benchmarks.suites.bfcl.exporter import EXPORTER as _EXPORTER
+from benchmarks.suites.bfcl.gold import GOLD as _GOLD
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
 
 SUITE = _Suite(
@@ -53,4 +62,6 @@ SUITE = _Suite(
     conformance=f"{__name__}.conformance",
     analyses=_ANALYSES,
     exporter=_EXPORTER,
+    gold=_GOLD,
+    item_context=_item_context,
 )

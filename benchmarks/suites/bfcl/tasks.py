@@ -9,7 +9,7 @@ and web_search_no_snippet have no task: agentic.NOT_RUN says why. Pure Python.""
 from __future__ import annotations
 
 from benchmarks.kit.protocol import Native, Task
-from benchmarks.suites.bfcl import agentic, conversation
+from benchmarks.suites.bfcl import agentic, conversation, regold
 from benchmarks.suites.bfcl.evaluate import (
     AST_CATEGORIES,
     TASKS,
@@ -45,9 +45,9 @@ MULTI_TURN: tuple[Task, ...] = tuple(
         conversation.TASKS[category],
         prompt=conversation.opening_prompt,
         parse=conversation.parse_text,
-        score=conversation.score_entry,
+        score=regold.score_entry,
         aggregate=conversation.aggregate_entries,
-        prepare=conversation.prepare_entries,
+        prepare=regold.prepare_entries,
         solve=conversation.text_converse,
         mean_metrics=conversation.mean_entry_metrics,
         native=CONVERSATION_NATIVE,

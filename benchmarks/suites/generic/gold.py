@@ -9,8 +9,8 @@ from typing import Any
 from benchmarks.kit.registry import GoldEditing
 
 
-def has_tool_calls(reference: Mapping[str, Any]) -> bool:
-    return "tool_calls" in reference
+def has_tool_calls(reference: Any) -> bool:
+    return isinstance(reference, Mapping) and "tool_calls" in reference
 
 
 GOLD = GoldEditing(shape="calls", recognizes=has_tool_calls, calls_key="tool_calls")

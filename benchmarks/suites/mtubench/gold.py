@@ -30,8 +30,8 @@ def is_output_field(text: str, tools: Collection[str] | None) -> bool:
     )
 
 
-def has_calls(reference: Mapping[str, Any]) -> bool:
-    return "calls" in reference
+def has_calls(reference: Any) -> bool:
+    return isinstance(reference, Mapping) and "calls" in reference
 
 
 def _is_no_call(answer: Any) -> bool:

@@ -31,8 +31,10 @@ def is_placeholder(text: str, tools: Collection[str] | None) -> bool:
     return bool(_PLACEHOLDER.match(text))
 
 
-def is_plan(reference: Mapping[str, Any]) -> bool:
-    return isinstance(reference.get("plan"), list) or isinstance(reference.get("steps"), list)
+def is_plan(reference: Any) -> bool:
+    return isinstance(reference, Mapping) and (
+        isinstance(reference.get("plan"), list) or isinstance(reference.get("steps"), list)
+    )
 
 
 def follow_plan(
