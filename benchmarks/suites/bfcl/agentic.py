@@ -284,10 +284,9 @@ def _opening(
     return list(prompt_mode(_as_item(docs, turn), _NO_CONTEXT, {}).messages)
 
 
-def opening_prompt(item: Item, ctx: Context, context: dict[str, Any]) -> Prompt:
+def opening_prompt(item: Item, ctx: Context, context: dict[str, Any], *, backend: str) -> Prompt:
     """The first request of text mode: the first prerequisite entry's first turn (or, without
-    one, the question), the memory still empty."""
-    backend = BACKENDS.get(ctx.task.name, "kv")
+    one, the question), the memory still empty. `backend` is the task's (tasks.py)."""
     entries = _prereqs(item)
     turns = _turns(entries[0]) if entries else _turns(item.input)
     system = memory_prompt(backend, _scenario(item), _empty_memory(backend))
@@ -307,13 +306,12 @@ def parse_text(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> 
     return Outcome(output=text, answer=None, parsed=False, note=NOT_A_CONVERSATION)
 
 
-def prepare_memory(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+def prepare_memory(items: Sequence[Item], ctx: Context, *, backend: str) -> list[dict[str, Any]]:
     """At launch: the wheel must be there (ValueError naming `manage.py fetch_bfcl`); each item
     must name a scenario BFCL has a setting for, bring its prerequisite conversation and the
     backend's docs (ValueError naming the item). Each item's context records the wheel's
     version and the backend."""
     wheel_source()
-    backend = BACKENDS[ctx.task.name]
     settings = _texts()["settings"]
     for item in items:
         scenario = _scenario(item)
@@ -433,8 +431,7 @@ def _digest(snapshot: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(snapshot, sort_keys=True).encode()).hexdigest()[:16]
 
 
-async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool) -> Outcome:
-    backend = BACKENDS[ctx.task.name]
+async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool, backend: str) -> Outcome:
     scenario = _scenario(item)
     docs = _docs(item, backend)
     offered = offered_docs(_as_item(docs, []))
@@ -531,17 +528,17 @@ def _outcome(
 
 
 async def text_memory(
-    item: Item, ctx: Context, context: dict[str, Any], complete: Complete
+    item: Item, ctx: Context, context: dict[str, Any], complete: Complete, *, backend: str
 ) -> Outcome:
     """The entry with its prerequisite conversation in BFCL's Prompt mode."""
-    return await _solve(item, ctx, _text_mode(complete), native=False)
+    return await _solve(item, ctx, _text_mode(complete), native=False, backend=backend)
 
 
 async def native_memory(
-    item: Item, ctx: Context, context: dict[str, Any], ask: AskNative
+    item: Item, ctx: Context, context: dict[str, Any], ask: AskNative, *, backend: str
 ) -> Outcome:
     """The entry with its prerequisite conversation in BFCL's FC mode."""
-    return await _solve(item, ctx, _native_mode(ask), native=True)
+    return await _solve(item, ctx, _native_mode(ask), native=True, backend=backend)
 
 
 # --- the score -----------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ and web_search_no_snippet have no task: agentic.NOT_RUN says why. Pure Python.""
 
 from __future__ import annotations
 
+from functools import partial
+
 from benchmarks.kit.protocol import Native, Task
 from benchmarks.suites.bfcl import agentic, conversation, regold
 from benchmarks.suites.bfcl.evaluate import (
@@ -55,21 +57,19 @@ MULTI_TURN: tuple[Task, ...] = tuple(
     for category in conversation.MULTI_TURN_CATEGORIES
 )
 
-MEMORY_NATIVE = Native(solve=agentic.native_memory)
-
 MEMORY: tuple[Task, ...] = tuple(
     Task(
         agentic.TASKS[category],
-        prompt=agentic.opening_prompt,
+        prompt=partial(agentic.opening_prompt, backend=backend),
         parse=agentic.parse_text,
         score=agentic.score_memory,
         aggregate=agentic.aggregate_memory,
-        prepare=agentic.prepare_memory,
-        solve=agentic.text_memory,
+        prepare=partial(agentic.prepare_memory, backend=backend),
+        solve=partial(agentic.text_memory, backend=backend),
         mean_metrics=agentic.mean_memory_metrics,
-        native=MEMORY_NATIVE,
+        native=Native(solve=partial(agentic.native_memory, backend=backend)),
     )
-    for category in agentic.MEMORY_CATEGORIES
+    for category, backend in agentic.BACKENDS.items()
 )
 
 EVALUATION: tuple[Task, ...] = AST + MULTI_TURN + MEMORY
