@@ -30,6 +30,7 @@ from benchmarks.suites.bfcl import importer as _importer
 from benchmarks.suites.bfcl.analyses import ANALYSES as _ANALYSES
 from benchmarks.suites.bfcl.evaluate import *  # noqa: F403
 from benchmarks.suites.bfcl.evaluate import declare_tools as _declare_tools
+from benchmarks.suites.bfcl.overall import OVERALL as _OVERALL
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
 
 SUITE = _Suite(
@@ -40,4 +41,5 @@ SUITE = _Suite(
     declare_tools=_declare_tools,
     conformance=f"{__name__}.conformance",
     analyses=_ANALYSES,
+    overall=_OVERALL,
 )
