@@ -32,7 +32,9 @@ __all__ = [
     "Figure",
     "OverallScore",
     "Section",
+    "Column",
     "TaskScore",
+    "columns",
     "complete_weight",
     "figures",
     "section_figure",
@@ -117,6 +119,17 @@ class Section:
             if isinstance(part, Section):
                 yield from part.sections()
 
+    @property
+    def formula(self) -> str:
+        """How it is computed, in words ("the unweighted mean of a, b")."""
+        names = self.part_names()
+        if self.how == "weighted":
+            weights = ", ".join(f"{n} {w:g}" for n, w in zip(names, self.weights, strict=True))
+            return f"weighted {weights}"
+        if self.how == "by_count":
+            return f"the mean of {', '.join(names)} weighted by their numbers of items"
+        return f"the unweighted mean of {', '.join(names)}"
+
     def weight_of(self, index: int) -> float:
         """The share (0..1) part `index` has in this section's value under "weighted" or
         "mean" (under "by_count" it depends on the counts: ValueError)."""
@@ -168,6 +181,36 @@ class OverallScore:
     def sections(self) -> tuple[Section, ...]:
         """Every section, the overall first, each before its sub-sections."""
         return tuple(self.score.sections())
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the overall table: a section or a task, its depth in the formula (the
+    overall 0), and whether it is a task shown beside the formula but not counted."""
+
+    name: str
+    title: str
+    section: bool
+    depth: int
+    shown_only: bool = False
+
+
+def columns(overall: OverallScore) -> list[Column]:
+    """The table's columns in BFCL's order: each section, then its parts (a sub-section with
+    its own parts before the next part), the shown tasks last."""
+    found: list[Column] = []
+
+    def walk(section: Section, depth: int) -> None:
+        found.append(Column(section.name, section.title, True, depth))
+        for part in section.parts:
+            if isinstance(part, Section):
+                walk(part, depth + 1)
+            else:
+                found.append(Column(part, part, False, depth + 1))
+
+    walk(overall.score, 0)
+    found.extend(Column(task, task, False, 1, shown_only=True) for task in overall.shown)
+    return found
 
 
 def section_figure(section: Section, scores: Mapping[str, TaskScore | None]) -> Figure:

@@ -11,6 +11,7 @@ from benchmarks.kit.overall import (
     OverallScore,
     Section,
     TaskScore,
+    columns,
     complete_weight,
     figures,
     section_figure,
@@ -127,3 +128,17 @@ def test_every_suite_s_overall_counts_its_tasks_or_says_why_it_has_none() -> Non
                 spec = suite.tasks[task]
                 assert suite.overall.metric in spec.metrics, (suite.name, task)
                 assert suite.overall.count in spec.metrics, (suite.name, task)
+
+
+def test_the_columns_put_each_section_before_its_parts_and_the_shown_tasks_last() -> None:
+    inner = Section("inner", "Inner", ("a", "b"))
+    overall = OverallScore(Section("root", "Root", ("x", inner, "c")), shown=("s",))
+    assert [(c.name, c.section, c.depth, c.shown_only) for c in columns(overall)] == [
+        ("root", True, 0, False),
+        ("x", False, 1, False),
+        ("inner", True, 1, False),
+        ("a", False, 2, False),
+        ("b", False, 2, False),
+        ("c", False, 1, False),
+        ("s", False, 1, True),
+    ]
