@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.kit.base import ImportFormatError
 from benchmarks.kit.overall import (
     Column,
     Figure,
@@ -24,7 +25,6 @@ from benchmarks.kit.overall import (
     complete_weight,
     figures,
 )
-from benchmarks.kit.base import ImportFormatError
 from benchmarks.kit.registry import get_suite
 from benchmarks.models import Benchmark
 from evaluation.models import Run
@@ -213,8 +213,7 @@ def board_csv_rows(board: Board) -> tuple[list[str], list[list[Any]]]:
     lines: list[list[Any]] = []
     for row in board.rows:
         values = [
-            None if cell.figure.value is None else round(cell.figure.value, 2)
-            for cell in row.cells
+            None if cell.figure.value is None else round(cell.figure.value, 2) for cell in row.cells
         ]
         runs = " ".join(f"{task}:{run.pk}" for task, run in sorted(row.runs.items()))
         lines.append(

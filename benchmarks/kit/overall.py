@@ -29,10 +29,10 @@ from typing import Literal
 
 __all__ = [
     "Aggregation",
+    "Column",
     "Figure",
     "OverallScore",
     "Section",
-    "Column",
     "TaskScore",
     "columns",
     "complete_weight",
@@ -95,7 +95,9 @@ class Section:
             raise ValueError(f"{where}: how is mean, by_count or weighted, not {self.how!r}")
         if self.how == "weighted":
             if len(self.weights) != len(self.parts):
-                raise ValueError(f"{where}: {len(self.weights)} weights for {len(self.parts)} parts")
+                raise ValueError(
+                    f"{where}: {len(self.weights)} weights for {len(self.parts)} parts"
+                )
             if any(not math.isfinite(w) or w <= 0 for w in self.weights):
                 raise ValueError(f"{where}: every weight is a positive number")
         elif self.weights:

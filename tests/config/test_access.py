@@ -25,8 +25,8 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from annotation.models import Assignment
-from config import access
 from benchmarks.models import Benchmark
+from config import access
 from evaluation.models import Run
 from tests.roles import ROLES, VIRTUAL_CALL, World, build_world
 

@@ -113,8 +113,7 @@ def test_the_categories_not_run_are_missing_and_so_is_every_figure_above_them(
     found = cells(board, "m1", "native")
     assert found["overall"].figure.value is None
     assert found["overall"].missing == (
-        "missing: web_search_base, web_search_no_snippet, memory_kv, memory_vector, "
-        "memory_rec_sum"
+        "missing: web_search_base, web_search_no_snippet, memory_kv, memory_vector, memory_rec_sum"
     )
     assert found["agentic"].figure.value is None
     # no task of the platform runs it (yet): the suite says why

@@ -20,9 +20,13 @@ without it is refused, saying so. simple_java and simple_javascript are scored i
 only: in text mode their answers count as decoding failures (evaluate.py says why).
 
 NOT THERE YET (unfinished, not faked): the agentic categories (memory, web_search) import, but
-no task runs them (memory needs BFCL's memory backends, web_search a live search API); there is
-no overall score (BFCL v4's weighted formula needs them) and no exporter. analyses.py breaks an
-AST run's wrong answers down by error type (no analysis for the multi-turn tasks yet).
+no task runs them (memory needs BFCL's memory backends, web_search a live search API); no
+exporter. overall.py declares BFCL v4's overall score (benchmarks/kit/overall.py: its five
+weighted sections over the categories' runs, a category without a run shown missing, never 0,
+and every figure above it too), so the overall figure itself is missing until the agentic
+categories run; the sections that are complete show theirs. analyses.py breaks an AST run's
+wrong answers down by error type, and a multi-turn run by turn, by involved class and by the
+kind of each failed entry's first failed turn.
 """
 
 from benchmarks.kit.registry import Suite as _Suite

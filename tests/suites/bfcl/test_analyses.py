@@ -27,9 +27,7 @@ def entry(
     verdicts: list[dict[str, Any]] | None,
     **answer: Any,
 ) -> Scored:
-    item = Item(
-        split=TASK, external_id=name, input={}, metadata={"involved_classes": classes}
-    )
+    item = Item(split=TASK, external_id=name, input={}, metadata={"involved_classes": classes})
     if verdicts is None:  # the endpoint gave no answer
         return Scored(item, None, {"accuracy": 0.0, "turn_accuracy": 0.0})
     passed = all(v["passed"] for v in verdicts) and not answer.get("force_quit")
