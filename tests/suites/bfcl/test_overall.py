@@ -1,15 +1,23 @@
 """BFCL v4's overall score as the suite declares it (benchmarks/suites/bfcl/overall.py), on
 scores whose figures are computed here by hand: simple is a mean inside non-live, live is
 weighted by count, the agentic sections nest, the overall weighs 10/10/10/30/40; a category not
-run is missing, and so is every figure above it, where BFCL's own table would count it as 0."""
+run is missing, and so is every figure above it, where BFCL's own table would count it as 0.
+On a complete set, every figure is the one BFCL's own aggregation functions give (read from the
+pinned wheel and run as they are)."""
 
 from __future__ import annotations
+
+import ast
+import zipfile
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchmarks.kit.overall import TaskScore, complete_weight, figures
 from benchmarks.kit.registry import get_suite
 from benchmarks.suites.bfcl.overall import OVERALL
+from tests.suites.bfcl.real_wheel import real_wheel  # noqa: F401 - a fixture
 
 SCORES: dict[str, TaskScore | None] = {
     "simple_python": TaskScore(90.0, 400),
@@ -112,3 +120,82 @@ def test_the_formula_counts_bfcl_s_categories_each_once() -> None:
         "web_search",
         "memory",
     ]
+
+
+# --- against BFCL's own aggregation functions ----------------------------------------------------
+
+HELPER = "bfcl_eval/eval_checker/eval_runner_helper.py"
+BFCL_FUNCTIONS = (
+    "calculate_weighted_accuracy",
+    "calculate_unweighted_accuracy",
+    "calculate_percentage_weighted_accuracy",
+)
+
+
+def bfcl_functions(wheel: Path) -> dict[str, Any]:
+    """BFCL's three aggregation functions, read from the pinned wheel and run as they are (the
+    module itself is not imported: loading it reads BFCL's data and makes folders). They use
+    nothing but builtins."""
+    with zipfile.ZipFile(wheel) as archive:
+        source = archive.read(HELPER).decode()
+    tree = ast.parse(source)
+    chosen = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in BFCL_FUNCTIONS]
+    assert [n.name for n in chosen] == list(BFCL_FUNCTIONS)
+    namespace: dict[str, Any] = {}
+    exec(compile(ast.Module(body=chosen, type_ignores=[]), HELPER, "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def test_the_figures_are_bfcl_s_own_on_a_complete_set(real_wheel: Path) -> None:  # noqa: F811
+    bfcl = bfcl_functions(real_wheel)
+    weighted, unweighted = (
+        bfcl["calculate_weighted_accuracy"],
+        bfcl["calculate_unweighted_accuracy"],
+    )
+    percentage = bfcl["calculate_percentage_weighted_accuracy"]
+
+    def entry(name: str) -> dict[str, Any]:
+        score = SCORES[name]
+        assert score is not None
+        return {"accuracy": score.value, "total_count": score.n, "display_accuracy": score.value}
+
+    simple = unweighted([entry(n) for n in ("simple_python", "simple_java", "simple_javascript")])
+    non_live = unweighted(
+        [simple, entry("multiple"), entry("parallel"), entry("parallel_multiple")]
+    )
+    live = weighted(
+        [
+            entry(n)
+            for n in ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
+        ]
+    )
+    irrelevance = unweighted([entry("irrelevance"), entry("live_irrelevance")])
+    multi_turn = unweighted(
+        [
+            entry(n)
+            for n in (
+                "multi_turn_base",
+                "multi_turn_miss_func",
+                "multi_turn_miss_param",
+                "multi_turn_long_context",
+            )
+        ]
+    )
+    web = unweighted([entry("web_search_base"), entry("web_search_no_snippet")])
+    memory = unweighted([entry(n) for n in ("memory_kv", "memory_vector", "memory_rec_sum")])
+    agentic = unweighted([web, memory])
+    overall = percentage([non_live, live, irrelevance, multi_turn, agentic], [10, 10, 10, 30, 40])
+    found = figures(OVERALL, SCORES)
+    theirs = {
+        "simple": simple,
+        "non_live": non_live,
+        "live": live,
+        "hallucination": irrelevance,
+        "multi_turn": multi_turn,
+        "web_search": web,
+        "memory": memory,
+        "agentic": agentic,
+        "overall": overall,
+    }
+    for name, figure in theirs.items():
+        assert found[name].value == pytest.approx(figure["accuracy"]), name
