@@ -201,7 +201,8 @@ def overall_board(benchmark: Benchmark) -> Board | None:
 
 def board_csv_rows(board: Board) -> tuple[list[str], list[list[Any]]]:
     """The table as a CSV's header and rows: model, mode, each column's value (empty when
-    missing), the share of the weight complete, the tasks missing, and each task's run id."""
+    missing), the share (%) of the weight complete, the tasks missing, each task's run id, and
+    those of the runs limited to part of their task's items."""
     header = [
         "model",
         "tool_mode",
@@ -209,6 +210,7 @@ def board_csv_rows(board: Board) -> tuple[list[str], list[list[Any]]]:
         "complete_weight",
         "missing",
         "runs",
+        "subset_runs",
     ]
     lines: list[list[Any]] = []
     for row in board.rows:
@@ -216,6 +218,11 @@ def board_csv_rows(board: Board) -> tuple[list[str], list[list[Any]]]:
             None if cell.figure.value is None else round(cell.figure.value, 2) for cell in row.cells
         ]
         runs = " ".join(f"{task}:{run.pk}" for task, run in sorted(row.runs.items()))
+        subset = " ".join(
+            f"{task}:{run.pk}"
+            for task, run in sorted(row.runs.items())
+            if run.item_limit is not None
+        )
         lines.append(
             [
                 row.model,
@@ -224,6 +231,7 @@ def board_csv_rows(board: Board) -> tuple[list[str], list[list[Any]]]:
                 round(100.0 * row.complete, 2),
                 " ".join(row.overall.missing),
                 runs,
+                subset,
             ]
         )
     return header, lines

@@ -196,6 +196,9 @@ def test_the_page_shows_the_rows_the_missing_cells_and_the_way_runs_are_picked(
     assert f'href="/runs/{python.pk}/"' in page
     assert "90.00" in page
     assert page.count('class="missing"') > 20
+    # the categories a row lacks are named on the page
+    lacks = page.split("What each row lacks")[1]
+    assert "<code>simple_java</code>" in lacks and "<code>memory_rec_sum</code>" in lacks
     assert "weighted non_live 10, live 10, hallucination 10, multi_turn 30, agentic 40" in page
     assert f'href="/leaderboard/{bfcl.pk}/overall.csv"' in page
     # the task's leaderboard and the runs' list lead here
@@ -208,7 +211,7 @@ def test_the_csv_is_the_same_table_with_missing_cells_empty(
     researcher: Client, bfcl: Benchmark
 ) -> None:
     run = done(bfcl, "irrelevance", 90.0, 240)
-    done(bfcl, "live_irrelevance", 70.0, 800)
+    limited = done(bfcl, "live_irrelevance", 70.0, 800, item_limit=800)
     response = researcher.get(f"/leaderboard/{bfcl.pk}/overall.csv")
     assert response.status_code == 200
     text = b"".join(response.streaming_content).decode()
@@ -221,6 +224,7 @@ def test_the_csv_is_the_same_table_with_missing_cells_empty(
     assert row["complete_weight"] == "10.0"
     assert re.search(rf"\birrelevance:{run.pk}\b", row["runs"])
     assert "simple_python" in row["missing"].split()
+    assert row["subset_runs"] == f"live_irrelevance:{limited.pk}"
 
 
 def test_a_benchmark_whose_suite_declares_no_overall_has_no_such_page(
