@@ -25,8 +25,8 @@ exporter. overall.py declares BFCL v4's overall score (benchmarks/kit/overall.py
 weighted sections over the categories' runs, a category without a run shown missing, never 0,
 and every figure above it too), so the overall figure itself is missing until the agentic
 categories run; the sections that are complete show theirs. analyses.py breaks an AST run's
-wrong answers down by error type, and a multi-turn run by turn, by involved class and by the
-kind of each failed entry's first failed turn.
+wrong answers down by error type, and a multi-turn run by turn, by involved class, by the kind
+of each failed entry's first failed turn and by the kind of every failed turn.
 """
 
 from benchmarks.kit.registry import Suite as _Suite

@@ -17,7 +17,9 @@ one per ground-truth turn, with the `kind` of rule that decided it, benchmarks/k
 - `turn_errors`: each failed entry's error: forced to quit at the step limit, else the kind of
   its first failed turn (no call where the ground truth calls, a state that differs, a result
   missing, a turn not finished); or no verdict: a worker that failed, no conversation, a
-  failed call."""
+  failed call;
+- `failed_turns`: every failed turn by its verdict's kind: the number of turns, their share of
+  all failed turns, and the entries with such a turn (n)."""
 
 from __future__ import annotations
 
@@ -240,7 +242,56 @@ TURN_ERROR_TYPES = Analysis(
     "failed_call (no answer). n counts entries.",
 )
 
-MULTI_TURN_ANALYSES: tuple[Analysis, ...] = (TURNS, CLASSES, TURN_ERROR_TYPES)
+# The kinds of a failed turn's verdict (stateful.TurnKind), in the order the check tries them.
+FAILED_TURN_KINDS: tuple[str, ...] = ("no_calls", "state", "results", "missing_turn")
+
+
+def _failed_turns(data: AnalysisInput) -> list[Row]:
+    counts: dict[str, int] = {}
+    entries: dict[str, int] = {}
+    for record in data.records:
+        kinds = [
+            str(turn.get("kind") or "state")
+            for turn in turn_verdicts(record)
+            if turn.get("passed") is not True
+        ]
+        for kind in kinds:
+            counts[kind] = counts.get(kind, 0) + 1
+        for kind in set(kinds):
+            entries[kind] = entries.get(kind, 0) + 1
+    total = sum(counts.values())
+    rank = {kind: index for index, kind in enumerate(FAILED_TURN_KINDS)}
+    kinds = sorted(counts, key=lambda k: (rank.get(k, len(rank)), natural_key(k)))
+    return [
+        {
+            GROUP: kind,
+            COUNT: entries[kind],
+            "turns": counts[kind],
+            "share": round(100.0 * counts[kind] / total, 2),
+        }
+        for kind in kinds
+    ]
+
+
+FAILED_TURNS = Analysis(
+    name="failed_turns",
+    title="Failed turns by verdict kind",
+    by="verdict_kind",
+    by_title="verdict kind",
+    metrics=(
+        AnalysisMetric("turns", "failed turns", percent=False),
+        AnalysisMetric("share", "share of failed turns (%)"),
+    ),
+    compute=_failed_turns,
+    covers=_checked,
+    group_order=FAILED_TURN_KINDS,
+    partition=False,
+    description="Every failed turn of every entry, by the rule that failed it (no_calls, "
+    "state, results, missing_turn: see the error types): how many turns, their share of all "
+    "failed turns, and n, the entries with at least one such turn.",
+)
+
+MULTI_TURN_ANALYSES: tuple[Analysis, ...] = (TURNS, CLASSES, TURN_ERROR_TYPES, FAILED_TURNS)
 
 ANALYSES: dict[str, tuple[Analysis, ...]] = {
     **{category: (ERRORS,) for category in AST_CATEGORIES},

@@ -102,6 +102,31 @@ def test_error_types_of_failed_entries_by_their_first_failed_turn() -> None:
     ]
 
 
+def test_failed_turns_by_verdict_kind_count_every_failed_turn() -> None:
+    # failed turns: b1 state, c0 no_calls, d1 results, d2 missing_turn: 4 turns, 25% each;
+    # e and f have no verdicts
+    assert rows("failed_turns") == [
+        {"group": "no_calls", "n": 1, "turns": 1, "share": 25.0},
+        {"group": "state", "n": 1, "turns": 1, "share": 25.0},
+        {"group": "results", "n": 1, "turns": 1, "share": 25.0},
+        {"group": "missing_turn", "n": 1, "turns": 1, "share": 25.0},
+    ]
+
+
+def test_failed_turns_of_one_kind_in_one_entry_count_once_in_n() -> None:
+    records = [
+        entry("g", [FS], [turn(0, False, "state"), turn(1, False, "state"), turn(2, True)]),
+        entry("h", [FS], [turn(0, True), turn(1, False, "state")]),
+        entry("i", [FS], [turn(0, False, "no_calls")]),
+    ]
+    (analysis,) = [a for a in ANALYSES[TASK] if a.name == "failed_turns"]
+    # state: 3 turns in 2 entries; no_calls: 1 turn in 1 entry; 4 failed turns
+    assert analysis.run(AnalysisInput(records, CTX)) == [
+        {"group": "no_calls", "n": 1, "turns": 1, "share": 25.0},
+        {"group": "state", "n": 2, "turns": 3, "share": 75.0},
+    ]
+
+
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
@@ -125,4 +150,9 @@ def test_an_entry_s_error(answer: dict[str, Any], expected: str) -> None:
 def test_the_ast_tasks_keep_their_error_types_and_the_multi_turn_ones_have_theirs() -> None:
     assert [a.name for a in ANALYSES["simple_python"]] == ["error_types"]
     for task in ("multi_turn_base", "multi_turn_miss_func", "multi_turn_long_context"):
-        assert [a.name for a in ANALYSES[task]] == ["turns", "classes", "turn_errors"]
+        assert [a.name for a in ANALYSES[task]] == [
+            "turns",
+            "classes",
+            "turn_errors",
+            "failed_turns",
+        ]
