@@ -6,14 +6,17 @@ Which runs count: the benchmark's finished runs (status done) that name a model
 (`Run.model_name`, fixed at launch) and were made on the benchmark's own tool descriptions (no
 `tool_revision`), grouped by model and tool mode (text is BFCL's Prompt mode, native its FC
 mode: apart, as BFCL's table keeps them); of each group, the latest finished run of each task
-(`finished_at`, then the highest id). A task of the formula without such a run, or whose run
-has no value of the formula's metric, is missing, and so is every figure above it."""
+(`finished_at`, a run without one counting as the oldest, then the highest id). A task of the
+formula without such a run, or whose run has no value of the formula's metric, is missing, and
+so is every figure above it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db.models import F
 
 from benchmarks.kit.base import ImportFormatError
 from benchmarks.kit.overall import (
@@ -125,7 +128,7 @@ def latest_runs(benchmark: Benchmark, tasks: set[str]) -> dict[tuple[str, str], 
             tool_revision__isnull=True,
         )
         .exclude(model_name="")
-        .order_by("model_name", "tool_mode", "task", "-finished_at", "-pk")
+        .order_by("model_name", "tool_mode", "task", F("finished_at").desc(nulls_last=True), "-pk")
     )
     found: dict[tuple[str, str], dict[str, Run]] = {}
     for run in runs:

@@ -74,13 +74,13 @@ def done(
     **fields: Any,
 ) -> Run:
     fields.setdefault("status", Run.Status.DONE)
+    fields.setdefault("finished_at", timezone.now() - timedelta(hours=ago))
     return Run.objects.create(
         benchmark=benchmark,
         task=task,
         model_name=model,
         tool_mode=mode,
         metrics={"accuracy": accuracy, "n": float(n)},
-        finished_at=timezone.now() - timedelta(hours=ago),
         **fields,
     )
 
@@ -147,6 +147,8 @@ def test_the_latest_finished_run_of_a_task_counts(bfcl: Benchmark) -> None:
     done(bfcl, "multiple", 50.0, 200, status=Run.Status.RUNNING)
     done(bfcl, "multiple", 50.0, 200, status=Run.Status.FAILED)
     done(bfcl, "multiple", 30.0, 200, model="")
+    # a finished run without a time of finishing counts as the oldest
+    done(bfcl, "multiple", 20.0, 200, finished_at=None)
     board = overall_board(bfcl)
     assert board is not None
     cell = cells(board, "m1", "native")["multiple"]
