@@ -300,6 +300,9 @@ ACCESS: dict[str, Rule] = {
     "evaluation:run-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:run-control": Perm("evaluation.change_run"),
     "evaluation:leaderboard": VIEW_RUN,
+    # a suite's overall score over each model's runs: read from the runs' metrics alone
+    "evaluation:overall": VIEW_RUN,
+    "evaluation:overall-csv": VIEW_RUN,
     # run analyses: drawn from the predictions, so they need what the predictions' pages need
     "evaluation:run-analyses": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:run-analysis-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),

@@ -45,6 +45,12 @@ urlpatterns = [
     path("judges/new/", setup_views.judge_new, name="judge-new"),
     path("judges/<int:pk>/", setup_views.judge_detail, name="judge-detail"),
     # --- end of endpoints and judges
+    path("leaderboard/<int:benchmark_id>/", views.overall_leaderboard, name="overall"),
+    path(
+        "leaderboard/<int:benchmark_id>/overall.csv",
+        views.overall_leaderboard_csv,
+        name="overall-csv",
+    ),
     path(
         "leaderboard/<int:benchmark_id>/<str:task>/",
         views.run_leaderboard,

@@ -21,7 +21,7 @@ from benchmarks.kit.context import answer_calls, text_of
 from benchmarks.models import Benchmark
 from config.access import allows
 from config.charts import bar_chart
-from config.csvexport import copy_csv_response
+from config.csvexport import copy_csv_response, csv_response
 from config.errors import ApplicationError, shows_errors
 from config.numbers import id_or_none, object_id
 from evaluation import lifecycle
@@ -37,6 +37,7 @@ from evaluation.gold_versions import (
 )
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run, WorkItem
+from evaluation.overall import board_csv_rows, overall_board, overall_boards, overall_of
 from evaluation.selectors import (
     CompareError,
     check_comparable,
@@ -78,6 +79,7 @@ def run_index(request: HttpRequest) -> HttpResponse:
         "page": page,
         "rows": rows,
         "boards": tasks,
+        "overall_boards": [] if request.htmx else overall_boards(),
         "can_launch": allows(request.user, "evaluation:run-new"),
     }
     template = "evaluation/run_list.html#runs" if request.htmx else "evaluation/run_list.html"
@@ -395,8 +397,31 @@ def run_leaderboard(request: HttpRequest, benchmark_id: int, task: str) -> HttpR
         "chart": chart,
         "direction": headline_metric.direction if headline_metric else None,
         "golds": bool(golds),
+        "overall": overall_of(benchmark) is not None,
     }
     return render(request, "evaluation/leaderboard.html", context)
+
+
+@require_GET
+def overall_leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """The overall score its suite declares, one row per model and tool mode (evaluation/
+    overall.py); 404 for a benchmark whose suite declares none."""
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    board = overall_board(benchmark)
+    if board is None:
+        raise Http404(f"{benchmark.name}'s suite declares no overall score")
+    context = {"benchmark": benchmark, "board": board}
+    return render(request, "evaluation/overall.html", context)
+
+
+@require_GET
+def overall_leaderboard_csv(request: HttpRequest, benchmark_id: int) -> StreamingHttpResponse:
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    board = overall_board(benchmark)
+    if board is None:
+        raise Http404(f"{benchmark.name}'s suite declares no overall score")
+    header, rows = board_csv_rows(board)
+    return csv_response(f"benchmark-{benchmark.pk}-overall.csv", header, rows)
 
 
 def _number(value: Any) -> float | None:

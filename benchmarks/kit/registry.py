@@ -18,6 +18,8 @@ and the optional capabilities the other apps ask for, never by the suite's name:
     rewriting         its description-rewriting experiment (DescriptionRewriting, rewriting.py)
     conformance       the module of its promises shown on its own cases (conformance.py)
     judges            the LLM judges of its paper (judging.JudgeTemplate)
+    overall           its leaderboard's overall score over a model's runs of its tasks
+                      (overall.OverallScore: sections, how each aggregates, their weights)
 
 Published outputs are read by a task's `read_predictions` part. A test registers a suite of
 its own with `monkeypatch.setitem(SUITE_MODULES, ...)`.
@@ -50,6 +52,7 @@ from benchmarks.kit.context import (
     JudgedOutput,
     default_item_context,
 )
+from benchmarks.kit.overall import OverallScore
 from benchmarks.kit.protocol import (
     PLATFORM_OPTIONS,
     SERVED_TOOL_OPTIONS,
@@ -286,6 +289,8 @@ class Suite:
     conformance: str = ""
     # the LLM judges of its paper (benchmarks.kit.judging registers them under their names)
     judges: tuple[JudgeTemplate, ...] = ()
+    # its overall score over one model's runs of its tasks (benchmarks/kit/overall.py)
+    overall: OverallScore | None = None
 
     def __post_init__(self) -> None:
         for task, declared in self.analyses.items():

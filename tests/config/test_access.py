@@ -25,6 +25,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from annotation.models import Assignment
+from benchmarks.models import Benchmark
 from config import access
 from evaluation.models import Run
 from tests.roles import ROLES, VIRTUAL_CALL, World, build_world
@@ -97,6 +98,9 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:run-csv": RESEARCH,
     "evaluation:run-control": RESEARCH,
     "evaluation:leaderboard": RESEARCH,
+    # a suite's overall score (view_run): the page and its CSV
+    "evaluation:overall": RESEARCH,
+    "evaluation:overall-csv": RESEARCH,
     "evaluation:job-list": RESEARCH,
     "evaluation:job-detail": RESEARCH,
     "evaluation:job-control": RESEARCH,
@@ -275,6 +279,11 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
             benchmark=w.benchmark, task=w.run.task, name="compared with", status="done"
         )
         return [(name, Call("GET", f"/runs/compare/?a={run}&b={other.pk}"))]
+    if name in ("evaluation:overall", "evaluation:overall-csv"):
+        # a benchmark whose suite declares an overall score (the world's generic one does not)
+        scored, _ = Benchmark.objects.get_or_create(name="overall scored", suite="bfcl")
+        path = f"/leaderboard/{scored.pk}/"
+        return [(name, Call("GET", path if name == "evaluation:overall" else f"{path}overall.csv"))]
     # --- end runs ---
     # --- endpoints and judges: each form read, and written with nothing (refused, 400) ---
     endpoint, judge = w.endpoint.pk, w.job.judge_id

@@ -31,16 +31,20 @@ ground-truth calls per turn in a refinement campaign, with the tool-call diff; a
 re-scores runs (evaluation/gold_versions.py; a multi-turn entry whose ground truth changed is
 executed again from the model's stored calls, regold.py, for runs whose launch recorded the
 ground truth). context.py gives a human judge the question, the functions, the gold and each
-output's calls.
+output's calls. overall.py declares BFCL v4's overall score (benchmarks/kit/overall.py: its
+five weighted sections over the categories' runs, a category without a run shown missing,
+never 0, and every figure above it too). analyses.py breaks an AST run's wrong answers down by
+error type, and a multi-turn run by turn, by involved class, by the kind of each failed entry's
+first failed turn and by the kind of every failed turn.
 
 NOT THERE YET (unfinished, not faked): memory_vector (sentence-transformers and faiss, not
 installed), web_search_base and web_search_no_snippet (a live search API, SerpAPI: not
 comparable offline) have no task, so they are never scored (agentic.NOT_RUN says why, and how a
-search service could be served through the virtual API server); there is no overall score.
-The exporter writes the files equal to BFCL's as JSON, not byte for byte (the import keeps no
-layout of the records: key order inside objects is jsonb's), and an import of them records
-their own provenance, not the original's. analyses.py breaks an AST run's wrong answers down by
-error type (no analysis for the multi-turn and memory tasks yet).
+search service could be served through the virtual API server); the overall figure is
+therefore missing offline (the sections that are complete show theirs). The exporter writes
+the files equal to BFCL's as JSON, not byte for byte (the import keeps no layout of the
+records: key order inside objects is jsonb's), and an import of them records their own
+provenance, not the original's. The memory tasks have no analysis.
 """
 
 from benchmarks.kit.registry import Suite as _Suite
@@ -51,6 +55,7 @@ from benchmarks.suites.bfcl.evaluate import *  # noqa: F403
 from benchmarks.suites.bfcl.evaluate import declare_tools as _declare_tools
 from benchmarks.suites.bfcl.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.bfcl.gold import GOLD as _GOLD
+from benchmarks.suites.bfcl.overall import OVERALL as _OVERALL
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
 
 SUITE = _Suite(
@@ -64,4 +69,5 @@ SUITE = _Suite(
     exporter=_EXPORTER,
     gold=_GOLD,
     item_context=_item_context,
+    overall=_OVERALL,
 )

@@ -10,11 +10,12 @@ call in every turn, by one that never calls anything, and not at all (a failed c
 tasks: the demo's memory entries through the task's solve loop (memory_cases). The wheel
 is the one in .data/bfcl/, else downloaded there (as `manage.py fetch_bfcl` does); when it
 cannot be had the multi-turn and memory cases are skipped (unittest.SkipTest) saying why. Analysis
-examples: per AST task, its demo entries answered wrongly in several ways (and one failed call).
-Round trip: the demo's category files, written back by exporter.py and read again, give the same
-samples and tools; each sample's metadata "provenance" (BFCL's version and the hashes of the
-files read) is the written files' own (tests/suites/bfcl/test_exporter.py covers every category
-family and the real wheel)."""
+examples: per AST task, its demo entries answered wrongly in several ways (and one failed call);
+per multi-turn task, every multi-turn demo entry conversed by the three scripted models and one
+failed call (the wheel needed, as above). Round trip: the demo's category files, written back by
+exporter.py and read again, give the same samples and tools; each sample's metadata
+"provenance" (BFCL's version and the hashes of the files read) is the written files' own
+(tests/suites/bfcl/test_exporter.py covers every category family and the real wheel)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from benchmarks.kit.conformance import (
     parsed,
 )
 from benchmarks.kit.native import read_tool_calls
-from benchmarks.kit.protocol import Context, Item, NativeReply, Outcome, Prompt
+from benchmarks.kit.protocol import Context, Item, NativeReply, Outcome, Prompt, Scored
 from benchmarks.suites import bfcl
 from benchmarks.suites.bfcl import agentic, conversation
 from benchmarks.suites.bfcl.decode import Call
@@ -246,8 +247,34 @@ def _example(task: str, files: Files) -> AnalysisExample:
     return AnalysisExample(evaluator, ctx, records)
 
 
+_CONVERSED: dict[Path, list[Scored]] = {}
+
+
+def _conversation_example(task: str, files: Files) -> AnalysisExample:
+    """Every multi-turn demo entry (of all four categories, so that a task's example involves
+    several classes), conversed in text mode by the replaying, the wrong and the silent model,
+    and not at all (a failed call); conversed once for all four tasks."""
+    have_wheel()
+    evaluator = bfcl.SUITE.evaluator
+    ctx = context_for(evaluator, task)
+    if files.demo not in _CONVERSED:
+        items, _ = imported(bfcl.SUITE.import_files, _demo_files(files))
+        records: list[Scored] = []
+        for item in (item for item in items if item.split in conversation.TASKS):
+            spoken = context_for(evaluator, item.split)
+            scripts = (conversation.gold_steps, wrong_script, silent_script)
+            for outcome in [converse(item, spoken, script(item)) for script in scripts] + [None]:
+                scores = evaluator.score(outcome, item, spoken, {})
+                records.append(Scored(item=item, outcome=outcome, scores=scores))
+        _CONVERSED[files.demo] = records
+    return AnalysisExample(evaluator, ctx, list(_CONVERSED[files.demo]))
+
+
 def _examples() -> dict[str, Callable[[Files], AnalysisExample]]:
-    return {task: partial(_example, task) for task in bfcl.AST_CATEGORIES}
+    return {
+        **{task: partial(_example, task) for task in bfcl.AST_CATEGORIES},
+        **{task: partial(_conversation_example, task) for task in conversation.TASKS},
+    }
 
 
 def round_trip(files: Files) -> list[Path]:
