@@ -19,6 +19,7 @@ counts a category that was not run as 0, the platform shows the figure missing
 from __future__ import annotations
 
 from benchmarks.kit.overall import OverallScore, Section
+from benchmarks.suites.bfcl.agentic import NOT_RUN
 
 __all__ = ["OVERALL"]
 
@@ -68,16 +69,8 @@ OVERALL = OverallScore(
     metric="accuracy",
     count="n",
     shown=("live_relevance",),
-    absent={
-        "web_search_base": "needs a live search API (DuckDuckGo through SerpAPI in BFCL): "
-        "no task of the platform runs it",
-        "web_search_no_snippet": "needs a live search API (DuckDuckGo through SerpAPI in "
-        "BFCL): no task of the platform runs it",
-        "memory_kv": "needs BFCL's memory backends: no task of the platform runs it yet",
-        "memory_vector": "needs BFCL's vector memory backend (an embedding model): no task "
-        "of the platform runs it",
-        "memory_rec_sum": "needs BFCL's memory backends: no task of the platform runs it yet",
-    },
+    # why a category has no task (memory_vector, web_search_*), as the memory tasks say it
+    absent=dict(NOT_RUN),
     source="BFCL v4, eval_runner_helper.generate_leaderboard_csv (bfcl-eval 2026.3.23)",
     description="BFCL v4's overall accuracy: non-live 10%, live 10%, irrelevance 10%, "
     "multi-turn 30%, agentic 40%. A category that was not run is missing, never 0, and so is "
