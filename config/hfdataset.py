@@ -144,7 +144,10 @@ class _Split:
         assert self.writer is not None
         try:
             batch = pa.record_batch(
-                [pa.array(values, type=f.type) for values, f in zip(self.pending, self.schema)],
+                [
+                    pa.array(values, type=f.type)
+                    for values, f in zip(self.pending, self.schema, strict=True)
+                ],
                 schema=self.schema,
             )
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
@@ -364,7 +367,8 @@ def card_text(card: CardText, configs: Sequence[Config]) -> str:
         "```python",
         "from datasets import load_dataset",
         "",
-        'ds = load_dataset("parquet", data_dir="THIS_FOLDER/data")  # or load_dataset("THIS_FOLDER")',
+        'ds = load_dataset("parquet", data_dir="THIS_FOLDER")',
+        '# or, through the configs above: load_dataset("THIS_FOLDER", "default")',
         "```",
         "",
         "Pushing it to the Hugging Face Hub is yours to do (a token with write access):",
@@ -392,8 +396,8 @@ def platform_version() -> dict[str, str]:
     except OSError:
         pass
     try:
-        commit = subprocess.run(  # noqa: S603 - a fixed command, no input
-            ["git", "rev-parse", "HEAD"],  # noqa: S607
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
             cwd=root,
             capture_output=True,
             text=True,

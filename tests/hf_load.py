@@ -14,15 +14,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-import datasets  # noqa: E402
-import yaml  # noqa: E402
+import datasets
+import yaml
 
 
 def load(folder: Path, cache: Path, **kwargs: Any) -> datasets.DatasetDict:
     """The folder as `datasets.load_dataset("parquet", data_dir=...)` reads it."""
-    return datasets.load_dataset(
-        "parquet", data_dir=str(folder), cache_dir=str(cache), **kwargs
-    )
+    return datasets.load_dataset("parquet", data_dir=str(folder), cache_dir=str(cache), **kwargs)
 
 
 def load_by_card(folder: Path, cache: Path, config: str = "default") -> datasets.DatasetDict:

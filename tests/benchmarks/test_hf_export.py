@@ -20,7 +20,9 @@ from tests.hf_load import card, decoded, features_yaml, load, load_by_card
 
 pytestmark = pytest.mark.django_db
 
-HOSTILE = "=HYPERLINK(\"http://x\")\t+1 -2 @SUM(A1)\r\n\x01\x1b[31m naïve 日本 😀 \u2028\u0085 \\ \"q\" '"
+HOSTILE = (
+    '=HYPERLINK("http://x")\t+1 -2 @SUM(A1)\r\n\x01\x1b[31m naïve 日本 😀 \u2028\u0085 \\ "q" \''
+)
 JSON_SAMPLE = {c.name for c in SAMPLE_COLUMNS if c.kind == "json"}
 JSON_TOOL = {c.name for c in TOOL_COLUMNS if c.kind == "json"}
 
@@ -42,7 +44,7 @@ def generic(tmp_path: Path) -> Benchmark:
             "answer": "=1+1",
             "metadata": {"note": HOSTILE, "n": -0.0, "big": 12345678901234567},
         },
-        {"id": "b-1", "query": "Other split", "tools": [tool], "split": "dev set/α"},
+        {"id": "b-1", "query": "Other split", "tools": [tool], "split": "dev set/é"},
     ]
     path = tmp_path / "questions.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
@@ -72,7 +74,7 @@ def test_every_field_of_every_sample_and_tool_comes_back_equal(tmp_path: Path) -
     out = tmp_path / "hf"
     export = benchmark_hf_export(benchmark=benchmark, folder=out)
     assert export.rows == {"default": 2, "dev_set__": 1}
-    assert export.renamed == {"dev set/α": "dev_set__"}
+    assert export.renamed == {"dev set/é": "dev_set__"}
     assert sorted(p.name for p in (out / "data").iterdir()) == [
         "default-00000-of-00001.parquet",
         "dev_set__-00000-of-00001.parquet",
@@ -141,7 +143,7 @@ def test_the_card_declares_what_datasets_finds(tmp_path: Path) -> None:
     assert provenance["benchmark"] == "Hostile" and provenance["suite"] == "generic"
     assert provenance["gold"] == "refined" and provenance["kind"] == "benchmark"
     assert provenance["version"] == "0.1.0"
-    assert "`dev set/α` is written as `dev_set__`" in body
+    assert "`dev set/é` is written as `dev_set__`" in body
     assert "huggingface-cli upload" in body and "load_dataset" in body
 
 
@@ -180,7 +182,7 @@ def test_a_refined_gold_differs_from_the_published_in_the_refined_sample_only(
 
 def test_one_split_and_refusals(tmp_path: Path) -> None:
     benchmark = generic(tmp_path)
-    export = benchmark_hf_export(benchmark=benchmark, folder=tmp_path / "one", split="dev set/α")
+    export = benchmark_hf_export(benchmark=benchmark, folder=tmp_path / "one", split="dev set/é")
     assert export.rows == {"dev_set__": 1}
     with pytest.raises(ExportRefused, match="has no split 'nope'"):
         benchmark_hf_export(benchmark=benchmark, folder=tmp_path / "x", split="nope")
@@ -200,7 +202,7 @@ def test_the_command_writes_the_folder(tmp_path: Path) -> None:
     assert "Hostile (published gold): 3 samples in splits default (2), dev_set__ (1), 1 tools" in (
         said
     )
-    assert "split 'dev set/α' is written as 'dev_set__'" in said
+    assert "split 'dev set/é' is written as 'dev_set__'" in said
     assert len(load(out, tmp_path / "cache")["default"]) == 2
     with pytest.raises(CommandError, match="is not empty"):
         call_command("export_benchmark", "Hostile", "--format", "hf", "--out", str(out))

@@ -16,7 +16,7 @@ from benchmarks.hf import benchmark_hf_export
 from benchmarks.kit.registry import get_suite
 from benchmarks.models import Benchmark
 from benchmarks.selectors import GOLD_VERSIONS, REFINED_GOLD, sample_counts_by_split
-
+from config.hfcommand import empty_folder
 
 HF_FORMAT = "hf"
 
@@ -105,9 +105,7 @@ class Command(BaseCommand):
             )
 
     def _hf(self, benchmark: Benchmark, options: dict[str, Any], bar: Any) -> None:
-        out = _folder(options["out"])
-        if out.exists() and any(out.iterdir()):
-            raise CommandError(f"Nothing written. {out} is not empty")
+        out = empty_folder(options["out"])
         export = benchmark_hf_export(
             benchmark=benchmark,
             folder=out,
