@@ -90,11 +90,7 @@ def test_every_field_of_every_prediction_comes_back_equal(tmp_path: Path) -> Non
             # a number as itself, a flag as 1/0, anything else (a text, an object) null
             for n in names:
                 value = want["scores"].get(n)
-                number = (
-                    float(value)
-                    if isinstance(value, (int, float))
-                    else None
-                )
+                number = float(value) if isinstance(value, (int, float)) else None
                 assert scores_cells[n] == number, (n, value)
             seen.append(row["position"])
     assert sorted(seen) == sorted(expected)
