@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
@@ -188,7 +188,7 @@ def _export_refused(request: HttpRequest, error: ApplicationError, pk: int) -> H
 
 @require_GET
 @shows_errors(_export_refused)
-def benchmark_export_view(request: HttpRequest, pk: int) -> HttpResponse:
+def benchmark_export_view(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpResponse:
     """The export page (split and format); with ?format= the zip of the export itself: the
     files the suite's importer reads and provenance.json (benchmarks.exports), or with
     format=hf a Hugging Face dataset folder (benchmarks.hf), streamed."""

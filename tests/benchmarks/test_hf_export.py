@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from benchmarks.exports import ExportRefused
 from benchmarks.hf import SAMPLE_COLUMNS, TOOL_COLUMNS, benchmark_hf_export
 from benchmarks.models import Benchmark, Sample, Tool
 from benchmarks.services import benchmark_import, sample_revise
+from tests.factories import make_researcher
 from tests.hf_load import card, decoded, features_yaml, load, load_by_card
 
 pytestmark = pytest.mark.django_db
@@ -206,3 +209,28 @@ def test_the_command_writes_the_folder(tmp_path: Path) -> None:
     assert len(load(out, tmp_path / "cache")["default"]) == 2
     with pytest.raises(CommandError, match="is not empty"):
         call_command("export_benchmark", "Hostile", "--format", "hf", "--out", str(out))
+
+
+def test_the_export_page_downloads_the_folder_as_a_zip(tmp_path: Path, client: Client) -> None:
+    benchmark = generic(tmp_path)
+    client.force_login(make_researcher())
+    page = client.get(f"/benchmarks/{benchmark.pk}/export/")
+    assert b'value="hf"' in page.content
+    response = client.get(f"/benchmarks/{benchmark.pk}/export/?format=hf&gold=published")
+    assert response.status_code == 200
+    assert 'filename="Hostile-published-hf.zip"' in response["Content-Disposition"]
+    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as archive:
+        names = sorted(archive.namelist())
+        archive.extractall(tmp_path / "zip")
+    assert names == [
+        "Hostile-published-hf/README.md",
+        "Hostile-published-hf/data/default-00000-of-00001.parquet",
+        "Hostile-published-hf/data/dev_set__-00000-of-00001.parquet",
+        "Hostile-published-hf/tools/tools-00000-of-00001.parquet",
+    ]
+    loaded = load(tmp_path / "zip" / "Hostile-published-hf", tmp_path / "cache")
+    assert sorted(row["external_id"] for s in loaded.values() for row in s) == ["a-1", "a-2", "b-1"]
+    # a refusal is the page again with its message, not a broken zip
+    refused = client.get(f"/benchmarks/{benchmark.pk}/export/?format=hf&split=nope")
+    assert refused.status_code == 400
+    assert b"has no split" in refused.content
