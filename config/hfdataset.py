@@ -259,9 +259,24 @@ class CardText:
 
 
 def _scalar(value: Any) -> str:
-    # JSON scalars are YAML (double-quoted strings with \u escapes, numbers, true/false/null),
-    # and ASCII-only, so no character of a stored text can end or turn the YAML.
-    return json.dumps(value, ensure_ascii=True)
+    """A JSON scalar as YAML: numbers, true/false/null as JSON writes them, a text in double
+    quotes with every character outside printable ASCII escaped (\\uXXXX, and \\UXXXXXXXX
+    beyond the BMP, which YAML readers decode whole where JSON's surrogate pairs come back as
+    two halves), so no character of a stored text can end or turn the YAML."""
+    if isinstance(value, float):
+        # YAML 1.1 (PyYAML, the Hub's reader) reads 1e-05 as a text: a float needs its dot
+        number = json.dumps(value)
+        mantissa, e, exponent = number.partition("e")
+        return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else number
+    if not isinstance(value, str):
+        return json.dumps(value)
+    text = json.dumps(value, ensure_ascii=False)
+    return "".join(ch if " " <= ch <= "~" else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def yaml_lines(value: Any, indent: int = 0) -> list[str]:
@@ -333,7 +348,7 @@ def _cell(text: Any) -> str:
 def card_text(card: CardText, configs: Sequence[Config]) -> str:
     """The whole README.md: the YAML header between `---` lines, then the body."""
     lines = ["---", *yaml_lines(card_header(card, configs)), "---", ""]
-    lines += [f"# {card.pretty_name}", "", card.summary, ""]
+    lines += [f"# {_cell(card.pretty_name)}", "", card.summary, ""]
     lines += ["## Provenance", ""]
     lines += [f"- **{_cell(k)}**: {_cell(json_text(v))}" for k, v in card.provenance.items()]
     lines += ["", "## Files and columns", ""]
