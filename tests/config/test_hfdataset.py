@@ -4,10 +4,12 @@ reads back as written whatever the texts hold; read back by the real `datasets`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from config import hfdataset
 from config.hfdataset import (
@@ -67,8 +69,6 @@ def test_a_long_split_in_groups_and_files(tmp_path: Path, monkeypatch: pytest.Mo
     assert [first.metadata.row_group(i).num_rows for i in range(first.num_row_groups)] == [4, 4, 4]
     loaded = load(tmp_path / "out", tmp_path / "cache")
     assert [r["n"] for r in loaded["long"]] == list(range(25))
-    import json
-
     for row, (n, text, value, names, x, ok) in zip(loaded["long"], rows, strict=True):
         assert row == {
             "n": n,
@@ -113,8 +113,6 @@ HOSTILE = [
 
 
 def test_the_yaml_reads_back_as_written(tmp_path: Path) -> None:
-    import yaml
-
     value = {
         "texts": HOSTILE,
         "nested": {"a": [1, 2.5, None, True, {"b": []}], "": {}, "=x": HOSTILE[6]},
