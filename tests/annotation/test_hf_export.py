@@ -6,6 +6,8 @@ download open to the labels CSV's readers only (never to an annotator of the cam
 from __future__ import annotations
 
 import io
+import json
+import uuid
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -17,9 +19,10 @@ from django.test import Client
 from annotation import services
 from annotation.agreement.data import item_keys
 from annotation.agreement.hf import LabelExportRefused, labels_hf_export
-from annotation.models import Label
+from annotation.assign import item_next
+from annotation.models import Label, Member
 from tests.annotation.test_agreement_report import ANNOTATORS, ITEMS, pairwise_campaign
-from tests.factories import make_researcher
+from tests.factories import make_researcher, make_user, store_label
 from tests.hf_load import card, decoded, features_yaml, load, load_by_card
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +38,9 @@ def hostile_campaign() -> Any:
     return campaign, run_a, run_b, annotators
 
 
-def stored(campaign: Any) -> dict[tuple[int, str], dict[str, Any]]:
+def stored(
+    campaign: Any, questions: list[str] | None = None
+) -> dict[tuple[int, str], dict[str, Any]]:
     keys = item_keys(campaign)
     out = {}
     for label in Label.objects.filter(campaign=campaign, is_current=True).select_related(
@@ -55,7 +60,7 @@ def stored(campaign: Any) -> dict[tuple[int, str], dict[str, Any]]:
             "run_b": rb,
             "api": api,
             "annotator": label.annotator.username,
-            "answer:better": label.answers.get("better"),
+            **{f"answer:{q}": label.answers.get(q) for q in questions or ["better"]},
             "answers": label.answers,
             "shown_order": label.assignment.shown_order,
             "time_ms": label.time_ms,
@@ -134,3 +139,47 @@ def test_the_command_and_the_download_and_who_may(tmp_path: Path, client: Client
     from_zip = load(tmp_path / "zip" / f"campaign-{campaign.pk}-labels-hf", tmp_path / "c1")
     from_command = load(tmp_path / "cmd", tmp_path / "c2")
     assert from_zip["labels"].to_list() == from_command["labels"].to_list()
+
+
+def test_a_turing_campaign_keeps_each_item_s_api_call(tmp_path: Path) -> None:
+    """Items that are API responses (no sample, no run): their `api` (the API's name) comes
+    back equal."""
+    campaign = services.campaign_create(name="turing =hostile", kind="turing", labels_per_item=2)
+    pairs = [
+        {
+            "documentation": f"doc {i} =x",
+            "arguments": {"x": i, "s": "ü\x02"},
+            "real": {"r": [i, None]},
+            "simulated": {"s": "=1"},
+            "api": f"=api ü {i}",
+        }
+        for i in range(3)
+    ]
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(pairs), "utf-8")
+    services.items_from_pairs_file(campaign=campaign, path=path)
+    users = [make_user(username="t1"), make_user(username="t2")]
+    services.members_add(campaign=campaign, users=users, role=Member.Role.ANNOTATOR)
+    services.campaign_activate(campaign=campaign)
+    for user in users:
+        while (assignment := item_next(campaign=campaign, user=user)) is not None:
+            store_label(
+                campaign=assignment.campaign,
+                assignment_id=assignment.pk,
+                user=user,
+                answers={"overall": 1, "format": 0, "relevance": -1},
+                token=uuid.uuid4(),
+            )
+    out = tmp_path / "hf"
+    export = labels_hf_export(campaign=campaign, folder=out)
+    assert export.labels == 6
+    columns = {"api", "answers", *(f"answer:{key}" for key in export.questions)}
+    rows = [decoded(row, columns) for row in load(out, tmp_path / "cache")["labels"]]
+    expected = stored(campaign, export.questions)
+    assert len(rows) == len(expected) == 6
+    for row in rows:
+        assert row == expected[(row["item_id"], row["annotator"])]
+    assert (
+        sorted(row["api"] for row in rows) == ["=api ü 0"] * 2 + ["=api ü 1"] * 2 + ["=api ü 2"] * 2
+    )
+    assert all(row["sample_id"] is None and row["run_a"] is None for row in rows)
