@@ -31,6 +31,11 @@ urlpatterns = [
         agreement_views.agreement_labels_csv,
         name="agreement-labels-csv",
     ),
+    path(
+        "campaigns/<int:campaign_id>/agreement/labels-hf.zip",
+        agreement_views.agreement_labels_hf,
+        name="agreement-labels-hf",
+    ),
     path("review/<int:campaign_id>/", views.review, name="review"),
     path("review/<int:campaign_id>/<int:label_id>/", views.review_submit, name="review-submit"),
     path("adjudicate/<int:campaign_id>/", views.adjudicate, name="adjudicate"),

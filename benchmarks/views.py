@@ -8,13 +8,14 @@ from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
 from benchmarks import import_jobs, selectors
 from benchmarks.exports import benchmark_export
+from benchmarks.hf import benchmark_hf_export, hf_folder_name
 from benchmarks.kit.base import UNSTORABLE
 from benchmarks.kit.registry import get_suite, suite_names
 from benchmarks.models import Benchmark
@@ -25,6 +26,7 @@ from benchmarks.selectors import (
 )
 from config.access import allows
 from config.errors import ApplicationError, shows_errors
+from config.hfdataset import folder_zip_response
 
 
 @require_GET
@@ -186,18 +188,31 @@ def _export_refused(request: HttpRequest, error: ApplicationError, pk: int) -> H
 
 @require_GET
 @shows_errors(_export_refused)
-def benchmark_export_view(request: HttpRequest, pk: int) -> HttpResponse:
+def benchmark_export_view(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpResponse:
     """The export page (split and format); with ?format= the zip of the export itself: the
-    files the suite's importer reads and provenance.json (benchmarks.exports)."""
+    files the suite's importer reads and provenance.json (benchmarks.exports), or with
+    format=hf a Hugging Face dataset folder (benchmarks.hf), streamed."""
     benchmark = get_object_or_404(Benchmark, pk=pk)
     fmt = request.GET.get("format")
     if not fmt:
         return _export_page(request, benchmark)
+    gold = request.GET.get("gold") or REFINED_GOLD
+    if fmt == "hf":
+        # Checked before the response starts, so that a refusal is the page with its error.
+        return folder_zip_response(
+            lambda folder: benchmark_hf_export(
+                benchmark=benchmark,
+                folder=folder,
+                split=request.GET.get("split") or None,
+                gold=gold,
+            ),
+            hf_folder_name(benchmark, gold),
+        )
     export = benchmark_export(
         benchmark=benchmark,
         split=request.GET.get("split") or None,
         fmt=fmt,
-        gold=request.GET.get("gold") or REFINED_GOLD,
+        gold=gold,
     )
     response = HttpResponse(export.zip_bytes(), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{export.zip_name}"'

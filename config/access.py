@@ -275,6 +275,8 @@ ACCESS: dict[str, Rule] = {
     "annotation:agreement": READ_LABELS,
     "annotation:agreement-summary-csv": READ_LABELS,
     "annotation:agreement-labels-csv": READ_LABELS,
+    # the same labels as labels.csv, as a Hugging Face dataset folder
+    "annotation:agreement-labels-hf": READ_LABELS,
     # --- campaign setup (annotation.setup_views): researchers set campaigns up as a flow ---
     "annotation:campaign-overview": VIEW_CAMPAIGN,
     "annotation:setup-new": Perm("annotation.add_campaign"),
@@ -298,6 +300,8 @@ ACCESS: dict[str, Rule] = {
     "evaluation:run-list": VIEW_RUN,
     "evaluation:run-detail": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:run-csv": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    # the same rows as the CSV, as a Hugging Face dataset folder
+    "evaluation:run-hf": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:run-control": Perm("evaluation.change_run"),
     "evaluation:leaderboard": VIEW_RUN,
     # a suite's overall score over each model's runs: read from the runs' metrics alone

@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/compare/", views.run_compare, name="run-compare"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/predictions.csv", views.run_predictions_csv, name="run-csv"),
+    path("runs/<int:pk>/predictions-hf.zip", views.run_predictions_hf, name="run-hf"),
     # --- run analyses (the papers' breakdowns); before run-control, whose <action> would match
     path("runs/<int:pk>/analyses/", analysis_views.run_analyses, name="run-analyses"),
     path("runs/<int:pk>/golds/", views.run_golds, name="run-golds"),

@@ -23,6 +23,7 @@ from config.access import allows
 from config.charts import bar_chart
 from config.csvexport import copy_csv_response, csv_response
 from config.errors import ApplicationError, shows_errors
+from config.hfdataset import folder_zip_response
 from config.numbers import id_or_none, object_id
 from evaluation import lifecycle
 from evaluation.analyses import declared as declared_analyses
@@ -35,6 +36,7 @@ from evaluation.gold_versions import (
     leaderboard_golds,
     refined_sample_count,
 )
+from evaluation.hf import run_folder_name, run_hf_export
 from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run, WorkItem
 from evaluation.overall import board_csv_rows, overall_board, overall_boards, overall_of
@@ -479,6 +481,17 @@ def run_predictions_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     )
     header = CSV_COLUMNS + [f"score:{name}" for name in score_names]
     return copy_csv_response(f"run-{run.pk}-predictions.csv", header, query)
+
+
+@require_GET
+@shows_errors()
+def run_predictions_hf(request: HttpRequest, pk: int) -> HttpResponse:
+    """The run's predictions, with their per-item scores, as a Hugging Face dataset folder
+    (evaluation.hf) in a zip, streamed as it is read."""
+    run = get_object_or_404(Run.objects.select_related("benchmark", "endpoint"), pk=pk)
+    return folder_zip_response(
+        lambda folder: run_hf_export(run=run, folder=folder), run_folder_name(run)
+    )
 
 
 # --- judge jobs ---------------------------------------------------------------------------------

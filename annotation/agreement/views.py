@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.agreement.data import available_raters
 from annotation.agreement.exports import label_csv_lines, summary_csv_lines
+from annotation.agreement.hf import labels_folder_name, labels_hf_export
 from annotation.agreement.report import MAJORITY, MEAN
 from annotation.agreement.sections import short_rater
 from annotation.agreement.services import (
@@ -27,6 +28,7 @@ from annotation.kinds.base import ReportSection
 from annotation.models import AgreementReport, Campaign
 from config.charts import confusion_matrix, heat_map, scatter_chart
 from config.errors import shows_errors
+from config.hfdataset import folder_zip_response
 
 
 def query_of(params: dict[str, Any]) -> str:
@@ -112,6 +114,18 @@ def agreement_labels_csv(request: HttpRequest, campaign_id: int) -> HttpResponse
     params = params_from(request.GET)
     report_check(campaign, params)
     return _csv(f"agreement-{campaign.pk}-labels.csv", label_csv_lines(campaign, params))
+
+
+@require_GET
+@shows_errors()
+def agreement_labels_hf(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The campaign's labels as a Hugging Face dataset folder (annotation.agreement.hf) in a
+    zip, streamed as it is read."""
+    campaign = get_object_or_404(Campaign.objects.select_related("benchmark"), pk=campaign_id)
+    return folder_zip_response(
+        lambda folder: labels_hf_export(campaign=campaign, folder=folder),
+        labels_folder_name(campaign),
+    )
 
 
 def _text(message: str, status: int) -> HttpResponse:

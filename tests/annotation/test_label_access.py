@@ -63,6 +63,7 @@ LABEL_PLACES = {
     "annotation:agreement",
     "annotation:agreement-summary-csv",
     "annotation:agreement-labels-csv",
+    "annotation:agreement-labels-hf",
     "agreement-list",
     "agreement-detail",
 }

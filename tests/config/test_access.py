@@ -76,6 +76,7 @@ EXPECTED: dict[str, frozenset[str]] = {
     "annotation:agreement": LABEL_READERS,
     "annotation:agreement-summary-csv": LABEL_READERS,
     "annotation:agreement-labels-csv": LABEL_READERS,
+    "annotation:agreement-labels-hf": LABEL_READERS,
     # --- campaign setup: the researchers' campaign list and setup flow ---
     "annotation:campaign-overview": CAMPAIGN_READERS,
     "annotation:setup-new": RESEARCH,
@@ -96,6 +97,7 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:run-list": RESEARCH,
     "evaluation:run-detail": RESEARCH,
     "evaluation:run-csv": RESEARCH,
+    "evaluation:run-hf": RESEARCH,
     "evaluation:run-control": RESEARCH,
     "evaluation:leaderboard": RESEARCH,
     # a suite's overall score (view_run): the page and its CSV
@@ -205,9 +207,11 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         "annotation:agreement": Call("GET", f"/campaigns/{m}/agreement/"),
         "annotation:agreement-summary-csv": Call("GET", f"/campaigns/{m}/agreement/summary.csv"),
         "annotation:agreement-labels-csv": Call("GET", f"/campaigns/{m}/agreement/labels.csv"),
+        "annotation:agreement-labels-hf": Call("GET", f"/campaigns/{m}/agreement/labels-hf.zip"),
         "evaluation:run-list": Call("GET", "/runs/"),
         "evaluation:run-detail": Call("GET", f"/runs/{run}/"),
         "evaluation:run-csv": Call("GET", f"/runs/{run}/predictions.csv"),
+        "evaluation:run-hf": Call("GET", f"/runs/{run}/predictions-hf.zip"),
         "evaluation:run-control": Call("POST", f"/runs/{run}/cancel/", {}),
         "evaluation:leaderboard": Call("GET", f"/leaderboard/{w.benchmark.pk}/answer/"),
         "evaluation:job-list": Call("GET", "/judging/"),

@@ -1,4 +1,5 @@
-"""python manage.py export_benchmark NAME [--split S] [--format published|jsonl] --out DIR"""
+"""python manage.py export_benchmark NAME [--split S] [--format published|jsonl|hf]
+[--gold refined|published] [--license ID] --out DIR"""
 
 from __future__ import annotations
 
@@ -11,8 +12,20 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from benchmarks.exports import FORMATS, ExportRefused, benchmark_export, benchmark_get_by_name
+from benchmarks.hf import benchmark_hf_export
 from benchmarks.kit.registry import get_suite
+from benchmarks.models import Benchmark
 from benchmarks.selectors import GOLD_VERSIONS, REFINED_GOLD, sample_counts_by_split
+from config.hfcommand import empty_folder
+
+HF_FORMAT = "hf"
+
+
+def _folder(name: str) -> Path:
+    out = Path(name)
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"Nothing written. {out} is a file, not a folder")
+    return out
 
 
 class Command(BaseCommand):
@@ -20,19 +33,27 @@ class Command(BaseCommand):
         "Write a benchmark in its suite's published format (the files its importer reads), "
         "each sample as its current revision (refinements applied once approved), with "
         "provenance.json naming each changed sample's revision, author, reviewer, date and "
-        "verdict. --format jsonl writes every stored field as JSON Lines instead; --gold "
+        "verdict. --format jsonl writes every stored field as JSON Lines instead, --format hf a "
+        "Hugging Face dataset folder (Parquet files per split and a dataset card); --gold "
         "published writes every sample as imported, the refinements left out."
     )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("name", help="The benchmark's name.")
         parser.add_argument("--split", help="Only this split (default: every split).")
-        parser.add_argument("--format", choices=FORMATS, default="published", dest="fmt")
+        parser.add_argument(
+            "--format", choices=(*FORMATS, HF_FORMAT), default="published", dest="fmt"
+        )
         parser.add_argument(
             "--gold",
             choices=GOLD_VERSIONS,
             default=REFINED_GOLD,
             help="refined: each sample as its current revision (default); published: as imported.",
+        )
+        parser.add_argument(
+            "--license",
+            default="other",
+            help="--format hf: the license id the dataset card declares (default: other).",
         )
         parser.add_argument("--out", required=True, help="Folder to write (made if missing).")
 
@@ -45,6 +66,9 @@ class Command(BaseCommand):
             bar.total = (
                 counts.get(options["split"], 0) if options["split"] else sum(counts.values())
             )
+            if options["fmt"] == HF_FORMAT:
+                self._hf(benchmark, options, bar)
+                return
             export = benchmark_export(
                 benchmark=benchmark,
                 split=options["split"],
@@ -56,9 +80,7 @@ class Command(BaseCommand):
             raise CommandError(f"Nothing written. {exc}") from None
         finally:
             bar.close()
-        out = Path(options["out"])
-        if out.exists() and not out.is_dir():
-            raise CommandError(f"Nothing written. {out} is a file, not a folder")
+        out = _folder(options["out"])
         written = export.write_to(out)
         self.stdout.write(
             self.style.SUCCESS(
@@ -81,3 +103,24 @@ class Command(BaseCommand):
                 "Read back as a benchmark of its own with: ./dev python manage.py "
                 f"import_benchmark {export.suite} {paths} --benchmark {name}"
             )
+
+    def _hf(self, benchmark: Benchmark, options: dict[str, Any], bar: Any) -> None:
+        out = empty_folder(options["out"])
+        export = benchmark_hf_export(
+            benchmark=benchmark,
+            folder=out,
+            split=options["split"],
+            gold=options["gold"],
+            license=options["license"],
+            progress=bar.update,
+        )
+        splits = ", ".join(f"{name} ({n})" for name, n in export.rows.items())
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{export.benchmark} ({export.gold} gold): {sum(export.rows.values())} samples "
+                f"in splits {splits}, {export.tools} tools, {export.dropped} dropped, "
+                f"as a Hugging Face dataset under {out}"
+            )
+        )
+        for name, written in export.renamed.items():
+            self.stdout.write(f"split {name!r} is written as {written!r}")
