@@ -57,6 +57,7 @@ from benchmarks.suites.bfcl.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.bfcl.gold import GOLD as _GOLD
 from benchmarks.suites.bfcl.overall import OVERALL as _OVERALL
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
+from benchmarks.suites.bfcl.web_search import SERVED_TOOLS as _SERVED_TOOLS
 
 SUITE = _Suite(
     name=_importer.name,
@@ -64,6 +65,7 @@ SUITE = _Suite(
     import_files=_importer.import_files,
     evaluation=_EVALUATION,
     declare_tools=_declare_tools,
+    served_tools=_SERVED_TOOLS,
     conformance=f"{__name__}.conformance",
     analyses=_ANALYSES,
     exporter=_EXPORTER,
