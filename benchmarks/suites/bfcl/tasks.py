@@ -81,12 +81,12 @@ WEB_SEARCH: tuple[Task, ...] = tuple(
         parse=web_search.parse_text,
         score=agentic.score_memory,
         aggregate=agentic.aggregate_memory,
-        prepare=web_search.prepare_search,
-        solve=web_search.text_search,
+        prepare=partial(web_search.prepare_search, show_snippet=show),
+        solve=partial(web_search.text_search, show_snippet=show),
         mean_metrics=agentic.mean_memory_metrics,
-        native=Native(solve=web_search.native_search),
+        native=Native(solve=partial(web_search.native_search, show_snippet=show)),
     )
-    for category in web_search.WEB_SEARCH_CATEGORIES
+    for category, show in web_search.SHOW_SNIPPET.items()
 )
 
 EVALUATION: tuple[Task, ...] = AST + MULTI_TURN + MEMORY + WEB_SEARCH

@@ -199,11 +199,14 @@ def parse_text(text: str, item: Item, ctx: Context, context: dict[str, Any]) -> 
     )
 
 
-def prepare_search(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
+def prepare_search(
+    items: Sequence[Item], ctx: Context, *, show_snippet: bool
+) -> list[dict[str, Any]]:
     """At launch: both functions must be served to the run (the benchmark's WebSearchAPI tools,
     which the virtual API server answers), and each item must offer them and have one turn and
     accepted answers (ValueError naming what and where: the launch's refusal). Each item's
-    context records the service and the snippet setting."""
+    context records the service and the snippet setting (`show_snippet`, the task's: tasks.py
+    binds it)."""
     served = set(ctx.toolbox) if ctx.toolbox is not None else set()
     lacking = [name for name in FUNCTIONS if name not in served]
     if lacking:
@@ -223,8 +226,7 @@ def prepare_search(items: Sequence[Item], ctx: Context) -> list[dict[str, Any]]:
             raise ValueError(f"{item.key}: a web search entry has one turn")
         if not accepted_answers(item):
             raise ValueError(f"{item.key}: no accepted answers (its reference's 'answers')")
-    show = SHOW_SNIPPET.get(ctx.task.name, True)
-    return [{"search": "virtual API server", "show_snippet": show} for _ in items]
+    return [{"search": "virtual API server", "show_snippet": show_snippet} for _ in items]
 
 
 # --- what the model sees of a call ---------------------------------------------------------------
@@ -342,8 +344,9 @@ async def _serve(ctx: Context, function: str, arguments: dict[str, Any]) -> dict
     return served
 
 
-async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool) -> Outcome:
-    show_snippet = SHOW_SNIPPET.get(ctx.task.name, True)
+async def _solve(
+    item: Item, ctx: Context, mode: _Mode, native: bool, show_snippet: bool
+) -> Outcome:
     docs = _docs(item)
     by_name = {str(doc.get("name", "")): doc for doc in docs}
     offered = offered_docs(_as_item(docs, []))
@@ -449,14 +452,16 @@ def _outcome(
 
 
 async def text_search(
-    item: Item, ctx: Context, context: dict[str, Any], complete: Complete
+    item: Item, ctx: Context, context: dict[str, Any], complete: Complete, *, show_snippet: bool
 ) -> Outcome:
-    """The question in BFCL's Prompt mode, the calls served by the virtual API server."""
-    return await _solve(item, ctx, _text_mode(complete), native=False)
+    """The question in BFCL's Prompt mode, the calls served by the virtual API server;
+    `show_snippet` is the task's (tasks.py)."""
+    return await _solve(item, ctx, _text_mode(complete), False, show_snippet)
 
 
 async def native_search(
-    item: Item, ctx: Context, context: dict[str, Any], ask: AskNative
+    item: Item, ctx: Context, context: dict[str, Any], ask: AskNative, *, show_snippet: bool
 ) -> Outcome:
-    """The question in BFCL's FC mode, the calls served by the virtual API server."""
-    return await _solve(item, ctx, _native_mode(ask), native=True)
+    """The question in BFCL's FC mode, the calls served by the virtual API server;
+    `show_snippet` is the task's (tasks.py)."""
+    return await _solve(item, ctx, _native_mode(ask), True, show_snippet)
