@@ -32,7 +32,7 @@ from benchmarks.kit.registry import get_suite
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
 from evaluation import services
-from evaluation.models import ApiResponse, Prediction, Run
+from evaluation.models import ApiResponse, Prediction, RealApi, Run, ServedCall
 from evaluation.overall import overall_board
 from evaluation.virtualapi.keys import ApiName, call_key, canonical
 from evaluation.virtualapi.server import api_get
@@ -316,3 +316,24 @@ def test_only_the_web_search_tasks_take_the_served_tools_options() -> None:
     for task in ("web_search_base", "web_search_no_snippet"):
         assert "not comparable with BFCL's published ones" in suite.tasks[task].not_comparable
     assert all(not suite.tasks[t].not_comparable for t in ("memory_kv", "simple_python"))
+
+
+def test_a_real_api_on_loopback_is_never_called_and_the_trace_says_so(settings: Any) -> None:
+    """A search service configured as a Real API for both functions, its host allowed, but on
+    loopback (the test's server): the server refuses it before connecting, the page the cache
+    lacks fails (no simulator), and the trace and the call log say where it came from."""
+    settings.VIRTUAL_API_SIMULATOR = "nobody"
+    settings.VIRTUAL_API_ALLOWED_HOSTS = ["127.0.0.1"]
+    benchmark = _import()
+    _seed()
+    with FakeOpenAI() as service:  # logs every request, whatever its path
+        RealApi.objects.create(
+            category="BFCL", tool="WebSearchAPI_for_BFCL", url=f"{service.base_url}/{{api}}"
+        )
+        run = _run(benchmark, "web_search_no_snippet", "native", Reader())
+        assert service.total == 0
+    assert run.metrics == {"accuracy": 66.67, "n": 3.0}
+    juniper = run.predictions.get(sample__external_id="web_search_demo_1")
+    assert [row.get("source") for row in juniper.trace[:2]] == ["cache", "failed"]
+    failed = ServedCall.objects.get(run=run, source="failed")
+    assert "loopback" in failed.detail
