@@ -369,11 +369,12 @@ async def _solve(
             trace.append({**at, "stop": step.ended, "output": step.text})
             final = step.text
             break
+        calls = step.calls
         observations: list[str] = []
         rows: list[dict[str, Any]] = []
-        for call in step.decoded:
+        for call, text in zip(step.decoded, calls, strict=True):
             arguments = jsonable(call.arguments)
-            row: dict[str, Any] = {**at, "action": call.name, "arguments": arguments}
+            row: dict[str, Any] = {**at, "action": call.name, "arguments": arguments, "call": text}
             refused = _refused(call.name, arguments, by_name.get(call.name))
             if refused:
                 seen, row["source"] = refused, "refused"
@@ -388,16 +389,12 @@ async def _solve(
                 if served.get("origin"):
                     row["origin"] = served["origin"]
             sources[row["source"]] += 1
-            row["call"] = call.name
             row["observation"] = seen
             observations.append(seen)
             rows.append(row)
         if unavailable:
             trace.append({**at, "error": unavailable})
             break
-        calls = step.calls
-        for row, text in zip(rows, calls, strict=False):
-            row["call"] = text
         if rows:
             rows[0]["output"] = step.text
         trace.extend(rows)
