@@ -241,7 +241,7 @@ def agent_toolbox(run: Run, evaluator: Evaluator, ctx: Context) -> ToolboxFactor
     """For an agent run whose suite uses the virtual API server, a factory of each item's
     toolbox; None otherwise. Options: down_tools (names made unavailable) and down_mode
     ("simulate", the default: answered by the simulator at once; or "fail")."""
-    specs = served_specs(evaluator.name, ctx.tools)
+    specs = served_specs(evaluator.name, ctx.tools, ctx.task.name)
     if not specs:
         return None
     mode = str(ctx.option("down_mode") or "simulate")

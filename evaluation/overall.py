@@ -8,7 +8,9 @@ Which runs count: the benchmark's finished runs (status done) that name a model
 mode: apart, as BFCL's table keeps them); of each group, the latest finished run of each task
 (`finished_at`, a run without one counting as the oldest, then the highest id). A task of the
 formula without such a run, or whose run has no value of the formula's metric, is missing, and
-so is every figure above it."""
+so is every figure above it. A task whose spec says its runs are not comparable with the
+benchmark's published scores (TaskSpec.not_comparable) is never counted, whatever its runs: it
+stays missing, with that reason."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from benchmarks.kit.overall import (
     complete_weight,
     figures,
 )
+from benchmarks.kit.protocol import TaskSpec
 from benchmarks.kit.registry import get_suite
 from benchmarks.models import Benchmark
 from evaluation.models import Run
@@ -81,6 +84,8 @@ class Board:
     # finished runs left out: without a model name, or on rewritten tool descriptions
     unnamed: int = 0
     rewritten: int = 0
+    # tasks of the formula whose runs are never counted, each with why (not_counted)
+    never_counted: dict[str, str] = field(default_factory=dict)
 
 
 def overall_of(benchmark: Benchmark) -> OverallScore | None:
@@ -141,11 +146,14 @@ def _cell(
     figure: Figure,
     run: Run | None,
     overall: OverallScore,
-    known: Mapping[str, object],
+    known: Mapping[str, TaskSpec],
 ) -> Cell:
     if column.section:
         missing = f"missing: {', '.join(figure.missing)}" if figure.missing else ""
         return Cell(column, figure, missing=missing)
+    uncounted = not_counted(known).get(column.name)
+    if uncounted:
+        return Cell(column, figure, missing=f"never counted: {uncounted}")
     if run is None:
         why = "not run" if column.name in known else overall.absent.get(column.name, "no task")
         return Cell(column, figure, missing=why)
@@ -156,6 +164,12 @@ def _cell(
     return Cell(column, figure, run, subset=subset)
 
 
+def not_counted(known: Mapping[str, TaskSpec]) -> dict[str, str]:
+    """The tasks (of `known`) whose runs an overall score never counts, each with why: those
+    declared not comparable with the benchmark's published scores."""
+    return {name: spec.not_comparable for name, spec in known.items() if spec.not_comparable}
+
+
 def overall_board(benchmark: Benchmark) -> Board | None:
     """The overall score's table for the benchmark (None when its suite declares none): one
     row per model and tool mode, those with an overall value first (best first), then the
@@ -164,7 +178,12 @@ def overall_board(benchmark: Benchmark) -> Board | None:
     if overall is None:
         return None
     known = get_suite(benchmark.suite).tasks
-    wanted = {*overall.tasks, *overall.shown}
+    uncounted = {
+        task: why
+        for task, why in not_counted(known).items()
+        if task in {*overall.tasks, *overall.shown}
+    }
+    wanted = {*overall.tasks, *overall.shown} - set(uncounted)
     grouped = latest_runs(benchmark, wanted)
     shown = columns(overall)
     rows: list[BoardRow] = []
@@ -199,6 +218,7 @@ def overall_board(benchmark: Benchmark) -> Board | None:
         rows=rows,
         unnamed=left_out.filter(model_name="").count(),
         rewritten=left_out.exclude(model_name="").filter(tool_revision__isnull=False).count(),
+        never_counted=uncounted,
     )
 
 

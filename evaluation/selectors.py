@@ -139,7 +139,7 @@ def context_for(
     if spec.agent:
         # The tools the virtual API server serves to this suite, by name: a launch stores the
         # pool each item is offered; the engine swaps in the toolbox that calls them.
-        ctx.toolbox = VirtualToolbox(served_specs(evaluator.name, ctx.tools), None)
+        ctx.toolbox = VirtualToolbox(served_specs(evaluator.name, ctx.tools, task), None)
     return ctx
 
 

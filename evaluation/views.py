@@ -187,6 +187,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "jobs": JudgeJob.objects.filter(Q(run=run) | Q(against=run))
             .select_related("judge")
             .order_by("-created_at"),
+            "not_comparable": spec.not_comparable if spec is not None else "",
             "params_json": json.dumps(run.params, ensure_ascii=False),
             "options_json": json.dumps(run.launch_options, ensure_ascii=False),
             "leaked_calls": run.predictions.filter(leaked=True).count()

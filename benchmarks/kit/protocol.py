@@ -428,6 +428,10 @@ class TaskSpec:
     # calls read from its tool_calls): a task where a model calls or chooses tools, whose suite
     # builds native requests (native_prompt) and reads native answers (native_outcome).
     native: bool = False
+    # Why a run of this task is not comparable with the benchmark's published scores ("": it
+    # is), e.g. its tools answered by another service than the published one's. The run's page
+    # says it, and an overall score never counts such a run (evaluation/overall.py).
+    not_comparable: str = ""
 
     def __post_init__(self) -> None:
         # Checked when the suite is imported, so a task cannot ship a metric the platform

@@ -101,12 +101,18 @@ class ServedTools:
     response-cache folder as published, each with category, tool, api, arguments, raw_key,
     response, error and source (raises ImportFormatError naming the file).
     agent_task: the task whose runs call these tools through the server (the stability
-    experiment runs it, its first split by default)."""
+    experiment runs it, its first split by default).
+    tasks: the agent tasks that call them (empty: every agent task of the suite)."""
 
     apis: Callable[[Mapping[str, ToolSpec]], dict[str, ServedApi]]
     agent_task: str = ""
     request_api: Callable[[str, str, str], tuple[str, str, str]] | None = None
     read_cache: Callable[[Path], Iterable[Any]] | None = None
+    tasks: frozenset[str] = frozenset()
+
+    def serves(self, task: str) -> bool:
+        """Whether an agent run of `task` calls these tools."""
+        return not self.tasks or task in self.tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +325,11 @@ class Suite:
         agent whose tools the virtual API server serves (tools down), and the task's own
         (TaskSpec.options). ValueError for a task the suite does not have."""
         spec = self.evaluator.task(task)
-        served = SERVED_TOOL_OPTIONS if spec.agent and self.served_tools is not None else ()
+        served = (
+            SERVED_TOOL_OPTIONS
+            if spec.agent and self.served_tools is not None and self.served_tools.serves(task)
+            else ()
+        )
         return (*PLATFORM_OPTIONS, *served, *spec.options)
 
     def check_options(self, task: str, given: Mapping[str, Any]) -> dict[str, Any]:

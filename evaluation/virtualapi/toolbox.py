@@ -77,10 +77,13 @@ class VirtualToolbox(Mapping[str, Tool]):
         return len(self.specs)
 
 
-def served_specs(suite: str, tools: Mapping[str, ToolSpec]) -> dict[str, tuple[ToolSpec, ApiName]]:
-    """The tools the server serves to a run of this suite, as the suite's served tools say
-    (registry.ServedTools); none for a suite without."""
+def served_specs(
+    suite: str, tools: Mapping[str, ToolSpec], task: str = ""
+) -> dict[str, tuple[ToolSpec, ApiName]]:
+    """The tools the server serves to a run of this suite's `task` ("": any), as the suite's
+    served tools say (registry.ServedTools); none for a suite without, or a task they do not
+    serve."""
     served = get_suite(suite).served_tools
-    if served is None:
+    if served is None or (task and not served.serves(task)):
         return {}
     return {name: (api.spec, api_name(api)) for name, api in served.apis(tools).items()}

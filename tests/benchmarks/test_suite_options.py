@@ -110,7 +110,9 @@ def test_the_platforms_options_are_every_tasks_and_served_tools_options_every_se
         for task, spec in suite.tasks.items():
             names = {option.name for option in suite.options(task)}
             assert {"tool_mode", "trials"} <= names
-            served = spec.agent and suite.served_tools is not None
+            served = (
+                spec.agent and suite.served_tools is not None and suite.served_tools.serves(task)
+            )
             assert ({"down_tools", "down_mode"} <= names) == served, (suite.name, task)
 
 

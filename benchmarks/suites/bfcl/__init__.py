@@ -9,9 +9,11 @@ categories in both modes, the model's calls executed with BFCL's own classes (mu
 from the pinned wheel) and each turn checked as BFCL checks it; agentic.py runs the memory
 entries with BFCL's kv and rec_sum memory backends (memory_backend.py, from the pinned wheel):
 the scenario's prerequisite conversation, its memory snapshot carried from entry to entry, then
-the question, whose final answer BFCL's agentic rule checks; tasks.py composes each task of its
-parts; exporter.py writes a benchmark back as BFCL's data folder (refinements applied), which
-the importer reads as the same samples and tools.
+the question, whose final answer BFCL's agentic rule checks; web_search.py runs the web_search
+entries in both modes, their two functions (search_engine_query, fetch_url_content) served by
+the platform's virtual API server (served_tools), the final answer checked by the same rule;
+tasks.py composes each task of its parts; exporter.py writes a benchmark back as BFCL's data
+folder (refinements applied), which the importer reads as the same samples and tools.
 
 What is there: a task per single-turn AST category (simple_python, simple_java,
 simple_javascript, multiple, parallel, parallel_multiple, irrelevance, live_simple,
@@ -25,6 +27,12 @@ only: in text mode their answers count as decoding failures (evaluate.py says wh
 tasks memory_kv and memory_rec_sum (`accuracy` 100 or 0 per question, and `n`) need the wheel
 too; each item replays its scenario's prerequisite conversation, which the response cache
 answers after the first time (agentic.py says how that fits the platform's runs, and its cost).
+The web search tasks web_search_base and web_search_no_snippet (`accuracy`, `n`; the latter
+hides the results' snippets from the model) need no wheel but their functions' docs imported as
+tools: their searches are answered by the virtual API server (cache, a Real API as configured,
+or its simulator), not by BFCL's SerpAPI, so their scores are NOT comparable with BFCL's
+published ones: each task says so (TaskSpec.not_comparable), on its runs' pages too, and no
+overall score counts them.
 
 Refinement (gold.py): experts edit the single-turn acceptable-value lists and the multi-turn
 ground-truth calls per turn in a refinement campaign, with the tool-call diff; a refined gold
@@ -38,13 +46,14 @@ error type, and a multi-turn run by turn, by involved class, by the kind of each
 first failed turn and by the kind of every failed turn.
 
 NOT THERE YET (unfinished, not faked): memory_vector (sentence-transformers and faiss, not
-installed), web_search_base and web_search_no_snippet (a live search API, SerpAPI: not
-comparable offline) have no task, so they are never scored (agentic.NOT_RUN says why, and how a
-search service could be served through the virtual API server); the overall figure is
-therefore missing offline (the sections that are complete show theirs). The exporter writes
+installed) has no task, so it is never scored (agentic.NOT_RUN says why); web_search_base and
+web_search_no_snippet run on the platform's search service, never BFCL's SerpAPI, so they are
+never counted; the overall figure is therefore always missing (the sections that are complete
+show theirs). No test calls a Real API for the web search functions (the server never calls
+loopback; the tests serve them from the cache and the simulator). The exporter writes
 the files equal to BFCL's as JSON, not byte for byte (the import keeps no layout of the
 records: key order inside objects is jsonb's), and an import of them records their own
-provenance, not the original's. The memory tasks have no analysis.
+provenance, not the original's. The memory and web search tasks have no analysis.
 """
 
 from benchmarks.kit.registry import Suite as _Suite
@@ -57,6 +66,7 @@ from benchmarks.suites.bfcl.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.bfcl.gold import GOLD as _GOLD
 from benchmarks.suites.bfcl.overall import OVERALL as _OVERALL
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
+from benchmarks.suites.bfcl.web_search import SERVED_TOOLS as _SERVED_TOOLS
 
 SUITE = _Suite(
     name=_importer.name,
@@ -64,6 +74,7 @@ SUITE = _Suite(
     import_files=_importer.import_files,
     evaluation=_EVALUATION,
     declare_tools=_declare_tools,
+    served_tools=_SERVED_TOOLS,
     conformance=f"{__name__}.conformance",
     analyses=_ANALYSES,
     exporter=_EXPORTER,

@@ -1,6 +1,7 @@
-"""BFCL's agentic memory categories (memory_kv, memory_rec_sum) as tasks, and why the other
-agentic categories (memory_vector, web_search_base, web_search_no_snippet) have none. Pure
-Python; never evaluates a model's text.
+"""BFCL's agentic memory categories (memory_kv, memory_rec_sum) as tasks, and why memory_vector
+has none (NOT_RUN); the web search categories are web_search.py's, which shares BFCL's agentic
+checker (`agentic_match`) and answer format with these. Pure Python; never evaluates a model's
+text.
 
 An imported `memory` entry is a question of a scenario (student, customer, finance,
 healthcare, notetaker) whose prerequisite conversation (input["prereq_conversation"]: BFCL's
@@ -113,31 +114,16 @@ __all__ = [
 MEMORY_CATEGORIES: tuple[str, ...] = ("memory_kv", "memory_rec_sum")
 BACKENDS = {"memory_kv": "kv", "memory_rec_sum": "rec_sum"}
 PROMPTS = Path(__file__).parent / "prompts" / "memory.toml"
-VIRTUAL_API = (
-    "A researcher with a search service can serve BFCL's two web-search functions "
-    "(search_engine_query, fetch_url_content) through the platform's virtual API server: as "
-    "Real APIs (admin → Real APIs) on a host listed in VIRTUAL_API_ALLOWED_HOSTS, the key read "
-    "from the variable its key_env names (docs/virtual-api.md); a BFCL task that sends the "
-    "model's calls there instead of to BFCL's WebSearchAPI is not written, and its scores "
-    "would be that search service's, not comparable with BFCL's published ones."
-)
 NOT_RUN: dict[str, str] = {
     "memory_vector": (
         "BFCL's vector memory backend (MemoryAPI_vector) embeds with sentence-transformers "
         "(all-MiniLM-L6-v2, downloaded at run time) and searches with faiss, which the project "
         "does not install: no task runs it, so it is never scored offline."
     ),
-    "web_search_base": (
-        "BFCL's WebSearchAPI asks a live search engine (SerpAPI, with SERPAPI_API_KEY) and "
-        "fetches live pages: its answers change with the web, so it is not comparable offline "
-        "and no task runs it. " + VIRTUAL_API
-    ),
-    "web_search_no_snippet": (
-        "as web_search_base, with the search results' snippets hidden: a live search API "
-        "(SerpAPI), not comparable offline; no task runs it. " + VIRTUAL_API
-    ),
 }
-"""The agentic categories of BFCL v4 no task runs, each with why (and how one could)."""
+"""The agentic categories of BFCL v4 no task runs, each with why. (web_search_base and
+web_search_no_snippet run, web_search.py, but are never comparable with BFCL's published
+scores: their TaskSpec says why, TaskSpec.not_comparable.)"""
 
 ACCURACY_ITEM = MetricSpec.score(
     "accuracy", description="100 when the final answer holds an accepted answer (BFCL's check)"

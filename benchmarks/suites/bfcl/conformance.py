@@ -39,9 +39,18 @@ from benchmarks.kit.conformance import (
     parsed,
 )
 from benchmarks.kit.native import read_tool_calls
-from benchmarks.kit.protocol import Context, Item, NativeReply, Outcome, Prompt, Scored
+from benchmarks.kit.protocol import (
+    Context,
+    Item,
+    NativeReply,
+    Outcome,
+    Prompt,
+    Scored,
+    Tool,
+    ToolUnavailable,
+)
 from benchmarks.suites import bfcl
-from benchmarks.suites.bfcl import agentic, conversation
+from benchmarks.suites.bfcl import agentic, conversation, web_search
 from benchmarks.suites.bfcl.decode import Call
 from benchmarks.suites.bfcl.wheel import DEFAULT_DIR, WheelError, fetch_wheel
 
@@ -67,6 +76,9 @@ def metric_cases(task: str, files: Files) -> Iterator[MetricCase]:
         return
     if task in agentic.TASKS:
         yield from memory_cases(task, files)
+        return
+    if task in web_search.TASKS:
+        yield from web_search_cases(task, files)
         return
     evaluator = bfcl.SUITE.evaluator
     items, tools = imported(bfcl.SUITE.import_files, _demo_files(files))
@@ -227,6 +239,36 @@ def memory_cases(task: str, files: Files) -> Iterator[MetricCase]:
             context = evaluator.prepare([item], ctx)[0]
             for said in (agentic.accepted_answers(item)[0], "I do not know"):
                 model = Answerer(repr({"answer": said, "context": "memory"}))
+                if mode == "native":
+                    outcome = asyncio.run(evaluator.native_solve(item, ctx, context, model.ask))
+                else:
+                    outcome = asyncio.run(evaluator.solve(item, ctx, context, model.complete))
+                triples.append((item, outcome, context))
+            triples.append((item, None, context))
+        yield MetricCase(triples, {"tool_mode": mode})
+
+
+async def _not_served(arguments: dict[str, Any]) -> str:
+    raise ToolUnavailable("the cases never call a function")
+
+
+def web_search_cases(task: str, files: Files) -> Iterator[MetricCase]:
+    """The demo's web search entries run through the task's solve loop, answered at once (no
+    call) with the first accepted answer, with "I do not know", and not at all (a failed
+    call). The functions are named as served (prepare checks them) but never called."""
+    evaluator = bfcl.SUITE.evaluator
+    items, tools = imported(bfcl.SUITE.import_files, _demo_files(files))
+    chosen = [item for item in items if item.split == "web_search"]
+    assert chosen, "the BFCL demo has no web_search entry"
+    toolbox = {name: Tool(tools[name], _not_served) for name in web_search.FUNCTIONS}
+    for mode in ("text", "native"):
+        ctx = Context(task=evaluator.task(task), options={"tool_mode": mode}, tools=tools)
+        ctx.toolbox = toolbox
+        triples: list[Triple] = []
+        for item in chosen:
+            context = evaluator.prepare([item], ctx)[0]
+            for said in (agentic.accepted_answers(item)[0], "I do not know"):
+                model = Answerer(repr({"answer": said, "context": "searched"}))
                 if mode == "native":
                     outcome = asyncio.run(evaluator.native_solve(item, ctx, context, model.ask))
                 else:

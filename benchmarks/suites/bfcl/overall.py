@@ -14,7 +14,9 @@ benchmarks/kit/overall.py:
 
 live_relevance is shown beside, as BFCL's table shows it, and counted in none. Where BFCL
 counts a category that was not run as 0, the platform shows the figure missing
-(kit/overall.py)."""
+(kit/overall.py). The web search categories' runs are never counted: their tasks declare them
+not comparable with BFCL's published scores (web_search.py, TaskSpec.not_comparable), which
+evaluation/overall.py reads, so web search, agentic and the overall stay missing."""
 
 from __future__ import annotations
 
@@ -69,10 +71,11 @@ OVERALL = OverallScore(
     metric="accuracy",
     count="n",
     shown=("live_relevance",),
-    # why a category has no task (memory_vector, web_search_*), as the memory tasks say it
+    # why a category has no task (memory_vector), as the memory tasks say it
     absent=dict(NOT_RUN),
     source="BFCL v4, eval_runner_helper.generate_leaderboard_csv (bfcl-eval 2026.3.23)",
     description="BFCL v4's overall accuracy: non-live 10%, live 10%, irrelevance 10%, "
     "multi-turn 30%, agentic 40%. A category that was not run is missing, never 0, and so is "
-    "every section above it.",
+    "every section above it; the web search categories are never counted (their runs use the "
+    "platform's search service, not BFCL's), so the overall is missing.",
 )

@@ -3,15 +3,17 @@ with the same parts, since what differs between categories (the checker's shape,
 declarations' language) is read from each item; one per multi-turn category (conversation.py),
 all with the same parts too (what differs, held-out functions or the long context, is in each
 entry); and one per memory backend the platform runs (agentic.py: memory_kv, memory_rec_sum,
-both reading the `memory` entries; the backend is the task's). memory_vector, web_search_base
-and web_search_no_snippet have no task: agentic.NOT_RUN says why. Pure Python."""
+both reading the `memory` entries; the backend is the task's); and one per web search category
+(web_search.py: web_search_base, web_search_no_snippet, both reading the `web_search` entries,
+their functions served by the virtual API server: not comparable with BFCL's published scores).
+memory_vector has no task: agentic.NOT_RUN says why. Pure Python."""
 
 from __future__ import annotations
 
 from functools import partial
 
 from benchmarks.kit.protocol import Native, Task
-from benchmarks.suites.bfcl import agentic, conversation, regold
+from benchmarks.suites.bfcl import agentic, conversation, regold, web_search
 from benchmarks.suites.bfcl.evaluate import (
     AST_CATEGORIES,
     TASKS,
@@ -72,4 +74,19 @@ MEMORY: tuple[Task, ...] = tuple(
     for category, backend in agentic.BACKENDS.items()
 )
 
-EVALUATION: tuple[Task, ...] = AST + MULTI_TURN + MEMORY
+WEB_SEARCH: tuple[Task, ...] = tuple(
+    Task(
+        web_search.TASKS[category],
+        prompt=web_search.opening_prompt,
+        parse=web_search.parse_text,
+        score=agentic.score_memory,
+        aggregate=agentic.aggregate_memory,
+        prepare=partial(web_search.prepare_search, show_snippet=show),
+        solve=partial(web_search.text_search, show_snippet=show),
+        mean_metrics=agentic.mean_memory_metrics,
+        native=Native(solve=partial(web_search.native_search, show_snippet=show)),
+    )
+    for category, show in web_search.SHOW_SNIPPET.items()
+)
+
+EVALUATION: tuple[Task, ...] = AST + MULTI_TURN + MEMORY + WEB_SEARCH
