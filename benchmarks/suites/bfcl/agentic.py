@@ -57,7 +57,7 @@ import re
 import tomllib
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -76,14 +76,14 @@ from benchmarks.kit.protocol import (
     mean,
     metric_specs,
 )
-from benchmarks.kit.stateful import jsonable
 from benchmarks.suites.bfcl.conversation import (
     NOT_A_CONVERSATION,
-    STEP_LIMIT,
-    _execute,
-    _Mode,
-    _native_mode,
-    _text_mode,
+    Mode,
+    Record,
+    native_mode,
+    session_executor,
+    step_turn,
+    text_mode,
     wheel_source,
 )
 from benchmarks.suites.bfcl.evaluate import offered_docs, prompt_mode
@@ -317,15 +317,6 @@ def prepare_memory(items: Sequence[Item], ctx: Context, *, backend: str) -> list
 
 
 @dataclass
-class _Record:
-    """What a solve loop keeps: the trace, the tool_calls sent, the last text."""
-
-    trace: list[dict[str, Any]] = field(default_factory=list)
-    sent: list[dict[str, Any]] = field(default_factory=list)
-    last_text: str = ""
-
-
-@dataclass
 class _Entry:
     """An entry's outcome: the model's calls per turn and step, the text of the answer that
     ended its last turn (None: it was forced to quit), and why it was forced to."""
@@ -341,57 +332,28 @@ async def _in_thread(function: Any, *args: Any) -> Any:
 
 async def _run_entry(
     session: MemorySession,
-    mode: _Mode,
+    mode: Mode,
     messages: list[dict[str, Any]],
     turns: list[list[dict[str, Any]]],
     docs: list[dict[str, Any]],
     where: dict[str, Any],
-    record: _Record,
+    record: Record,
 ) -> _Entry:
     """One entry's turns, step by step, as conversation.py runs a multi-turn entry's."""
     model_turns: list[list[list[str]]] = []
     final: str | None = None
     quit_reason = ""
+    execute = session_executor(session)
     for turn, turn_messages in enumerate(turns):
         if turn > 0:
             messages.extend(turn_messages)
         steps: list[list[str]] = []
         model_turns.append(steps)
-        final = None
         await _in_thread(session.begin_turn)
-        while True:
-            step = await mode.ask(messages, docs)
-            messages.append(step.assistant)
-            record.sent.extend(step.tool_calls)
-            record.last_text = step.text
-            at = {**where, "turn": turn, "step": len(steps)}
-            if not step.decoded:
-                record.trace.append({**at, "stop": step.ended, "output": step.text})
-                final = step.text
-                break
-            calls = step.calls
-            observations = await _in_thread(_execute, session, calls)
-            steps.append(calls)
-            messages.extend(mode.results(step, calls, observations))
-            for position, (call, text, observation) in enumerate(
-                zip(step.decoded, calls, observations, strict=False)
-            ):
-                row: dict[str, Any] = {
-                    **at,
-                    "action": call.name,
-                    "arguments": jsonable(call.arguments),
-                    "call": text,
-                    "observation": observation,
-                }
-                if position == 0:
-                    row["output"] = step.text
-                record.trace.append(row)
-            if len(steps) > STEP_LIMIT:
-                quit_reason = (
-                    f"the model was forced to quit after {STEP_LIMIT} steps in turn {turn}"
-                )
-                record.trace.append({**at, "error": quit_reason})
-                break
+        done = await step_turn(
+            mode, messages, docs, execute, {**where, "turn": turn}, record, steps
+        )
+        final, quit_reason = done.final, done.quit_reason
         await _in_thread(session.end_turn)
         if quit_reason:
             break
@@ -417,11 +379,11 @@ def _digest(snapshot: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(snapshot, sort_keys=True).encode()).hexdigest()[:16]
 
 
-async def _solve(item: Item, ctx: Context, mode: _Mode, native: bool, backend: str) -> Outcome:
+async def _solve(item: Item, ctx: Context, mode: Mode, native: bool, backend: str) -> Outcome:
     scenario = _scenario(item)
     docs = _docs(item, backend)
     offered = offered_docs(_as_item(docs, []))
-    record = _Record()
+    record = Record()
     prereq: list[dict[str, Any]] = []
     snapshot: dict[str, Any] = {}
     session: MemorySession = await _in_thread(MemorySession, wheel_source(), backend, scenario)
@@ -473,7 +435,7 @@ def _outcome(
     question: _Entry,
     prereq: list[dict[str, Any]],
     snapshot: dict[str, Any],
-    record: _Record,
+    record: Record,
     question_turns: int,
     stopped: str | None = None,
 ) -> Outcome:
@@ -517,14 +479,14 @@ async def text_memory(
     item: Item, ctx: Context, context: dict[str, Any], complete: Complete, *, backend: str
 ) -> Outcome:
     """The entry with its prerequisite conversation in BFCL's Prompt mode."""
-    return await _solve(item, ctx, _text_mode(complete), native=False, backend=backend)
+    return await _solve(item, ctx, text_mode(complete), native=False, backend=backend)
 
 
 async def native_memory(
     item: Item, ctx: Context, context: dict[str, Any], ask: AskNative, *, backend: str
 ) -> Outcome:
     """The entry with its prerequisite conversation in BFCL's FC mode."""
-    return await _solve(item, ctx, _native_mode(ask), native=True, backend=backend)
+    return await _solve(item, ctx, native_mode(ask), native=True, backend=backend)
 
 
 # --- the score -----------------------------------------------------------------------------------

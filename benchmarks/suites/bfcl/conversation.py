@@ -101,6 +101,12 @@ __all__ = [
     "NOT_A_CONVERSATION",
     "STEP_LIMIT",
     "TASKS",
+    "Executor",
+    "Mode",
+    "Record",
+    "Step",
+    "StepsStopped",
+    "TurnSteps",
     "aggregate_entries",
     "call_text",
     "gold_steps",
@@ -108,11 +114,15 @@ __all__ = [
     "gold_tool_calls_of",
     "mean_entry_metrics",
     "native_converse",
+    "native_mode",
     "opening_prompt",
     "parse_text",
     "prepare_entries",
     "score_entry",
+    "session_executor",
+    "step_turn",
     "text_converse",
+    "text_mode",
     "wheel_source",
 ]
 
@@ -292,7 +302,7 @@ def call_text(call: Call) -> str:
 
 
 @dataclass
-class _Step:
+class Step:
     """One answer of the model: its text, its tool_calls as sent (native), the assistant
     message for the history, and the calls to execute (none: the turn ends) or why not."""
 
@@ -316,16 +326,16 @@ def _calls_of(decoded: Decoded) -> tuple[tuple[Call, ...], str]:
 
 
 @dataclass
-class _Mode:
+class Mode:
     """What differs between BFCL's two modes in the conversation."""
 
     opening: Callable[[Item, Context, dict[str, Any]], list[dict[str, Any]]]
     added: Callable[[list[dict[str, Any]]], dict[str, Any]]
-    ask: Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[_Step]]
-    results: Callable[[_Step, list[str], list[str]], list[dict[str, Any]]]
+    ask: Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[Step]]
+    results: Callable[[Step, list[str], list[str]], list[dict[str, Any]]]
 
 
-def _text_mode(complete: Complete) -> _Mode:
+def text_mode(complete: Complete) -> Mode:
     def opening(item: Item, ctx: Context, context: dict[str, Any]) -> list[dict[str, Any]]:
         return list(opening_prompt(item, ctx, context).messages)
 
@@ -333,29 +343,29 @@ def _text_mode(complete: Complete) -> _Mode:
         text = str(_texts()["multi_turn"]["prompt_added"]).replace("{functions}", str(docs))
         return {"role": "user", "content": text}
 
-    async def ask(messages: list[dict[str, Any]], docs: list[dict[str, Any]]) -> _Step:
+    async def ask(messages: list[dict[str, Any]], docs: list[dict[str, Any]]) -> Step:
         text = await complete(Prompt(messages=copy.deepcopy(messages)))
         calls, ended = _calls_of(decode_prompt(text))
-        return _Step(text, {"role": "assistant", "content": text}, calls, ended)
+        return Step(text, {"role": "assistant", "content": text}, calls, ended)
 
-    def results(step: _Step, calls: list[str], observations: list[str]) -> list[dict[str, Any]]:
+    def results(step: Step, calls: list[str], observations: list[str]) -> list[dict[str, Any]]:
         rows = [
             {"role": "tool", "name": call, "content": observation}
             for call, observation in zip(calls, observations, strict=False)
         ]
         return [{"role": "user", "content": repr(rows)}]
 
-    return _Mode(opening, added, ask, results)
+    return Mode(opening, added, ask, results)
 
 
-def _native_mode(ask_native: AskNative) -> _Mode:
+def native_mode(ask_native: AskNative) -> Mode:
     def opening(item: Item, ctx: Context, context: dict[str, Any]) -> list[dict[str, Any]]:
         return (_turns(item) or [[]])[0]
 
     def added(docs: list[dict[str, Any]]) -> dict[str, Any]:
         return {"role": "user", "content": str(_texts()["multi_turn"]["fc_added"])}
 
-    async def ask(messages: list[dict[str, Any]], docs: list[dict[str, Any]]) -> _Step:
+    async def ask(messages: list[dict[str, Any]], docs: list[dict[str, Any]]) -> Step:
         declared = declarations(docs)
         turn = await ask_native(Prompt(messages=copy.deepcopy(messages), tools=declared.tools))
         tool_calls = [dict(c) for c in turn.tool_calls or [] if isinstance(c, Mapping)]
@@ -370,9 +380,9 @@ def _native_mode(ask_native: AskNative) -> _Mode:
                 "content": turn.text or None,
                 "tool_calls": tool_calls,
             }
-        return _Step(turn.text, assistant, calls, ended, tool_calls)
+        return Step(turn.text, assistant, calls, ended, tool_calls)
 
-    def results(step: _Step, calls: list[str], observations: list[str]) -> list[dict[str, Any]]:
+    def results(step: Step, calls: list[str], observations: list[str]) -> list[dict[str, Any]]:
         return [
             {
                 "role": "tool",
@@ -384,7 +394,7 @@ def _native_mode(ask_native: AskNative) -> _Mode:
             )
         ]
 
-    return _Mode(opening, added, ask, results)
+    return Mode(opening, added, ask, results)
 
 
 async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
@@ -397,15 +407,110 @@ def _execute(session: WorkerSession, calls: Sequence[str]) -> list[str]:
     return [(session.call([call]) or ["Error: no result"])[0] for call in calls]
 
 
-async def _converse(item: Item, ctx: Context, context: dict[str, Any], mode: _Mode) -> Outcome:
+@dataclass
+class Record:
+    """What a solve loop keeps of an item: its trace rows, the tool_calls sent (native), and
+    the text of the model's last answer."""
+
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    last_text: str = ""
+
+
+@dataclass
+class TurnSteps:
+    """What one turn's steps gave: the calls executed per step, the text of the answer that
+    ended the turn (None: none did), and why the loop stopped without one: forced to quit at
+    the step limit (`quit_reason`) or stopped by the executor (`stopped`)."""
+
+    calls: list[list[str]]
+    final: str | None
+    quit_reason: str = ""
+    stopped: str = ""
+
+
+class StepsStopped(Exception):
+    """Raised by an executor: the turn cannot go on (its message says why)."""
+
+
+# step, where (the row's turn and step) -> the calls' observations, in order, and their trace
+# rows (each with "action", "arguments", "call", "observation")
+Executor = Callable[[Step, dict[str, Any]], Awaitable[tuple[list[str], list[dict[str, Any]]]]]
+
+
+async def step_turn(
+    mode: Mode,
+    messages: list[dict[str, Any]],
+    docs: list[dict[str, Any]],
+    execute: Executor,
+    at: dict[str, Any],
+    record: Record,
+    calls: list[list[str]] | None = None,
+) -> TurnSteps:
+    """One turn, step after step, as BFCL's handlers run it: the model is asked, its calls are
+    executed and their results sent back, until an answer without a call (or one that does
+    not decode) ends the turn, or more than STEP_LIMIT steps that called something force the
+    model to quit. `messages` grows with the turn; `record` keeps a row per executed call (the
+    step's answer as `output` on its first), a `stop` row for the answer that ended the turn
+    and an `error` row for a forced quit or a stop; `at` is what every row starts with (its
+    turn, for one). Each step's calls are appended to `calls` as they are executed (the
+    caller's list keeps them when the worker stops mid-turn)."""
+    calls = [] if calls is None else calls
+    while True:
+        step = await mode.ask(messages, docs)
+        messages.append(step.assistant)
+        record.sent.extend(step.tool_calls)
+        record.last_text = step.text
+        where = {**at, "step": len(calls)}
+        if not step.decoded:
+            record.trace.append({**where, "stop": step.ended, "output": step.text})
+            return TurnSteps(calls, step.text)
+        try:
+            observations, rows = await execute(step, where)
+        except StepsStopped as exc:
+            record.trace.append({**where, "error": str(exc)})
+            return TurnSteps(calls, None, stopped=str(exc))
+        if rows:
+            rows[0]["output"] = step.text
+        record.trace.extend(rows)
+        calls.append(step.calls)
+        messages.extend(mode.results(step, step.calls, observations))
+        if len(calls) > STEP_LIMIT:
+            turn = f" in turn {at['turn']}" if "turn" in at else ""
+            reason = f"the model was forced to quit after {STEP_LIMIT} steps{turn}"
+            record.trace.append({**where, "error": reason})
+            return TurnSteps(calls, None, quit_reason=reason)
+
+
+def session_executor(session: Any) -> Executor:
+    """An executor running a step's calls in a worker session (multi_turn.WorkerSession, the
+    memory backend's), one call at a time (`_execute`)."""
+
+    async def execute(step: Step, where: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
+        observations = await _in_thread(_execute, session, step.calls)
+        rows = [
+            {
+                **where,
+                "action": call.name,
+                "arguments": jsonable(call.arguments),
+                "call": text,
+                "observation": observation,
+            }
+            for call, text, observation in zip(step.decoded, step.calls, observations, strict=True)
+        ]
+        return observations, rows
+
+    return execute
+
+
+async def _converse(item: Item, ctx: Context, context: dict[str, Any], mode: Mode) -> Outcome:
     entry = entry_of(item)
     source = wheel_source()
     session: WorkerSession = await _in_thread(WorkerSession, source, entry)
-    trace: list[dict[str, Any]] = []
+    record = Record()
     model_turns: list[list[list[str]]] = []
-    sent: list[dict[str, Any]] = []
     quit_reason = ""
-    last_text = ""
+    execute = session_executor(session)
     try:
         messages: list[dict[str, Any]] = []
         for turn, turn_messages in enumerate(_turns(item)):
@@ -416,40 +521,13 @@ async def _converse(item: Item, ctx: Context, context: dict[str, Any], mode: _Mo
                 messages = mode.opening(item, ctx, context)
             else:
                 messages.extend([mode.added(held)] if held else turn_messages)
-            docs = _offered(item, turn)
             steps: list[list[str]] = []
             model_turns.append(steps)
             await _in_thread(session.begin_turn)
-            while not quit_reason:
-                step = await mode.ask(messages, docs)
-                messages.append(step.assistant)
-                sent.extend(step.tool_calls)
-                last_text = step.text
-                where = {"turn": turn, "step": len(steps)}
-                if not step.decoded:
-                    trace.append({**where, "stop": step.ended, "output": step.text})
-                    break
-                calls = step.calls
-                observations = await _in_thread(_execute, session, calls)
-                steps.append(calls)
-                messages.extend(mode.results(step, calls, observations))
-                for position, (call, text, observation) in enumerate(
-                    zip(step.decoded, calls, observations, strict=False)
-                ):
-                    row: dict[str, Any] = {
-                        **where,
-                        "action": call.name,
-                        "arguments": jsonable(call.arguments),
-                        "call": text,
-                        "observation": observation,
-                    }
-                    if position == 0:
-                        row["output"] = step.text
-                    trace.append(row)
-                if len(steps) > STEP_LIMIT:
-                    quit_reason = (
-                        f"the model was forced to quit after {STEP_LIMIT} steps in turn {turn}"
-                    )
+            done = await step_turn(
+                mode, messages, _offered(item, turn), execute, {"turn": turn}, record, steps
+            )
+            quit_reason = done.quit_reason
             await _in_thread(session.end_turn)
             if quit_reason:
                 break
@@ -458,7 +536,7 @@ async def _converse(item: Item, ctx: Context, context: dict[str, Any], mode: _Mo
         verdict = await _in_thread(session.score)
     finally:
         await _in_thread(session.close)
-    return _outcome(verdict, model_turns, trace, last_text, quit_reason, sent)
+    return _outcome(verdict, model_turns, record.trace, record.last_text, quit_reason, record.sent)
 
 
 def _outcome(
@@ -530,14 +608,14 @@ async def text_converse(
     item: Item, ctx: Context, context: dict[str, Any], complete: Complete
 ) -> Outcome:
     """The entry in BFCL's Prompt mode (see the module docstring)."""
-    return await _converse(item, ctx, context, _text_mode(complete))
+    return await _converse(item, ctx, context, text_mode(complete))
 
 
 async def native_converse(
     item: Item, ctx: Context, context: dict[str, Any], ask: AskNative
 ) -> Outcome:
     """The entry in BFCL's FC mode (see the module docstring)."""
-    return await _converse(item, ctx, context, _native_mode(ask))
+    return await _converse(item, ctx, context, native_mode(ask))
 
 
 # --- the score ----------------------------------------------------------------------------------

@@ -67,7 +67,15 @@ from benchmarks.suites.bfcl.agentic import (
     agentic_match,
     answer_format,
 )
-from benchmarks.suites.bfcl.conversation import STEP_LIMIT, _Mode, _native_mode, _text_mode
+from benchmarks.suites.bfcl.conversation import (
+    Mode,
+    Record,
+    Step,
+    StepsStopped,
+    native_mode,
+    step_turn,
+    text_mode,
+)
 from benchmarks.suites.bfcl.evaluate import offered_docs
 
 __all__ = [
@@ -344,35 +352,18 @@ async def _serve(ctx: Context, function: str, arguments: dict[str, Any]) -> dict
     return served
 
 
-async def _solve(
-    item: Item, ctx: Context, mode: _Mode, native: bool, show_snippet: bool
-) -> Outcome:
+async def _solve(item: Item, ctx: Context, mode: Mode, native: bool, show_snippet: bool) -> Outcome:
     docs = _docs(item)
     by_name = {str(doc.get("name", "")): doc for doc in docs}
     offered = offered_docs(_as_item(docs, []))
     messages = _opening(docs, _first_turn(item), native)
-    trace: list[dict[str, Any]] = []
-    sent: list[dict[str, Any]] = []
-    steps: list[list[str]] = []
+    record = Record()
     sources: Counter[str] = Counter()
-    final: str | None = None
-    last_text = ""
-    quit_reason = ""
-    unavailable = ""
-    while True:
-        step = await mode.ask(messages, offered)
-        messages.append(step.assistant)
-        sent.extend(step.tool_calls)
-        last_text = step.text
-        at = {"turn": 0, "step": len(steps)}
-        if not step.decoded:
-            trace.append({**at, "stop": step.ended, "output": step.text})
-            final = step.text
-            break
-        calls = step.calls
+
+    async def execute(step: Step, at: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
         observations: list[str] = []
         rows: list[dict[str, Any]] = []
-        for call, text in zip(step.decoded, calls, strict=True):
+        for call, text in zip(step.decoded, step.calls, strict=True):
             arguments = jsonable(call.arguments)
             row: dict[str, Any] = {**at, "action": call.name, "arguments": arguments, "call": text}
             refused = _refused(call.name, arguments, by_name.get(call.name))
@@ -382,8 +373,7 @@ async def _solve(
                 try:
                     served = await _serve(ctx, call.name, dict(arguments))
                 except ToolUnavailable as exc:
-                    unavailable = str(exc)
-                    break
+                    raise StepsStopped(str(exc)) from None
                 seen = observation(call.name, arguments, served, show_snippet)
                 row["source"] = str(served.get("source", ""))
                 if served.get("origin"):
@@ -392,19 +382,20 @@ async def _solve(
             row["observation"] = seen
             observations.append(seen)
             rows.append(row)
-        if unavailable:
-            trace.append({**at, "error": unavailable})
-            break
-        if rows:
-            rows[0]["output"] = step.text
-        trace.extend(rows)
-        steps.append(calls)
-        messages.extend(mode.results(step, calls, observations))
-        if len(steps) > STEP_LIMIT:
-            quit_reason = f"the model was forced to quit after {STEP_LIMIT} steps"
-            trace.append({**at, "error": quit_reason})
-            break
-    return _outcome(item, final, quit_reason, unavailable, steps, sources, trace, sent, last_text)
+        return observations, rows
+
+    done = await step_turn(mode, messages, offered, execute, {"turn": 0}, record)
+    return _outcome(
+        item,
+        done.final,
+        done.quit_reason,
+        done.stopped,
+        done.calls,
+        sources,
+        record.trace,
+        record.sent,
+        record.last_text,
+    )
 
 
 def _outcome(
@@ -453,7 +444,7 @@ async def text_search(
 ) -> Outcome:
     """The question in BFCL's Prompt mode, the calls served by the virtual API server;
     `show_snippet` is the task's (tasks.py)."""
-    return await _solve(item, ctx, _text_mode(complete), False, show_snippet)
+    return await _solve(item, ctx, text_mode(complete), False, show_snippet)
 
 
 async def native_search(
@@ -461,4 +452,4 @@ async def native_search(
 ) -> Outcome:
     """The question in BFCL's FC mode, the calls served by the virtual API server;
     `show_snippet` is the task's (tasks.py)."""
-    return await _solve(item, ctx, _native_mode(ask), True, show_snippet)
+    return await _solve(item, ctx, native_mode(ask), True, show_snippet)
