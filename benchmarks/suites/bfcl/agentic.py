@@ -100,6 +100,7 @@ __all__ = [
     "agentic_match",
     "aggregate_memory",
     "answer_format",
+    "final_verdict",
     "mean_memory_metrics",
     "memory_prompt",
     "native_memory",
@@ -178,6 +179,17 @@ def standardize(text: str) -> str:
     characters , . / - _ * ^ ( ) removed, lower case, single quotes made double. Whitespace is
     kept (its docstring says otherwise; its code keeps it)."""
     return _PUNCTUATION.sub("", text).lower().replace("'", '"')
+
+
+def final_verdict(final: str | None, answers: Sequence[str], quit_reason: str) -> tuple[bool, str]:
+    """Whether a final answer passes BFCL's agentic check, and why: none (the model was forced
+    to quit, `quit_reason`) fails; else it passes when it holds an accepted answer
+    (agentic_match)."""
+    if final is None:
+        return False, f"no final answer: {quit_reason or 'the model never stopped calling'}"
+    if agentic_match(final, answers):
+        return True, "the final answer holds an accepted answer"
+    return False, "none of the accepted answers is in the final answer"
 
 
 def agentic_match(response: str, answers: Sequence[str]) -> bool:
@@ -445,13 +457,8 @@ def _outcome(
         passed, reason = False, question.quit_reason
     elif question_turns != 1:
         passed, reason = False, f"a question has one turn; this one has {question_turns}"
-    elif final is None:
-        passed = False
-        reason = f"no final answer: {question.quit_reason or 'the model never stopped calling'}"
-    elif agentic_match(final, answers):
-        passed, reason = True, "the final answer holds an accepted answer"
     else:
-        passed, reason = False, "none of the accepted answers is in the final answer"
+        passed, reason = final_verdict(final, answers, question.quit_reason)
     answer = {
         "passed": passed,
         "reason": reason,

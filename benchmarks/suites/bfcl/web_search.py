@@ -64,8 +64,8 @@ from benchmarks.suites.bfcl.agentic import (
     _as_item,
     _opening,
     accepted_answers,
-    agentic_match,
     answer_format,
+    final_verdict,
 )
 from benchmarks.suites.bfcl.conversation import (
     Mode,
@@ -412,13 +412,8 @@ def _outcome(
     answers = accepted_answers(item)
     if unavailable:
         passed, reason = False, f"the search service was not available: {unavailable}"
-    elif final is None:
-        passed = False
-        reason = f"no final answer: {quit_reason or 'the model never stopped calling'}"
-    elif agentic_match(final, answers):
-        passed, reason = True, "the final answer holds an accepted answer"
     else:
-        passed, reason = False, "none of the accepted answers is in the final answer"
+        passed, reason = final_verdict(final, answers, quit_reason)
     answer = {
         "passed": passed,
         "reason": reason,
