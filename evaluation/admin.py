@@ -25,6 +25,7 @@ from evaluation.models import (
     Endpoint,
     Judge,
     JudgeJob,
+    JudgeVersion,
     Judgment,
     Prediction,
     RealApi,
@@ -354,13 +355,31 @@ class ResponseCacheAdmin(admin.ModelAdmin):
 # --- judges -------------------------------------------------------------------------------------
 
 
+class JudgeVersionInline(admin.TabularInline):
+    """A judge's pinned versions, read only: judge_save makes them (judge_versions)."""
+
+    model = JudgeVersion
+    extra = 0
+    can_delete = False
+    fields = ("number", "mode", "model", "endpoint", "digest", "created_at")
+    readonly_fields = fields
+    ordering = ("-number",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
     form = JudgeForm
-    list_display = ("name", "template", "kind", "endpoint", "created_at")
-    list_filter = ("kind", "template")
+    list_display = ("name", "template", "kind", "answer_mode", "endpoint", "created_at")
+    list_filter = ("kind", "template", "answer_mode")
     search_fields = ("name", "template")
     readonly_fields = ("kind",)
+    inlines = (JudgeVersionInline,)
 
     def save_model(self, request: HttpRequest, obj: Judge, form: Any, change: bool) -> None:
         # The one path for judge writes (the judge pages take it too).
@@ -390,6 +409,7 @@ class JudgeJobAdmin(WorkAdminMixin, admin.ModelAdmin):
     resume_jobs = WorkAdminMixin.resume_selected
     readonly_fields = (
         "judge",
+        "version",
         "run",
         "against",
         "repeats",

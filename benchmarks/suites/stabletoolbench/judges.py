@@ -238,13 +238,39 @@ def _function_with_reason(evaluator: str, function: str) -> dict[str, Any]:
     return spec
 
 
-def _prompt(evaluator: str, function: str, fmt: str, prefix: str, **values: str) -> Prompt:
+def _system(evaluator: str, function: str) -> str:
     spec = _function_with_reason(evaluator, function)
-    system = (
+    return (
         "You are an evaluator. You answer by calling the function below, which you cannot "
         "call directly: write its arguments as one JSON object and nothing else.\n\n"
         f"Function:\n{json.dumps(spec, indent=2, ensure_ascii=False)}"
     )
+
+
+def _texts(evaluator: str, function: str, fmt: str) -> dict[str, str]:
+    """The fixed text of a template's prompts (what a judge version pins)."""
+    return {
+        "system": _system(evaluator, function),
+        "description": function_descriptions(evaluator)[function],
+        "format": fmt,
+    }
+
+
+def _call(evaluator: str, function: str) -> dict[str, Any]:
+    """What a forced verdict call declares (JudgeTemplate.schema, call_description): the
+    published function's parameters with the reference's "reason", and its description."""
+    return {
+        "schema": lambda: {
+            **_function_with_reason(evaluator, function)["parameters"],
+            "additionalProperties": False,
+        },
+        "call_description": lambda: str(function_specs(evaluator)[function]["description"]),
+        "texts": lambda: _texts(evaluator, function, _FORMATS[function]),
+    }
+
+
+def _prompt(evaluator: str, function: str, fmt: str, prefix: str, **values: str) -> Prompt:
+    system = _system(evaluator, function)
     user = _fill(function_descriptions(evaluator)[function], **values).strip("\n")
     user = f"{user}\n\n{fmt}"
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -431,6 +457,14 @@ SOLVABILITY_FORMAT = (
 NORMALIZED_FORMAT = (
     'Reply with JSON only, in exactly this form: {"reason": "<why>", "is_solved": <true or false>}'
 )
+
+_FORMATS = {
+    "check_answer_status": STATUS_FORMAT,
+    "parse_answer_status": STATUS_FORMAT,
+    "select_better_answer": PREFERENCE_FORMAT,
+    "check_task_solvable": SOLVABILITY_FORMAT,
+    "check_solve_query": NORMALIZED_FORMAT,
+}
 
 _PASS_KEYS = frozenset({"answerstatus", "status", "label"})
 _STATUS_PREFIX = '{"answer_status": "'
@@ -628,6 +662,7 @@ PASS = JudgeTemplate(
     labels=PASS_LABELS,
     precheck=_precheck_pass,
     follow_up=("Unsure", "stabletoolbench.pass_details"),
+    **_call(DEFAULT, "check_answer_status"),
 )
 PASS_DETAILS = JudgeTemplate(
     name="stabletoolbench.pass_details",
@@ -641,6 +676,7 @@ PASS_DETAILS = JudgeTemplate(
     suites=SUITES,
     labels=PASS_LABELS,
     precheck=_precheck_pass,
+    **_call(DEFAULT, "parse_answer_status"),
 )
 PASS_NORMALIZED = JudgeTemplate(
     name="stabletoolbench.pass_normalized",
@@ -654,6 +690,7 @@ PASS_NORMALIZED = JudgeTemplate(
     suites=SUITES,
     labels=("Solved", "Unsolved"),
     precheck=_precheck_pass,
+    **_call(NORMALIZED, "check_solve_query"),
 )
 PREFERENCE = JudgeTemplate(
     name="stabletoolbench.preference",
@@ -666,6 +703,7 @@ PREFERENCE = JudgeTemplate(
     suites=SUITES,
     precheck=_precheck_preference,
     with_pass_labels=lambda a, b, prefs: sowr_metrics(a, b, prefs),
+    **_call(DEFAULT, "select_better_answer"),
 )
 SOLVABILITY = JudgeTemplate(
     name="stabletoolbench.solvability",
@@ -677,6 +715,7 @@ SOLVABILITY = JudgeTemplate(
     reminder=SOLVABILITY_FORMAT,
     suites=SUITES,
     labels=SOLVABILITY_LABELS,
+    **_call(DEFAULT, "check_task_solvable"),
 )
 
 # The reference asks a second template when the first gives a label: template -> (label, next)
