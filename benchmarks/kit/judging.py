@@ -172,12 +172,16 @@ _REASON = {"type": "string", "description": "Why: the evidence for the verdict."
 def verdict_schema(template: JudgeTemplate) -> dict[str, Any]:
     """The JSON schema of the verdict function's parameters (see the module docstring)."""
     if template.schema is not None:
-        return json.loads(json.dumps(template.schema()))
+        schema: dict[str, Any] = json.loads(json.dumps(template.schema()))  # a fresh copy
+        return schema
     if template.kind in ("pass", "solvability"):
         labels = list(
             template.labels or (PASS_LABELS if template.kind == "pass" else SOLVABILITY_LABELS)
         )
-        properties: dict[str, Any] = {"reason": _REASON, "label": {"type": "string", "enum": labels}}
+        properties: dict[str, Any] = {
+            "reason": _REASON,
+            "label": {"type": "string", "enum": labels},
+        }
         required = ["reason", "label"]
     elif template.kind == "pairwise":
         properties = {
