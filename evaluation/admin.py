@@ -11,7 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from benchmarks.admin import pretty_json
@@ -355,31 +355,26 @@ class ResponseCacheAdmin(admin.ModelAdmin):
 # --- judges -------------------------------------------------------------------------------------
 
 
-class JudgeVersionInline(admin.TabularInline):
-    """A judge's pinned versions, read only: judge_save makes them (judge_versions)."""
-
-    model = JudgeVersion
-    extra = 0
-    can_delete = False
-    fields = ("number", "mode", "model", "endpoint", "digest", "created_at")
-    readonly_fields = fields
-    ordering = ("-number",)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
     form = JudgeForm
     list_display = ("name", "template", "kind", "answer_mode", "endpoint", "created_at")
     list_filter = ("kind", "template", "answer_mode")
     search_fields = ("name", "template")
-    readonly_fields = ("kind",)
-    inlines = (JudgeVersionInline,)
+    readonly_fields = ("kind", "versions")
+
+    @admin.display(description="versions")
+    def versions(self, obj: Judge) -> SafeString:
+        """Its pinned versions, newest first (judge_save makes them; they never change)."""
+        rows = format_html_join(
+            "",
+            "<li>v{} · {} · {} · <code>{}</code> · {}</li>",
+            (
+                (v.number, v.get_mode_display(), v.model or "—", v.digest[:12], v.created_at)
+                for v in JudgeVersion.objects.filter(judge=obj).order_by("-number")
+            ),
+        )
+        return format_html("<ul>{}</ul>", rows) if rows else format_html("none yet")
 
     def save_model(self, request: HttpRequest, obj: Judge, form: Any, change: bool) -> None:
         # The one path for judge writes (the judge pages take it too).

@@ -357,6 +357,7 @@ class JudgeForm(forms.ModelForm):
     answer_mode = forms.ChoiceField(
         choices=Judge.AnswerMode.choices,
         required=False,
+        initial=Judge.AnswerMode.CALL,
         label="Answers by",
         help_text=Judge._meta.get_field("answer_mode").help_text,
     )

@@ -112,8 +112,8 @@ def judge_index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def judge_new(request: HttpRequest) -> HttpResponse:
-    """Define a judge. A judge is not changed once defined (its verdicts are read by its name
-    and template): another template or endpoint is another judge."""
+    """Define a judge (another template or endpoint is another judge here; the admin changes
+    one, which makes its next version: judge_versions)."""
     form = JudgeForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         judge = form.save()

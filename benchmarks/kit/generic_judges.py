@@ -2,9 +2,10 @@
 
 The prompt is ours. The judge sees the question (or the dialogue so far), the tools offered, and
 the two outputs in the order the platform shows them; it answers with JSON
-{"better": "1" | "2" | "tie", "reason": "..."}. Parsing accepts that JSON anywhere in the text
-(code fences, commentary around it), or a plain answer whose first line names "Answer 1",
-"Answer 2" or a tie; anything else is not read.
+{"better": "1" | "2" | "tie", "reason": "..."}, or, asked by forced call, calls `verdict` with
+those arguments (the pairwise schema of benchmarks.kit.judging.verdict_schema). Parsing accepts
+that JSON anywhere in the text (code fences, commentary around it), or a plain answer whose
+first line names "Answer 1", "Answer 2" or a tie; anything else is not read.
 """
 
 from __future__ import annotations

@@ -360,10 +360,6 @@ def test_the_admin_saves_a_judge_through_the_service_and_its_versions() -> None:
         "endpoint": endpoint.pk,
         "params": "{}",
         "answer_mode": "call",
-        "versions-TOTAL_FORMS": "0",
-        "versions-INITIAL_FORMS": "1",
-        "versions-MIN_NUM_FORMS": "0",
-        "versions-MAX_NUM_FORMS": "1000",
     }
     unchanged = client.post(f"/admin/evaluation/judge/{judge.pk}/change/", data)
     assert unchanged.status_code == 302, unchanged.content.decode()[-2000:]
@@ -373,4 +369,31 @@ def test_the_admin_saves_a_judge_through_the_service_and_its_versions() -> None:
     )
     assert changed.status_code == 302
     assert list(judge.versions.values_list("number", "mode")) == [(1, "call"), (2, "text")]
-    assert "j v2" in client.get(f"/admin/evaluation/judge/{judge.pk}/change/").content.decode()
+    shown = client.get(f"/admin/evaluation/judge/{judge.pk}/change/").content.decode()
+    assert shown.index("<li>v2 · Text · m") < shown.index("<li>v1 · Forced function call · m")
+
+
+def test_the_page_defines_a_judge_answering_in_text_as_its_first_version() -> None:
+    endpoint = make_endpoint("http://127.0.0.1:9/v1", name="e", model="m")
+    client = Client()
+    client.force_login(make_superuser())
+    form = client.get("/judges/new/").content.decode()
+    assert 'name="answer_mode"' in form and '<option value="call" selected>' in form
+    defined = client.post(
+        "/judges/new/",
+        {
+            "name": "texter",
+            "template": "generic.pairwise",
+            "endpoint": endpoint.pk,
+            "params": "",
+            "answer_mode": "text",
+        },
+    )
+    assert defined.status_code == 302
+    judge = Judge.objects.get(name="texter")
+    assert list(judge.versions.values_list("number", "mode")) == [(1, "text")]
+    refused = client.post(
+        "/judges/new/",
+        {"name": "x", "template": "generic.pairwise", "endpoint": endpoint.pk, "answer_mode": "?"},
+    )
+    assert refused.status_code == 400 and "Select a valid choice" in refused.content.decode()

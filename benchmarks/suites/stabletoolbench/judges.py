@@ -32,14 +32,19 @@ see prompts/LICENSE-StableToolBench.txt):
                                 where two of them share it, importer.shown_names).
 
 The reference gets the verdict through OpenAI function calling (the function forced, its
-arguments JSON, a "reason" argument added). Our judges may be any OpenAI-compatible endpoint,
-also a small local base model, so the function is described in a system message and the reply
-asked as JSON text: {"reason": "...", "answer_status": "Solved" | "Unsure" | "Unsolved"}
-(select_better_answer: "index": 0 | 1; check_task_solvable: "task_status"; check_solve_query:
-"is_solved": true | false). The user message is the template's description, filled in, then
-that format line. A completion prompt (Prompt.text) is the same text followed by the start of
-the JSON with the verdict's key first ('{"answer_status": "'), so that a base model's first
-words are the verdict. max_tokens 1000 as the default evaluator's config.
+arguments JSON, a "reason" argument added). So do our judges where the endpoint's API style can
+declare tools (a judge answering by forced call, benchmarks.kit.judging.call_prompt): each
+template declares the published function's parameters with that "reason" as the schema of the
+platform's `verdict` function (`_call`: JudgeTemplate.schema, and the published description),
+whose arguments are checked against it and read by the same parser as a text reply. Our judges
+may also be any OpenAI-compatible endpoint, a small local base model too, so the prompt also
+describes the function in a system message and asks for the reply as JSON text:
+{"reason": "...", "answer_status": "Solved" | "Unsure" | "Unsolved"} (select_better_answer:
+"index": 0 | 1; check_task_solvable: "task_status"; check_solve_query: "is_solved": true |
+false), which a judge answering in text gives. The user message is the template's description,
+filled in, then that format line. A completion prompt (Prompt.text) is the same text followed by
+the start of the JSON with the verdict's key first ('{"answer_status": "'), so that a base
+model's first words are the verdict. max_tokens 1000 as the default evaluator's config.
 
 Parsing never evaluates text. In order: a JSON object anywhere in the reply (prose, code
 fences) or a Python-style dict, holding the key at any depth, also inside a function-call-like
