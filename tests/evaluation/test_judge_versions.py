@@ -57,15 +57,18 @@ def two_runs(tmp_path: Path, fake_server: FakeOpenAI) -> tuple[Run, Run]:
 def decide(request: dict[str, Any]) -> dict[str, str]:
     """A judge that reads the answers: the one that is not "Answer: 0" is better; on the
     questions about 2 and 4 it calls a tie."""
-    text = request["messages"][1]["content"]
+    # chat: the user message; the Responses API: the input's first item (its instructions
+    # are the system message)
+    turns = request.get("messages") or request.get("input")
+    text = next(t["content"] for t in turns if t.get("role") == "user")
     if "after 2?" in text or "after 4?" in text:
         return {"better": "tie", "reason": "both will do"}
     first = text.split("Answer 1:\n", 1)[1].split("\n", 1)[0]
     return {"better": "2" if first == "Answer: 0" else "1", "reason": "it counts"}
 
 
-def judge_on(server: FakeOpenAI, name: str, mode: str) -> Judge:
-    endpoint = make_endpoint(server.base_url, name=f"e-{name}", model=f"m-{name}")
+def judge_on(server: FakeOpenAI, name: str, mode: str, style: str = "chat") -> Judge:
+    endpoint = make_endpoint(server.base_url, name=f"e-{name}", model=f"m-{name}", style=style)
     return judging.judge_create(
         name=name, template="generic.pairwise", endpoint=endpoint, answer_mode=mode
     )
@@ -116,6 +119,33 @@ def test_forced_calls_give_the_text_judges_verdicts(two_runs: tuple[Run, Run]) -
         "it counts",
         "both will do",
     }
+    # asked again (its server gone), the calls come from the response cache, read the same
+    judge = Judge.objects.get(name="caller")
+    again = judging.judge_launch(judge=judge, run=run_a, against=run_b, repeats=2)
+    execute_job(again)
+    assert again.version == call_job.version
+    assert again.judgments.filter(cached=True).count() == 24
+    assert verdicts(again) == verdicts(call_job)
+
+
+def test_forced_calls_through_the_responses_api_give_the_same_verdicts(
+    two_runs: tuple[Run, Run],
+) -> None:
+    run_a, run_b = two_runs
+    with FakeOpenAI(responder=lambda r: json.dumps(decide(r))) as server:
+        text_job = judging.judge_launch(
+            judge=judge_on(server, "texter", "text"), run=run_a, against=run_b, repeats=1
+        )
+        execute_job(text_job)
+    with FakeOpenAI(responder=lambda r: FakeCall("verdict", decide(r)), keep_bodies=True) as s:
+        judge = judge_on(s, "responder", "call", style=Endpoint.Style.RESPONSES)
+        call_job = judging.judge_launch(judge=judge, run=run_a, against=run_b, repeats=1)
+        execute_job(call_job)
+        records = s.records()
+    assert call_job.version is not None and call_job.version.mode == "call"
+    assert verdicts(call_job) == verdicts(text_job)
+    assert all(r.path.endswith("/responses") for r in records)
+    assert all(r.tool_choice == {"type": "function", "name": "verdict"} for r in records)
 
 
 @pytest.mark.parametrize(
