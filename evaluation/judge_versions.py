@@ -6,9 +6,10 @@ generation parameters sent (the endpoint's defaults with the judge's over them),
 JSON schema, and the answer mode: "call" (a forced call of the verdict function) when the judge
 asks for it and the endpoint's API style can declare tools, "text" otherwise. `pinned` computes
 that state and `version_for` returns the judge's version of it, made (numbered 1, 2, ...) when
-no version of the judge has that state: judging.judge_save calls it on every save, judge_launch
-before every job (an endpoint edited since, or a template's text changed in the code, is a new
-state there), and the import of published verdicts for its judge. A state seen before is its
+no version of the judge has that state: judging.judge_save calls it on every save,
+services.endpoint_save for the judges of the endpoint saved, judge_launch before every job (a
+template's text changed in the code is a new state there), and the import of published
+verdicts for its judge. A state seen before is its
 earlier version again; a version is never changed.
 """
 

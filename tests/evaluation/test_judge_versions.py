@@ -267,17 +267,20 @@ def test_a_new_version_for_each_pinned_change_and_none_for_an_unchanged_save(
     assert v2.pinned["params"] == {"temperature": 0} and v3.mode == "text"
     assert v4.pinned["schema"]["properties"]["index"]["type"] == "number"
     assert v4.pinned["prompt"]["description"] != v3.pinned["prompt"].get("description")
-    # the model and parameters of the endpoint, and its style: met at launch as new versions
-    Endpoint.objects.filter(pk=endpoint.pk).update(model="m2", default_params={"top_p": 1})
-    judge.refresh_from_db()
-    judging.judge_save(judge=judge)
+    # the endpoint's model and parameters, saved through its service: the next version
+    services.endpoint_save(endpoint=endpoint, model="m2", default_params={"top_p": 1})
     latest = judge.versions.get(number=5)
     assert (latest.model, latest.pinned["params"]) == ("m2", {"top_p": 1, "temperature": 0})
     # back to a state seen before: that version again, not a new one
     judging.judge_save(judge=judge, template="generic.pairwise", answer_mode="call")
+    # a change made beside the services (a template's text, an endpoint row): met at launch
+    # or the next save
     Endpoint.objects.filter(pk=endpoint.pk).update(model="m", default_params={})
     judge.refresh_from_db()
     judging.judge_save(judge=judge)
+    assert numbers() == [1, 2, 3, 4, 5, 6]
+    # an endpoint saved without a change that a version pins: no new version
+    services.endpoint_save(endpoint=Endpoint.objects.get(pk=endpoint.pk), max_concurrency=2)
     assert numbers() == [1, 2, 3, 4, 5, 6]
     assert pinned(judge) == judge.versions.get(number=2).pinned
     # a version is never changed
