@@ -6,7 +6,7 @@ API use (endpoint_save, endpoint_check, judge_save), by way of the forms the adm
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db.models import Count
+from django.db.models import Count, Max
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -99,7 +99,11 @@ def endpoint_check_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def judge_index(request: HttpRequest) -> HttpResponse:
-    judges = Judge.objects.select_related("endpoint").order_by("name")
+    judges = (
+        Judge.objects.select_related("endpoint")
+        .annotate(latest_version=Max("versions__number"))
+        .order_by("name")
+    )
     return render(
         request,
         "evaluation/judge_list.html",

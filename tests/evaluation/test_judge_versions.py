@@ -6,6 +6,7 @@ not; every judgment records its version; malformed calls are kept unparsed with 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -378,6 +379,8 @@ def test_the_judge_page_lists_its_versions_and_the_job_page_names_one(
     rows = page.split("Its versions", 1)[1].split("Judges with this template", 1)[0]
     assert rows.index("v2") < rows.index("v1")
     assert "{&#x27;temperature&#x27;: 0}" in rows and ">12<" in rows
+    listed = client.get("/judges/").content.decode()
+    assert re.search(r">paged</a></th>.*?<td>v2</td>", listed, re.DOTALL)
     job_page = client.get(f"/judging/{job.pk}/").content.decode()
     assert "v2, answering by forced function call" in job_page
 
