@@ -11,7 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from benchmarks.admin import pretty_json
@@ -25,6 +25,7 @@ from evaluation.models import (
     Endpoint,
     Judge,
     JudgeJob,
+    JudgeVersion,
     Judgment,
     Prediction,
     RealApi,
@@ -357,10 +358,23 @@ class ResponseCacheAdmin(admin.ModelAdmin):
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
     form = JudgeForm
-    list_display = ("name", "template", "kind", "endpoint", "created_at")
-    list_filter = ("kind", "template")
+    list_display = ("name", "template", "kind", "answer_mode", "endpoint", "created_at")
+    list_filter = ("kind", "template", "answer_mode")
     search_fields = ("name", "template")
-    readonly_fields = ("kind",)
+    readonly_fields = ("kind", "versions")
+
+    @admin.display(description="versions")
+    def versions(self, obj: Judge) -> SafeString:
+        """Its pinned versions, newest first (judge_save makes them; they never change)."""
+        rows = format_html_join(
+            "",
+            "<li>v{} · {} · {} · <code>{}</code> · {}</li>",
+            (
+                (v.number, v.get_mode_display(), v.model or "—", v.digest[:12], v.created_at)
+                for v in JudgeVersion.objects.filter(judge=obj).order_by("-number")
+            ),
+        )
+        return format_html("<ul>{}</ul>", rows) if rows else format_html("none yet")
 
     def save_model(self, request: HttpRequest, obj: Judge, form: Any, change: bool) -> None:
         # The one path for judge writes (the judge pages take it too).
@@ -390,6 +404,7 @@ class JudgeJobAdmin(WorkAdminMixin, admin.ModelAdmin):
     resume_jobs = WorkAdminMixin.resume_selected
     readonly_fields = (
         "judge",
+        "version",
         "run",
         "against",
         "repeats",

@@ -353,6 +353,14 @@ class JudgeForm(forms.ModelForm):
     and the judge pages; judge_save checks and writes (the kind is the template's)."""
 
     template = forms.ChoiceField(choices=())
+    # Left out of a post: the judge's own (a new judge's default, the forced call).
+    answer_mode = forms.ChoiceField(
+        choices=Judge.AnswerMode.choices,
+        required=False,
+        initial=Judge.AnswerMode.CALL,
+        label="Answers by",
+        help_text=Judge._meta.get_field("answer_mode").help_text,
+    )
 
     class Meta:
         model = Judge
@@ -369,7 +377,10 @@ class JudgeForm(forms.ModelForm):
         endpoint.queryset = Endpoint.objects.order_by("name")
 
     def _fields(self) -> dict[str, Any]:
-        return {n: self.cleaned_data[n] for n in JUDGE_FIELDS if n in self.cleaned_data}
+        fields = {n: self.cleaned_data[n] for n in JUDGE_FIELDS if n in self.cleaned_data}
+        if not fields.get("answer_mode"):
+            fields.pop("answer_mode", None)
+        return fields
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -7,6 +7,13 @@ the run's output shown first, "BA": the other run's first) and store the verdict
 canonical order. An answer that cannot be read is asked once more with the template's format
 reminder; if that fails too, the judgment is stored as unparsed with both raw texts. A pass
 judge's precheck (no final answer) settles an item without asking.
+
+A job runs one judge version (evaluation.judge_versions), and its mode says how the judge
+answers: "text", read by the template's parser; or "call", a forced call of the verdict
+function (benchmarks.kit.judging.call_prompt), whose arguments are checked against the verdict's
+JSON schema and read by the same parser (read_call). A malformed call is asked once more with
+what was wrong, then kept as unparsed with the reason, as an unreadable text is. `raw` keeps a
+call as `verdict(<arguments as sent>)`.
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ from benchmarks.kit.registry import judgment_formats
 from benchmarks.services import samples_annotate
 from config.errors import ApplicationError, model_checked
 from evaluation import lifecycle
-from evaluation.models import Judge, JudgeJob, Judgment, Prediction, Run
+from evaluation.judge_versions import version_for
+from evaluation.models import Judge, JudgeJob, JudgeVersion, Judgment, Prediction, Run
 from evaluation.selectors import items_by_sample_id, run_context
 from evaluation.services import RunError, outputs_import
 from evaluation.work.caller import Caller, EndpointConfig
@@ -176,10 +184,13 @@ def with_reminder(prompt: Prompt, answer: str, reminder: str) -> Prompt:
 class JudgmentHandler:
     """Judgments of one job: build the judge's prompt for the outputs as shown, ask, read."""
 
-    def __init__(self, job: JudgeJob, template: JudgeTemplate, ctx: Context) -> None:
+    def __init__(
+        self, job: JudgeJob, template: JudgeTemplate, ctx: Context, mode: str = "text"
+    ) -> None:
         self.job = job
         self.template = template
         self.ctx = ctx
+        self.calls = mode == JudgeVersion.Mode.CALL
         self.items: dict[int, Item] = {}
         self.outputs: dict[int, tuple[str, Outcome]] = {}
         self.report = {"done": 0, "unparsed": 0, "failed": 0}
@@ -219,6 +230,8 @@ class JudgmentHandler:
                 prompt = self.template.build(self.judge_input(row))
             except Exception:  # noqa: S112 - answer() meets the same error and records it
                 continue
+            if self.calls:
+                prompt = pure.call_prompt(prompt, self.template)
             keys.append(request_key(prompt, config, self.salt(row)))
         return keys
 
@@ -270,12 +283,37 @@ class JudgmentHandler:
     ) -> tuple[Verdict, str, str]:
         """(verdict, raw, raw before the reminder): ask, and once more with the template's
         format reminder when the answer cannot be read."""
+        if self.calls:
+            return await self._ask_call(template, prompt, judge_input, calls)
         raw = await calls(prompt)
         verdict = self._parse(template, raw, judge_input)
         if verdict.ok:
             return verdict, raw, ""
         again = await calls(with_reminder(prompt, raw, template.reminder))
         return self._parse(template, again, judge_input), again, raw
+
+    async def _ask_call(
+        self, template: JudgeTemplate, prompt: Prompt, judge_input: JudgeInput, calls: ItemCalls
+    ) -> tuple[Verdict, str, str]:
+        """As _ask, through a forced call of the verdict function."""
+        asked = pure.call_prompt(prompt, template)
+        reply = await calls.reply(asked)
+        raw = pure.call_text(reply.tool_calls, reply.text)
+        verdict = self._read_call(template, reply.tool_calls, judge_input)
+        if verdict.ok:
+            return verdict, raw, ""
+        again = await calls.reply(pure.call_reminder(asked, raw, verdict.error))
+        second = self._read_call(template, again.tool_calls, judge_input)
+        return second, pure.call_text(again.tool_calls, again.text), raw
+
+    def _read_call(
+        self, template: JudgeTemplate, tool_calls: Sequence[Mapping[str, Any]], judge_input: Any
+    ) -> Verdict:
+        try:
+            return pure.read_call(template, tool_calls, judge_input)
+        except Exception as exc:  # a parser's bug leaves the verdict unread, with the reason
+            log.exception("judge template %s could not read a call", template.name)
+            return Verdict(False, error=f"{type(exc).__name__} while reading the call: {exc}")
 
     def _parse(self, template: JudgeTemplate, raw: str, judge_input: JudgeInput) -> Verdict:
         try:
@@ -339,7 +377,9 @@ def _job_config(job: JudgeJob) -> EndpointConfig:
 
 def _job_handler(job: JudgeJob) -> JudgmentHandler:
     _, ctx = run_context(job.run)
-    return JudgmentHandler(job, pure.template_named(job.judge.template), ctx)
+    # A job made without a version (outside judge_launch) answers in text, as before versions.
+    mode = job.version.mode if job.version is not None else JudgeVersion.Mode.TEXT
+    return JudgmentHandler(job, pure.template_named(job.judge.template), ctx, mode)
 
 
 # --- services -----------------------------------------------------------------------------------
@@ -349,19 +389,34 @@ def chunk_size() -> int:
     return lifecycle.chunk_size()
 
 
-JUDGE_FIELDS = ("name", "template", "endpoint", "params")
+JUDGE_FIELDS = ("name", "template", "endpoint", "params", "answer_mode")
 
 
-def judge_create(*, name: str, template: str, endpoint: Any, params: dict | None = None) -> Judge:
+def judge_create(
+    *,
+    name: str,
+    template: str,
+    endpoint: Any,
+    params: dict | None = None,
+    answer_mode: str = Judge.AnswerMode.CALL,
+) -> Judge:
     """A judge from a registered template (raises JudgeError for an unknown one)."""
-    return judge_save(name=name, template=template, endpoint=endpoint, params=params or {})
+    return judge_save(
+        name=name,
+        template=template,
+        endpoint=endpoint,
+        params=params or {},
+        answer_mode=answer_mode,
+    )
 
 
 def judge_save(*, judge: Judge | None = None, commit: bool = True, **fields: Any) -> Judge:
     """Set JUDGE_FIELDS on a judge (a new one unless given), its kind from its template, and
     save it, checked by the model's rules. The admin's form, the judge pages and judge_create
-    all come here. Raises JudgeError naming the field: an unknown template, a taken name,
-    parameters that are not an object. With commit=False nothing is saved (a form's checks)."""
+    all come here, and a saved judge gets its version of what it now is (judge_versions.
+    version_for: a new one when a pinned field changed, none for an unchanged save). Raises
+    JudgeError naming the field: an unknown template, a taken name, parameters that are not an
+    object. With commit=False nothing is saved (a form's checks)."""
     unknown = sorted(set(fields) - set(JUDGE_FIELDS))
     if unknown:
         raise JudgeError(f"unknown judge field(s): {', '.join(unknown)}")
@@ -376,7 +431,9 @@ def judge_save(*, judge: Judge | None = None, commit: bool = True, **fields: Any
     judge.kind = spec.kind
     model_checked(judge, JudgeError, json_objects={"params": '{"temperature": 0}'})
     if commit:
-        judge.save()
+        with transaction.atomic():
+            judge.save()
+            version_for(judge)
     return judge
 
 
@@ -419,16 +476,19 @@ def judge_launch(
     if not rows:
         raise JudgeError("nothing to judge: the runs share no answered sample")
     with transaction.atomic():
+        version = version_for(judge)
         job = JudgeJob.objects.create(
             judge=judge,
             run=run,
             against=against,
             repeats=repeats,
             budget=budget,
+            version=version,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
         Judgment.objects.bulk_create(
-            [Judgment(job=job, position=i, **row) for i, row in enumerate(rows)], batch_size=5000
+            [Judgment(job=job, version=version, position=i, **row) for i, row in enumerate(rows)],
+            batch_size=5000,
         )
         lifecycle.launch(JUDGE_JOBS, job.pk, len(rows))
     return job
@@ -579,7 +639,7 @@ JUDGE_JOBS = lifecycle.WorkKind(
     chunk_task="evaluation.tasks.judge_chunk",
     queue="judging",
     fetch=lambda job_id: (
-        JudgeJob.objects.select_related("judge__endpoint", "run__benchmark")
+        JudgeJob.objects.select_related("judge__endpoint", "run__benchmark", "version")
         .filter(pk=job_id)
         .first()
     ),
@@ -701,6 +761,7 @@ def judgments_import(
                 judgments.append(
                     Judgment(
                         job=job,
+                        version=job.version,
                         sample_id=samples[item.external_id],
                         prediction_id=predictions[item.external_id],
                         repeat=number,
@@ -740,6 +801,7 @@ def _imported_job(
         judge=judge,
         run=run,
         repeats=repeats,
+        version=version_for(judge),
         source=JudgeJob.Source.IMPORTED,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )

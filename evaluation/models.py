@@ -505,6 +505,20 @@ class Judge(models.Model):
         blank=True,
         help_text='Generation parameters over the endpoint\'s, e.g. {"temperature": 0}.',
     )
+
+    class AnswerMode(models.TextChoices):
+        CALL = "call", "Forced call of the verdict function (text where the style cannot)"
+        TEXT = "text", "Text, read by the template's parser"
+
+    # Judges defined before forced calls were migrated to text (how they had answered).
+    answer_mode = models.CharField(
+        max_length=10,
+        choices=AnswerMode.choices,
+        default=AnswerMode.CALL,
+        help_text="How the judge answers: a forced call of a `verdict` function whose "
+        "parameters are the verdict's JSON schema, where the endpoint's API style can declare "
+        "tools (text otherwise); or always text.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -512,6 +526,46 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class JudgeVersion(models.Model):
+    """What a judge was when it gave a verdict, pinned: its template's prompt texts, the model,
+    the endpoint (address and API style), the generation parameters sent (the endpoint's with
+    the judge's over them), the verdict's JSON schema and the answer mode used. Made by
+    evaluation.judge_versions.version_for whenever the judge is saved or launched in a state no
+    version of it has; never changed afterwards."""
+
+    class Mode(models.TextChoices):
+        CALL = "call", "Forced function call"
+        TEXT = "text", "Text"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    mode = models.CharField(max_length=10, choices=Mode.choices)
+    model = models.CharField(max_length=200, blank=True)
+    endpoint = models.ForeignKey(
+        Endpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_versions"
+    )
+    # {"template", "kind", "prompt": {name: text}, "model", "endpoint": {"id", "base_url",
+    # "style"} | null, "params", "schema", "mode"}: what `digest` hashes.
+    pinned = models.JSONField()
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "number"], name="judge_version_number"),
+            models.UniqueConstraint(fields=["judge", "digest"], name="judge_version_digest"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge} v{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ValueError("a judge version is never changed; a change makes a new version")
+        super().save(*args, **kwargs)
 
 
 class JudgeJob(models.Model):
@@ -551,6 +605,10 @@ class JudgeJob(models.Model):
         "empty for no limit. Reached: the rest stays pending, resumable with a larger one.",
     )
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.LAUNCHED)
+    # The judge's version it was launched (or imported) with; every judgment records it too.
+    version = models.ForeignKey(
+        JudgeVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="jobs"
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
     error = models.TextField(blank=True)
     metrics = models.JSONField(default=dict, blank=True)
@@ -595,6 +653,11 @@ class Judgment(WorkItem, models.Model):
         on_delete=models.CASCADE,
         related_name="judgments_as_other",
         help_text="Pairwise: the prediction of the run compared with (canonical B).",
+    )
+    # The judge version that gave the verdict (its job's: judging.judge_launch and the import
+    # write it; null only for rows written outside them).
+    version = models.ForeignKey(
+        JudgeVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="judgments"
     )
     repeat = models.PositiveSmallIntegerField(default=0)
     # "AB": the run's output shown first; "BA": the other run's first; "" when single.

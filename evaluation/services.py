@@ -47,6 +47,7 @@ from evaluation.credentials import (
 )
 from evaluation.embedders import embedder_for
 from evaluation.inference import PREDICTIONS, prediction_handler
+from evaluation.judge_versions import version_for
 from evaluation.models import (
     LOCAL_ENDPOINT,
     LOCAL_TOOLS_ENDPOINT,
@@ -943,7 +944,8 @@ def endpoint_save(
     model's rules (the base URL: http(s), no user name, query or fragment; the key variable:
     evaluation.credentials; prices not negative). The endpoint pages and the admin (one form,
     evaluation.forms.EndpointForm), the API and `add_endpoint` (which creates or updates) all
-    come here.
+    come here, and a saved endpoint's judges get their next version when what they pin
+    changed.
 
     Its key: `api_key` is stored sealed for the base URL being saved (encrypted, never shown
     again but for its last four characters); `clear_api_key` removes the stored one; with
@@ -989,8 +991,20 @@ def endpoint_save(
             field="api_key_env",
         )
     if commit:
-        endpoint.save()
+        with transaction.atomic():
+            endpoint.save()
+            _judge_versions_after(endpoint)
     return endpoint
+
+
+def _judge_versions_after(endpoint: Endpoint) -> None:
+    """The judges asking `endpoint` get their version of what it now is (a new one when its
+    model, address, style or parameters changed: evaluation.judge_versions)."""
+    for judge in endpoint.judges.select_related("endpoint"):
+        try:
+            version_for(judge)
+        except ValueError:  # a template this platform no longer registers: launch refuses it
+            continue
 
 
 def endpoint_rotate_keys() -> int:

@@ -6,6 +6,7 @@ API use (endpoint_save, endpoint_check, judge_save), by way of the forms the adm
 from __future__ import annotations
 
 from django.contrib import messages
+from django.db.models import Count, Max
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -98,7 +99,11 @@ def endpoint_check_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def judge_index(request: HttpRequest) -> HttpResponse:
-    judges = Judge.objects.select_related("endpoint").order_by("name")
+    judges = (
+        Judge.objects.select_related("endpoint")
+        .annotate(latest_version=Max("versions__number"))
+        .order_by("name")
+    )
     return render(
         request,
         "evaluation/judge_list.html",
@@ -111,8 +116,8 @@ def judge_index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def judge_new(request: HttpRequest) -> HttpResponse:
-    """Define a judge. A judge is not changed once defined (its verdicts are read by its name
-    and template): another template or endpoint is another judge."""
+    """Define a judge (another template or endpoint is another judge here; the admin changes
+    one, which makes its next version: judge_versions)."""
     form = JudgeForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         judge = form.save()
@@ -125,12 +130,14 @@ def judge_new(request: HttpRequest) -> HttpResponse:
 @require_GET
 def judge_detail(request: HttpRequest, pk: int) -> HttpResponse:
     judge = get_object_or_404(Judge.objects.select_related("endpoint"), pk=pk)
-    # The same template under other judges: the versions of this judge's setup side by side.
-    versions = (
+    # The same template under other judges: setups of one prompt side by side.
+    same_template = (
         Judge.objects.filter(template=judge.template)
         .select_related("endpoint")
         .order_by("created_at", "pk")
     )
+    # This judge's own pinned versions, newest first, with how many verdicts each gave.
+    pinned = judge.versions.select_related("endpoint").annotate(verdicts=Count("judgments"))
     jobs = JudgeJob.objects.filter(judge=judge).select_related("run__benchmark")[:50]
     return render(
         request,
@@ -138,7 +145,8 @@ def judge_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "judge": judge,
             "spec": templates().get(judge.template),
-            "versions": versions,
+            "same_template": same_template,
+            "pinned_versions": pinned.order_by("-number"),
             "jobs": jobs,
             "can_view_jobs": allows(request.user, "evaluation:job-detail"),
             "can_view_endpoint": judge.endpoint is not None

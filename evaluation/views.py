@@ -511,7 +511,8 @@ def job_index(request: HttpRequest) -> HttpResponse:
 @require_GET
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(
-        JudgeJob.objects.select_related("judge__endpoint", "run__benchmark", "against"), pk=pk
+        JudgeJob.objects.select_related("judge__endpoint", "run__benchmark", "against", "version"),
+        pk=pk,
     )
     if request.GET.get("part") == "rows":
         running = job.status == JudgeJob.Status.RUNNING

@@ -2,15 +2,17 @@
 
 The prompt is ours. The judge sees the question (or the dialogue so far), the tools offered, and
 the two outputs in the order the platform shows them; it answers with JSON
-{"better": "1" | "2" | "tie", "reason": "..."}. Parsing accepts that JSON anywhere in the text
-(code fences, commentary around it), or a plain answer whose first line names "Answer 1",
-"Answer 2" or a tie; anything else is not read.
+{"better": "1" | "2" | "tie", "reason": "..."}, or, asked by forced call, calls `verdict` with
+those arguments (the pairwise schema of benchmarks.kit.judging.verdict_schema). Parsing accepts
+that JSON anywhere in the text (code fences, commentary around it), or a plain answer whose
+first line names "Answer 1", "Answer 2" or a tie; anything else is not read.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from string import Template
 from typing import Any
 
 from benchmarks.kit.judging import JudgeInput, JudgeTemplate, Verdict, register
@@ -27,6 +29,9 @@ FORMAT = (
     'Reply with JSON only: {"better": "1", "reason": "..."}, where "better" is "1" for Answer '
     '1, "2" for Answer 2, or "tie".'
 )
+
+# The user message; substituted in one pass, so an answer holding "$first" stays as written.
+USER = Template("Request:\n$request\n\n${tools}Answer 1:\n$first\n\nAnswer 2:\n$second\n\n$format")
 
 JSON_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
 PLAIN = re.compile(
@@ -63,9 +68,12 @@ def _tools_text(judge_input: JudgeInput) -> str:
 
 def build_pairwise(judge_input: JudgeInput) -> Prompt:
     first, second = judge_input.outputs
-    user = (
-        f"Request:\n{_request_text(judge_input)}\n\n{_tools_text(judge_input)}"
-        f"Answer 1:\n{first.output}\n\nAnswer 2:\n{second.output}\n\n{FORMAT}"
+    user = USER.substitute(
+        request=_request_text(judge_input),
+        tools=_tools_text(judge_input),
+        first=first.output,
+        second=second.output,
+        format=FORMAT,
     )
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
     # A base model continues the JSON it has been started on.
@@ -121,5 +129,6 @@ PAIRWISE = register(
         build=build_pairwise,
         parse=parse_pairwise,
         reminder=FORMAT,
+        texts=lambda: {"system": SYSTEM, "user": USER.template, "format": FORMAT},
     )
 )

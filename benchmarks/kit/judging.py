@@ -21,16 +21,31 @@ Parsing: `parse(text, judge_input)` returns a Verdict; ok=False with the reason 
 cannot be read (the platform then asks once more with `reminder` appended, and after that keeps
 the raw text as unparsed: never a silent zero). A value out of the scale is not read (ok=False
 for that dimension, named in the error).
+
+Forced function calls: a judge may answer through a call of one function, `verdict`, whose
+parameters are the verdict's JSON schema (`verdict_schema`: the template's own `schema`, else
+one derived from its kind, in the keys its parser reads: pass and solvability
+{"label": one of its labels, "reason"}, pairwise {"better": "1" | "2" | "tie", "reason"},
+pointwise every dimension a number within the scale). `call_prompt` declares it and forces it
+(tool_choice naming it; no stop sequence, which would cut the call). `read_call` takes the
+reply's tool calls: exactly one call of `verdict`, whose arguments are a JSON object valid
+against the schema (jsonschema), which the template's own parser then reads, so a call and a
+text holding the same object give the same verdict; anything else is ok=False with the reason.
+`prompt_texts` is the fixed text a template's prompts are made of (`texts`, and the reminder):
+what a judge version pins as its prompt.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import jsonschema
 
 from benchmarks.kit.protocol import Context, Item, Outcome, Prompt
 from benchmarks.kit.registry import all_suites
@@ -100,6 +115,15 @@ class JudgeTemplate:
         | None
     ) = None
 
+    # The fixed texts its prompts are made of, by name (system message, instructions with
+    # their placeholders, answer format): what a judge version pins as its prompt.
+    texts: Callable[[], Mapping[str, str]] | None = None
+    # The JSON schema of the verdict function's parameters, in the keys `parse` reads; None:
+    # derived from the kind (verdict_schema).
+    schema: Callable[[], Mapping[str, Any]] | None = None
+    # What the verdict function is said to do; None: the title.
+    call_description: Callable[[], str] | None = None
+
     def applies_to(self, suite: str, task: str) -> bool:
         return (not self.suites or suite in self.suites) and (not self.tasks or task in self.tasks)
 
@@ -136,6 +160,147 @@ def _load_all() -> None:
             if template.name not in TEMPLATES:
                 register(template)
     importlib.import_module("benchmarks.kit.generic_judges")
+
+
+# --- verdicts through a forced function call ----------------------------------------------------
+
+VERDICT_FUNCTION = "verdict"
+VERDICT_CHOICE: dict[str, Any] = {"type": "function", "function": {"name": VERDICT_FUNCTION}}
+_REASON = {"type": "string", "description": "Why: the evidence for the verdict."}
+
+
+def verdict_schema(template: JudgeTemplate) -> dict[str, Any]:
+    """The JSON schema of the verdict function's parameters (see the module docstring)."""
+    if template.schema is not None:
+        schema: dict[str, Any] = json.loads(json.dumps(template.schema()))  # a fresh copy
+        return schema
+    if template.kind in ("pass", "solvability"):
+        labels = list(
+            template.labels or (PASS_LABELS if template.kind == "pass" else SOLVABILITY_LABELS)
+        )
+        properties: dict[str, Any] = {
+            "reason": _REASON,
+            "label": {"type": "string", "enum": labels},
+        }
+        required = ["reason", "label"]
+    elif template.kind == "pairwise":
+        properties = {
+            "reason": _REASON,
+            "better": {
+                "type": "string",
+                "enum": ["1", "2", "tie"],
+                "description": '"1" for the answer shown first, "2" for the second, "tie".',
+            },
+        }
+        required = ["reason", "better"]
+    else:
+        low, high = template.scale or (1, 10)
+        properties = {"reason": _REASON}
+        for dimension in template.dimensions:
+            properties[dimension] = {"type": "number", "minimum": low, "maximum": high}
+        required = list(template.dimensions)
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def verdict_tool(template: JudgeTemplate) -> dict[str, Any]:
+    """The verdict function as an OpenAI function tool."""
+    return {
+        "type": "function",
+        "function": {
+            "name": VERDICT_FUNCTION,
+            "description": (
+                template.call_description() if template.call_description else template.title
+            ),
+            "parameters": verdict_schema(template),
+        },
+    }
+
+
+def call_prompt(prompt: Prompt, template: JudgeTemplate) -> Prompt:
+    """The judge's prompt asked as a forced call of the verdict function: the same messages,
+    the function declared and named by tool_choice, no stop sequence (it would cut the
+    call's arguments)."""
+    return Prompt(
+        messages=list(prompt.messages),
+        max_tokens=prompt.max_tokens,
+        tools=[verdict_tool(template)],
+        tool_choice=VERDICT_CHOICE,
+    )
+
+
+def call_reminder(prompt: Prompt, raw: str, error: str) -> Prompt:
+    """The forced call asked once more after a malformed one: what it sent and why it was not
+    read, as messages (no tool result: nothing was called)."""
+    messages = [
+        *prompt.messages,
+        {"role": "assistant", "content": raw},
+        {
+            "role": "user",
+            "content": f"That was not a valid call of {VERDICT_FUNCTION}: {error}. Call "
+            f"{VERDICT_FUNCTION} once, with arguments that match its parameters.",
+        },
+    ]
+    return Prompt(
+        messages=messages,
+        max_tokens=prompt.max_tokens,
+        tools=prompt.tools,
+        tool_choice=prompt.tool_choice,
+    )
+
+
+def call_text(tool_calls: Sequence[Mapping[str, Any]], content: str) -> str:
+    """A reply's calls as the judgment keeps them (its `raw`): each call's name and arguments
+    as sent, one a line, after any text the reply had."""
+    lines = [content] if content else []
+    for call in tool_calls:
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        lines.append(f"{function.get('name')}({function.get('arguments')})")
+    return "\n".join(lines)
+
+
+def read_call(
+    template: JudgeTemplate, tool_calls: Sequence[Mapping[str, Any]], judge_input: JudgeInput
+) -> Verdict:
+    """The verdict of a forced call (see the module docstring); ok=False naming what is wrong:
+    no call, several, another function, arguments that are not a JSON object or do not match
+    the schema (the first problem, with its place)."""
+    if not tool_calls:
+        return Verdict(False, error=f"no call of {VERDICT_FUNCTION} in the answer")
+    if len(tool_calls) > 1:
+        return Verdict(False, error=f"{len(tool_calls)} calls; one call of {VERDICT_FUNCTION}")
+    function = tool_calls[0].get("function")
+    function = function if isinstance(function, Mapping) else {}
+    name = function.get("name")
+    if name != VERDICT_FUNCTION:
+        return Verdict(False, error=f"called {name!r}, not {VERDICT_FUNCTION}")
+    arguments = function.get("arguments")
+    try:
+        values = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError as exc:
+        return Verdict(False, error=f"the arguments are not JSON: {exc}")
+    if not isinstance(values, dict):
+        return Verdict(False, error="the arguments are not a JSON object")
+    errors = sorted(
+        jsonschema.Draft202012Validator(verdict_schema(template)).iter_errors(values),
+        key=lambda e: list(e.absolute_path),
+    )
+    if errors:
+        place = "/".join(str(p) for p in errors[0].absolute_path) or "the arguments"
+        return Verdict(False, error=f"{place}: {errors[0].message}"[:500])
+    return template.parse(json.dumps(values), judge_input)
+
+
+def prompt_texts(template: JudgeTemplate) -> dict[str, str]:
+    """The fixed text of a template's prompts (its `texts`, and the reminder), by name."""
+    texts = dict(template.texts()) if template.texts is not None else {}
+    texts["reminder"] = template.reminder
+    return texts
 
 
 # --- adding verdicts up -------------------------------------------------------------------------

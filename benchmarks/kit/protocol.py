@@ -541,6 +541,9 @@ class Prompt:
     max_tokens: int | None = None
     # Native tool calling: the function tools declared with the request (chat only).
     tools: list[dict[str, Any]] = field(default_factory=list)
+    # With tools: the tool_choice sent (a judge's forced verdict call names its function);
+    # None sends none.
+    tool_choice: Any = None
 
     def completion_text(self) -> str:
         return self.text if self.text is not None else render_completion(self.messages)
@@ -558,6 +561,8 @@ class Prompt:
             body = {"messages": self.messages}
             if self.tools:
                 body["tools"] = self.tools
+                if self.tool_choice is not None:
+                    body["tool_choice"] = self.tool_choice
             stop = self.stop
         if stop:
             body["stop"] = list(stop)

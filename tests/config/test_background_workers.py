@@ -161,6 +161,7 @@ class JudgeJobs(Scene):
             template="generic.pairwise",
             kind=Judge.Kind.PAIRWISE,
             endpoint=make_endpoint(self.server.base_url, name="judge", max_concurrency=4),
+            answer_mode=Judge.AnswerMode.TEXT,  # the server above answers in text
         )
         self.job = judge_launch(judge=judge, run=runs[0], against=runs[1], repeats=1)
         self.expected = Judgment.objects.filter(job=self.job).count()

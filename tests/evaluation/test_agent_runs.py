@@ -198,7 +198,12 @@ def test_the_stability_experiment_reports_sopr_per_share_of_tools_down(
         make_endpoint(server.base_url, name="agent")
         simulator = make_endpoint(server.base_url, name="simulator", model="sim-model")
         judge_endpoint = make_endpoint(server.base_url, name="judge-endpoint", model="judge")
-        judging.judge_create(name="pass", template="stabletoolbench.pass", endpoint=judge_endpoint)
+        judging.judge_create(
+            name="pass",
+            template="stabletoolbench.pass",
+            endpoint=judge_endpoint,
+            answer_mode="text",
+        )
         results = {}
         with celery_worker(tmp_path, VIRTUAL_API_SIMULATOR=simulator.name):
             for mode in ("fail", "simulate"):

@@ -135,7 +135,10 @@ def by_judge_job(endpoint: Endpoint, tmp_path: Path) -> Callable[[], Any]:
                 execute_run(run)
                 runs.append(run)
     judge = judging.judge_create(
-        name=f"judge-{endpoint.name}", template="generic.pairwise", endpoint=endpoint
+        name=f"judge-{endpoint.name}",
+        template="generic.pairwise",
+        endpoint=endpoint,
+        answer_mode="text",
     )
 
     def ask() -> Any:
@@ -242,6 +245,7 @@ def test_the_run_and_judge_job_pages_say_how_many_answers_came_from_the_cache(
             name="cached-judge",
             template="generic.pairwise",
             endpoint=make_endpoint(judge_server.base_url, name="judge", model="judge-model"),
+            answer_mode="text",
         )
         for _ in range(2):
             job = judging.judge_launch(judge=judge, run=first, against=second, repeats=1)

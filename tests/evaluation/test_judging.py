@@ -44,7 +44,9 @@ def two_runs(tmp_path: Path, fake_server: FakeOpenAI) -> tuple[Run, Run]:
 def judge_on(server: FakeOpenAI, template: str = "generic.pairwise", name: str = "j") -> Judge:
     # Each judge its own model: the response cache rightly shares answers of one model.
     endpoint = make_endpoint(server.base_url, name=f"judge-{name}", model=f"judge-model-{name}")
-    return judging.judge_create(name=name, template=template, endpoint=endpoint)
+    return judging.judge_create(
+        name=name, template=template, endpoint=endpoint, answer_mode=Judge.AnswerMode.TEXT
+    )
 
 
 def test_a_judge_that_always_prefers_the_first_answer_gives_only_ties(

@@ -21,7 +21,7 @@ from evaluation import judging
 from evaluation.models import JudgeJob, Judgment, Run
 from evaluation.services import predictions_import
 from tests.evaluation.conftest import execute_job, make_endpoint
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeCall, FakeOpenAI
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("broker")]
 
@@ -56,7 +56,9 @@ def text_of(request: dict[str, Any]) -> str:
 
 def judge(server: FakeOpenAI, template: str, name: str) -> Any:
     endpoint = make_endpoint(server.base_url, name=f"e-{name}", model=f"m-{name}")
-    return judging.judge_create(name=name, template=template, endpoint=endpoint)
+    # Text: these judges answer as the responders below write (test_judge_versions asks
+    # through forced calls).
+    return judging.judge_create(name=name, template=template, endpoint=endpoint, answer_mode="text")
 
 
 def test_pass_then_preference_on_the_published_examples(runs: tuple[Run, Run]) -> None:
@@ -105,6 +107,62 @@ def test_pass_then_preference_on_the_published_examples(runs: tuple[Run, Run]) -
     assert job.metrics["SoWR"] == pytest.approx(33.33)
     assert job.metrics["SoWR_tie"] == pytest.approx(66.67)
     assert job.metrics["SoWR_by_labels"] == 1
+
+
+def test_the_pass_judge_through_forced_calls_gives_the_text_judges_verdicts(
+    runs: tuple[Run, Run],
+) -> None:
+    """check_answer_status asked as StableToolBench asks it, a forced function call, and as
+    text: the same decisions give the same verdicts, the follow-up after an Unsure included."""
+
+    def decide(request: dict[str, Any]) -> dict[str, str]:
+        text = text_of(request)
+        if "parse_answer_status" in text:
+            return {"reason": "the tools failed", "answer_status": "Unsolved"}
+        if "gmhikaru" in text:
+            return {"reason": "cannot tell", "answer_status": "Unsure"}
+        return {"reason": "answers it", "answer_status": "Solved"}
+
+    def verdicts(job: JudgeJob) -> dict[tuple[int, int], tuple[str, str, Any]]:
+        return {
+            (j.prediction_id, j.repeat): (j.status, j.label, j.values.get("first_label"))
+            for j in job.judgments.all()
+        }
+
+    jobs = {}
+    with FakeOpenAI(responder=lambda r: json.dumps(decide(r))) as server:
+        texter = judge(server, "stabletoolbench.pass", "pass-text")
+        jobs["text"] = [judging.judge_launch(judge=texter, run=run, repeats=2) for run in runs]
+        for job in jobs["text"]:
+            execute_job(job)
+    with FakeOpenAI(responder=lambda r: FakeCall("verdict", decide(r)), keep_bodies=True) as s:
+        endpoint = make_endpoint(s.base_url, name="e-pass-call", model="m-pass-call")
+        caller = judging.judge_create(
+            name="pass-call", template="stabletoolbench.pass", endpoint=endpoint
+        )
+        jobs["call"] = [judging.judge_launch(judge=caller, run=run, repeats=2) for run in runs]
+        for job in jobs["call"]:
+            execute_job(job)
+        records = s.records()
+    assert [job.version.mode for job in jobs["call"]] == ["call", "call"]
+    assert [job.version.mode for job in jobs["text"]] == ["text", "text"]
+    for text_job, call_job in zip(jobs["text"], jobs["call"], strict=True):
+        assert verdicts(call_job) == verdicts(text_job)
+        assert call_job.metrics == text_job.metrics
+    assert jobs["call"][0].metrics["SoPR"] == pytest.approx(33.33)
+    # every request declared the verdict function, with the published parameters and reason
+    assert records and all(r.tools == ("verdict",) for r in records)
+    assert all(
+        r.tool_choice == {"type": "function", "function": {"name": "verdict"}} for r in records
+    )
+    first = records[0].body
+    assert first is not None and "stop" not in first
+    parameters = first["tools"][0]["function"]["parameters"]
+    assert parameters["properties"]["answer_status"]["enum"] == ["Unsure", "Unsolved", "Solved"]
+    assert parameters["required"] == ["answer_status", "reason"]
+    # the raw answer keeps the call as sent
+    asked = call_job.judgments.exclude(raw="").first()
+    assert asked is not None and asked.raw.startswith('verdict({"reason": ')
 
 
 # --- published pass-rate results through import_judgments --------------------------------------

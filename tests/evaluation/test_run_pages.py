@@ -187,7 +187,9 @@ def test_a_judge_job_launched_from_the_page(researcher: Client, two_runs: tuple[
     # a judge that always prefers the answer shown first: every item a tie
     with FakeOpenAI(responder=lambda request: '{"better": "1", "reason": "first"}') as server:
         endpoint = make_endpoint(server.base_url, name="judge", model="judge-model")
-        judge = judging.judge_create(name="j", template="generic.pairwise", endpoint=endpoint)
+        judge = judging.judge_create(
+            name="j", template="generic.pairwise", endpoint=endpoint, answer_mode="text"
+        )
         page = researcher.get("/judging/new/", {"run": run_a.pk}).content.decode()
         assert f'<option value="{run_a.pk}" selected>' in page
         # the service refuses a pairwise judge without a second run

@@ -32,14 +32,19 @@ see prompts/LICENSE-StableToolBench.txt):
                                 where two of them share it, importer.shown_names).
 
 The reference gets the verdict through OpenAI function calling (the function forced, its
-arguments JSON, a "reason" argument added). Our judges may be any OpenAI-compatible endpoint,
-also a small local base model, so the function is described in a system message and the reply
-asked as JSON text: {"reason": "...", "answer_status": "Solved" | "Unsure" | "Unsolved"}
-(select_better_answer: "index": 0 | 1; check_task_solvable: "task_status"; check_solve_query:
-"is_solved": true | false). The user message is the template's description, filled in, then
-that format line. A completion prompt (Prompt.text) is the same text followed by the start of
-the JSON with the verdict's key first ('{"answer_status": "'), so that a base model's first
-words are the verdict. max_tokens 1000 as the default evaluator's config.
+arguments JSON, a "reason" argument added). So do our judges where the endpoint's API style can
+declare tools (a judge answering by forced call, benchmarks.kit.judging.call_prompt): each
+template declares the published function's parameters with that "reason" as the schema of the
+platform's `verdict` function (`_call`: JudgeTemplate.schema, and the published description),
+whose arguments are checked against it and read by the same parser as a text reply. Our judges
+may also be any OpenAI-compatible endpoint, a small local base model too, so the prompt also
+describes the function in a system message and asks for the reply as JSON text:
+{"reason": "...", "answer_status": "Solved" | "Unsure" | "Unsolved"} (select_better_answer:
+"index": 0 | 1; check_task_solvable: "task_status"; check_solve_query: "is_solved": true |
+false), which a judge answering in text gives. The user message is the template's description,
+filled in, then that format line. A completion prompt (Prompt.text) is the same text followed by
+the start of the JSON with the verdict's key first ('{"answer_status": "'), so that a base
+model's first words are the verdict. max_tokens 1000 as the default evaluator's config.
 
 Parsing never evaluates text. In order: a JSON object anywhere in the reply (prose, code
 fences) or a Python-style dict, holding the key at any depth, also inside a function-call-like
@@ -238,13 +243,39 @@ def _function_with_reason(evaluator: str, function: str) -> dict[str, Any]:
     return spec
 
 
-def _prompt(evaluator: str, function: str, fmt: str, prefix: str, **values: str) -> Prompt:
+def _system(evaluator: str, function: str) -> str:
     spec = _function_with_reason(evaluator, function)
-    system = (
+    return (
         "You are an evaluator. You answer by calling the function below, which you cannot "
         "call directly: write its arguments as one JSON object and nothing else.\n\n"
         f"Function:\n{json.dumps(spec, indent=2, ensure_ascii=False)}"
     )
+
+
+def _texts(evaluator: str, function: str, fmt: str) -> dict[str, str]:
+    """The fixed text of a template's prompts (what a judge version pins)."""
+    return {
+        "system": _system(evaluator, function),
+        "description": function_descriptions(evaluator)[function],
+        "format": fmt,
+    }
+
+
+def _call(evaluator: str, function: str) -> dict[str, Any]:
+    """What a forced verdict call declares (JudgeTemplate.schema, call_description): the
+    published function's parameters with the reference's "reason", and its description."""
+    return {
+        "schema": lambda: {
+            **_function_with_reason(evaluator, function)["parameters"],
+            "additionalProperties": False,
+        },
+        "call_description": lambda: str(function_specs(evaluator)[function]["description"]),
+        "texts": lambda: _texts(evaluator, function, _FORMATS[function]),
+    }
+
+
+def _prompt(evaluator: str, function: str, fmt: str, prefix: str, **values: str) -> Prompt:
+    system = _system(evaluator, function)
     user = _fill(function_descriptions(evaluator)[function], **values).strip("\n")
     user = f"{user}\n\n{fmt}"
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -431,6 +462,14 @@ SOLVABILITY_FORMAT = (
 NORMALIZED_FORMAT = (
     'Reply with JSON only, in exactly this form: {"reason": "<why>", "is_solved": <true or false>}'
 )
+
+_FORMATS = {
+    "check_answer_status": STATUS_FORMAT,
+    "parse_answer_status": STATUS_FORMAT,
+    "select_better_answer": PREFERENCE_FORMAT,
+    "check_task_solvable": SOLVABILITY_FORMAT,
+    "check_solve_query": NORMALIZED_FORMAT,
+}
 
 _PASS_KEYS = frozenset({"answerstatus", "status", "label"})
 _STATUS_PREFIX = '{"answer_status": "'
@@ -628,6 +667,7 @@ PASS = JudgeTemplate(
     labels=PASS_LABELS,
     precheck=_precheck_pass,
     follow_up=("Unsure", "stabletoolbench.pass_details"),
+    **_call(DEFAULT, "check_answer_status"),
 )
 PASS_DETAILS = JudgeTemplate(
     name="stabletoolbench.pass_details",
@@ -641,6 +681,7 @@ PASS_DETAILS = JudgeTemplate(
     suites=SUITES,
     labels=PASS_LABELS,
     precheck=_precheck_pass,
+    **_call(DEFAULT, "parse_answer_status"),
 )
 PASS_NORMALIZED = JudgeTemplate(
     name="stabletoolbench.pass_normalized",
@@ -654,6 +695,7 @@ PASS_NORMALIZED = JudgeTemplate(
     suites=SUITES,
     labels=("Solved", "Unsolved"),
     precheck=_precheck_pass,
+    **_call(NORMALIZED, "check_solve_query"),
 )
 PREFERENCE = JudgeTemplate(
     name="stabletoolbench.preference",
@@ -666,6 +708,7 @@ PREFERENCE = JudgeTemplate(
     suites=SUITES,
     precheck=_precheck_preference,
     with_pass_labels=lambda a, b, prefs: sowr_metrics(a, b, prefs),
+    **_call(DEFAULT, "select_better_answer"),
 )
 SOLVABILITY = JudgeTemplate(
     name="stabletoolbench.solvability",
@@ -677,6 +720,7 @@ SOLVABILITY = JudgeTemplate(
     reminder=SOLVABILITY_FORMAT,
     suites=SUITES,
     labels=SOLVABILITY_LABELS,
+    **_call(DEFAULT, "check_task_solvable"),
 )
 
 # The reference asks a second template when the first gives a label: template -> (label, next)

@@ -227,6 +227,18 @@ def _messages(system: str, user: str, dimensions: Sequence[str]) -> Prompt:
     )
 
 
+def _texts(name: str, dimensions: tuple[str, ...]) -> dict[str, str]:
+    """The fixed text of a judge's prompts (what a judge version pins)."""
+    prompt_file = _prompt_file(name, dimensions)
+    return {
+        "system": prompt_file.system,
+        "user": prompt_file.user.template,
+        "dimensions": _dimension_list(prompt_file),
+        "anchor": str(ANCHOR),
+        "format": answer_format(dimensions),
+    }
+
+
 def build_planning(judge_input: JudgeInput) -> Prompt:
     """The planning judge's prompt: the request, the gold plan (scored 8), the model's plan."""
     item = judge_input.item
@@ -556,6 +568,7 @@ PLANNING = JudgeTemplate(
     dimensions=PLANNING_DIMENSIONS,
     scale=SCALE,
     report_divisor=REPORT_DIVISOR,
+    texts=lambda: _texts("judge_planning.txt", PLANNING_DIMENSIONS),
 )
 
 TOOL_CREATION = JudgeTemplate(
@@ -571,6 +584,7 @@ TOOL_CREATION = JudgeTemplate(
     dimensions=CREATION_DIMENSIONS,
     scale=SCALE,
     report_divisor=REPORT_DIVISOR,
+    texts=lambda: _texts("judge_tool_creation.txt", CREATION_DIMENSIONS),
 )
 
 
