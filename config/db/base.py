@@ -42,7 +42,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
             # In a transaction (or unknown): let the server answer.
             return bool(super().is_usable())
         try:
-            readable, _, _ = select.select([connection.fileno()], [], [], 0)
+            # poll, not select: select() cannot watch a descriptor numbered 1024 or more (a
+            # process with many files open would find every connection unusable).
+            poller = select.poll()
+            poller.register(connection.fileno(), select.POLLIN)
+            readable = poller.poll(0)
         except (OSError, ValueError):
             return False
         if not readable:

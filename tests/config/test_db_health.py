@@ -4,6 +4,8 @@ before a request uses it."""
 
 from __future__ import annotations
 
+import os
+import resource
 import select
 import time
 from typing import Any
@@ -60,6 +62,32 @@ def test_a_healthy_idle_connection_is_reused_without_a_round_trip(monkeypatch: A
     # only the request's own statement (Django's backend sends `SELECT 1` before it)
     assert sent == ["SELECT 2"]
     assert connection.connection is raw
+
+
+def test_a_connection_numbered_over_1024_is_still_reused(monkeypatch: Any) -> None:
+    # select() cannot watch a descriptor numbered 1024 or more: in a process with many files
+    # open every connection read as unusable, and each request opened a new one.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this process may open only {hard} files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    connection.close()
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        connection.ensure_connection()
+        raw = connection.connection
+        assert raw.fileno() >= 1024
+        sent = _count_statements(monkeypatch)
+        _new_request()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 2")
+        assert sent == ["SELECT 2"]
+        assert connection.connection is raw
+    finally:
+        connection.close()
+        for descriptor in held:
+            os.close(descriptor)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_the_stock_backend_would_have_sent_select_1(monkeypatch: Any) -> None:

@@ -710,8 +710,11 @@ class WorkerSession:
                 self._stop(
                     f"stopped: the worker did not answer within {self.limits.seconds + 5:g} s"
                 )
-            ready, _, _ = select.select([descriptor], [], [], left)
-            if not ready:
+            # poll, not select: select() cannot watch a descriptor numbered 1024 or more, which
+            # a long-lived process (a worker, a test session) with many files open reaches.
+            poller = select.poll()
+            poller.register(descriptor, select.POLLIN)
+            if not poller.poll(left * 1000):
                 continue
             chunk = os.read(descriptor, 1 << 16)
             if not chunk:

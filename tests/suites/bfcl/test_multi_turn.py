@@ -6,6 +6,8 @@ leave the file system as it is, add changes no state)."""
 from __future__ import annotations
 
 import json
+import os
+import resource
 import sys
 import textwrap
 from pathlib import Path
@@ -341,6 +343,29 @@ def test_an_interactive_worker_answers_each_step_and_scores(
     with WorkerSession(real_wheel, ENTRY) as session:
         session.begin_turn()
         assert session.call(["mkdir(dir_name=open('x'))"])[0].startswith("Error: ")
+
+
+def test_a_worker_answers_when_this_process_has_over_1024_files_open(
+    real_wheel: Path,  # noqa: F811
+) -> None:
+    # select() cannot watch a descriptor numbered 1024 or more: a long-lived process (a test
+    # session, a worker) with many files open met "filedescriptor out of range in select()".
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this process may open only {hard} files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with WorkerSession(real_wheel, ENTRY) as session:
+            assert session._process.stdout is not None
+            assert session._process.stdout.fileno() >= 1024
+            session.begin_turn()
+            assert session.call(list(GOLD[0])) == ["None"]
+            session.end_turn()
+    finally:
+        for descriptor in held:
+            os.close(descriptor)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_an_interactive_runaway_is_stopped(tmp_path: Path) -> None:
