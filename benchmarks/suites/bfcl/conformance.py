@@ -228,24 +228,7 @@ def memory_cases(task: str, files: Files) -> Iterator[MetricCase]:
     pinned wheel), answered with the first accepted answer, with "I do not know", and not at
     all (a failed call)."""
     have_wheel()
-    evaluator = bfcl.SUITE.evaluator
-    items, tools = imported(bfcl.SUITE.import_files, _demo_files(files))
-    chosen = [item for item in items if item.split == "memory"]
-    assert chosen, "the BFCL demo has no memory entry"
-    for mode in ("text", "native"):
-        ctx = Context(task=evaluator.task(task), options={"tool_mode": mode}, tools=tools)
-        triples: list[Triple] = []
-        for item in chosen:
-            context = evaluator.prepare([item], ctx)[0]
-            for said in (agentic.accepted_answers(item)[0], "I do not know"):
-                model = Answerer(repr({"answer": said, "context": "memory"}))
-                if mode == "native":
-                    outcome = asyncio.run(evaluator.native_solve(item, ctx, context, model.ask))
-                else:
-                    outcome = asyncio.run(evaluator.solve(item, ctx, context, model.complete))
-                triples.append((item, outcome, context))
-            triples.append((item, None, context))
-        yield MetricCase(triples, {"tool_mode": mode})
+    yield from _final_answer_cases(task, files, "memory", "memory", None)
 
 
 async def _not_served(arguments: dict[str, Any]) -> str:
@@ -256,19 +239,29 @@ def web_search_cases(task: str, files: Files) -> Iterator[MetricCase]:
     """The demo's web search entries run through the task's solve loop, answered at once (no
     call) with the first accepted answer, with "I do not know", and not at all (a failed
     call). The functions are named as served (prepare checks them) but never called."""
+    yield from _final_answer_cases(task, files, "web_search", "searched", _not_served)
+
+
+def _final_answer_cases(
+    task: str, files: Files, split: str, said_context: str, unserved: Any
+) -> Iterator[MetricCase]:
+    """The demo's entries of `split` through the task's solve loop in each mode, answered at
+    once in BFCL's answer format ({'answer': ..., 'context': said_context}) with the first
+    accepted answer, with "I do not know", and not at all. `unserved`: where given, the
+    toolbox serves the web search functions with it."""
     evaluator = bfcl.SUITE.evaluator
     items, tools = imported(bfcl.SUITE.import_files, _demo_files(files))
-    chosen = [item for item in items if item.split == "web_search"]
-    assert chosen, "the BFCL demo has no web_search entry"
-    toolbox = {name: Tool(tools[name], _not_served) for name in web_search.FUNCTIONS}
+    chosen = [item for item in items if item.split == split]
+    assert chosen, f"the BFCL demo has no {split} entry"
     for mode in ("text", "native"):
         ctx = Context(task=evaluator.task(task), options={"tool_mode": mode}, tools=tools)
-        ctx.toolbox = toolbox
+        if unserved is not None:
+            ctx.toolbox = {name: Tool(tools[name], unserved) for name in web_search.FUNCTIONS}
         triples: list[Triple] = []
         for item in chosen:
             context = evaluator.prepare([item], ctx)[0]
             for said in (agentic.accepted_answers(item)[0], "I do not know"):
-                model = Answerer(repr({"answer": said, "context": "searched"}))
+                model = Answerer(repr({"answer": said, "context": said_context}))
                 if mode == "native":
                     outcome = asyncio.run(evaluator.native_solve(item, ctx, context, model.ask))
                 else:
