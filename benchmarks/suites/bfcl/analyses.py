@@ -216,12 +216,8 @@ CLASSES = Analysis(
 )
 
 
-def _failed_entry(record: Scored, ctx: Context) -> bool:
-    return record.scores.get("accuracy") != 100.0
-
-
 def _turn_errors(data: AnalysisInput) -> list[Row]:
-    failed = [record for record in data.records if _failed_entry(record, data.ctx)]
+    failed = [record for record in data.records if wrong(record, data.ctx)]
     return shares(failed, lambda record: entry_error(record, data.ctx), order=TURN_ERRORS)
 
 
@@ -232,7 +228,7 @@ TURN_ERROR_TYPES = Analysis(
     by_title="error type",
     metrics=(AnalysisMetric("share", "share of failed entries (%)"),),
     compute=_turn_errors,
-    covers=_failed_entry,
+    covers=wrong,
     group_order=TURN_ERRORS,
     description="Each failed entry's error: step_limit (forced to quit after 20 steps in a "
     "turn), else its first failed turn by the rule that failed it: no_calls (the ground truth "
