@@ -67,6 +67,7 @@ from benchmarks.kit.protocol import (
     ToolSpec,
 )
 from benchmarks.kit.rewriting import DescriptionRewriting
+from benchmarks.kit.traces import StepError, TraceHook, step_errors
 from benchmarks.suites import SUITE_MODULES
 
 if TYPE_CHECKING:
@@ -297,6 +298,11 @@ class Suite:
     judges: tuple[JudgeTemplate, ...] = ()
     # its overall score over one model's runs of its tasks (benchmarks/kit/overall.py)
     overall: OverallScore | None = None
+    # (item, output) -> the output's trace step by step, for step-level review
+    # (benchmarks/kit/traces.py); None: its outputs are not reviewed step by step
+    trace: TraceHook | None = None
+    # error types of a wrong step beyond the common ones (traces.COMMON_STEP_ERRORS)
+    own_step_errors: tuple[StepError, ...] = ()
 
     def __post_init__(self) -> None:
         for task, declared in self.analyses.items():
@@ -310,6 +316,11 @@ class Suite:
         if self.gold is None:
             return ()
         return self.gold if isinstance(self.gold, tuple) else (self.gold,)
+
+    @cached_property
+    def step_errors(self) -> tuple[StepError, ...]:
+        """The error types a wrong step of its traces may have: the common ones, then its own."""
+        return step_errors(self.own_step_errors)
 
     def analyses_for(self, task: str) -> tuple[Analysis, ...]:
         """The analyses declared for a task, in the order the page shows them (() if none)."""
