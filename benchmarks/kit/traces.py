@@ -21,6 +21,7 @@ from benchmarks.kit.protocol import Item
 
 __all__ = [
     "COMMON_STEP_ERRORS",
+    "NotATrace",
     "StepError",
     "Trace",
     "TraceHook",
@@ -105,6 +106,11 @@ class Trace:
     auto_verdict: bool | None = None
 
 
-# (item, output) -> its trace; output None: the item's sample is itself the trace (an
-# imported transcript).
+class NotATrace(ValueError):
+    """What a trace hook raises for an output (or a sample) that holds no trace to review; its
+    message says why, for the researcher building the items."""
+
+
+# (item, output) -> its trace; output None: the item's sample is itself the trace (an imported
+# transcript). NotATrace when there is none (a suite whose samples are questions, given None).
 TraceHook = Callable[[Item, JudgedOutput | None], Trace]
