@@ -12,8 +12,9 @@ Everything here is data: the studio escapes every string of it. Pure Python, no 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchmarks.kit.context import JudgedOutput, ShownCall
@@ -26,7 +27,9 @@ __all__ = [
     "Trace",
     "TraceHook",
     "TraceStep",
+    "result_value",
     "step_errors",
+    "with_schemas",
 ]
 
 
@@ -114,3 +117,31 @@ class NotATrace(ValueError):
 # (item, output) -> its trace; output None: the item's sample is itself the trace (an imported
 # transcript). NotATrace when there is none (a suite whose samples are questions, given None).
 TraceHook = Callable[[Item, JudgedOutput | None], Trace]
+
+
+# --- helpers for the suites' trace hooks ----------------------------------------------------------
+
+
+def result_value(value: Any) -> Any:
+    """A tool's result as a reviewer reads it: a text holding a JSON object or list is read as
+    that value; anything else (plain text, a cut JSON text) stays as it is."""
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def with_schemas(trace: Trace, known: Mapping[str, Any]) -> Trace:
+    """The trace with the schema of each tool it calls that its hook could not give, taken
+    from `known` (name -> parameters schema: the sample's tools as the platform stores them);
+    the hook's own schemas win. A hook reads one sample and one output, never the benchmark's
+    tools, so a suite whose samples name their tools by key (StableToolBench's candidate
+    tools) leaves those schemas to whoever holds the tools."""
+    called = [call.name for step in trace.steps for call in step.calls]
+    schemas = dict(trace.schemas)
+    for name in called:
+        if name not in schemas and name in known:
+            schemas[name] = known[name]
+    return replace(trace, schemas=schemas)
