@@ -154,6 +154,8 @@ def test_results_read_as_json_only_where_they_are_objects_or_lists() -> None:
     assert result_value("{cut") == "{cut"
     assert result_value("42") == "42"
     assert result_value(None) is None
+    deep = "[" * 100_000
+    assert result_value(deep) == deep
 
 
 def test_the_stored_tools_schemas_join_the_hooks_own() -> None:
