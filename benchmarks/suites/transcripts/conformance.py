@@ -1,9 +1,10 @@
 """What the transcripts suite promises (benchmarks/kit/conformance.py): it has no tasks, so no
-metric cases and no analyses; it writes nothing back but the platform's own JSONL export."""
+metric cases and no analyses; its exporter writes the demo's transcripts back as they came."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from benchmarks.kit.conformance import Conformance, Files, MetricCase
 
@@ -12,8 +13,8 @@ def _no_cases(task: str, files: Files) -> Iterator[MetricCase]:
     return iter(())
 
 
-CONFORMANCE = Conformance(
-    metric_cases=_no_cases,
-    no_exporter="transcripts are logs, not a benchmark's published files: the platform's "
-    "JSONL export of the samples keeps their messages as imported",
-)
+def round_trip(files: Files) -> list[Path]:
+    return [files.demo / "transcripts" / "transcripts.jsonl"]
+
+
+CONFORMANCE = Conformance(metric_cases=_no_cases, round_trip=round_trip)
