@@ -340,6 +340,7 @@ class CampaignAdmin(admin.ModelAdmin):
                     size=data["size"],
                     task=data.get("task") or "",
                     name=data.get("name") or "",
+                    labels_per_item=data.get("labels_per_item"),
                     user=request.user,
                 )
             except AnnotationError as exc:
@@ -376,6 +377,9 @@ class CalibrationForm(forms.Form):
     size = forms.IntegerField(min_value=1, max_value=MAX_ITEMS, help_text="At most this many.")
     task = forms.CharField(
         required=False, help_text="Only this task of the report (as the report names it)."
+    )
+    labels_per_item = forms.IntegerField(
+        required=False, min_value=1, help_text="Blank: the campaign kind's default."
     )
     name = forms.CharField(required=False, max_length=200, help_text="Blank: named for you.")
 

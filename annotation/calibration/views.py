@@ -151,10 +151,14 @@ def calibration_campaign(request: HttpRequest, judge_id: int, number: int) -> Ht
     )
     if size is None:
         raise AnnotationError("give the number of items", field="size")
+    per_item = whole_number(
+        data.get("labels_per_item"), name="labels_per_item", least=1, label="labels per item"
+    )
     campaign = services.calibration_campaign_create(
         version=version,
         selection=data.get("selection", ""),
         size=size,
+        labels_per_item=per_item,
         task=data.get("task", "").strip(),
         name=data.get("name", ""),
         user=request.user,
