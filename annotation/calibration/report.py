@@ -241,14 +241,20 @@ def version_report(
 HEADLINE = ("accuracy", "cohen_kappa", "ece")
 
 
-def judge_trend(version: JudgeVersion, **options: Any) -> dict[str, Any]:
+def judge_trend(
+    version: JudgeVersion, current: dict[str, Any] | None = None, **options: Any
+) -> dict[str, Any]:
     """Per task and question, the headline figures of every version of the judge, in order:
     {"versions": [numbers], "rows": [{"task", "question", "by_version": {number: {figure:
-    estimate}}}]}."""
+    estimate}}}]}. `current`: this version's report made with the same options, when the
+    caller has it already."""
     versions = data.versions_of(version)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for other in versions:
-        report = version_report(other, **options)
+        if current is not None and other.pk == version.pk:
+            report = current
+        else:
+            report = version_report(other, **options)
         for task in report["tasks"]:
             for q in task["questions"]:
                 row = rows.setdefault(

@@ -32,12 +32,14 @@ def _version(judge_id: int, number: int) -> JudgeVersion:
 def _reliability_chart(q: dict[str, Any]) -> Any:
     bins = q["reliability"]
     return series_chart(
-        [f"({b['low']:g}, {b['high']:g}]" for b in bins],
-        ["accuracy (share agreeing with the human majority)", "mean confidence"],
+        # Short bin names: the bars are narrow (the table under the chart names the bins).
+        [f"{b['low']:g}\N{EN DASH}{b['high']:g}" for b in bins],
+        ["accuracy", "mean confidence"],
         [[b["accuracy"] for b in bins], [b["confidence"] for b in bins]],
         title=f"Reliability diagram: {q['text']}",
         kind="bar",
-        x_title="the judge's confidence (equal-width bins)",
+        x_title="the judge's confidence (bins (low, high])",
+        y_title="share of items",
         maximum=1.0,
     )
 
@@ -79,7 +81,7 @@ def _page(
     status: int = 200,
 ) -> HttpResponse:
     report = version_report(version)
-    trend = judge_trend(version)
+    trend = judge_trend(version, report)
     for task in report["tasks"]:
         for q in task["questions"]:
             q["chart"] = _reliability_chart(q) if q["reliability"] else None
@@ -123,7 +125,8 @@ def _lines(rows: Iterator[tuple[Any, ...]]) -> Iterator[str]:
 @require_GET
 def calibration_csv(request: HttpRequest, judge_id: int, number: int) -> StreamingHttpResponse:
     version = _version(judge_id, number)
-    rows = csv_rows(version_report(version), judge_trend(version))
+    report = version_report(version)
+    rows = csv_rows(report, judge_trend(version, report))
     response = StreamingHttpResponse(_lines(rows), content_type="text/csv; charset=utf-8")
     name = f"calibration-judge-{version.judge_id}-v{version.number}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -255,6 +255,8 @@ def test_the_page_the_csv_and_the_form_for_a_researcher(client: Client) -> None:
     version, _campaign, pairs = judged_world()
     client.force_login(make_researcher())
     base = f"/judges/{version.judge_id}/v{version.number}/calibration"
+    # the judge's page links each version's report
+    assert f'href="{base}/"' in client.get(f"/judges/{version.judge_id}/").content.decode()
     page = client.get(f"{base}/")
     assert page.status_code == 200
     html = page.content.decode()

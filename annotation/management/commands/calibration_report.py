@@ -55,7 +55,7 @@ class Command(BaseCommand):
             with options["csv"].open("w", newline="", encoding="utf-8") as handle:
                 writer = csv.writer(handle)
                 writer.writerow(CSV_COLUMNS)
-                for row in csv_rows(report, judge_trend(version, **figures)):
+                for row in csv_rows(report, judge_trend(version, report, **figures)):
                     writer.writerow(["" if v is None else v for v in row])
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
