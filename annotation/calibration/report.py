@@ -172,9 +172,12 @@ def question_section(
                 & np.isfinite(rows[:, LENGTH])
                 & (rows[:, LENGTH] != 0)
             )
+
+            def longer_wins(w: np.ndarray, c: int = column) -> np.ndarray:
+                return calibration.longer_wins_w(rows[:, LENGTH], rows[:, c], w)
+
             out["length"][f"{who}_longer_wins"] = resampled.estimate(
-                lambda w, c=column: calibration.longer_wins_w(rows[:, LENGTH], rows[:, c], w),
-                resampled.used(usable),
+                longer_wins, resampled.used(usable)
             )
     out["items"] = [
         {
@@ -207,7 +210,7 @@ def version_report(
     tasks: dict[str, list[int]] = {}
     for i, unit in enumerate(units):
         tasks.setdefault(unit.task, []).append(i)
-    options = {"resamples": resamples, "seed": seed, "level": level}
+    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "level": level}
     sections = []
     for task, indices in tasks.items():
         chosen = [units[i] for i in indices]
