@@ -318,3 +318,96 @@ def test_the_command_and_the_admin_build_through_the_same_service(client: Client
     )
     assert posted.status_code == 302, posted.content.decode()[:2000]
     assert Campaign.objects.get(name="from the admin").items.count() == 3
+
+
+def test_a_pass_judge_meets_humans_on_single_answers() -> None:
+    # given a pass judge's verdicts on four answers, three repeats each, and humans who said
+    # Solved or Unsolved of the same answers in a campaign of their own questions
+    from annotation.setup import questions_save
+
+    benchmark = make_benchmark(name="passes", suite="generic")
+    endpoint = Endpoint.objects.create(name="e", base_url="http://127.0.0.1:9/v1", model="m")
+    run = Run.objects.create(
+        benchmark=benchmark, task="answer", endpoint=endpoint, status=Run.Status.DONE
+    )
+    predictions = [
+        Prediction.objects.create(
+            run=run,
+            sample=make_sample(benchmark=benchmark, candidate_tools=["t"]),
+            position=i,
+            status=Prediction.Status.DONE,
+            output="x" * (10 * (i + 1)),
+            context={"candidates": ["t"]},
+        )
+        for i in range(4)
+    ]
+    judge = Judge.objects.create(
+        name="pass judge", template="stabletoolbench.pass", kind="pass", endpoint=endpoint
+    )
+    version = version_for(judge)
+    job = JudgeJob.objects.create(judge=judge, run=run, repeats=3, version=version, status="done")
+    # 0: Solved x3 -> Solved (1); 1: Solved, Solved, Unsolved -> Solved (2/3); 2: Unsolved x3
+    # -> Unsolved (1); 3: Unsure, Unsure, Solved: Unsure names no choice of the question, so
+    # only the Solved repeat is read -> Solved (1)
+    verdicts = [
+        ["Solved"] * 3,
+        ["Solved", "Solved", "Unsolved"],
+        ["Unsolved"] * 3,
+        ["Unsure", "Unsure", "Solved"],
+    ]
+    value = {"Solved": 1.0, "Unsolved": 0.0, "Unsure": 0.5}
+    for i, labels in enumerate(verdicts):
+        for repeat, label in enumerate(labels):
+            Judgment.objects.create(
+                job=job,
+                version=version,
+                sample=predictions[i].sample,
+                prediction=predictions[i],
+                repeat=repeat,
+                position=4 * repeat + i,
+                status=Judgment.Status.DONE,
+                value=value[label],
+                label=label,
+                values={"label": label},
+            )
+    campaign = services.campaign_create(name="solved or not", kind="baseline")
+    choices = [{"value": "Solved", "label": "Solved"}, {"value": "Unsolved", "label": "Unsolved"}]
+    questions_save(
+        campaign=campaign,
+        questions=[
+            {"key": "status", "text": "Is it solved?", "scale": "categories", "choices": choices}
+        ],
+    )
+    services.items_from_run(campaign=campaign, run=run)
+    annotator = make_user(username="single")
+    services.members_add(campaign=campaign, users=[annotator], role=Member.Role.ANNOTATOR)
+    services.campaign_activate(campaign=campaign)
+    humans = ["Solved", "Unsolved", "Unsolved", "Solved"]
+    positions = dict(campaign.items.values_list("id", "position"))
+    while (assignment := item_next(campaign=campaign, user=annotator)) is not None:
+        store_label(
+            campaign=campaign,
+            assignment_id=assignment.pk,
+            user=annotator,
+            answers={"status": humans[positions[assignment.item_id]]},
+            token=uuid.uuid4(),
+            time_ms=1000,
+        )
+    # when
+    task, q = the_question(version_report(version, resamples=100))
+    # then: right on 0, 2, 3 (3/4); ECE: (0.9, 1] holds 0, 2, 3, all right (gap 0, weight
+    # 3/4); (0.6, 0.7] holds item 1, confidence 2/3, wrong (gap 2/3, weight 1/4): 1/6
+    assert task["position"] is None
+    assert q["key"] == "status"
+    assert [item["judge"] for item in q["items"]] == [0.0, 0.0, 1.0, 0.0]  # choice positions
+    assert q["accuracy"]["value"] == pytest.approx(3 / 4)
+    assert q["ece"]["value"] == pytest.approx(1 / 6)
+    assert q["pearson"] is None and "judge_longer_wins" not in q["length"]
+    # and no kind takes single judged answers: the loop says so, the page shows why
+    with pytest.raises(AnnotationError, match="no campaign kind asks humans about one answer"):
+        loop.select_items(version, selection=loop.LEAST_SURE, size=1)
+    client = Client()
+    client.force_login(make_researcher())
+    page = client.get(f"/judges/{judge.pk}/v{version.number}/calibration/").content.decode()
+    assert "no campaign kind asks humans about one answer" in page
+    assert "Build the campaign" not in page
