@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.db.models import F
 from django.db.models.functions import Length
 
 from annotation.agreement.data import _Coder, _coders, judge_verdict, question_coders
 from annotation.models import Campaign, Item, Label, Question
+from config.lookups import AnyOf
 from evaluation.models import JudgeVersion, Judgment, Prediction
 
 
@@ -77,7 +79,7 @@ def version_units(version: JudgeVersion) -> list[Unit]:
     predictions."""
     rows = (
         Judgment.objects.filter(version=version, status=Judgment.Status.DONE)
-        .order_by("prediction__run_id", "prediction__position", "other_id", "repeat", "order")
+        .order_by("job_id", "position")
         .values_list(
             "prediction_id",
             "other_id",
@@ -99,7 +101,9 @@ def version_units(version: JudgeVersion) -> list[Unit]:
         unit.repeats[repeat][order] = (value, 1.0, label or "", values or {})
     ids = {pid for unit in units.values() for pid in (unit.a, unit.b) if pid}
     lengths = dict(
-        Prediction.objects.filter(pk__in=ids).annotate(n=Length("output")).values_list("id", "n")
+        Prediction.objects.filter(AnyOf(F("pk"), ids))
+        .annotate(n=Length("output"))
+        .values_list("id", "n")
     )
     for unit in units.values():
         unit.length_a = int(lengths.get(unit.a) or 0)
@@ -118,7 +122,7 @@ def human_questions(units: list[Unit]) -> list[HumanQuestion]:
             where[(unit.b, unit.a)] = (i, -1.0)
     firsts = {key[0] for key in where}
     items = list(
-        Item.objects.filter(prediction_id__in=firsts).values_list(
+        Item.objects.filter(AnyOf(F("prediction_id"), firsts)).values_list(
             "id", "campaign_id", "prediction_id", "prediction_b_id"
         )
     )
@@ -146,7 +150,7 @@ def human_questions(units: list[Unit]) -> list[HumanQuestion]:
             question.campaigns[campaign.pk] = campaign.name
             answering[campaign.pk].append((question, coder))
     labels = (
-        Label.objects.filter(item_id__in=item_unit, is_current=True)
+        Label.objects.filter(AnyOf(F("item_id"), item_unit), is_current=True)
         .order_by("id")
         .values_list("id", "item_id", "annotator__username", "answers")
     )
