@@ -261,6 +261,10 @@ def test_the_page_the_csv_and_the_form_for_a_researcher(client: Client) -> None:
     assert page.status_code == 200
     html = page.content.decode()
     assert "Reliability diagram" in html and "<svg" in html
+    # names researchers and imports gave are escaped, in the tables and in the charts
+    Run.objects.filter(pk__in=[pairs[0][1].run_id, pairs[0][2].run_id]).update(task="<b>answer</b>")
+    hostile = client.get(f"{base}/").content.decode()
+    assert "<b>answer</b>" not in hostile and "&lt;b&gt;answer&lt;/b&gt;" in hostile
     assert "Across the judge" in html and "Build the campaign" in html
     rows = list(csv.DictReader(io.StringIO(b"".join(client.get(f"{base}.csv")).decode())))
     figures = {(r["statistic"], r["version"]): r for r in rows}
@@ -411,3 +415,46 @@ def test_a_pass_judge_meets_humans_on_single_answers() -> None:
     page = client.get(f"/judges/{judge.pk}/v{version.number}/calibration/").content.decode()
     assert "no campaign kind asks humans about one answer" in page
     assert "Build the campaign" not in page
+
+
+def test_the_trend_lists_every_version_in_order() -> None:
+    # given version 1 as above, and a version 2 (the judge's parameters changed) that judged
+    # the same pairs and agrees with the human majority on every item
+    from annotation.calibration.report import judge_trend
+
+    version, _campaign, pairs = judged_world()
+    judge = version.judge
+    judge.params = {"temperature": 0.5}
+    judge.save()
+    second = version_for(judge)
+    assert second.number == 2
+    job = JudgeJob.objects.create(
+        judge=judge, run=pairs[0][1].run, against=pairs[0][2].run, version=second, repeats=1
+    )
+    for i, (sample, a, b) in enumerate(pairs):
+        for k, order in enumerate(("AB", "BA")):
+            Judgment.objects.create(
+                job=job,
+                version=second,
+                sample=sample,
+                prediction=a,
+                other=b,
+                order=order,
+                position=2 * i + k,
+                status=Judgment.Status.DONE,
+                value=float(MAJORITY[i]),
+            )
+    # when
+    trend = judge_trend(second, resamples=50)
+    # then one row (the task's question) with both versions, in order
+    assert trend["versions"] == [1, 2]
+    (row,) = trend["rows"]
+    assert list(row["by_version"]) == [1, 2]
+    assert row["by_version"][1]["accuracy"]["value"] == pytest.approx(4 / 6)
+    assert row["by_version"][2]["accuracy"]["value"] == 1.0
+    # one repeat each, all right: confidence 1, accuracy 1, no calibration error
+    assert row["by_version"][2]["ece"]["value"] == 0.0
+    client = Client()
+    client.force_login(make_researcher())
+    html = client.get(f"/judges/{judge.pk}/v2/calibration/").content.decode()
+    assert ">v1</th>" in html and ">v2</th>" in html
