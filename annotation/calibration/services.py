@@ -99,10 +99,18 @@ def select_items(
 
 
 def _human_majority(coder: Any, units: list[data.Unit]) -> dict[int, float]:
-    for question in data.human_questions(units):
-        if question.coder.key == coder.key and question.coder.scale == coder.scale:
-            majority = stats.majority(question.matrix(len(units)))
-            return {i: float(v) for i, v in enumerate(majority) if not math.isnan(v)}
+    """Per unit, the human majority on the kind's question: the humans' question of the same
+    key and scale, else one of the same scale and codes (a pairwise question by another key)."""
+    questions = data.human_questions(units)
+    same = [q for q in questions if (q.coder.key, q.coder.scale) == (coder.key, coder.scale)]
+    alike = [
+        q
+        for q in questions
+        if q.coder.scale == coder.scale and q.coder.labels.keys() == coder.labels.keys()
+    ]
+    for question in same or alike[:1]:
+        majority = stats.majority(question.matrix(len(units)))
+        return {i: float(v) for i, v in enumerate(majority) if not math.isnan(v)}
     return {}
 
 
@@ -144,6 +152,8 @@ def calibration_campaign_create(
             benchmark=first.run.benchmark,
             labels_per_item=labels_per_item,
             guidelines=_guidelines(kind),
+            # What its members see: the kind, not the judge or why the items were chosen.
+            public_name=kind.label,
             user=user,
             task=first.run.task,
         )

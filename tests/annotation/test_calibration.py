@@ -458,3 +458,33 @@ def test_the_trend_lists_every_version_in_order() -> None:
     client.force_login(make_researcher())
     html = client.get(f"/judges/{judge.pk}/v2/calibration/").content.decode()
     assert ">v1</th>" in html and ">v2</th>" in html
+
+
+def test_disagreements_are_found_on_a_pairwise_question_of_another_key() -> None:
+    from annotation.kinds.pairwise import PAIRWISE_CHOICES
+    from annotation.setup import questions_save
+
+    version, _campaign, pairs = judged_world(labels=False)
+    campaign = services.campaign_create(name="own question", kind="pairwise")
+    questions_save(
+        campaign=campaign,
+        questions=[
+            {"key": "winner", "text": "Which?", "scale": "pairwise", "choices": PAIRWISE_CHOICES}
+        ],
+    )
+    services.items_from_runs(campaign=campaign, run_a=pairs[0][1].run, run_b=pairs[0][2].run)
+    annotator = make_user(username="own")
+    services.members_add(campaign=campaign, users=[annotator], role=Member.Role.ANNOTATOR)
+    services.campaign_activate(campaign=campaign)
+    positions = dict(campaign.items.values_list("id", "position"))
+    while (assignment := item_next(campaign=campaign, user=annotator)) is not None:
+        store_label(
+            campaign=campaign,
+            assignment_id=assignment.pk,
+            user=annotator,
+            answers={"winner": MAJORITY[positions[assignment.item_id]]},
+            token=uuid.uuid4(),
+            time_ms=1000,
+        )
+    _kind, chosen = loop.select_items(version, selection=loop.DISAGREEMENTS, size=5)
+    assert [c[1] for c in chosen] == [pairs[4][1].pk, pairs[2][1].pk]
