@@ -99,9 +99,9 @@ def select_items(
 
 
 def _human_majority(coder: Any, units: list[data.Unit]) -> dict[int, float]:
-    """Per unit, the human majority on the kind's question: the humans' question of the same
+    """Per unit, the human majority on the kind's question: the labelled question of the same
     key and scale, else one of the same scale and codes (a pairwise question by another key)."""
-    questions = data.human_questions(units)
+    questions = [q for q in data.human_questions(units) if q.labels]
     same = [q for q in questions if (q.coder.key, q.coder.scale) == (coder.key, coder.scale)]
     alike = [
         q
