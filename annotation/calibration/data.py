@@ -25,6 +25,7 @@ from django.db.models.functions import Length
 
 from annotation.agreement.data import _Coder, _coders, judge_verdict, question_coders
 from annotation.models import Campaign, Item, Label, Question
+from benchmarks.models import Sample
 from config.lookups import AnyOf
 from evaluation.models import JudgeVersion, Judgment, Prediction
 
@@ -41,6 +42,7 @@ class Unit:
     repeats: dict[int, dict[str, tuple]] = field(default_factory=lambda: defaultdict(dict))
     length_a: int = 0
     length_b: int | None = None
+    external_id: str = ""  # the sample's id in its benchmark
 
     @property
     def length(self) -> float:
@@ -105,7 +107,13 @@ def version_units(version: JudgeVersion) -> list[Unit]:
         .annotate(n=Length("output"))
         .values_list("id", "n")
     )
+    names = dict(
+        Sample.objects.filter(AnyOf(F("pk"), {unit.sample for unit in units.values()})).values_list(
+            "id", "external_id"
+        )
+    )
     for unit in units.values():
+        unit.external_id = names.get(unit.sample, "")
         unit.length_a = int(lengths.get(unit.a) or 0)
         if unit.b:
             unit.length_b = int(lengths.get(unit.b) or 0)

@@ -66,6 +66,13 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
+def _label(coder: Any, code: float) -> str:
+    """A code as its question names it (a score as its number)."""
+    if not math.isfinite(code):
+        return ""
+    return str(coder.labels.get(code, f"{code:g}"))
+
+
 def position_section(
     units: list[data.Unit], *, resamples: int, seed: int, level: float
 ) -> dict[str, Any] | None:
@@ -184,7 +191,10 @@ def question_section(
             "prediction_a": units[i].a,
             "prediction_b": units[i].b,
             "sample": units[i].sample,
+            "external_id": units[i].external_id,
             "judge": _finite(judge[k]),
+            "judge_label": _label(coder, judge[k]),
+            "human_label": _label(coder, majority[k]),
             "confidence": _finite(confidence[k]),
             "human_majority": _finite(majority[k]),
             "human_mean": _finite(mean[k]),

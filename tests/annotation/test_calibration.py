@@ -266,6 +266,11 @@ def test_the_page_the_csv_and_the_form_for_a_researcher(client: Client) -> None:
     hostile = client.get(f"{base}/").content.decode()
     assert "<b>answer</b>" not in hostile and "&lt;b&gt;answer&lt;/b&gt;" in hostile
     assert "Across the judge" in html and "Build the campaign" in html
+    # the two disagreements, named by their samples, with both sides' verdicts
+    assert "The 2 items where the judge and the human majority disagree" in html
+    assert (
+        '<th scope="row">q4</th><td>A better</td><td class="num">1.00</td><td>B better</td>' in html
+    )
     rows = list(csv.DictReader(io.StringIO(b"".join(client.get(f"{base}.csv")).decode())))
     figures = {(r["statistic"], r["version"]): r for r in rows}
     assert float(figures[("ece", "1")]["value"]) == pytest.approx(2 / 9)
