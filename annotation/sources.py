@@ -9,6 +9,7 @@ from typing import Any
 from annotation.kinds.base import BuildRequest, ItemSource
 from annotation.services import (
     items_from_failures,
+    items_from_judged,
     items_from_pairs_file,
     items_from_run,
     items_from_runs,
@@ -39,6 +40,11 @@ def _failures(campaign: Any, request: BuildRequest) -> int:
     return items_from_failures(campaign=campaign, run=request.run, limit=request.limit)
 
 
+def _judged(campaign: Any, request: BuildRequest) -> int:
+    assert request.judged is not None  # ItemSource.given checked it
+    return items_from_judged(campaign=campaign, judged=request.judged, limit=request.limit)
+
+
 def _pairs(campaign: Any, request: BuildRequest) -> int:
     assert request.pairs is not None  # ItemSource.given checked it
     return items_from_pairs_file(
@@ -61,4 +67,9 @@ FAILURES = ItemSource(
 # The virtual API server's real and simulated responses, from a JSON file.
 API_PAIRS = ItemSource(
     "api_pairs", ("pairs",), _pairs, missing="upload the pairs file", samples=False
+)
+# The items a judge's calibration report chose (annotation.calibration.services): no page
+# field asks for them, the report's action gives them.
+JUDGED = ItemSource(
+    "judged", ("judged",), _judged, missing="build these from a judge's calibration report"
 )

@@ -414,18 +414,7 @@ def _judge_values(
             continue
         column = np.full(n, np.nan)
         for i, repeats in verdicts.items():
-            codes = []
-            for by_order in repeats.values():
-                codes.append(_repeat_code(coder, by_order))
-            codes = [c for c in codes if not math.isnan(c)]
-            if not codes:
-                continue
-            if coder.numeric_values:
-                column[i] = float(np.mean(codes))
-            else:
-                top = Counter(codes).most_common(2)
-                if len(top) == 1 or top[0][1] > top[1][1]:
-                    column[i] = top[0][0]
+            column[i], _codes = judge_verdict(coder, repeats)
         if not np.isnan(column).all():
             out[coder.key] = column
     if first is not None:
@@ -440,6 +429,25 @@ def _judge_values(
     if not out:
         raise AgreementError(f"judge {name!r} answers none of this campaign's questions")
     return out, first
+
+
+def judge_verdict(
+    coder: _Coder, repeats: Mapping[int, dict[str, tuple]]
+) -> tuple[float, list[float]]:
+    """An item's verdict on the question from the judge's repeats (per repeat, per order shown,
+    (value, sign, label, values); sign -1 for a judgment of the item's pair reversed): the mean
+    of the repeats' codes for a score, otherwise the code most repeats gave (NaN on a tie); and
+    each repeat's code that the question could read."""
+    codes = [_repeat_code(coder, by_order) for by_order in repeats.values()]
+    codes = [c for c in codes if not math.isnan(c)]
+    if not codes:
+        return math.nan, codes
+    if coder.numeric_values:
+        return float(np.mean(codes)), codes
+    top = Counter(codes).most_common(2)
+    if len(top) == 1 or top[0][1] > top[1][1]:
+        return top[0][0], codes
+    return math.nan, codes
 
 
 def _repeat_code(coder: _Coder, by_order: dict[str, tuple]) -> float:

@@ -42,6 +42,9 @@ class BuildRequest:
     pairs: Path | None = None
     # The pairs file's name as the researcher knows it (an upload's), for messages.
     pairs_name: str = ""
+    # Judged items chosen by a judge's calibration report (annotation.calibration.services):
+    # (sample id, prediction id, other prediction id or None), in the order to show them.
+    judged: list[tuple[int, int, int | None]] | None = None
 
 
 @dataclass(frozen=True)
