@@ -67,3 +67,18 @@ def stats_after_bulk_write(written: Mapping[str, int]) -> None:
     waits) for the time it samples. Raises nothing of its own."""
     written = dict(written)
     transaction.on_commit(lambda: analyze(stale_tables(written)))
+
+
+def by_primary_key(table: str, columns: str, key: str, alias: str, *, outer: bool = False) -> str:
+    """A join of `table` (its `columns`, as `alias`) to the row its primary key `key` names,
+    written so that no statistics can plan it quadratic: a LATERAL subquery kept apart by
+    OFFSET 0, which the planner cannot turn into a join it plans from the two tables'
+    estimates (stale ones made such a join a nested loop whose inner side read the whole
+    table for every outer row). Alone, the subquery's cheapest path is the probe of the
+    primary key whatever the estimates (a scan costs the table's real pages): one probe per
+    outer row. `outer`: a LEFT JOIN (no row when `key` is NULL or names none). The names are
+    the caller's constants, never input."""
+    join = "LEFT JOIN LATERAL" if outer else "CROSS JOIN LATERAL"
+    on = " ON true" if outer else ""
+    subquery = f"SELECT {columns} FROM {table} WHERE id = {key} OFFSET 0"  # noqa: S608
+    return f"{join} ({subquery}) {alias}{on}"

@@ -30,6 +30,7 @@ from benchmarks.kit.registry import get_suite
 from benchmarks.kit.trials import TRIALS
 from benchmarks.models import Benchmark, RevisedTool, Sample, Tool
 from config.csvexport import bool_cell_sql, json_cell_sql, text_cell_sql
+from config.dbstats import by_primary_key
 from config.errors import ApplicationError
 from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
 from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
@@ -620,16 +621,12 @@ def item_scores(scores: dict[str, Any] | None, spec: TaskSpec | None) -> dict[st
 
 # A run's predictions and their samples' names, read so that no statistics can make the plan
 # quadratic (docs/performance.md, "Plans after a bulk write"): the run's rows by its index, in
-# position order, and each one's sample by its primary key, one probe per row. The sample is a
-# LATERAL subquery kept apart by OFFSET 0, so the planner cannot turn it into a join it plans
-# from the two tables' statistics: planned as a join, stale statistics (a run the last ANALYZE
+# position order, and each one's sample by its primary key, one probe per row
+# (config.dbstats.by_primary_key). Planned as a join, stale statistics (a run the last ANALYZE
 # never saw, a table analysed with few live rows in many pages) made it a nested loop estimated
-# at one row a side whose inner side read the whole samples index for every prediction. A
-# probe by primary key is the cheapest path of the subquery whatever the estimates (a scan
-# costs the table's real pages), and the sort by position costs n log n at worst.
-PREDICTIONS_WITH_SAMPLES = (
-    "evaluation_prediction p CROSS JOIN LATERAL (SELECT split, external_id"
-    " FROM benchmarks_sample WHERE id = p.sample_id OFFSET 0) s"
+# at one row a side whose inner side read the whole samples index for every prediction.
+PREDICTIONS_WITH_SAMPLES = "evaluation_prediction p " + by_primary_key(
+    "benchmarks_sample", "split, external_id", "p.sample_id", "s"
 )
 
 # A run's predictions in the CSV's order, as stored: what perf/csv_speed.py's baseline COPYs.

@@ -28,45 +28,13 @@ from evaluation.models import Prediction, Run
 from evaluation.selectors import prediction_csv_query
 from tests.evaluation.conftest import make_endpoint
 from tests.factories import make_benchmark, make_researcher
-from tests.plans import explain, quadratic_joins, worst_choices
+from tests.plans import explain, leave_stale_statistics, quadratic_joins, worst_choices
 from tests.workers import flush_test_broker
 
 pytestmark = pytest.mark.django_db
 
 ROWS = 3000
 DELETED = 30_000
-
-
-def leave_stale_statistics() -> None:
-    """Statistics as a large delete leaves them: DELETED samples and predictions written and
-    deleted, one of each kept, and both tables analysed then (as autovacuum would)."""
-    old = make_benchmark(name="deleted")
-    run = Run.objects.create(benchmark=old, task="answer", split="default", status="done")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO benchmarks_sample (benchmark_id, split, external_id, kind, input,"
-            " candidate_tools, metadata, revision, created_at, updated_at)"
-            " SELECT %s, 'default', 'old' || g, 'query', '{\"query\": \"q\"}', '[]', '{}', 0,"
-            " now(), now() FROM generate_series(1, %s) g",
-            [old.pk, DELETED],
-        )
-        cursor.execute(
-            "INSERT INTO evaluation_prediction (run_id, sample_id, repeat, position, status,"
-            " attempts, context, output, trace, note, scores, error, cached, usage, updated_at)"
-            " SELECT %s, id, 0, row_number() OVER (ORDER BY id) - 1, 'done', 1, '{}', 'x',"
-            " '[]', '', '{}', '', false, '{}', now() FROM benchmarks_sample"
-            " WHERE benchmark_id = %s",
-            [run.pk, old.pk],
-        )
-        cursor.execute(
-            "DELETE FROM evaluation_prediction WHERE run_id = %s AND position > 0", [run.pk]
-        )
-        cursor.execute(
-            "DELETE FROM benchmarks_sample WHERE benchmark_id = %s AND external_id <> 'old1'",
-            [old.pk],
-        )
-        cursor.execute("ANALYZE benchmarks_sample")
-        cursor.execute("ANALYZE evaluation_prediction")
 
 
 def write_benchmark(path: Path) -> Path:
@@ -81,7 +49,7 @@ def test_a_run_exported_right_after_its_bulk_writes_is_not_read_quadratically(
     tmp_path: Path, django_capture_on_commit_callbacks, client: Client
 ) -> None:
     # given: statistics that know nothing of what comes
-    leave_stale_statistics()
+    leave_stale_statistics(DELETED)
     flush_test_broker()
     # when: the platform's bulk writes, each committed (what follows their commits runs)
     with django_capture_on_commit_callbacks(execute=True):
@@ -118,7 +86,7 @@ def test_a_run_exported_right_after_its_bulk_writes_is_not_read_quadratically(
 def test_the_export_is_looked_up_by_index_whatever_the_planner_prefers() -> None:
     """With hash and merge joins off and the statistics stale, the only join left is a nested
     loop: its inner side must still be an index lookup (the sample by its primary key)."""
-    leave_stale_statistics()
+    leave_stale_statistics(DELETED)
     benchmark = make_benchmark(name="fresh")
     run = Run.objects.create(benchmark=benchmark, task="answer", split="default", status="done")
     with connection.cursor() as cursor:
