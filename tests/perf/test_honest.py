@@ -320,3 +320,56 @@ def test_every_perf_script_runs_under_the_time_limit() -> None:
         assert f'honest.within_time_limit(args, "{path.name}"' in text or (
             f'honest.within_time_limit(options, "{path.name}"' in text
         ), path.name
+
+
+IN_POSTGRES = """
+import argparse, sys
+sys.path.insert(0, {root!r})
+import psycopg
+from perf import honest
+
+parser = argparse.ArgumentParser()
+honest.add_arguments(parser, time_limit=60)
+args = parser.parse_args()
+
+def work():
+    with psycopg.connect({url!r}, autocommit=True) as conn:
+        honest.doing("a query that outlives the limit")
+        conn.execute("SELECT pg_sleep(120) /* {tag} */")
+    return 0
+
+sys.exit(honest.within_time_limit(args, "in_postgres.py", work))
+"""
+
+
+@pytest.mark.django_db
+def test_a_timeout_cancels_the_query_in_postgresql(tmp_path: Path) -> None:
+    """The measured work stopped by the limit is stopped in the server too: the query the
+    script was waiting for is cancelled, not left running (as the 7-minute COPY was)."""
+    import subprocess
+    import sys
+    import uuid
+
+    from django.db import connection
+
+    from tests.workers import test_database_url
+
+    tag = f"timeout-{uuid.uuid4().hex}"
+    script = tmp_path / "in_postgres.py"
+    script.write_text(IN_POSTGRES.format(root=str(ROOT), url=test_database_url(), tag=tag))
+    done = subprocess.run(
+        [sys.executable, str(script), "--time-limit", "2", "--results", str(tmp_path / "r.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == honest.EXIT_MISSED, done.stdout + done.stderr
+    [result] = honest.results_read(tmp_path / "r.jsonl")
+    assert result.verdict == honest.TIMEOUT and "outlives the limit" in result.measured
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE %s AND pid <> pg_backend_pid()",
+            [f"%{tag}%"],
+        )
+        assert cursor.fetchone()[0] == 0
