@@ -65,6 +65,7 @@ from django.utils import timezone  # noqa: E402
 
 from annotation.models import Campaign, Label, Question  # noqa: E402
 from benchmarks.models import Benchmark  # noqa: E402
+from config.dbstats import stats_after_bulk_write  # noqa: E402
 from evaluation.models import Run  # noqa: E402
 from evaluation.selectors import PREDICTION_CSV_SQL, prediction_score_names  # noqa: E402
 from perf import honest  # noqa: E402
@@ -158,6 +159,10 @@ def build(rows: int) -> Run:
                     )
                 )
         cursor.execute("VACUUM ANALYZE evaluation_prediction")
+    # The samples' statistics as the platform's import leaves them (config.dbstats): stale,
+    # they let this export be planned as a merge join in which each parallel worker sorts
+    # every sample (docs/performance.md, "Plans after a bulk write").
+    stats_after_bulk_write({"benchmarks_sample": rows})
     # As a finished run has them (evaluation.services._run_summary), so the header needs no scan.
     run.score_names = prediction_score_names(run.pk)
     run.save(update_fields=["score_names"])
@@ -311,6 +316,9 @@ def labels_build(rows: int) -> Campaign:
                 )
         cursor.execute("VACUUM ANALYZE annotation_label")
         cursor.execute("VACUUM ANALYZE annotation_item")
+    stats_after_bulk_write(
+        {"benchmarks_sample": items, "annotation_assignment": items * ANNOTATORS}
+    )
     return campaign
 
 
