@@ -27,10 +27,13 @@ statistics would be seen by no one else before then anyway.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from psycopg import sql
+
+log = logging.getLogger(__name__)
 
 ANALYZE_MIN_ROWS = 1000
 ANALYZE_FRACTION = 0.1
@@ -55,16 +58,21 @@ def stale_tables(written: Mapping[str, int]) -> list[str]:
 
 
 def analyze(tables: list[str]) -> None:
-    with connection.cursor() as cursor:
-        for table in tables:
-            cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
+    """ANALYZE each table. A failure (a lock not granted, a connection lost) is logged, not
+    raised: the write it follows has committed, and autovacuum remains behind it."""
+    try:
+        with connection.cursor() as cursor:
+            for table in tables:
+                cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
+    except DatabaseError:
+        log.warning("ANALYZE of %s after a bulk write failed", ", ".join(tables), exc_info=True)
 
 
 def stats_after_bulk_write(written: Mapping[str, int]) -> None:
     """After a bulk write (`written`: table -> rows it added or rewrote), ANALYZE the tables
     the rule (above) names, once the transaction commits. Side effects: ANALYZE's lock
     (SHARE UPDATE EXCLUSIVE: reads and writes go on; another ANALYZE or VACUUM of the table
-    waits) for the time it samples. Raises nothing of its own."""
+    waits) for the time it samples. Raises nothing: a failed ANALYZE is logged."""
     written = dict(written)
     transaction.on_commit(lambda: analyze(stale_tables(written)))
 

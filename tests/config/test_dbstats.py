@@ -131,3 +131,13 @@ def test_imported_predictions_leave_statistics_that_know_them(
         ),
     )
     assert reltuples("evaluation_prediction") == rows
+
+
+def test_a_failed_analyze_is_logged_not_raised(caplog: Any) -> None:
+    from config.dbstats import analyze
+
+    with connection.cursor() as cursor:
+        cursor.execute("SAVEPOINT before_failure")
+        analyze(["no_such_table"])
+        cursor.execute("ROLLBACK TO SAVEPOINT before_failure")
+    assert "ANALYZE of no_such_table after a bulk write failed" in caplog.text
