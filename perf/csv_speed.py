@@ -439,7 +439,7 @@ def main() -> None:
         default="predictions",
         help="which CSV to measure (both: the predictions CSV, then the labels CSV)",
     )
-    honest.add_arguments(parser, time_limit=900)
+    honest.add_arguments(parser, time_limit=1200)
     args = parser.parse_args()
     sys.exit(honest.within_time_limit(args, "csv_speed.py", lambda: measure_all(args)))
 
