@@ -26,6 +26,7 @@ from annotation.selectors import campaign_totals_forget
 from benchmarks.kit.base import ImportFormatError, PublishedOutput, load_json
 from benchmarks.kit.judging import canonical_preference
 from benchmarks.models import Benchmark, Sample
+from config.dbstats import stats_after_bulk_write
 from evaluation.models import Prediction, Run
 from evaluation.selectors import evaluator_for
 from evaluation.services import RunError, outputs_import
@@ -177,6 +178,7 @@ def _add_items(campaign: Campaign, rows: Sequence[dict[str, Any]]) -> int:
         [Item(campaign=campaign, position=start + i, **row) for i, row in enumerate(rows)],
         batch_size=5000,
     )
+    stats_after_bulk_write({Item._meta.db_table: len(rows)})
     transaction.on_commit(lambda: campaign_totals_forget(campaign.pk))
     return len(rows)
 

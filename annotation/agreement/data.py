@@ -48,6 +48,7 @@ from annotation.models import Campaign, Item, Question
 from benchmarks.kit.judging import combine_orders
 from benchmarks.kit.protocol import MetricSpec, TaskSpec
 from benchmarks.kit.registry import get_suite
+from config.dbstats import by_primary_key
 from config.errors import ApplicationError
 from config.lookups import AnyOf
 from evaluation.models import Judge, Judgment, Prediction, Run
@@ -677,12 +678,21 @@ def labels_fingerprint(
 # without building ORM rows (the answers arrive as JSON text and are decoded as the ORM would).
 # A campaign's labels with their item, annotator and assignment (l, i, u, a), and the order
 # label_rows gives them in: the labels CSV and its open-set codes (first appearance) read the
-# labels through these too.
-LABELS_FROM = (
-    "annotation_label l"
-    " JOIN annotation_item i ON i.id = l.item_id"
-    " JOIN auth_user u ON u.id = l.annotator_id"
-    " JOIN annotation_assignment a ON a.id = l.assignment_id"
+# labels through these too. Each label's item, annotator and assignment by primary key, one
+# probe each (config.dbstats.by_primary_key): as joins, stale statistics planned a nested loop
+# that read the whole users table for every label.
+LABELS_FROM = " ".join(
+    [
+        "annotation_label l",
+        by_primary_key(
+            "annotation_item",
+            "id, position, sample_id, tool_id, prediction_id, prediction_b_id, payload",
+            "l.item_id",
+            "i",
+        ),
+        by_primary_key("auth_user", "username", "l.annotator_id", "u"),
+        by_primary_key("annotation_assignment", "shown_order", "l.assignment_id", "a"),
+    ]
 )
 LABEL_ORDER = "i.position, u.username"
 
