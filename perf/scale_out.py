@@ -27,8 +27,9 @@ process is gone):
 This script itself runs on the services host (it enters that namespace before it starts
 anything), launching work through the platform's services as the pages do.
 
-Measured, each from launch until the stored result is complete (a run: DONE with its metrics and
-intervals; a judge job: DONE):
+Measured, each from launch until its last item is answered (items/s: the work spread over the
+workers; the seconds until the stored result is complete, a run's metrics and intervals or a
+judge job's metrics, a fixed cost after the last item, are printed with it):
 
 1. a run of --items items with 1 worker, then the same run with --workers workers (the
    endpoint's limit --concurrency times the workers, the response cache emptied before each):
@@ -44,8 +45,8 @@ intervals; a judge job: DONE):
 
 Results go to perf/honest.py's table (a verdict is never a pass on a disturbed machine: other
 processes took more than --max-others cores, or the baseline's repeats spread). Exit status: 0
-pass, 1 missed or a failed check, 3 disturbed, 2 unusable here (no root, no `ip netns`) or a
-bad argument, 4 the time limit ran out (reported as a result).
+pass, 1 missed, a failed check or the time limit ran out (a TIMEOUT result, honest.py's
+within_time_limit), 3 disturbed, 2 unusable here (no root, no `ip netns`) or a bad argument.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +82,10 @@ SERVICES_ADDRESS = f"{SUBNET}.1"
 PG_PORT, REDIS_PORT = 5432, 6379
 QUEUES = "default,inference,judging,reports"
 TARGET_PER_WORKER = 0.875  # 3.5x with 4 workers
-EXIT_UNUSABLE, EXIT_TIME = 2, 4
+EXIT_UNUSABLE = 2
 CLONE_NEWNET = 0x40000000
 RUN_BENCHMARK = "scale-out"
 JUDGE_ANSWER = '{"better": "1", "reason": "scale-out"}'
-
-
-class TimeLimit(Exception):
-    """--time-limit ran out."""
 
 
 class Stopped(Exception):
@@ -197,8 +195,20 @@ class Topology:
     def _host(self, name: str, port: str, address: str) -> None:
         ip("netns", "add", name)
         self.made.append(name)
-        ip("-n", self.switch, "link", "add", port, "type", "veth", "peer", "name", "eth0",
-           "netns", name)  # fmt: skip
+        ip(
+            "-n",
+            self.switch,
+            "link",
+            "add",
+            port,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            name,
+        )
         ip("-n", self.switch, "link", "set", port, "master", "br0", "up")
         ip("-n", name, "link", "set", "lo", "up")
         ip("-n", name, "link", "set", "eth0", "up")
@@ -263,11 +273,24 @@ class Services:
             os.chown(pgdata, run_as.uid, run_as.gid or 0)
             user = {"user": run_as.uid, "group": run_as.gid, "extra_groups": []}
         subprocess.run(
-            [str(PG_BIN / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
-             "--encoding=UTF8", "--locale=C.UTF-8", "--no-instructions"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, timeout=120,
-            env={**os.environ, "LC_ALL": "C", "TZ": "UTC"}, **user,
-        )  # fmt: skip
+            [
+                str(PG_BIN / "initdb"),
+                "-D",
+                str(pgdata),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
+                "--no-instructions",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=True,
+            timeout=120,
+            env={**os.environ, "LC_ALL": "C", "TZ": "UTC"},
+            **user,
+        )
         with open(pgdata / "postgresql.conf", "a") as conf:
             conf.write(
                 f"\nlisten_addresses = '{SERVICES_ADDRESS}'\nport = {PG_PORT}\n"
@@ -299,9 +322,22 @@ class Services:
         server = shutil.which("redis-server") or "/usr/bin/redis-server"
         self._spawn(
             "redis",
-            [server, "--bind", SERVICES_ADDRESS, "--port", str(REDIS_PORT), "--save", "",
-             "--appendonly", "no", "--protected-mode", "no", "--dir", str(self.base)],
-        )  # fmt: skip
+            [
+                server,
+                "--bind",
+                SERVICES_ADDRESS,
+                "--port",
+                str(REDIS_PORT),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "no",
+                "--dir",
+                str(self.base),
+            ],
+        )
         client = redis.Redis(host=SERVICES_ADDRESS, port=REDIS_PORT)
         deadline = time.monotonic() + 30
         while True:
@@ -326,10 +362,21 @@ class Services:
     def beat(self) -> None:
         self._spawn(
             "beat",
-            [sys.executable, "-m", "celery", "-A", "config", "beat", "-s",
-             str(self.base / "beat-schedule"), "-l", "warning"],
-            cwd=ROOT, env=self.env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "beat",
+                "-s",
+                str(self.base / "beat-schedule"),
+                "-l",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=self.env,
+        )
 
     def pids(self) -> list[int]:
         found = [p.pid for p in self.procs.values()]
@@ -365,13 +412,35 @@ class Workers:
         for k in hosts:
             log = open(self.base / f"worker-{k}.log", "wb")  # noqa: SIM115 - the child holds it
             self.procs[k] = subprocess.Popen(
-                ["ip", "netns", "exec", self.topology.workers[k - 1], sys.executable, "-m",
-                 "celery", "-A", "config", "worker", "-Q", QUEUES, "--concurrency", "1",
-                 "-n", f"scale{k}@%h", "--without-gossip", "--without-mingle",
-                 "--without-heartbeat", "-l", "info"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    self.topology.workers[k - 1],
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "-Q",
+                    QUEUES,
+                    "--concurrency",
+                    "1",
+                    "-n",
+                    f"scale{k}@%h",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                    "-l",
+                    "info",
+                ],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
-            )  # fmt: skip
+            )
             log.close()
         deadline = time.monotonic() + 120
         for k in hosts:
@@ -410,22 +479,9 @@ class Workers:
 # --- the measurements -----------------------------------------------------------------------------
 
 
-@dataclass
-class Clock:
-    """--time-limit: what is left of it, checked between and inside the waits."""
-
-    limit: float
-    start: float = field(default_factory=time.monotonic)
-
-    def check(self) -> None:
-        if self.limit and time.monotonic() - self.start > self.limit:
-            raise TimeLimit(f"--time-limit {self.limit:g} s ran out")
-
-
-def wait_for(what: str, done: Any, clock: Clock, timeout: float = 900.0) -> None:
+def wait_for(what: str, done: Any, timeout: float = 900.0) -> None:
     deadline = time.monotonic() + timeout
     while not done():
-        clock.check()
         if time.monotonic() > deadline:
             raise RuntimeError(f"{what} not done after {timeout:g} s")
         time.sleep(0.02)
@@ -472,33 +528,64 @@ def forget_cache() -> None:
 
 @dataclass
 class Timed:
+    """One launch: seconds until its last item was answered (the throughput's clock) and until
+    its stored result was complete (metrics, intervals: a fixed cost after the last item),
+    the machine meanwhile, and the endpoint's requests by worker host."""
+
     seconds: float
+    complete: float
     load: honest.Load
     by_client: dict[str, int]
 
 
-def timed_run(benchmark: Any, endpoint: Any, server: Any, roots: list[int], burner: list[int],
-              clock: Clock) -> tuple[Timed, Any]:  # fmt: skip
-    from evaluation.models import Run
+def say(what: str, timed: Timed) -> None:
+    print(
+        f"{what}: {timed.seconds:.2f} s to the last item, {timed.complete:.2f} s complete",
+        flush=True,
+    )
+
+
+def until_answered(items: Any, total: int, complete: Any, what: str) -> tuple[float, float]:
+    """Seconds from now until every one of `items` (a queryset) is settled, then until
+    `complete()` holds."""
+    start = time.perf_counter()
+    settled = items.exclude(status__in=("pending", "running"))
+    wait_for(what, lambda: settled.count() == total)
+    answered = time.perf_counter() - start
+    wait_for(what, complete)
+    return answered, time.perf_counter() - start
+
+
+def timed_run(
+    benchmark: Any, endpoint: Any, server: Any, roots: list[int], burner: list[int]
+) -> Timed:
+    from evaluation.models import Prediction
     from evaluation.services import run_launch
 
     forget_cache()
     server.reset()
+    items = benchmark.samples.count()
     watch = honest.Watch(roots, burner).start()
     start = time.perf_counter()
     run = run_launch(benchmark=benchmark, task="answer", endpoint=endpoint, split="default")
-    wait_for(f"run {run.pk}", lambda: run_complete(run.pk), clock)
-    seconds = time.perf_counter() - start
+    launched = time.perf_counter() - start
+    answered, complete = until_answered(
+        Prediction.objects.filter(run=run), items, lambda: run_complete(run.pk), f"run {run.pk}"
+    )
     load = watch.stop()
     stats = server.stats()
-    items = benchmark.samples.count()
-    if stats["total"] != items:
-        raise RuntimeError(f"the run of {items} items made {stats['total']} endpoint calls")
-    return Timed(seconds, load, stats["by_client"]), Run.objects.get(pk=run.pk)
+    done = Prediction.objects.filter(run=run, status=Prediction.Status.DONE).count()
+    if done != items or stats["total"] != items or stats["distinct_contents"] != items:
+        raise RuntimeError(
+            f"the run of {items} items: {done} done, {stats['total']} endpoint calls of "
+            f"{stats['distinct_contents']} distinct requests"
+        )
+    return Timed(launched + answered, launched + complete, load, stats["by_client"])
 
 
-def timed_job(judge: Any, runs: tuple[Any, Any], server: Any, roots: list[int],
-              burner: list[int], clock: Clock) -> Timed:  # fmt: skip
+def timed_job(
+    judge: Any, runs: tuple[Any, Any], server: Any, roots: list[int], burner: list[int]
+) -> Timed:
     from evaluation.judging import judge_launch
     from evaluation.models import Judgment
 
@@ -507,24 +594,37 @@ def timed_job(judge: Any, runs: tuple[Any, Any], server: Any, roots: list[int],
     watch = honest.Watch(roots, burner).start()
     start = time.perf_counter()
     job = judge_launch(judge=judge, run=runs[0], against=runs[1], repeats=1)
-    wait_for(f"judge job {job.pk}", lambda: job_complete(job.pk), clock)
-    seconds = time.perf_counter() - start
-    load = watch.stop()
+    launched = time.perf_counter() - start
     judgments = Judgment.objects.filter(job=job)
-    done = judgments.filter(status=Judgment.Status.DONE).count()
     total = judgments.count()
+    answered, complete = until_answered(
+        judgments, total, lambda: job_complete(job.pk), f"judge job {job.pk}"
+    )
+    load = watch.stop()
+    done = judgments.filter(status=Judgment.Status.DONE).count()
     calls = server.stats()
-    if done != total or calls["total"] != total:
-        raise RuntimeError(f"judge job: {done} of {total} done, {calls['total']} endpoint calls")
-    return Timed(seconds, load, calls["by_client"])
+    # Every judgment asked once: as many requests as judgments, all different.
+    if done != total or calls["total"] != total or calls["distinct_contents"] != total:
+        raise RuntimeError(
+            f"judge job: {done} of {total} done, {calls['total']} endpoint calls of "
+            f"{calls['distinct_contents']} distinct requests"
+        )
+    return Timed(launched + answered, launched + complete, load, calls["by_client"])
 
 
 def spread_text(by_client: dict[str, int]) -> str:
     return ", ".join(f"{host.rsplit('.', 1)[1]}: {n}" for host, n in sorted(by_client.items()))
 
 
-def scaling_result(what: str, unit: str, count: int, one: list[Timed], many: list[Timed],
-                   workers: int, args: argparse.Namespace) -> honest.Result:  # fmt: skip
+def scaling_result(
+    what: str,
+    unit: str,
+    count: int,
+    one: list[Timed],
+    many: list[Timed],
+    workers: int,
+    args: argparse.Namespace,
+) -> honest.Result:
     """items/s with `workers` workers against 1, the target TARGET_PER_WORKER x workers."""
     base_rates = [count / t.seconds for t in one]
     rates = [count / t.seconds for t in many]
@@ -538,7 +638,8 @@ def scaling_result(what: str, unit: str, count: int, one: list[Timed], many: lis
     result = honest.Result(
         script="scale_out.py",
         measured=f"{what}: {count} {unit}, {workers} worker hosts vs 1 ({args.latency_ms} ms "
-        f"latency, at most {args.concurrency} requests per worker host at once)",
+        f"latency, at most {args.concurrency} requests per worker host at once; {unit}/s from "
+        "launch to the last one answered)",
         value=f"{rate:.1f} {unit}/s",
         baseline=f"{base:.1f} {unit}/s (1 worker host)",
         ratio=f"{ratio:.2f}x",
@@ -550,8 +651,9 @@ def scaling_result(what: str, unit: str, count: int, one: list[Timed], many: lis
             *reasons,
             f"{what}: requests per worker host (last octet: count) with {workers}: "
             f"{spread_text(many[-1].by_client)}; with 1: {spread_text(one[-1].by_client)}",
-            f"{what}: seconds with 1: {', '.join(f'{t.seconds:.2f}' for t in one)}; "
-            f"with {workers}: {', '.join(f'{t.seconds:.2f}' for t in many)}",
+            f"{what}: seconds from launch to the last item answered (and to the stored result"
+            f" complete) with 1: {', '.join(f'{t.seconds:.2f} ({t.complete:.2f})' for t in one)};"
+            f" with {workers}: {', '.join(f'{t.seconds:.2f} ({t.complete:.2f})' for t in many)}",
         ],
     )
     result.print()
@@ -571,9 +673,17 @@ def build_benchmark(items: int, folder: Path) -> Any:
     return Benchmark.objects.get(name=RUN_BENCHMARK)
 
 
-def lose_a_worker(topology: Topology, workers: Workers, benchmark: Any, endpoint: Any,
-                  server: Any, campaign: Any, args: argparse.Namespace, roots: list[int],
-                  burner: list[int], clock: Clock) -> honest.Result:  # fmt: skip
+def lose_a_worker(
+    topology: Topology,
+    workers: Workers,
+    benchmark: Any,
+    endpoint: Any,
+    server: Any,
+    campaign: Any,
+    args: argparse.Namespace,
+    roots: list[int],
+    burner: list[int],
+) -> honest.Result:
     """A run with every worker; an agreement report queued; one worker host lost mid-run."""
     from django.db import connection
 
@@ -596,16 +706,19 @@ def lose_a_worker(topology: Topology, workers: Workers, benchmark: Any, endpoint
         asked = server.stats()["by_client"].get(victim_address, 0)
         return done >= args.items * 0.25 and asked > 0
 
-    wait_for("a quarter of the run", victim_busy, clock, timeout=300)
+    wait_for("a quarter of the run", victim_busy, timeout=300)
     cut_at = time.time()
     topology.cut(victim)
     time.sleep(1.0)  # the link is down: requests in flight are answered into the void
     topology.lose(victim)
     workers.lost(victim)
     lost_at = time.time()
-    print(f"worker host {victim} ({victim_address}): link cut, then killed "
-          f"{lost_at - cut_at:.1f} s later", flush=True)  # fmt: skip
-    wait_for(f"run {run.pk}", lambda: run_complete(run.pk), clock)
+    print(
+        f"worker host {victim} ({victim_address}): link cut, then killed "
+        f"{lost_at - cut_at:.1f} s later",
+        flush=True,
+    )
+    wait_for(f"run {run.pk}", lambda: run_complete(run.pk))
     seconds = time.perf_counter() - start
 
     def report_done() -> bool:
@@ -614,7 +727,7 @@ def lose_a_worker(topology: Topology, workers: Workers, benchmark: Any, endpoint
             raise RuntimeError("the agreement report failed")
         return status.get() == AgreementReport.Status.DONE
 
-    wait_for("the agreement report", report_done, clock, timeout=300)
+    wait_for("the agreement report", report_done, timeout=300)
     report_seconds = time.perf_counter() - start
     load = watch.stop()
 
@@ -683,8 +796,9 @@ def lose_a_worker(topology: Topology, workers: Workers, benchmark: Any, endpoint
     return result
 
 
-def measure(args: argparse.Namespace, topology: Topology, base: Path, clock: Clock,
-            burner: list[int]) -> list[honest.Result]:  # fmt: skip
+def measure(
+    args: argparse.Namespace, topology: Topology, base: Path, burner: list[int]
+) -> list[honest.Result]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -701,6 +815,7 @@ def measure(args: argparse.Namespace, topology: Topology, base: Path, clock: Clo
     workers = Workers(topology, base, env)
     try:
         t0 = time.perf_counter()
+        honest.doing("services host: PostgreSQL 15, Redis, migrate, the endpoint, beat")
         services.postgres()
         services.redis()
         import django
@@ -711,61 +826,76 @@ def measure(args: argparse.Namespace, topology: Topology, base: Path, clock: Clo
         call_command("migrate", verbosity=0, interactive=False)
         server = services.endpoint(args.latency_ms, args.concurrency)
         services.beat()
-        print(f"services up on {SERVICES_ADDRESS} ({time.perf_counter() - t0:.1f} s: "
-              f"PostgreSQL 15, Redis, beat, endpoint {server.base_url})", flush=True)  # fmt: skip
-        clock.check()
+        print(
+            f"services up on {SERVICES_ADDRESS} ({time.perf_counter() - t0:.1f} s: "
+            f"PostgreSQL 15, Redis, beat, endpoint {server.base_url})",
+            flush=True,
+        )
 
         from annotation.models import Campaign
         from evaluation import judging
-        from evaluation.models import Judge, Run
+        from evaluation.models import Judge, Prediction, Run
         from perf.agreement_fixture import fixture_build
 
+        honest.doing(f"fixtures: {args.items} items, an agreement campaign of {args.judge_samples}")
         campaign_id, _memory = fixture_build(args.judge_samples, 3, 3)
         campaign = Campaign.objects.get(pk=campaign_id)
         judged = tuple(Run.objects.filter(benchmark__name="perf agreement").order_by("pk"))
+        # Two answers that differ, so that each judgment's request (a sample, an order) is its
+        # own and the endpoint's log tells them apart.
+        for run, answer in zip(judged, ("Answer: 1", "Answer: 2"), strict=True):
+            Prediction.objects.filter(run=run).update(output=answer)
         benchmark = build_benchmark(args.items, base)
         n = args.workers
         one = endpoint_for("scale-1", server.base_url, "scale", args.concurrency)
         many = endpoint_for(f"scale-{n}", server.base_url, "scale", args.concurrency * n)
         judge_one = judging.judge_create(
-            name="scale-1", template="generic.pairwise", answer_mode=Judge.AnswerMode.TEXT,
+            name="scale-1",
+            template="generic.pairwise",
+            answer_mode=Judge.AnswerMode.TEXT,
             endpoint=endpoint_for("judge-1", server.base_url, "judge", args.concurrency),
-        )  # fmt: skip
+        )
         judge_many = judging.judge_create(
-            name=f"scale-{n}", template="generic.pairwise", answer_mode=Judge.AnswerMode.TEXT,
+            name=f"scale-{n}",
+            template="generic.pairwise",
+            answer_mode=Judge.AnswerMode.TEXT,
             endpoint=endpoint_for(f"judge-{n}", server.base_url, "judge", args.concurrency * n),
-        )  # fmt: skip
+        )
 
         def roots() -> list[int]:
             return services.pids() + workers.pids()
 
+        honest.doing("1 worker host: the run and the judge job")
         workers.start([1])
         runs_one, jobs_one = [], []
         for _ in range(args.repeat):
-            runs_one.append(timed_run(benchmark, one, server, roots(), burner, clock)[0])
-            print(f"run, 1 worker host: {runs_one[-1].seconds:.2f} s", flush=True)
-            jobs_one.append(timed_job(judge_one, judged, server, roots(), burner, clock))
-            print(f"judge job, 1 worker host: {jobs_one[-1].seconds:.2f} s", flush=True)
+            runs_one.append(timed_run(benchmark, one, server, roots(), burner))
+            say("run, 1 worker host", runs_one[-1])
+            jobs_one.append(timed_job(judge_one, judged, server, roots(), burner))
+            say("judge job, 1 worker host", jobs_one[-1])
+        honest.doing(f"{n} worker hosts: the run and the judge job")
         workers.start(range(2, n + 1))
         runs_many, jobs_many = [], []
         for _ in range(args.repeat):
-            runs_many.append(timed_run(benchmark, many, server, roots(), burner, clock)[0])
-            print(f"run, {n} worker hosts: {runs_many[-1].seconds:.2f} s", flush=True)
-            jobs_many.append(timed_job(judge_many, judged, server, roots(), burner, clock))
-            print(f"judge job, {n} worker hosts: {jobs_many[-1].seconds:.2f} s", flush=True)
+            runs_many.append(timed_run(benchmark, many, server, roots(), burner))
+            say(f"run, {n} worker hosts", runs_many[-1])
+            jobs_many.append(timed_job(judge_many, judged, server, roots(), burner))
+            say(f"judge job, {n} worker hosts", jobs_many[-1])
         results = [
             scaling_result("run", "items", args.items, runs_one, runs_many, n, args),
             scaling_result(
                 "judge job", "judgments", 2 * args.judge_samples, jobs_one, jobs_many, n, args
             ),
         ]
+        honest.doing(f"{n} worker hosts, one lost mid-run; an agreement report queued")
         results.append(
             lose_a_worker(
-                topology, workers, benchmark, many, server, campaign, args, roots(), burner, clock
+                topology, workers, benchmark, many, server, campaign, args, roots(), burner
             )
         )
         return results
     finally:
+        honest.doing("tearing down")
         workers.stop_all()
         with contextlib.suppress(Exception):
             from django.db import connections
@@ -781,7 +911,7 @@ def failed_result(args: argparse.Namespace, reason: str, load: honest.Load) -> h
         value="-",
         baseline="-",
         ratio="-",
-        target=f"every part done within --time-limit {args.time_limit:g} s",
+        target="every part runs to its end",
         verdict="MISSED",
         load=load.text(),
         command=honest.command_line(),
@@ -805,10 +935,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lease-seconds", type=float, default=10.0)
     parser.add_argument("--recovery-seconds", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument(
-        "--time-limit", type=float, default=900.0, help="seconds for everything (0: none)"
-    )
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=900)
     args = parser.parse_args(argv)
     if args.workers < 2 or args.items < 10 or args.judge_samples < 5 or args.repeat < 1:
         parser.error("--workers at least 2, --items at least 10, --judge-samples at least 5")
@@ -820,34 +947,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_UNUSABLE
     for name in sweep_stale():
         print(f"removed a namespace left by an earlier run: {name}")
+    return honest.within_time_limit(args, "scale_out.py", lambda: measure_all(args))
+
+
+def measure_all(args: argparse.Namespace) -> int:
+    """The topology up, the measurements, everything torn down (also on an error, the time
+    limit, SIGTERM or Ctrl-C); the results appended."""
 
     def stop(signum: int, _frame: object) -> None:
         raise Stopped(signal.Signals(signum).name)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    clock = Clock(args.time_limit)
     topology = Topology(args.workers)
     base = Path(tempfile.mkdtemp(prefix="scale-out-"))
     base.chmod(0o711)  # PostgreSQL's user reaches its folder inside
     results: list[honest.Result] = []
     watch = honest.Watch().start()
-    status = 0
     try:
         with honest.CpuLoad(args.cpu_load) as burner:
+            honest.doing(f"namespaces: a switch, the services host, {args.workers} worker hosts")
             topology.up()
             topology.enter_services()
-            results = measure(args, topology, base, clock, burner.pids)
+            results = measure(args, topology, base, burner.pids)
         status = honest.exit_status(r.verdict for r in results)
-    except TimeLimit as exc:
-        results = [failed_result(args, str(exc), watch.stop())]
-        status = EXIT_TIME
     except Stopped as exc:
         print(f"stopped by {exc}: tearing down", file=sys.stderr)
-        status = 128 + signal.SIGTERM
+        return 128 + signal.SIGTERM
     except Exception as exc:  # reported as a result, never as silence
-        import traceback
-
         traceback.print_exc()
         results = [failed_result(args, f"{type(exc).__name__}: {exc}", watch.stop())]
         status = honest.EXIT_MISSED
@@ -857,7 +984,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         topology.down()
         shutil.rmtree(base, ignore_errors=True)
         left = [n for n in namespaces() if n.startswith(topology.tag + "-")]
-        print(f"torn down: namespaces of {topology.tag} left: {left or 'none'}")
+        print(f"torn down: namespaces of {topology.tag} left: {left or 'none'}", flush=True)
     honest.results_append(args.results, results)
     return status
 
