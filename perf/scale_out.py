@@ -534,13 +534,15 @@ class Timed:
 
     seconds: float
     complete: float
+    launch: float
     load: honest.Load
     by_client: dict[str, int]
 
 
 def say(what: str, timed: Timed) -> None:
     print(
-        f"{what}: {timed.seconds:.2f} s to the last item, {timed.complete:.2f} s complete",
+        f"{what}: {timed.seconds:.2f} s to the last item ({timed.launch:.2f} s of it the launch),"
+        f" {timed.complete:.2f} s complete",
         flush=True,
     )
 
@@ -580,7 +582,7 @@ def timed_run(
             f"the run of {items} items: {done} done, {stats['total']} endpoint calls of "
             f"{stats['distinct_contents']} distinct requests"
         )
-    return Timed(launched + answered, launched + complete, load, stats["by_client"])
+    return Timed(launched + answered, launched + complete, launched, load, stats["by_client"])
 
 
 def timed_job(
@@ -609,7 +611,11 @@ def timed_job(
             f"judge job: {done} of {total} done, {calls['total']} endpoint calls of "
             f"{calls['distinct_contents']} distinct requests"
         )
-    return Timed(launched + answered, launched + complete, load, calls["by_client"])
+    return Timed(launched + answered, launched + complete, launched, load, calls["by_client"])
+
+
+def times(timed: Sequence[Timed]) -> str:
+    return ", ".join(f"{t.seconds:.2f} ({t.launch:.2f}; {t.complete:.2f})" for t in timed)
 
 
 def spread_text(by_client: dict[str, int]) -> str:
@@ -651,9 +657,8 @@ def scaling_result(
             *reasons,
             f"{what}: requests per worker host (last octet: count) with {workers}: "
             f"{spread_text(many[-1].by_client)}; with 1: {spread_text(one[-1].by_client)}",
-            f"{what}: seconds from launch to the last item answered (and to the stored result"
-            f" complete) with 1: {', '.join(f'{t.seconds:.2f} ({t.complete:.2f})' for t in one)};"
-            f" with {workers}: {', '.join(f'{t.seconds:.2f} ({t.complete:.2f})' for t in many)}",
+            f"{what}: seconds from launch to the last item answered (the launch itself; the"
+            f" stored result complete) with 1: {times(one)}; with {workers}: {times(many)}",
         ],
     )
     result.print()

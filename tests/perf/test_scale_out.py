@@ -74,9 +74,9 @@ def test_the_hosts_reach_each_other_only_and_leave_nothing_behind() -> None:
             topology.services,
             *topology.workers,
         }
+        address = scale_out.SERVICES_ADDRESS
         listener = subprocess.Popen(
-            ["ip", "netns", "exec", topology.services, sys.executable, "-c", LISTEN]
-            + [scale_out.SERVICES_ADDRESS],
+            ["ip", "netns", "exec", topology.services, sys.executable, "-c", LISTEN, address],
             stdout=subprocess.PIPE,
             text=True,
             start_new_session=True,
