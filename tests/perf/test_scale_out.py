@@ -198,3 +198,19 @@ def test_the_short_settings_run_to_a_result(tmp_path: Path) -> None:
     assert not [n for n in lost.notes if "not done" in n or "never asked" in n], lost.notes
     tag = tag_of(output)
     assert left_behind(tag) == [] and processes_in(tag) == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_time_limit_leaves_a_timeout_result_and_nothing_behind(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    proc = script(
+        *("--workers", "2", "--items", "400", "--judge-samples", "20", "--latency-ms", "100"),
+        *("--time-limit", "20", "--results", str(results)),
+    )
+    output, _ = proc.communicate(timeout=200)
+    assert proc.returncode == honest.EXIT_MISSED, output[-3000:]
+    (result,) = honest.results_read(results)
+    assert result.verdict == honest.TIMEOUT and "20 s" in result.target, result
+    tag = tag_of(output)
+    assert left_behind(tag) == [] and processes_in(tag) == []
