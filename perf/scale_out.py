@@ -238,6 +238,8 @@ class Topology:
         for name in sorted(self.made, key=lambda n: n == self.switch):
             remove_namespace(name)
         self.made.clear()
+        with contextlib.suppress(OSError):
+            os.close(self.home)
 
 
 # --- the services host ----------------------------------------------------------------------------
