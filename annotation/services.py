@@ -313,6 +313,9 @@ def items_from_judged(
             raise AnnotationError(f"prediction {missing} is not a finished answer")
         if first.sample_id != sample_id or (second is not None and second.sample_id != sample_id):
             raise AnnotationError(f"the answers {a} and {b} are not of sample {sample_id}")
+        if (second is not None) != kind_of(campaign).sided:
+            shown = "two answers" if kind_of(campaign).sided else "one answer"
+            raise AnnotationError(f"a {campaign.kind} item shows {shown}: ({sample_id}, {a}, {b})")
         if second is not None and (
             (first.run.benchmark_id, first.run.task) != (second.run.benchmark_id, second.run.task)
             or first.run_id == second.run_id
@@ -331,6 +334,22 @@ def items_from_judged(
             ((campaign.run_a, campaign.run_b),) = runs
         campaign.benchmark = campaign.benchmark or found[judged[0][1]].run.benchmark
         campaign.save(update_fields=["run_a", "run_b", "benchmark", "updated_at"])
+        return _add_items(campaign, rows)
+
+
+def items_from_answers(*, campaign: Campaign, run: Run, limit: int | None = None) -> int:
+    """One item per finished answer of a run, in the run's order (the first `limit`)."""
+    _require_builder(campaign, "answers")
+    done = run.predictions.filter(status=Prediction.Status.DONE).order_by("position")
+    rows = [
+        {"sample_id": sample_id, "prediction_id": pk}
+        for pk, sample_id in _limited(done.values_list("id", "sample_id"), limit)
+    ]
+    if not rows:
+        raise AnnotationError(f"run {run.pk} has no finished answer", field="run")
+    with transaction.atomic():
+        campaign.benchmark = campaign.benchmark or run.benchmark
+        campaign.save(update_fields=["benchmark", "updated_at"])
         return _add_items(campaign, rows)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from annotation.kinds.base import BuildRequest, ItemSource
 from annotation.services import (
+    items_from_answers,
     items_from_failures,
     items_from_judged,
     items_from_pairs_file,
@@ -36,6 +37,10 @@ def _runs(campaign: Any, request: BuildRequest) -> int:
     )
 
 
+def _answers(campaign: Any, request: BuildRequest) -> int:
+    return items_from_answers(campaign=campaign, run=request.run, limit=request.limit)
+
+
 def _failures(campaign: Any, request: BuildRequest) -> int:
     return items_from_failures(campaign=campaign, run=request.run, limit=request.limit)
 
@@ -60,6 +65,10 @@ RUN = ItemSource("run", ("run",), _run, missing="choose the run")
 TOOLS = ItemSource("tools", (), _tools, samples=False)
 # One item per sample both runs answered, A and B in that order.
 RUNS = ItemSource("runs", ("run", "run_b"), _runs, missing="choose run A and run B")
+# One item per finished answer of a run.
+ANSWERS = ItemSource(
+    "answers", ("run",), _answers, missing="choose the run whose answers are checked"
+)
 # One item per failed or wrong prediction of a run.
 FAILURES = ItemSource(
     "failures", ("run",), _failures, missing="choose the run whose failures are labelled"

@@ -15,6 +15,7 @@ from annotation.calibration.report import least_sure_key
 from annotation.errors import AnnotationError
 from annotation.kinds import BuildRequest, CampaignKind, kinds
 from annotation.services import campaign_create, items_build
+from annotation.setup import questions_save
 from evaluation.models import JudgeVersion, Prediction
 
 DISAGREEMENTS = "disagreements"
@@ -47,6 +48,60 @@ def loop_kind(version: JudgeVersion) -> CampaignKind:
     return fitting[0]
 
 
+def loop_questions(version: JudgeVersion, kind: CampaignKind) -> list[dict[str, Any]]:
+    """What the loop's campaign asks: for a judge of single answers, the judge's own question
+    read off its verdict's pinned schema (a choice among its labels, or a score per dimension
+    within its scale), so that humans and judge answer alike; otherwise (a pairwise judge)
+    the kind's default questions. Nothing of the judge's prompt is shown."""
+    if kind.sided:
+        return kind.questions()
+    schema = (version.pinned or {}).get("schema") or {}
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    properties = properties if isinstance(properties, dict) else {}
+    label = properties.get("label")
+    if isinstance(label, dict) and isinstance(label.get("enum"), list) and label["enum"]:
+        labels = [str(value) for value in label["enum"]]
+        defaults = kind.questions()
+        if [str(c.get("value")) for c in defaults[0].get("choices", [])] == labels:
+            return defaults
+        return [
+            {
+                "key": "label",
+                "text": "Which of these is your verdict on the answer?",
+                "scale": "categories",
+                "choices": [
+                    {"value": value, "label": value, **({"key": str(i + 1)} if i < 9 else {})}
+                    for i, value in enumerate(labels)
+                ],
+            }
+        ]
+    scored = []
+    for key, spec in properties.items():
+        if key == "reason" or not isinstance(spec, dict):
+            continue
+        if spec.get("type") not in ("number", "integer"):
+            continue
+        low, high = spec.get("minimum"), spec.get("maximum")
+        if not (isinstance(low, int | float) and isinstance(high, int | float)):
+            continue
+        values = list(range(math.ceil(low), math.floor(high) + 1))
+        if not 2 <= len(values) <= 11:
+            continue
+        scored.append(
+            {
+                "key": key,
+                "text": f"{key.replace('_', ' ').capitalize()}: your score from {values[0]} to "
+                f"{values[-1]}",
+                "scale": "ordinal",
+                "choices": [
+                    {"value": value, "label": str(value), **({"key": str(i + 1)} if i < 9 else {})}
+                    for i, value in enumerate(values)
+                ],
+            }
+        )
+    return scored or kind.questions()
+
+
 def select_items(
     version: JudgeVersion, *, selection: str, size: int, task: str = ""
 ) -> tuple[CampaignKind, list[tuple[int, int, int | None]]]:
@@ -70,7 +125,7 @@ def select_items(
             f"{version} judged no item{f' of {task}' if task else ''} (finished judgments)",
             field="task" if task else "selection",
         )
-    coder = data.kind_coder(kind.questions(), units)
+    coder = data.kind_coder(loop_questions(version, kind), units)
     if coder is None:
         raise AnnotationError(
             f"the judge's verdicts answer none of the {kind.label.lower()} questions",
@@ -157,5 +212,8 @@ def calibration_campaign_create(
             user=user,
             task=first.run.task,
         )
+        questions = loop_questions(version, kind)
+        if questions != kind.questions():
+            questions_save(campaign=campaign, questions=questions)
         items_build(campaign=campaign, request=BuildRequest(judged=chosen))
     return campaign

@@ -55,7 +55,9 @@ def _run(benchmark: Any, samples: list[Any], name: str, *, failed: bool = False)
     return run
 
 
-def _request(builder: str, benchmark: Any, samples: list[Any], folder: Path) -> BuildRequest:
+def _request(
+    builder: str, benchmark: Any, samples: list[Any], folder: Path, kind: str = ""
+) -> BuildRequest:
     if builder == "split":
         return BuildRequest(split="test")
     if builder == "run":
@@ -66,11 +68,16 @@ def _request(builder: str, benchmark: Any, samples: list[Any], folder: Path) -> 
         )
     if builder == "failures":
         return BuildRequest(run=_run(benchmark, samples, "failing-run", failed=True))
+    if builder == "answers":
+        return BuildRequest(run=_run(benchmark, samples, "answered-run"))
     if builder == "api_pairs":
         return BuildRequest(pairs=_pairs_file(folder))
     if builder == "judged":
-        # the judged pairs a calibration report chooses: (sample, prediction A, prediction B)
+        # the judged items a calibration report chooses: (sample, prediction A, prediction B
+        # or None for a kind of single answers)
         a = _run(benchmark, samples, "judged-a").predictions.order_by("position")
+        if kind and not kinds()[kind].sided:
+            return BuildRequest(judged=[(p.sample_id, p.pk, None) for p in a])
         b = dict(_run(benchmark, samples, "judged-b").predictions.values_list("sample_id", "id"))
         return BuildRequest(judged=[(p.sample_id, p.pk, b[p.sample_id]) for p in a])
     return BuildRequest()
@@ -92,7 +99,7 @@ def test_a_limit_is_honoured_by_every_item_source(kind: str, builder: str, tmp_p
     campaign = services.campaign_create(
         name=f"limit {kind} {builder}", kind=kind, benchmark=benchmark
     )
-    request = _request(builder, benchmark, samples, tmp_path)
+    request = _request(builder, benchmark, samples, tmp_path, kind)
     request.limit = 2
     # when
     added = services.items_build(campaign=campaign, request=request)

@@ -218,12 +218,22 @@ def test_the_loop_refuses_what_it_cannot_build_with_the_reason() -> None:
         loop.select_items(version, selection=loop.LEAST_SURE, size=0)
     with pytest.raises(AnnotationError, match="judged no item of nowhere"):
         loop.select_items(version, selection=loop.LEAST_SURE, size=1, task="nowhere")
-    # a judge of single answers: no kind takes its judged items
+    # a judge of single answers when no registered kind takes them (answer_check unregistered)
+    from annotation.kinds import kinds, register, unregister
+
     single = Judge.objects.create(
         name="pass judge", template="stabletoolbench.pass", kind="pass", endpoint=None
     )
-    with pytest.raises(AnnotationError, match="no campaign kind asks humans about one answer"):
-        loop.select_items(version_for(single), selection=loop.LEAST_SURE, size=1)
+    registered = list(kinds().values())
+    unregister("answer_check")
+    try:
+        with pytest.raises(AnnotationError, match="no campaign kind asks humans about one answer"):
+            loop.select_items(version_for(single), selection=loop.LEAST_SURE, size=1)
+    finally:  # the registry as it was, in its order
+        for kind in registered:
+            unregister(kind.name)
+        for kind in registered:
+            register(kind)
 
 
 def test_the_loops_campaign_is_blind_to_the_judge(client: Client) -> None:
@@ -412,14 +422,69 @@ def test_a_pass_judge_meets_humans_on_single_answers() -> None:
     assert q["accuracy"]["value"] == pytest.approx(3 / 4)
     assert q["ece"]["value"] == pytest.approx(1 / 6)
     assert q["pearson"] is None and "judge_longer_wins" not in q["length"]
-    # and no kind takes single judged answers: the loop says so, the page shows why
-    with pytest.raises(AnnotationError, match="no campaign kind asks humans about one answer"):
-        loop.select_items(version, selection=loop.LEAST_SURE, size=1)
+    # and the loop builds an answer check of the judge's least sure item (1: Solved by 2 of 3
+    # repeats), asking the judge's own labels and showing nothing of its verdict
+    campaign = loop.calibration_campaign_create(version=version, selection=loop.LEAST_SURE, size=1)
+    assert campaign.kind == "answer_check"
+    assert [q.key for q in campaign.questions.all()] == ["label"]
+    assert [c["value"] for c in campaign.questions.get().choices] == [
+        "Solved",
+        "Unsure",
+        "Unsolved",
+    ]
+    assert list(campaign.items.values_list("prediction_id", flat=True)) == [predictions[1].pk]
+    checker = make_user(username="checker")
+    services.members_add(campaign=campaign, users=[checker], role=Member.Role.ANNOTATOR)
+    services.campaign_activate(campaign=campaign)
+    assignment = item_next(campaign=campaign, user=checker)
+    store_label(
+        campaign=campaign,
+        assignment_id=assignment.pk,
+        user=checker,
+        answers={"label": "Unsolved"},
+        token=uuid.uuid4(),
+        time_ms=1000,
+    )
+    # then the report reads the new question: the judge said Solved where the human said
+    # Unsolved, the one item the loop may now give as a disagreement
+    report = version_report(version, resamples=100)
+    label = next(q for q in report["tasks"][0]["questions"] if q["key"] == "label")
+    assert label["accuracy"]["value"] == 0.0
+    _kind, chosen = loop.select_items(version, selection=loop.DISAGREEMENTS, size=5)
+    assert chosen == [(predictions[1].sample_id, predictions[1].pk, None)]
     client = Client()
     client.force_login(make_researcher())
     page = client.get(f"/judges/{judge.pk}/v{version.number}/calibration/").content.decode()
-    assert "no campaign kind asks humans about one answer" in page
-    assert "Build the campaign" not in page
+    assert "Build the campaign" in page
+
+
+def test_a_score_judge_s_loop_asks_its_dimensions_within_its_scale() -> None:
+    # given a pointwise judge whose pinned schema scores two dimensions from 1 to 5
+    from annotation.kinds import kind_named
+
+    judge = Judge(name="scores", template="x", kind="pointwise")
+    schema = {
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "fluency": {"type": "number", "minimum": 1, "maximum": 5},
+            "accuracy": {"type": "number", "minimum": 1, "maximum": 5},
+        },
+    }
+    version = JudgeVersion(judge=judge, number=1, pinned={"schema": schema})
+    # when
+    questions = loop.loop_questions(version, kind_named("answer_check"))
+    # then one ordinal question per dimension, its choices the scale's integers
+    assert [(q["key"], q["scale"]) for q in questions] == [
+        ("fluency", "ordinal"),
+        ("accuracy", "ordinal"),
+    ]
+    assert [c["value"] for c in questions[0]["choices"]] == [1, 2, 3, 4, 5]
+    # and a judge of other labels is asked its own labels
+    labels = {"properties": {"label": {"type": "string", "enum": ["Solvable", "Unsolvable"]}}}
+    other = JudgeVersion(judge=judge, number=2, pinned={"schema": labels})
+    (question,) = loop.loop_questions(other, kind_named("answer_check"))
+    assert [c["value"] for c in question["choices"]] == ["Solvable", "Unsolvable"]
 
 
 def test_the_trend_lists_every_version_in_order() -> None:

@@ -832,4 +832,4 @@ def test_the_gold_is_a_choice_only_where_items_are_samples_with_a_hidden_gold() 
     chosen = {name for name, kind in kinds().items() if "show_gold" in kind.setup_options()}
     # refinement always shows it (it edits it), a baseline never (it is the question),
     # motivation and Turing items are tools and API responses
-    assert chosen == {"pairwise", "error_types"}
+    assert chosen == {"pairwise", "error_types", "answer_check"}

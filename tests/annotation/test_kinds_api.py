@@ -121,6 +121,22 @@ def build_error_types() -> Campaign:
     return campaign
 
 
+def build_answer_check() -> Campaign:
+    benchmark = make_benchmark()
+    (run,) = _runs(benchmark, 1)
+    for position in range(2):
+        Prediction.objects.create(
+            run=run,
+            sample=make_sample(benchmark=benchmark),
+            position=position,
+            status=Prediction.Status.DONE,
+            output="It is 21 degrees in Paris.",
+        )
+    campaign = services.campaign_create(name="answer check", kind="answer_check")
+    services.items_from_answers(campaign=campaign, run=run)
+    return campaign
+
+
 # kind -> (build, a valid answer, an invalid answer and the question it names)
 KINDS: dict[str, tuple[Callable[[], Campaign], dict[str, Any], dict[str, Any], str]] = {
     "refinement": (build_refinement, {"verdict": "keep"}, {"verdict": "maybe"}, "verdict"),
@@ -134,6 +150,7 @@ KINDS: dict[str, tuple[Callable[[], Campaign], dict[str, Any], dict[str, Any], s
     "pairwise": (build_pairwise, {"better": "tie"}, {"better": 1}, "better"),
     "baseline": (build_baseline, {"tools": ["weather"]}, {"tools": ["rocket"]}, "tools"),
     "error_types": (build_error_types, {"types": ["null_content"]}, {"types": []}, "types"),
+    "answer_check": (build_answer_check, {"label": "Solved"}, {"label": "Maybe"}, "label"),
 }
 
 
