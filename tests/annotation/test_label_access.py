@@ -64,6 +64,9 @@ LABEL_PLACES = {
     "annotation:agreement-summary-csv",
     "annotation:agreement-labels-csv",
     "annotation:agreement-labels-hf",
+    "annotation:calibration",
+    "annotation:calibration-csv",
+    "annotation:calibration-campaign",
     "agreement-list",
     "agreement-detail",
 }
@@ -87,9 +90,12 @@ def test_labels_are_read_with_view_label_wherever_they_are_shown(tmp_path: Path)
             if got != expected:
                 wrong.append(f"{key} {call.method} {call.path}: {got}, expected {expected}")
     assert not wrong, "\n".join(wrong)
-    # and with view_label (and view_campaign) alone, every place that shows labels opens
+    # and with view_label (and view_campaign) and what a place asks beyond labels (a judge's
+    # calibration: the judge and its judgments, and add_campaign to build from it), every
+    # place that shows labels opens
     reader = make_user(is_staff=True)
-    for codename in ("view_campaign", "view_label"):
+    beyond = ("view_judge", "view_judgment", "add_campaign")
+    for codename in ("view_campaign", "view_label", *beyond):
         reader.user_permissions.add(Permission.objects.get(codename=codename))
     client.force_login(reader)
     for name in sorted(LABEL_PLACES):
