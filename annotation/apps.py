@@ -34,6 +34,7 @@ class AnnotationConfig(AppConfig):
             "annotation.kinds.pairwise",
             "annotation.kinds.baseline",
             "annotation.kinds.error_types",
+            "annotation.kinds.step_review",
         )
 
         # The access table's system check: every URL has a rule.

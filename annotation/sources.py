@@ -14,6 +14,7 @@ from annotation.services import (
     items_from_runs,
     items_from_split,
     items_from_tools,
+    items_from_traces,
 )
 
 
@@ -39,6 +40,16 @@ def _failures(campaign: Any, request: BuildRequest) -> int:
     return items_from_failures(campaign=campaign, run=request.run, limit=request.limit)
 
 
+def _traces(campaign: Any, request: BuildRequest) -> int:
+    return items_from_traces(
+        campaign=campaign, run=request.run, failed_only=request.failed_only, limit=request.limit
+    )
+
+
+def _trace_samples(campaign: Any, request: BuildRequest) -> int:
+    return items_from_traces(campaign=campaign, split=request.split.strip(), limit=request.limit)
+
+
 def _pairs(campaign: Any, request: BuildRequest) -> int:
     assert request.pairs is not None  # ItemSource.given checked it
     return items_from_pairs_file(
@@ -61,4 +72,14 @@ FAILURES = ItemSource(
 # The virtual API server's real and simulated responses, from a JSON file.
 API_PAIRS = ItemSource(
     "api_pairs", ("pairs",), _pairs, missing="upload the pairs file", samples=False
+)
+# One trace per answered prediction of a run (a step-level review)...
+TRACES = ItemSource("traces", ("run",), _traces, missing="choose the run whose traces are reviewed")
+# ...or per failed or wrong one...
+FAILED_TRACES = ItemSource(
+    "traces", ("run", "failed_only"), _traces, missing="choose the run whose traces are reviewed"
+)
+# ...or per sample of a split whose samples are themselves traces (imported transcripts).
+TRACE_SAMPLES = ItemSource(
+    "traces", ("split",), _trace_samples, missing="give the split of transcripts"
 )

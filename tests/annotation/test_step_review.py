@@ -1,0 +1,261 @@
+"""The step-level review kind (annotation.kinds.step_review): items built from traces (a run's,
+its failed ones, a split's transcripts) through the suite's trace hook, refused clearly where
+there is none; the page shows each step and never the suite's own verdicts; a submit checks
+every step (naming the step and the field) and stores the review as plain JSON; the page, the
+API and the setup flow all go through the same services."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from annotation import services
+from annotation.assign import AnnotationError, item_next
+from annotation.kinds import kind_named
+from annotation.kinds.base import BuildRequest
+from annotation.models import Campaign, Label, Member
+from annotation.submit import answers_submit
+from tests.annotation.trace_items import step_campaign, trace_run
+from tests.factories import make_benchmark, make_researcher, make_sample
+
+pytestmark = pytest.mark.django_db
+
+RIGHT = {"right": True}
+
+
+def wrong(error: str, call: Any = None) -> dict[str, Any]:
+    return {"right": False, "error": error, "call": call}
+
+
+def test_items_are_the_runs_traces_frozen_with_the_suites_verdicts(monkeypatch: Any) -> None:
+    campaign, _users = step_campaign(monkeypatch)
+    items = list(campaign.items.order_by("position"))
+    assert len(items) == 3
+    steps = items[0].payload["trace"]["steps"]
+    assert [s["calls"][0]["name"] for s in steps] == ["weather", "news"]
+    assert [s["auto_error"] for s in steps] == ["", "unnecessary_call"]
+    assert items[0].payload["trace"]["schemas"]["weather"]["required"] == ["city"]
+    campaign.refresh_from_db()
+    assert campaign.benchmark is not None and campaign.task == "tool_calls"
+
+
+def test_only_the_failed_traces_when_asked(monkeypatch: Any) -> None:
+    campaign, _users = step_campaign(monkeypatch, failed_only=True)
+    assert campaign.items.count() == 2
+
+
+def test_a_suite_without_a_trace_hook_is_refused_by_name() -> None:
+    benchmark = make_benchmark(suite="generic")
+    make_sample(benchmark=benchmark)
+    campaign = services.campaign_create(name="no traces", kind="step_review", benchmark=benchmark)
+    with pytest.raises(AnnotationError, match=r"cannot be reviewed step by step.*generic"):
+        services.items_build(campaign=campaign, request=BuildRequest(split="test"))
+
+
+def test_samples_that_are_not_traces_are_refused_saying_why(monkeypatch: Any) -> None:
+    benchmark, _run = trace_run(monkeypatch)
+    campaign = services.campaign_create(name="q", kind="step_review", benchmark=benchmark)
+    with pytest.raises(
+        AnnotationError, match="is not a trace to review: its samples are questions"
+    ):
+        services.items_build(campaign=campaign, request=BuildRequest(split="test"))
+
+
+def test_transcripts_of_a_split_are_traces_read_without_an_output(monkeypatch: Any) -> None:
+    benchmark, _run = trace_run(monkeypatch)
+    make_sample(
+        benchmark=benchmark,
+        split="logs",
+        input={
+            "messages": [
+                {"user": "hi", "text": "hello"},
+                {"name": "news", "arguments": {"topic": "x"}},
+            ]
+        },
+    )
+    campaign = services.campaign_create(name="logs", kind="step_review", benchmark=benchmark)
+    assert services.items_build(campaign=campaign, request=BuildRequest(split="logs")) == 1
+    steps = campaign.items.get().payload["trace"]["steps"]
+    assert steps[0]["user"] == "hi" and steps[1]["calls"][0]["name"] == "news"
+
+
+def test_an_output_with_no_trace_is_refused_naming_the_prediction(monkeypatch: Any) -> None:
+    _benchmark, run = trace_run(monkeypatch)
+    broken = run.predictions.order_by("position").last()
+    broken.trace = []
+    broken.save()
+    campaign = services.campaign_create(name="r", kind="step_review")
+    with pytest.raises(AnnotationError, match=f"prediction {broken.pk} .*made no step"):
+        services.items_build(campaign=campaign, request=BuildRequest(run=run))
+
+
+def _submit(campaign: Campaign, user: Any, steps: Any, verdict: str = "wrong") -> Label:
+    assignment = item_next(campaign=campaign, user=user)
+    assert assignment is not None
+    label, _created = answers_submit(
+        campaign=campaign,
+        assignment=assignment,
+        user=user,
+        raw={"verdict": verdict, "steps": steps},
+        token=uuid.uuid4(),
+    )
+    return label
+
+
+def test_a_review_is_stored_as_plain_json_with_a_checked_call(monkeypatch: Any) -> None:
+    campaign, (alice, _bob) = step_campaign(monkeypatch)
+    fixed = {"name": "weather", "fields": {"city": "Ghent", "days": "3", "unit": ""}}
+    label = _submit(campaign, alice, json.dumps([wrong("wrong_argument", fixed), RIGHT]))
+    assert label.answers == {
+        "verdict": "wrong",
+        "steps": [
+            {
+                "right": False,
+                "error": "wrong_argument",
+                "call": {"name": "weather", "arguments": {"city": "Ghent", "days": 3}},
+            },
+            {"right": True},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        ([RIGHT], r"step 2: mark it right or wrong"),
+        ([RIGHT, {"right": False}], r"step 2, error type: choose one for a wrong step"),
+        ([RIGHT, wrong("typo")], r"step 2, error type: typo is not one of wrong_tool, .*loop"),
+        ([{"right": True, "error": "format"}, RIGHT], r"step 1, error type: a right step has none"),
+        (
+            [wrong("wrong_argument", {"name": "weather", "fields": {"days": "two"}}), RIGHT],
+            r"step 1, call weather, argument days: expected a whole number",
+        ),
+        (
+            [wrong("wrong_argument", {"name": "weather", "fields": {"days": "2"}}), RIGHT],
+            r"step 1, call weather, argument city: is required",
+        ),
+        (
+            [wrong("wrong_tool", {"name": "rm", "fields": {}}), RIGHT],
+            r"step 1, call: rm is not a tool of this trace",
+        ),
+        ("[{", r"not readable"),
+        ([RIGHT, RIGHT, RIGHT], r"the review has 3 steps; the trace has 2"),
+    ],
+)
+def test_a_review_is_refused_naming_the_step_and_field(
+    monkeypatch: Any, steps: Any, message: str
+) -> None:
+    campaign, (alice, _bob) = step_campaign(monkeypatch)
+    with pytest.raises(AnnotationError, match=message) as refused:
+        _submit(campaign, alice, steps if isinstance(steps, str) else json.dumps(steps))
+    assert refused.value.field == "steps"
+    assert not Label.objects.filter(campaign=campaign).exists()
+
+
+def test_the_suites_own_error_type_is_in_the_taxonomy(monkeypatch: Any) -> None:
+    campaign, (alice, _bob) = step_campaign(monkeypatch)
+    label = _submit(campaign, alice, [RIGHT, wrong("loop")])  # the API sends a list
+    assert label.answers["steps"][1]["error"] == "loop"
+
+
+def test_the_page_shows_the_steps_escaped_and_never_the_suites_verdicts(
+    client: Client, monkeypatch: Any
+) -> None:
+    campaign, (alice, _bob) = step_campaign(monkeypatch)
+    client.force_login(alice)
+    page = client.get(f"/annotate/{campaign.pk}/").content.decode()
+    assert 'data-step="0"' in page and 'data-step="1"' in page
+    assert "&quot;city&quot;: &quot;Ghent&quot;" in page  # the call's arguments, escaped
+    assert "&lt;b&gt;wet&lt;/b&gt;" in page and "<b>wet</b>" not in page
+    # the error types of the suite, with their number keys, and its own one
+    assert 'data-error="wrong_tool"' in page and 'data-error="loop"' in page
+    # the suite's verdicts stay on the server
+    # (each type is a choice of each of the two steps, as its value and its key: no more)
+    assert page.count("unnecessary_call") == 2 * 2
+    assert "auto_error" not in page and "auto_verdict" not in page
+    assert "js/step_review.js" in page
+    # the call editor has the tools' argument fields
+    assert 'data-tool-fields="weather"' in page and 'data-arg="city"' in page
+
+
+def test_the_page_submits_the_review_and_a_refusal_keeps_it(
+    client: Client, monkeypatch: Any
+) -> None:
+    campaign, (alice, _bob) = step_campaign(monkeypatch)
+    client.force_login(alice)
+    page = client.get(f"/annotate/{campaign.pk}/").content.decode()
+    assignment = campaign.assignments.get(annotator=alice)
+    url = f"/annotate/{campaign.pk}/submit/{assignment.pk}/"
+    half = json.dumps([RIGHT])
+    refused = client.post(url, {"verdict": "right", "steps": half, "token": str(uuid.uuid4())})
+    body = refused.content.decode()
+    assert "step 2: mark it right or wrong" in body
+    assert 'value="[{&quot;right&quot;: true}]"' in body  # the review so far, kept
+    done = client.post(
+        url,
+        {"verdict": "right", "steps": json.dumps([RIGHT, RIGHT]), "token": str(uuid.uuid4())},
+    )
+    assert done.status_code == 200
+    assert Label.objects.get(annotator=alice).answers["steps"] == [RIGHT, RIGHT]
+    assert page
+
+
+def test_the_api_takes_the_steps_among_the_answers(client: Client, monkeypatch: Any) -> None:
+    campaign, (alice, _bob) = step_campaign(monkeypatch)
+    client.force_login(alice)
+    nxt = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
+    assert "auto_error" not in json.dumps(nxt)
+    answer = client.post(
+        f"/api/campaigns/{campaign.pk}/submit/",
+        {
+            "assignment": nxt["assignment"],
+            "answers": {"verdict": "wrong", "steps": [RIGHT, wrong("format")]},
+            "token": str(uuid.uuid4()),
+        },
+        content_type="application/json",
+    )
+    assert answer.status_code == 201, answer.content
+    refused = client.post(
+        f"/api/campaigns/{campaign.pk}/submit/",
+        {
+            "assignment": nxt["assignment"],
+            "answers": {"verdict": "wrong", "steps": [RIGHT]},
+            "token": str(uuid.uuid4()),
+        },
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and "step 2" in refused.content.decode()
+
+
+def test_the_setup_flow_and_the_admin_offer_the_kind_and_its_sources(
+    client: Client, monkeypatch: Any
+) -> None:
+    _benchmark, run = trace_run(monkeypatch)
+    client.force_login(make_researcher())
+    assert "Step-level review of agent traces" in client.get("/campaigns/new/").content.decode()
+    campaign = services.campaign_create(name="via setup", kind="step_review")
+    items_step = client.get(f"/campaigns/{campaign.pk}/setup/items/").content.decode()
+    assert 'name="run"' in items_step and 'name="failed_only"' in items_step
+    built = client.post(
+        f"/campaigns/{campaign.pk}/setup/items/", {"run": str(run.pk), "failed_only": "on"}
+    )
+    assert built.status_code == 302, built.content.decode()[:2000]
+    assert campaign.items.count() == 2
+    kind = kind_named("step_review")
+    assert kind.build_fields() == ("run", "failed_only", "split", "limit")
+    assert Member.Role.ANNOTATOR
+
+
+def test_the_admin_build_form_builds_a_runs_failed_traces(monkeypatch: Any) -> None:
+    from annotation.admin import BuildItemsForm
+
+    _benchmark, run = trace_run(monkeypatch)
+    campaign = services.campaign_create(name="via admin", kind="step_review")
+    form = BuildItemsForm(campaign, data={"run": run.pk, "failed_only": "on"})
+    assert set(form.fields) == {"split", "limit", "run", "failed_only"}
+    assert form.is_valid(), form.errors
+    assert form.build() == 2
