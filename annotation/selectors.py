@@ -281,6 +281,9 @@ def judged_output(prediction: Any) -> JudgedOutput:
         answer=prediction.answer,
         parsed=prediction.parsed,
         trace=prediction.trace if isinstance(prediction.trace, list) else [],
+        scores=prediction.scores if isinstance(prediction.scores, dict) else {},
+        tool_calls=prediction.tool_calls,
+        note=prediction.note,
     )
 
 

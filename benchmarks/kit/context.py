@@ -25,7 +25,10 @@ from benchmarks.kit.protocol import Item
 class JudgedOutput:
     """One model output a human judges: its run's task, the per-item context prepared at the
     run's launch (e.g. the candidate tools it was shown), the raw text, the parsed answer
-    (parsed False: the suite's parser could not read it; None: no answer yet) and its trace."""
+    (parsed False: the suite's parser could not read it; None: no answer yet) and its trace;
+    what the suite's scorer and analyses read besides: its per-item scores as stored, the
+    native answer's tool_calls as the server sent them (None in text mode) and the parser's
+    note."""
 
     task: str = ""
     context: Mapping[str, Any] = field(default_factory=dict)
@@ -33,6 +36,9 @@ class JudgedOutput:
     answer: Any = None
     parsed: bool | None = None
     trace: Sequence[Any] = ()
+    scores: Mapping[str, Any] = field(default_factory=dict)
+    tool_calls: Any = None
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from benchmarks.suites.mtubench.importer import *  # noqa: F403
 from benchmarks.suites.mtubench.native import *  # noqa: F403
 from benchmarks.suites.mtubench.native_messages import *  # noqa: F403
 from benchmarks.suites.mtubench.tasks import EVALUATION as _EVALUATION
+from benchmarks.suites.mtubench.traces import trace as _trace
 
 SUITE = _Suite(
     name=_importer.name,
@@ -26,6 +27,7 @@ SUITE = _Suite(
     declare_tools=_native.declare_tools,
     conformance=f"{__name__}.conformance",
     item_context=_item_context,
+    trace=_trace,
     gold=_GOLD,
     exporter=_EXPORTER,
     analyses=_ANALYSES,

@@ -30,6 +30,8 @@ from benchmarks.suites.stabletoolbench.native_agent import *  # noqa: F403
 from benchmarks.suites.stabletoolbench.questions import TURING_QUESTIONS as _TURING
 from benchmarks.suites.stabletoolbench.results import pass_judgments as _pass_judgments
 from benchmarks.suites.stabletoolbench.served import SERVED_TOOLS as _SERVED_TOOLS
+from benchmarks.suites.stabletoolbench.traces import OWN_STEP_ERRORS as _OWN_STEP_ERRORS
+from benchmarks.suites.stabletoolbench.traces import trace as _trace
 
 
 def _task(spec: _TaskSpec) -> _Task:
@@ -56,6 +58,8 @@ SUITE = _Suite(
     conformance=f"{__name__}.conformance",
     judges=_JUDGES,
     item_context=_item_context,
+    trace=_trace,
+    own_step_errors=_OWN_STEP_ERRORS,
     served_tools=_SERVED_TOOLS,
     # The paper's Turing test of simulated API responses is the turing campaign's question set.
     questions={"turing": _TURING},

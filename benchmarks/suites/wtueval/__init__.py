@@ -18,6 +18,8 @@ from benchmarks.suites.wtueval.native_messages import *  # noqa: F403
 from benchmarks.suites.wtueval.questions import ERROR_TYPE_QUESTIONS as _ERROR_TYPES
 from benchmarks.suites.wtueval.served import SERVED_TOOLS as _SERVED_TOOLS
 from benchmarks.suites.wtueval.tasks import EVALUATION as _EVALUATION
+from benchmarks.suites.wtueval.traces import OWN_STEP_ERRORS as _OWN_STEP_ERRORS
+from benchmarks.suites.wtueval.traces import trace as _trace
 
 # The paper's error analysis (Fig. 4) is the error-type campaign's question set.
 SUITE = _Suite(
@@ -28,6 +30,8 @@ SUITE = _Suite(
     declare_tools=_native.declare_tools,
     conformance=f"{__name__}.conformance",
     item_context=_item_context,
+    trace=_trace,
+    own_step_errors=_OWN_STEP_ERRORS,
     served_tools=_SERVED_TOOLS,
     questions={"error_types": _ERROR_TYPES},
     exporter=_EXPORTER,
