@@ -27,8 +27,8 @@ from annotation.traces import trace_dump
 from benchmarks.kit.base import ImportFormatError, PublishedOutput, load_json
 from benchmarks.kit.judging import canonical_preference
 from benchmarks.kit.registry import get_suite
-from benchmarks.kit.traces import NotATrace
-from benchmarks.models import Benchmark, Sample
+from benchmarks.kit.traces import NotATrace, Trace, with_schemas
+from benchmarks.models import Benchmark, Sample, Tool
 from evaluation.models import Prediction, Run
 from evaluation.selectors import evaluator_for
 from evaluation.services import RunError, outputs_import
@@ -333,6 +333,27 @@ def _trace_hook(campaign: Campaign, benchmark: Benchmark | None, field: str) -> 
     return suite.trace
 
 
+def _called(trace: Trace) -> set[str]:
+    return {call.name for step in trace.steps for call in step.calls}
+
+
+def _stored_schemas(benchmark: Benchmark, read: Sequence[tuple[Sample, Any, Trace]]) -> Any:
+    """(sample, trace) -> the schemas the benchmark stores of the tools the sample offers or the
+    trace calls (a hook sees one sample, never the stored tools), read in one query."""
+    names = set()
+    for sample, _prediction, trace in read:
+        names |= set(sample.candidate_tools or ()) | _called(trace)
+    stored = dict(
+        Tool.objects.filter(benchmark=benchmark, name__in=names).values_list("name", "parameters")
+    )
+
+    def known(sample: Sample, trace: Trace) -> dict[str, Any]:
+        wanted = set(sample.candidate_tools or ()) | _called(trace)
+        return {name: schema for name, schema in stored.items() if name in wanted and schema}
+
+    return known
+
+
 def items_from_traces(
     *,
     campaign: Campaign,
@@ -352,7 +373,7 @@ def items_from_traces(
     _require_builder(campaign, "traces")
     if run is not None:
         hook = _trace_hook(campaign, run.benchmark, "run")
-        fields = ("output", "answer", "parsed", "trace", "context")
+        fields = ("output", "answer", "parsed", "trace", "context", "tool_calls", "note")
         if failed_only:
             predictions = _failed_predictions(run, limit, fields)
         else:
@@ -362,7 +383,7 @@ def items_from_traces(
             )
             predictions = list(_limited(answered.order_by("position").only(*fields), limit))
         samples = Sample.objects.in_bulk([p.sample_id for p in predictions])
-        rows = []
+        read = []
         for prediction in predictions:
             sample = samples[prediction.sample_id]
             prediction.run = run
@@ -374,13 +395,16 @@ def items_from_traces(
                     f"to review: {exc}",
                     field="run",
                 ) from None
-            rows.append(
-                {
-                    "sample": sample,
-                    "prediction": prediction,
-                    "payload": {"trace": trace_dump(trace)},
-                }
-            )
+            read.append((sample, prediction, trace))
+        known = _stored_schemas(run.benchmark, read)
+        rows = [
+            {
+                "sample": sample,
+                "prediction": prediction,
+                "payload": {"trace": trace_dump(with_schemas(trace, known(sample, trace)))},
+            }
+            for sample, prediction, trace in read
+        ]
         with transaction.atomic():
             campaign.benchmark = campaign.benchmark or run.benchmark
             campaign.task = campaign.task or run.task
@@ -390,17 +414,25 @@ def items_from_traces(
     split_samples = _limited(
         Sample.objects.filter(benchmark=campaign.benchmark, split=split).order_by("id"), limit
     )
-    rows = []
+    transcripts = []
     for sample in split_samples:
         try:
-            trace = hook(sample_as_item(sample), None)
+            transcripts.append((sample, None, hook(sample_as_item(sample), None)))
         except NotATrace as exc:
             raise AnnotationError(
                 f"sample {sample.external_id} of split {split} is not a trace to review: {exc} "
                 "(build the items from a run's predictions instead)",
                 field="split",
             ) from None
-        rows.append({"sample": sample, "payload": {"trace": trace_dump(trace)}})
+    assert campaign.benchmark is not None  # _trace_hook refused a campaign without one
+    known = _stored_schemas(campaign.benchmark, transcripts)
+    rows = [
+        {
+            "sample": sample,
+            "payload": {"trace": trace_dump(with_schemas(trace, known(sample, trace)))},
+        }
+        for sample, _none, trace in transcripts
+    ]
     with transaction.atomic():
         return _add_items(campaign, rows)
 
