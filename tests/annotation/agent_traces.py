@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "benchmarks" / "demo"
 STB_PREDICTIONS = (
     DEMO
-    / "stabletoolbench/data_example/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json"
+    / "stabletoolbench/data_example/model_predictions_converted"
+    / "virtual_chatgpt_cot/G1_instruction.json"
 )
 MTU_RESPONSES = [
     {
