@@ -5,6 +5,7 @@ names the question."""
 from __future__ import annotations
 
 import json
+import tempfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -121,6 +122,18 @@ def build_error_types() -> Campaign:
     return campaign
 
 
+def build_step_review() -> Campaign:
+    from tests.annotation.agent_traces import agent_runs
+
+    with tempfile.TemporaryDirectory() as folder:
+        stb, _mtu = agent_runs(Path(folder))
+    campaign = services.campaign_create(name="step review", kind="step_review")
+    services.items_from_traces(campaign=campaign, run=stb)
+    return campaign
+
+
+R = {"right": True}
+
 # kind -> (build, a valid answer, an invalid answer and the question it names)
 KINDS: dict[str, tuple[Callable[[], Campaign], dict[str, Any], dict[str, Any], str]] = {
     "refinement": (build_refinement, {"verdict": "keep"}, {"verdict": "maybe"}, "verdict"),
@@ -134,6 +147,12 @@ KINDS: dict[str, tuple[Callable[[], Campaign], dict[str, Any], dict[str, Any], s
     "pairwise": (build_pairwise, {"better": "tie"}, {"better": 1}, "better"),
     "baseline": (build_baseline, {"tools": ["weather"]}, {"tools": ["rocket"]}, "tools"),
     "error_types": (build_error_types, {"types": ["null_content"]}, {"types": []}, "types"),
+    "step_review": (
+        build_step_review,
+        {"verdict": "right", "steps": [R, R]},
+        {"verdict": "right", "steps": [R]},
+        "steps",
+    ),
 }
 
 
