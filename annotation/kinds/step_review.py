@@ -89,6 +89,14 @@ class StepReview(CampaignKind):
 
     def item_view(self, item: Any, assignment: Any, view: dict[str, Any]) -> None:
         trace = trace_shown(_trace(item))
+        errors = _suite_errors(item.campaign)
+        # What the API gives (plain JSON): the trace as shown, and the error types to pick from.
+        view["review"] = {
+            "trace": trace,
+            "step_errors": [
+                {"key": e.key, "label": e.label, "description": e.description} for e in errors
+            ],
+        }
         schemas = trace.get("schemas") or {}
         schemas = schemas if isinstance(schemas, Mapping) else {}
         steps = []
@@ -147,7 +155,7 @@ class StepReview(CampaignKind):
         }
         view["step_errors"] = [
             {"key": error.key, "label": error.label, "description": error.description, "number": i}
-            for i, error in enumerate(_suite_errors(item.campaign), start=1)
+            for i, error in enumerate(errors, start=1)
         ]
 
     def on_submit(self, *, campaign: Any, assignment: Any, answers: dict[str, Any]) -> Submission:

@@ -208,7 +208,15 @@ def test_the_api_takes_the_steps_among_the_answers(client: Client, monkeypatch: 
     campaign, (alice, _bob) = step_campaign(monkeypatch)
     client.force_login(alice)
     nxt = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
-    assert "auto_error" not in json.dumps(nxt)
+    assert "auto_error" not in json.dumps(nxt) and "auto_verdict" not in json.dumps(nxt)
+    # the trace as the page shows it, and the error types to choose from
+    review = nxt["item"]["review"]
+    assert [s["calls"][0]["name"] for s in review["trace"]["steps"]] == ["weather", "news"]
+    assert review["step_errors"][-1] == {
+        "key": "loop",
+        "label": "Loop",
+        "description": "The same call again with nothing new.",
+    }
     answer = client.post(
         f"/api/campaigns/{campaign.pk}/submit/",
         {
