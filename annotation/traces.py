@@ -11,7 +11,7 @@ an error type from the suite's taxonomy and, optionally, the call that should ha
 written in the call editor (its arguments as the refinement editor's form texts, checked
 against the tool's JSON schema by the same functions).
 
-Pure Python: no Django, no database.
+No database: plain functions over plain data (the refinement editor's argument functions).
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def steps_clean(
     schemas = schemas if isinstance(schemas, Mapping) else {}
     tools = list(schemas)
     keys = [error.key for error in errors]
-    cleaned = []
+    cleaned: list[dict[str, Any]] = []
     for index, step in enumerate(steps):
         where = _where(index, step)
         entry = entries[index] if index < len(entries) else None

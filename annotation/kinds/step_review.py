@@ -73,6 +73,9 @@ class StepReview(CampaignKind):
         }
     ]
     relations = ("sample",)
+    # Disagreement on steps is what the report measures; no adjudicator settles it (the
+    # adjudication page shows questions, not the steps).
+    adjudicable = False
     # The gold is no part of a trace's review.
     shows_reference = False
     wide = True

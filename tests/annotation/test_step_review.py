@@ -6,7 +6,9 @@ API and the setup flow all go through the same services."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import uuid
 from typing import Any
 
@@ -20,7 +22,7 @@ from annotation.kinds.base import BuildRequest
 from annotation.models import Campaign, Label, Member
 from annotation.submit import answers_submit
 from tests.annotation.trace_items import step_campaign, trace_run
-from tests.factories import make_benchmark, make_researcher, make_sample
+from tests.factories import make_benchmark, make_researcher, make_sample, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -267,3 +269,71 @@ def test_the_admin_build_form_builds_a_runs_failed_traces(monkeypatch: Any) -> N
     assert set(form.fields) == {"split", "limit", "run", "failed_only"}
     assert form.is_valid(), form.errors
     assert form.build() == 2
+
+
+def _queries(client: Client, campaign: Campaign, steps: int) -> tuple[int, int]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as given_queries:
+        given = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
+    assert len(given["item"]["review"]["trace"]["steps"]) == steps
+    answers = {"verdict": "wrong", "steps": [RIGHT] * (steps - 1) + [wrong("format")]}
+    with CaptureQueriesContext(connection) as submit_queries:
+        response = client.post(
+            f"/api/campaigns/{campaign.pk}/submit/",
+            {"assignment": given["assignment"], "answers": answers, "token": str(uuid.uuid4())},
+            content_type="application/json",
+        )
+    assert response.status_code == 201, response.content
+    return len(given_queries), len(submit_queries)
+
+
+def test_next_and_submit_read_as_many_queries_however_long_the_trace(
+    client: Client, monkeypatch: Any
+) -> None:
+    from annotation.models import Item
+    from annotation.selectors import campaign_totals
+    from annotation.traces import trace_dump
+    from benchmarks.kit.context import ShownCall
+    from benchmarks.kit.traces import Trace, TraceStep
+    from tests.annotation.trace_suite import SCHEMAS
+
+    benchmark, _run = trace_run(monkeypatch)
+    sample = benchmark.samples.first()
+    counts = []
+    for steps in (2, 40):
+        campaign = services.campaign_create(
+            name=f"{steps} steps", kind="step_review", benchmark=benchmark, labels_per_item=1
+        )
+        trace = Trace(
+            steps=tuple(
+                TraceStep(f"step {i}", (ShownCall("weather", {"city": "x"}),), ({"t": i},))
+                for i in range(steps)
+            ),
+            schemas=SCHEMAS,
+        )
+        Item.objects.create(
+            campaign=campaign, position=0, sample=sample, payload={"trace": trace_dump(trace)}
+        )
+        user = make_user()
+        services.members_add(campaign=campaign, users=[user], role=Member.Role.ANNOTATOR)
+        services.campaign_activate(campaign=campaign)
+        client.force_login(user)
+        client.get("/annotate/")  # the session's first request
+        campaign_totals(campaign)  # the campaign's counts are cached, as all day long
+        counts.append(_queries(client, campaign, steps))
+    # the same queries for a trace of 2 steps as of 40 (none per step), as few as any kind's
+    assert counts[0] == counts[1]
+    assert counts[0][0] <= 12 and counts[0][1] <= 11
+
+
+def test_an_undo_brings_the_review_back_into_the_page(client: Client, monkeypatch: Any) -> None:
+    campaign, (alice, _bob) = step_campaign(monkeypatch)
+    _submit(campaign, alice, [RIGHT, wrong("loop")])
+    client.force_login(alice)
+    page = client.post(f"/annotate/{campaign.pk}/undo/").content.decode()
+    # the stored review, as the page's hidden field holds it for the script to redraw
+    field = re.search(r'id="steps-field" value="([^"]*)"', page)
+    assert field is not None
+    assert json.loads(html.unescape(field.group(1))) == [RIGHT, wrong("loop")]
