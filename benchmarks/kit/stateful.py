@@ -66,6 +66,7 @@ __all__ = [
     "TurnKind",
     "TurnVerdict",
     "argument_problem",
+    "bounded_snapshot",
     "check_turn",
     "check_turns",
     "compare_snapshots",
@@ -658,6 +659,22 @@ def _narrowed(
                 yield from _narrowed(ours, theirs, [*path, index], None)
         return
     yield path, model, gold, absent
+
+
+def bounded_snapshot(snapshot: Any, max_chars: int = STORED_VALUE_CHARS) -> Any:
+    """A snapshot (instance -> attribute -> value) to store for display: each attribute's value
+    whose JSON is longer than `max_chars` stored as {"clipped": the first max_chars characters
+    of its JSON, "chars": its length}, as stored_differences stores values."""
+    if not isinstance(snapshot, Mapping):
+        return _clipped(snapshot, max_chars)
+    return {
+        name: (
+            {key: _clipped(value, max_chars) for key, value in attributes.items()}
+            if isinstance(attributes, Mapping)
+            else _clipped(attributes, max_chars)
+        )
+        for name, attributes in snapshot.items()
+    }
 
 
 def _clipped(value: Any, max_chars: int) -> Any:

@@ -134,7 +134,7 @@ def result_value(value: Any) -> Any:
     if isinstance(value, str) and value.strip()[:1] in ("{", "["):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value
 
@@ -233,9 +233,10 @@ def message_steps(messages: Sequence[Any], *, per_turn: bool = False) -> Message
     the user's text before it, the assistant's text, its calls and each call's result, matched
     by tool_call_id, else (a tool message without one) to the earliest unanswered call of the
     step; an unanswered call's result is None. A tool result that answers no call is a step of
-    its own ("tool result without a call": no call, the result alone). System messages and
-    entries that are not messages are left out; a message of another role counts as the
-    user's. Nothing is refused: a transcript's importer checks the messages first."""
+    its own ("tool result without a call": no call, the result alone). System and developer
+    messages, and entries that are not messages, are left out; a message of another role
+    counts as the user's. Nothing is refused: a transcript's importer checks the messages
+    first."""
     opened: list[_Open] = []
     current: _Open | None = None
     pending: list[str] = []
@@ -252,7 +253,7 @@ def message_steps(messages: Sequence[Any], *, per_turn: bool = False) -> Message
         if not isinstance(message, Mapping):
             continue
         role = message.get("role")
-        if role == "system":
+        if role in ("system", "developer"):
             continue
         if role == "assistant":
             if current is None or not per_turn or current.orphan:

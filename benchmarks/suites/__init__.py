@@ -10,4 +10,5 @@ SUITE_MODULES: dict[str, str] = {
     "wtueval": "benchmarks.suites.wtueval",
     "generic": "benchmarks.suites.generic",
     "bfcl": "benchmarks.suites.bfcl",
+    "transcripts": "benchmarks.suites.transcripts",
 }

@@ -24,7 +24,7 @@ exists only in the test tree. Pure: no database.
   refused naming the option.
 - Its demo data (benchmarks/demo/<suite>/manifest.json, what `make run` loads), where it has
   some, imports with its importer, and some task finds items in it (a run can be launched
-  on it as it is).
+  on it as it is); a suite without tasks (imported traces) reads each demo sample as a trace.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from benchmarks.kit.protocol import (
     FAMILY,
     Context,
     Evaluator,
+    Item,
     MetricSpec,
     OptionError,
     Scored,
@@ -248,6 +249,21 @@ def check_demo(suite: Suite) -> None:
     bundle = suite.import_files(manifest.files)
     splits = {record.split for record in bundle.samples}
     assert bundle.samples, f"{suite.name}'s demo holds no sample"
+    if not suite.tasks:
+        # A suite without tasks holds traces to review (imported logs): each sample is one.
+        assert suite.trace is not None, f"{suite.name} has no tasks and no traces"
+        for record in bundle.samples:
+            item = Item(
+                split=record.split,
+                external_id=record.external_id,
+                input=record.input,
+                reference=record.reference,
+                kind=record.kind,
+                candidate_tools=tuple(record.candidate_tools),
+                metadata=record.metadata,
+            )
+            assert suite.trace(item, None).steps, f"{record.source} reads as no trace"
+        return
     # A task with no default split runs on the split its run names: any sample will do.
     runnable = [
         t for t, spec in suite.tasks.items() if not spec.splits or splits & set(spec.splits)

@@ -110,7 +110,8 @@ def part_modules(suite: Suite) -> list[Path]:
 @pytest.mark.parametrize("suite", list(all_suites()), ids=lambda s: s.name)
 def test_no_part_of_a_suites_tasks_branches_on_the_task_name(suite: Suite) -> None:
     modules = part_modules(suite)
-    assert modules, f"{suite.name}: no task part found in the suite's own modules"
+    # (a suite without tasks, whose samples are traces to review, has no part to check)
+    assert modules or not suite.evaluation, f"{suite.name}: no task part in its own modules"
     found = [
         f"{path.relative_to(ROOT)}:{line}: {what}"
         for path in modules

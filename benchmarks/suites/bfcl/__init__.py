@@ -66,6 +66,8 @@ from benchmarks.suites.bfcl.exporter import EXPORTER as _EXPORTER
 from benchmarks.suites.bfcl.gold import GOLD as _GOLD
 from benchmarks.suites.bfcl.overall import OVERALL as _OVERALL
 from benchmarks.suites.bfcl.tasks import EVALUATION as _EVALUATION
+from benchmarks.suites.bfcl.traces import OWN_STEP_ERRORS as _OWN_STEP_ERRORS
+from benchmarks.suites.bfcl.traces import trace as _trace
 from benchmarks.suites.bfcl.web_search import SERVED_TOOLS as _SERVED_TOOLS
 
 SUITE = _Suite(
@@ -80,5 +82,7 @@ SUITE = _Suite(
     exporter=_EXPORTER,
     gold=_GOLD,
     item_context=_item_context,
+    trace=_trace,
+    own_step_errors=_OWN_STEP_ERRORS,
     overall=_OVERALL,
 )

@@ -145,7 +145,7 @@ def _final_label(step: Mapping[str, Any]) -> str:
 def _record(output: JudgedOutput) -> dict[str, Any] | None:
     try:
         value = json.loads(output.text)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return None
     return value if _is_answer_object(value) else None
 

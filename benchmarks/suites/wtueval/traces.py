@@ -52,7 +52,6 @@ from benchmarks.suites.wtueval.evaluate import (
     FINISH,
     STOP_INVALID,
     TASKS,
-    _item_kind,
     calculator_toolset,
     make_score,
 )
@@ -100,13 +99,15 @@ def _schemas() -> dict[str, Any]:
     return schemas
 
 
-def _scores(item: Item, output: JudgedOutput, outcome: Outcome) -> Mapping[str, Any]:
+def _scores(output: JudgedOutput, outcome: Outcome, item: Item) -> Mapping[str, Any]:
+    """The stored scores, else the item scored again by its run's task (with the pool) at its
+    default options; a task unknown here is read as the first with the pool."""
     if "accuracy" in output.scores:
         return output.scores
-    region = output.task if output.task in ("R2", "R4") else None
-    if region is None:
-        region = "R4" if _item_kind(item) == "general" else "R2"
-    return make_score(agent=True)(outcome, item, Context(task=TASKS[region]), {})
+    spec = TASKS.get(output.task)
+    if spec is None or not spec.agent:
+        spec = next(task for task in TASKS.values() if task.agent)
+    return make_score(agent=True)(outcome, item, Context(task=spec), {})
 
 
 def _item_error(scores: Mapping[str, Any]) -> str | None:
@@ -140,13 +141,15 @@ def trace(item: Item, output: JudgedOutput | None) -> Trace:
         raise NotATrace("a WTU-Eval sample is a question, not a trace: review a run's output")
     records = [step for step in output.trace if isinstance(step, Mapping)]
     if not records:
+        spec = TASKS.get(output.task)
+        without_tools = spec is not None and not spec.agent
         raise NotATrace(
-            "the output holds no steps (R1 and R3 answer once, without tools)"
-            if output.task in ("R1", "R3")
+            f"the output holds no steps ({output.task} answers once, without tools)"
+            if without_tools
             else "the output holds no steps"
         )
     outcome = outcome_of(output)
-    scores = _scores(item, output, outcome)
+    scores = _scores(output, outcome, item)
     accuracy = scores.get("accuracy")
     item_error = _ITEM_ERRORS.get(_item_error(scores) or "")
     unnecessary = item_error == "unnecessary_call"

@@ -307,6 +307,7 @@ def test_schemas_of_the_called_tools_come_from_the_stored_tools(
         JudgedOutput(text="not json", parsed=False),
         JudgedOutput(trace=["a step", 3, None]),
         JudgedOutput(text="{}", trace=[]),
+        JudgedOutput(text="[" * 100_000, trace=[]),
     ],
 )
 def test_outputs_without_steps_are_not_traces(item: Item, output: JudgedOutput) -> None:

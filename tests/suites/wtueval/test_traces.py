@@ -131,7 +131,7 @@ def test_a_tool_call_on_a_general_dataset_is_unnecessary() -> None:
 
 def test_runs_without_tools_and_samples_are_not_traces() -> None:
     ctx = ctx_for("R1")
-    with pytest.raises(NotATrace, match="R1 and R3"):
+    with pytest.raises(NotATrace, match="R1 answers once"):
         trace(MATH, JudgedOutput(task="R1", text="139", answer="139"))
     with pytest.raises(NotATrace):
         trace(MATH, None)
