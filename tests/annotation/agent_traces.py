@@ -15,6 +15,7 @@ from django.core.management import call_command
 
 from annotation import services
 from annotation.models import Campaign, Member
+from benchmarks.models import Benchmark
 from evaluation.models import Run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +44,13 @@ MTU_RESPONSES = [
 def _manifest_files(suite: str) -> list[str]:
     manifest = json.loads((DEMO / suite / "manifest.json").read_text(encoding="utf-8"))
     return [str(DEMO / suite / name) for name in manifest["files"]]
+
+
+def import_demo(suite: str) -> Benchmark:
+    """A demo benchmark (benchmarks/demo/<suite>), imported by the command."""
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    call_command("import_benchmark", suite, *_manifest_files(suite), **quiet)
+    return Benchmark.objects.get(suite=suite)
 
 
 def agent_runs(folder: Path) -> tuple[Run, Run]:

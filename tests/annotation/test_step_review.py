@@ -337,3 +337,40 @@ def test_an_undo_brings_the_review_back_into_the_page(client: Client, monkeypatc
     field = re.search(r'id="steps-field" value="([^"]*)"', page)
     assert field is not None
     assert json.loads(html.unescape(field.group(1))) == [RIGHT, wrong("loop")]
+
+
+def test_imported_transcripts_are_reviewed_as_the_samples_themselves(client: Client) -> None:
+    # given the transcripts demo (OpenAI chat messages), imported as a researcher would
+    from tests.annotation.agent_traces import import_demo
+
+    benchmark = import_demo("transcripts")
+    split = benchmark.samples.values_list("split", flat=True).first()
+    campaign = services.campaign_create(name="logs", kind="step_review", benchmark=benchmark)
+    # when its split is built into items: each transcript read as a trace, with no output
+    assert services.items_build(campaign=campaign, request=BuildRequest(split=split)) == 3
+    first = campaign.items.order_by("position").first().payload["trace"]
+    assert [c["name"] for c in first["steps"][0]["calls"]] == ["get_weather", "get_weather"]
+    assert first["schemas"]["get_weather"]["required"] == ["city"]
+    # then an annotator reviews one through the API, as any other trace
+    user = make_user()
+    services.members_add(campaign=campaign, users=[user], role=Member.Role.ANNOTATOR)
+    services.campaign_activate(campaign=campaign)
+    client.force_login(user)
+    given = client.post(f"/api/campaigns/{campaign.pk}/next/").json()
+    steps = given["item"]["review"]["trace"]["steps"]
+    fix = {"name": "get_weather", "arguments": {"city": "Oslo", "unit": "kelvin"}}
+    answers = {
+        "verdict": "wrong",
+        "steps": [wrong("wrong_argument", fix)] + [RIGHT] * (len(steps) - 1),
+    }
+    body = {"assignment": given["assignment"], "answers": answers, "token": str(uuid.uuid4())}
+    refused = client.post(
+        f"/api/campaigns/{campaign.pk}/submit/", body, content_type="application/json"
+    )
+    assert refused.status_code == 400
+    assert "step 1, call get_weather, argument unit:" in refused.json()["detail"]
+    fix["arguments"]["unit"] = "celsius"
+    stored = client.post(
+        f"/api/campaigns/{campaign.pk}/submit/", body, content_type="application/json"
+    )
+    assert stored.status_code == 201, stored.content
