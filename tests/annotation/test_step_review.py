@@ -374,3 +374,29 @@ def test_imported_transcripts_are_reviewed_as_the_samples_themselves(client: Cli
         f"/api/campaigns/{campaign.pk}/submit/", body, content_type="application/json"
     )
     assert stored.status_code == 201, stored.content
+
+
+def test_a_steps_state_before_and_after_is_shown_and_long_values_collapse(
+    client: Client, monkeypatch: Any
+) -> None:
+    from annotation.selectors import item_view
+
+    _benchmark, run = trace_run(monkeypatch)
+    campaign = services.campaign_create(name="draft", kind="step_review")  # a draft: previewed
+    services.items_from_traces(campaign=campaign, run=run)
+    item = campaign.items.get(position=2)
+    item.payload["trace"]["steps"][0]["results"] = ["x" * 5000]
+    item.save()
+    view = item_view(item, None)
+    first, second = view["trace"]["steps"]
+    assert second["state_before"]["text"] == '{\n  "seen": 1\n}'
+    assert second["state_after"]["text"] == '{\n  "seen": 2\n}'
+    assert first["state_before"] is None
+    long = first["calls"][0]["result"]
+    assert long["long"] and len(long["short"]) < len(long["text"]) == 5000
+    # the page: both states under their labels, the long result folded in a <details>
+    client.force_login(make_researcher())
+    page = client.get(f"/campaigns/{campaign.pk}/setup/preview/?position=2").content.decode()
+    assert "State before" in page and "State after" in page
+    assert "&quot;seen&quot;: 2" in page
+    assert '<details><summary><code class="step-short">' + "x" * 400 in page
