@@ -23,6 +23,7 @@ from annotation.models import Campaign, Label, Member
 from annotation.submit import answers_submit
 from tests.annotation.trace_items import step_campaign, trace_run
 from tests.factories import make_benchmark, make_researcher, make_sample, make_user
+from tests.suites.bfcl.real_wheel import real_wheel  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -400,3 +401,56 @@ def test_a_steps_state_before_and_after_is_shown_and_long_values_collapse(
     assert "State before" in page and "State after" in page
     assert "&quot;seen&quot;: 2" in page
     assert '<details><summary><code class="step-short">' + "x" * 400 in page
+
+
+def test_bfcl_multi_turn_entries_are_reviewed_turn_by_turn_with_their_states(
+    client: Client,
+    real_wheel: Any,  # noqa: F811 - the fixture imported above
+) -> None:
+    # given: a BFCL multi-turn entry answered with a wrong move in turn 2, stored as a run's
+    # prediction the way a run stores it (the suite's own solve loop and scorer)
+    from benchmarks.suites import bfcl
+    from benchmarks.suites.bfcl import conversation
+    from benchmarks.suites.bfcl.conformance import converse
+    from benchmarks.suites.bfcl.decode import Call
+    from evaluation.models import Endpoint, Prediction, Run
+    from tests.annotation.agent_traces import import_demo
+    from tests.suites.bfcl.test_conversation import ctx_for, demo
+
+    benchmark = import_demo("bfcl")
+    item = demo("multi_turn_base_demo_0")
+    sample = benchmark.samples.get(external_id=item.external_id)
+    script = conversation.gold_steps(item)
+    script[1] = [[Call("mv", {"source": "todo.txt", "destination": "reports"})], []]
+    ctx = ctx_for(item.split, "text")
+    outcome = converse(item, ctx, script)
+    endpoint = Endpoint.objects.create(name="bfcl-e", base_url="http://127.0.0.1:9/v1", model="m")
+    run = Run.objects.create(
+        benchmark=benchmark, task=item.split, endpoint=endpoint, status=Run.Status.DONE
+    )
+    Prediction.objects.create(
+        run=run,
+        sample=sample,
+        position=0,
+        status=Prediction.Status.DONE,
+        output=outcome.output,
+        answer=outcome.answer,
+        parsed=outcome.parsed,
+        trace=outcome.trace,
+        note=outcome.note,
+        scores=bfcl.SUITE.evaluator.score(outcome, item, ctx, {}),
+    )
+    # when a draft step-level review is built from the run (no change to the kind for BFCL)
+    campaign = services.campaign_create(name="bfcl steps", kind="step_review")
+    assert services.items_from_traces(campaign=campaign, run=run) == 1
+    # then each turn is a step with the state around it, and the suite's verdicts kept apart
+    steps = campaign.items.get().payload["trace"]["steps"]
+    assert [s["label"] for s in steps] == ["turn 1", "turn 2", "turn 3", "turn 4"]
+    assert steps[1]["state_before"] != steps[1]["state_after"]
+    assert [s["auto_error"] for s in steps] == ["", "wrong_state", "wrong_state", "wrong_state"]
+    client.force_login(make_researcher())
+    page = client.get(f"/campaigns/{campaign.pk}/setup/preview/").content.decode()
+    assert "State before" in page and "GorillaFileSystem" in page
+    assert "wrong_state" not in page.replace('data-error="wrong_state"', "").replace(
+        'value="wrong_state"', ""
+    )
