@@ -33,16 +33,18 @@ VERDICT_CHOICES = [
 LONG = 400
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, pretty: bool) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    # Indented only where the structure is the point (schemas, states): an indent makes json
+    # encode in Python, call by call, on every item an annotator is given.
+    return json.dumps(value, ensure_ascii=False, indent=2 if pretty else None)
 
 
-def _shown(value: Any) -> dict[str, Any]:
-    text = _text(value)
+def _shown(value: Any, pretty: bool = False) -> dict[str, Any]:
+    text = _text(value, pretty)
     return {"text": text, "long": len(text) > LONG, "short": text[:LONG]}
 
 
@@ -102,6 +104,7 @@ class StepReview(CampaignKind):
         }
         schemas = trace.get("schemas") or {}
         schemas = schemas if isinstance(schemas, Mapping) else {}
+        schemas_shown = {name: _shown(schema, pretty=True) for name, schema in schemas.items()}
         steps = []
         for index, step in enumerate(trace["steps"]):
             calls = step.get("calls") or []
@@ -127,7 +130,7 @@ class StepReview(CampaignKind):
                             "name": call.get("name", ""),
                             "arguments": _shown(call.get("arguments")),
                             "result": _shown(results[i]) if i < len(results) else None,
-                            "schema": _shown(schemas.get(call.get("name"))),
+                            "schema": schemas_shown.get(call.get("name")) or _shown(None),
                             "declared": call.get("name") in schemas,
                         }
                         for i, call in enumerate(calls)
@@ -137,10 +140,10 @@ class StepReview(CampaignKind):
                     "results": [_shown(result) for result in results[len(calls) :]],
                     "state_before": None
                     if step.get("state_before") is None
-                    else _shown(step["state_before"]),
+                    else _shown(step["state_before"], pretty=True),
                     "state_after": None
                     if step.get("state_after") is None
-                    else _shown(step["state_after"]),
+                    else _shown(step["state_after"], pretty=True),
                     "prefill": json.dumps(prefill, ensure_ascii=False),
                 }
             )
@@ -151,7 +154,7 @@ class StepReview(CampaignKind):
                 {
                     "name": name,
                     "fields": schema_fields(schema),
-                    "schema": _shown(schema),
+                    "schema": schemas_shown[name],
                 }
                 for name, schema in schemas.items()
             ],
