@@ -21,6 +21,7 @@ from django.utils.safestring import SafeString
 
 from annotation import services
 from annotation.assign import AnnotationError
+from annotation.calibration.services import MAX_ITEMS, SELECTIONS, calibration_campaign_create
 from annotation.kinds import BuildRequest, kind_choices, kind_of, kinds
 from annotation.models import (
     Adjudication,
@@ -35,7 +36,7 @@ from annotation.models import (
 from annotation.setup import campaign_readiness, question_check
 from benchmarks.admin import pretty_json
 from config.access import allows
-from evaluation.models import Run, TuringPair
+from evaluation.models import JudgeVersion, Run, TuringPair
 
 QUESTION_FIELDS = ("key", "text", "scale", "min_choices", "max_choices")
 
@@ -284,6 +285,11 @@ class CampaignAdmin(admin.ModelAdmin):
     def get_urls(self) -> list[Any]:
         return [
             path(
+                "calibrate/",
+                self.admin_site.admin_view(self.calibrate_view),
+                name="annotation_campaign_calibrate",
+            ),
+            path(
                 "<int:campaign_id>/build/",
                 self.admin_site.admin_view(self.build_view),
                 name="annotation_campaign_build",
@@ -318,6 +324,64 @@ class CampaignAdmin(admin.ModelAdmin):
             "multipart": True,
         }
         return render(request, "admin/evaluation/run/launch.html", context)
+
+    def calibrate_view(self, request: HttpRequest) -> HttpResponse:
+        """A campaign from a judge version's calibration report (the report page's form and the
+        calibration_campaign command build the same, through the same service)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = CalibrationForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                campaign = calibration_campaign_create(
+                    version=data["version"],
+                    selection=data["selection"],
+                    size=data["size"],
+                    task=data.get("task") or "",
+                    name=data.get("name") or "",
+                    labels_per_item=data.get("labels_per_item"),
+                    user=request.user,
+                )
+            except AnnotationError as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.message_user(
+                    request,
+                    f"{campaign.items.count()} item(s) in the draft {campaign}: add its "
+                    "annotators and open it.",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(
+                    reverse("admin:annotation_campaign_change", args=[campaign.pk])
+                )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "A campaign from a judge's calibration",
+            "form": form,
+            "opts": self.model._meta,
+            "media": self.media + form.media,
+            "intro": "The items of a judge version where the judge and the human majority "
+            "disagree, or where the judge is least sure, for annotators who will not see its "
+            "verdicts (see the version's calibration report).",
+        }
+        return render(request, "admin/evaluation/run/launch.html", context)
+
+
+class CalibrationForm(forms.Form):
+    version = forms.ModelChoiceField(
+        queryset=JudgeVersion.objects.select_related("judge").order_by("judge__name", "number"),
+        help_text="The judge version whose report chooses the items.",
+    )
+    selection = forms.ChoiceField(choices=list(SELECTIONS.items()))
+    size = forms.IntegerField(min_value=1, max_value=MAX_ITEMS, help_text="At most this many.")
+    task = forms.CharField(
+        required=False, help_text="Only this task of the report (as the report names it)."
+    )
+    labels_per_item = forms.IntegerField(
+        required=False, min_value=1, help_text="Blank: the campaign kind's default."
+    )
+    name = forms.CharField(required=False, max_length=200, help_text="Blank: named for you.")
 
 
 class BuildItemsForm(forms.Form):

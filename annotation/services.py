@@ -29,6 +29,7 @@ from benchmarks.kit.judging import canonical_preference
 from benchmarks.kit.registry import get_suite
 from benchmarks.kit.traces import NotATrace, Trace, with_schemas
 from benchmarks.models import Benchmark, Sample, Tool
+from config.dbstats import stats_after_bulk_write
 from evaluation.models import Prediction, Run
 from evaluation.selectors import evaluator_for
 from evaluation.services import RunError, outputs_import
@@ -180,6 +181,7 @@ def _add_items(campaign: Campaign, rows: Sequence[dict[str, Any]]) -> int:
         [Item(campaign=campaign, position=start + i, **row) for i, row in enumerate(rows)],
         batch_size=5000,
     )
+    stats_after_bulk_write({Item._meta.db_table: len(rows)})
     transaction.on_commit(lambda: campaign_totals_forget(campaign.pk))
     return len(rows)
 
@@ -303,6 +305,53 @@ def _failed_predictions(run: Run, limit: int | None, fields: Sequence[str]) -> l
             if limit and len(failed) == limit:
                 break
     return failed
+
+
+def items_from_judged(
+    *, campaign: Campaign, judged: Sequence[tuple[int, int, int | None]], limit: int | None = None
+) -> int:
+    """One item per judged item given, (sample, prediction, other prediction or None) as a
+    judge saw it (A = the judged prediction, B = the other), in the order given (the first
+    `limit`): the items a judge's calibration report chose (annotation.calibration.services).
+    The items carry nothing of the judge's verdict. Each prediction must be an answer of its
+    sample that is done; a pair's two answers must be of two runs of one benchmark and task."""
+    _require_builder(campaign, "judged")
+    _check_limit(limit)
+    judged = list(judged)[:limit] if limit else list(judged)
+    ids = {pid for _s, a, b in judged for pid in (a, b) if pid}
+    found = {
+        p.pk: p
+        for p in Prediction.objects.filter(pk__in=ids, status=Prediction.Status.DONE)
+        .select_related("run")
+        .only("id", "sample_id", "run__id", "run__benchmark_id", "run__task")
+    }
+    rows = []
+    for sample_id, a, b in judged:
+        first, second = found.get(a), found.get(b) if b else None
+        if first is None or (b and second is None):
+            missing = a if first is None else b
+            raise AnnotationError(f"prediction {missing} is not a finished answer")
+        if first.sample_id != sample_id or (second is not None and second.sample_id != sample_id):
+            raise AnnotationError(f"the answers {a} and {b} are not of sample {sample_id}")
+        if second is not None and (
+            (first.run.benchmark_id, first.run.task) != (second.run.benchmark_id, second.run.task)
+            or first.run_id == second.run_id
+        ):
+            raise AnnotationError(f"the answers {a} and {b} are not of two runs of one task")
+        row: dict[str, Any] = {"sample_id": sample_id, "prediction_id": a}
+        if b:
+            row["prediction_b_id"] = b
+        rows.append(row)
+    if not rows:
+        raise AnnotationError("nothing to add: no judged item given")
+    runs = {(found[a].run, found[b].run if b else None) for _s, a, b in judged}
+    with transaction.atomic():
+        if len(runs) == 1:
+            # One pair of runs, as items_from_runs records it; several leave the fields blank.
+            ((campaign.run_a, campaign.run_b),) = runs
+        campaign.benchmark = campaign.benchmark or found[judged[0][1]].run.benchmark
+        campaign.save(update_fields=["run_a", "run_b", "benchmark", "updated_at"])
+        return _add_items(campaign, rows)
 
 
 def items_from_failures(*, campaign: Campaign, run: Run, limit: int | None = None) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 from annotation.kinds.base import BuildRequest, ItemSource
 from annotation.services import (
     items_from_failures,
+    items_from_judged,
     items_from_pairs_file,
     items_from_run,
     items_from_runs,
@@ -50,6 +51,11 @@ def _trace_samples(campaign: Any, request: BuildRequest) -> int:
     return items_from_traces(campaign=campaign, split=request.split.strip(), limit=request.limit)
 
 
+def _judged(campaign: Any, request: BuildRequest) -> int:
+    assert request.judged is not None  # ItemSource.given checked it
+    return items_from_judged(campaign=campaign, judged=request.judged, limit=request.limit)
+
+
 def _pairs(campaign: Any, request: BuildRequest) -> int:
     assert request.pairs is not None  # ItemSource.given checked it
     return items_from_pairs_file(
@@ -82,4 +88,9 @@ FAILED_TRACES = ItemSource(
 # ...or per sample of a split whose samples are themselves traces (imported transcripts).
 TRACE_SAMPLES = ItemSource(
     "traces", ("split",), _trace_samples, missing="give the split of transcripts"
+)
+# The items a judge's calibration report chose (annotation.calibration.services): no page
+# field asks for them, the report's action gives them.
+JUDGED = ItemSource(
+    "judged", ("judged",), _judged, missing="build these from a judge's calibration report"
 )

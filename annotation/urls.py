@@ -2,6 +2,7 @@ from django.urls import path
 
 from annotation import home, setup_views, views
 from annotation.agreement import views as agreement_views
+from annotation.calibration import views as calibration_views
 
 app_name = "annotation"
 
@@ -35,6 +36,22 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/agreement/labels-hf.zip",
         agreement_views.agreement_labels_hf,
         name="agreement-labels-hf",
+    ),
+    # a judge version's calibration against the humans (annotation.calibration)
+    path(
+        "judges/<int:judge_id>/v<int:number>/calibration/",
+        calibration_views.calibration,
+        name="calibration",
+    ),
+    path(
+        "judges/<int:judge_id>/v<int:number>/calibration.csv",
+        calibration_views.calibration_csv,
+        name="calibration-csv",
+    ),
+    path(
+        "judges/<int:judge_id>/v<int:number>/calibration/campaign/",
+        calibration_views.calibration_campaign,
+        name="calibration-campaign",
     ),
     path("review/<int:campaign_id>/", views.review, name="review"),
     path("review/<int:campaign_id>/<int:label_id>/", views.review_submit, name="review-submit"),

@@ -27,7 +27,8 @@ from benchmarks.kit.base import (
     validate_bundle,
 )
 from benchmarks.kit.registry import get_suite
-from benchmarks.models import Benchmark, Sample, SampleRevision
+from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
+from config.dbstats import stats_after_bulk_write
 from config.errors import ApplicationError
 
 
@@ -147,6 +148,9 @@ def _benchmark_import(
             benchmark.save(update_fields=["is_demo", "updated_at"])
         tools_written = _upsert_tools(benchmark.pk, tools)
         samples_written, refined_kept = _upsert_samples(benchmark.pk, bundle.samples)
+        stats_after_bulk_write(
+            {Tool._meta.db_table: tools_written, Sample._meta.db_table: samples_written}
+        )
         if tools_written or samples_written:
             benchmark.save(update_fields=["updated_at"])
 

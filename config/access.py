@@ -221,6 +221,15 @@ VIEW_CAMPAIGN = Perm("annotation.view_campaign")
 # API, a campaign's progress). Reading a campaign alone shows none.
 READ_LABELS = Perm("annotation.view_campaign", "annotation.view_label")
 VIEW_RUN = Perm("evaluation.view_run")
+# A judge's calibration: its verdicts (the judge page's and the job page's) next to the labels
+# they are compared with (READ_LABELS).
+CALIBRATION_PERMISSIONS = (
+    "evaluation.view_judge",
+    "evaluation.view_judgment",
+    "annotation.view_campaign",
+    "annotation.view_label",
+)
+CALIBRATION = Perm(*CALIBRATION_PERMISSIONS)
 # Setting a campaign up changes it (its items are built by whoever may change it, as in the admin).
 SETUP_CAMPAIGN = Perm("annotation.change_campaign")
 
@@ -277,6 +286,12 @@ ACCESS: dict[str, Rule] = {
     "annotation:agreement-labels-csv": READ_LABELS,
     # the same labels as labels.csv, as a Hugging Face dataset folder
     "annotation:agreement-labels-hf": READ_LABELS,
+    # --- a judge version's calibration (annotation.calibration): the judge page's reader who
+    # reads the verdicts and the labels they are compared with; the loop creates a campaign ---
+    "annotation:calibration": CALIBRATION,
+    "annotation:calibration-csv": CALIBRATION,
+    "annotation:calibration-campaign": Perm(*CALIBRATION_PERMISSIONS, "annotation.add_campaign"),
+    # --- end of calibration ---
     # --- campaign setup (annotation.setup_views): researchers set campaigns up as a flow ---
     "annotation:campaign-overview": VIEW_CAMPAIGN,
     "annotation:setup-new": Perm("annotation.add_campaign"),

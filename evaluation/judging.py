@@ -35,6 +35,7 @@ from benchmarks.kit.judging import JudgeInput, JudgeTemplate, JudgmentRecord, Ve
 from benchmarks.kit.protocol import CallFailed, Context, Item, Outcome, Prompt
 from benchmarks.kit.registry import judgment_formats
 from benchmarks.services import samples_annotate
+from config.dbstats import stats_after_bulk_write
 from config.errors import ApplicationError, model_checked
 from evaluation import lifecycle
 from evaluation.judge_versions import version_for
@@ -809,6 +810,7 @@ def _imported_job(
 
 def _finish_imported(job: JudgeJob, judgments: Sequence[Judgment]) -> None:
     Judgment.objects.bulk_create(judgments, batch_size=5000)
+    stats_after_bulk_write({Judgment._meta.db_table: len(judgments)})
     job.metrics = job_metrics(job)
     job.status = JudgeJob.Status.DONE
     job.finished_at = timezone.now()

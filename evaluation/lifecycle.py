@@ -43,6 +43,7 @@ from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from config import background
+from config.dbstats import stats_after_bulk_write
 from config.errors import ApplicationError
 from config.numbers import decimal_problem
 from config.queue import Task, send, send_after_commit
@@ -135,7 +136,10 @@ def queue_chunks(kind: WorkKind, parent_id: int, starts: Sequence[int], size: in
 def launch(kind: WorkKind, parent_id: int, count: int) -> None:
     """Inside the transaction that created a parent and its `count` items (positions
     0..count-1): queue their chunks once it commits (refused, and so rolled back, when the
-    broker does not answer: config.queue)."""
+    broker does not answer: config.queue). The items' table is analysed after the commit when
+    they are many (config.dbstats): the run's page, its chunks and its export are planned
+    knowing them."""
+    stats_after_bulk_write({kind.item._meta.db_table: count})
     size = chunk_size()
     starts = list(range(0, count, size))
     send_after_commit(*chunk_tasks(kind, parent_id, starts, size))
@@ -261,6 +265,9 @@ def _finalize(kind: WorkKind, parent_id: int) -> bool:
         parent.status = DONE
         parent.finished_at = timezone.now()
         parent.save(update_fields=[*fields, "status", "finished_at", "updated_at"])
+        # The engine's write windows rewrote every item (answers, statuses): the export and
+        # pages that follow the finish are planned from statistics that know them.
+        stats_after_bulk_write({kind.item._meta.db_table: getattr(parent, kind.items).count()})
         if kind.after_finish is not None:
             after = kind.after_finish
             transaction.on_commit(lambda: after(parent_id))

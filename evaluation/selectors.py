@@ -30,6 +30,7 @@ from benchmarks.kit.registry import get_suite
 from benchmarks.kit.trials import TRIALS
 from benchmarks.models import Benchmark, RevisedTool, Sample, Tool
 from config.csvexport import bool_cell_sql, json_cell_sql, text_cell_sql
+from config.dbstats import by_primary_key
 from config.errors import ApplicationError
 from evaluation.models import Endpoint, JudgeJob, Judgment, Prediction, Run
 from evaluation.virtualapi.toolbox import VirtualToolbox, served_specs
@@ -618,15 +619,25 @@ def item_scores(scores: dict[str, Any] | None, spec: TaskSpec | None) -> dict[st
 
 # --- the predictions CSV ------------------------------------------------------------------------
 
+# A run's predictions and their samples' names, read so that no statistics can make the plan
+# quadratic (docs/performance.md, "Plans after a bulk write"): the run's rows by its index, in
+# position order, and each one's sample by its primary key, one probe per row
+# (config.dbstats.by_primary_key). Planned as a join, stale statistics (a run the last ANALYZE
+# never saw, a table analysed with few live rows in many pages) made it a nested loop estimated
+# at one row a side whose inner side read the whole samples index for every prediction.
+PREDICTIONS_WITH_SAMPLES = "evaluation_prediction p " + by_primary_key(
+    "benchmarks_sample", "split, external_id", "p.sample_id", "s"
+)
+
 # A run's predictions in the CSV's order, as stored: what perf/csv_speed.py's baseline COPYs.
-PREDICTION_CSV_SQL = """
+PREDICTION_CSV_SQL = f"""
 SELECT p.position, s.split, s.external_id, p.repeat, p.status, p.output, p.answer, p.parsed,
        p.note, p.error, p.attempts, p.latency_ms, p.cached, p.prompt_tokens,
        p.completion_tokens, p.cached_tokens, p.scores
-FROM evaluation_prediction p JOIN benchmarks_sample s ON s.id = p.sample_id
+FROM {PREDICTIONS_WITH_SAMPLES}
 WHERE p.run_id = %s
 ORDER BY p.position
-"""
+"""  # noqa: S608 - a constant
 
 # Every score name of a run in the order a reader of its rows meets them: by the first row (in
 # position order) that has it, then its place among that row's keys (jsonb's own order, the
@@ -716,10 +727,9 @@ def prediction_csv_query(
         cost_cell_sql(prices) if prices is not None else p("NULL"),
         *scores,
     ]
-    return p(
-        "SELECT {columns} FROM evaluation_prediction p JOIN benchmarks_sample s"
-        " ON s.id = p.sample_id WHERE p.run_id = {run} ORDER BY p.position"
-    ).format(columns=p(", ").join(columns), run=sql.Literal(run.pk))
+    return p("SELECT {columns} FROM {rows} WHERE p.run_id = {run} ORDER BY p.position").format(
+        columns=p(", ").join(columns), rows=p(PREDICTIONS_WITH_SAMPLES), run=sql.Literal(run.pk)
+    )
 
 
 # --- two runs of one task, item by item -------------------------------------------------------

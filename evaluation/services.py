@@ -35,6 +35,7 @@ from benchmarks.kit.trials import over_trials
 from benchmarks.models import Benchmark, ToolRevision
 from benchmarks.services import dumps_json
 from config import background, queue
+from config.dbstats import stats_after_bulk_write
 from config.errors import ApplicationError, model_checked
 from evaluation import lifecycle
 from evaluation.credentials import (
@@ -771,6 +772,7 @@ def outputs_import(
         for prediction in predictions:
             prediction.run = run
         Prediction.objects.bulk_create(predictions, batch_size=5000)
+        stats_after_bulk_write({Prediction._meta.db_table: len(predictions)})
     run_finalize(run_id=run.pk)
     run.refresh_from_db()
     return run

@@ -149,6 +149,8 @@ def judge_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "pinned_versions": pinned.order_by("-number"),
             "jobs": jobs,
             "can_view_jobs": allows(request.user, "evaluation:job-detail"),
+            # Each version's calibration against the humans (annotation.calibration's page).
+            "can_view_calibration": allows(request.user, "annotation:calibration"),
             "can_view_endpoint": judge.endpoint is not None
             and allows(request.user, "evaluation:endpoint-edit", pk=judge.endpoint.pk),
         },

@@ -65,6 +65,7 @@ from django.utils import timezone  # noqa: E402
 
 from annotation.models import Campaign, Label, Question  # noqa: E402
 from benchmarks.models import Benchmark  # noqa: E402
+from config.dbstats import stats_after_bulk_write  # noqa: E402
 from evaluation.models import Run  # noqa: E402
 from evaluation.selectors import PREDICTION_CSV_SQL, prediction_score_names  # noqa: E402
 from perf import honest  # noqa: E402
@@ -158,6 +159,10 @@ def build(rows: int) -> Run:
                     )
                 )
         cursor.execute("VACUUM ANALYZE evaluation_prediction")
+    # The samples' statistics as the platform's import leaves them (config.dbstats): stale,
+    # they let this export be planned as a merge join in which each parallel worker sorts
+    # every sample (docs/performance.md, "Plans after a bulk write").
+    stats_after_bulk_write({"benchmarks_sample": rows})
     # As a finished run has them (evaluation.services._run_summary), so the header needs no scan.
     run.score_names = prediction_score_names(run.pk)
     run.save(update_fields=["score_names"])
@@ -311,6 +316,9 @@ def labels_build(rows: int) -> Campaign:
                 )
         cursor.execute("VACUUM ANALYZE annotation_label")
         cursor.execute("VACUUM ANALYZE annotation_item")
+    stats_after_bulk_write(
+        {"benchmarks_sample": items, "annotation_assignment": items * ANNOTATORS}
+    )
     return campaign
 
 
@@ -330,6 +338,7 @@ class Export:
 
 
 def setup(kind: str, rows: int) -> Export:
+    honest.doing(f"setup: {rows:,} rows of the {kind} CSV")
     started = time.perf_counter()
     if kind == "predictions":
         run = build(rows)
@@ -372,8 +381,10 @@ def measure(args: argparse.Namespace, client: Client, target: Export) -> honest.
     with honest.CpuLoad(args.cpu_load) as burner:
         for repeat in range(args.repeat):
             watch = honest.Watch([postmaster] if postmaster else [], burner.pids).start()
+            honest.doing(f"repeat {repeat + 1} of {args.repeat}: the {target.name} CSV's export")
             seconds, first, memory, _size, lines, cpu = export(client, target.url)
             assert lines == target.line_breaks, f"{lines} line breaks for {rows} rows"
+            honest.doing(f"repeat {repeat + 1} of {args.repeat}: its COPY (the baseline)")
             copy_seconds, _copy_size = copy_out(target.copy_sql)
             loads.append(watch.stop())
             exports.append((seconds, first, memory, cpu))
@@ -428,8 +439,12 @@ def main() -> None:
         default="predictions",
         help="which CSV to measure (both: the predictions CSV, then the labels CSV)",
     )
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=1200)
     args = parser.parse_args()
+    sys.exit(honest.within_time_limit(args, "csv_speed.py", lambda: measure_all(args)))
+
+
+def measure_all(args: argparse.Namespace) -> int | None:
     call_command("migrate", verbosity=0, interactive=False)
     user, _ = User.objects.get_or_create(username=USER, defaults={"is_superuser": True})
     user.is_superuser = user.is_staff = True
@@ -443,11 +458,12 @@ def main() -> None:
             results.append(measure(args, client, setup(kind, args.rows)))
         finally:
             if not args.keep:
+                honest.doing(f"cleanup: deleting the {kind} CSV's rows")
                 forget() if kind == "predictions" else labels_forget()
     for result in results:
         result.print()
     honest.results_append(args.results, results)
-    sys.exit(honest.exit_status([result.verdict for result in results]))
+    return honest.exit_status([result.verdict for result in results])
 
 
 if __name__ == "__main__":

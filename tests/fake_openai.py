@@ -116,6 +116,10 @@ Knobs (constructor keyword = CLI flag)
 ``/v1/models`` lists), ``host`` / ``--host`` (127.0.0.1), ``port`` / ``--port`` (0 = any free),
 ``max_records`` / ``--max-records`` (100000: the request log keeps only the latest records, so
 ``requests_for`` sees only those; the counters and attempt numbers are never dropped).
+``per_client_concurrency`` / ``--per-client-concurrency`` (0 = no cap)
+    At most N API requests of one client address are answered at once; the others wait their
+    turn before they are logged (an endpoint's per-client limit). Every record keeps the
+    client's address (``record.client``) and ``stats()["by_client"]`` counts requests by it.
 
 Fault kinds, and what ``openai`` 3.54 (``max_retries=0``) raises for each
 ------------------------------------------------------------------------
@@ -653,6 +657,8 @@ class RequestRecord:
     body: dict[str, Any] | None = None
     # Its Authorization header (None when it had none): which key a client sent.
     authorization: str | None = None
+    # The client's address (the peer's host), as the server saw it.
+    client: str = ""
 
 
 class _Log:
@@ -670,6 +676,7 @@ class _Log:
             self.by_fault: Counter[str] = Counter()
             self.by_path: Counter[str] = Counter()
             self.by_key: Counter[str] = Counter()
+            self.by_client: Counter[str] = Counter()
             self.with_tools = 0
             # Hashes of the message prefixes seen, for cached_tokens (a prompt cache).
             self.prefixes: set[str] = set()
@@ -691,6 +698,8 @@ class _Log:
                 self.by_fault[record.fault] += 1
             if record.tools:
                 self.with_tools += 1
+            if record.client:
+                self.by_client[record.client] += 1
 
     def cached_prefix(self, segments: list[str]) -> int:
         """How many leading segments an earlier request began with; remembers these."""
@@ -720,6 +729,7 @@ class _Log:
                 "by_key": dict(self.by_key),
                 "distinct_contents": len(self.by_key),
                 "with_tools": self.with_tools,
+                "by_client": dict(sorted(self.by_client.items())),
             }
 
     def matching(self, substring: str) -> list[RequestRecord]:
@@ -882,6 +892,7 @@ class FakeOpenAI:
         port: int = 0,
         max_records: int = 100_000,
         keep_bodies: bool = False,
+        per_client_concurrency: int = 0,
     ) -> None:
         if responder is None:
             responder = hash_responder
@@ -894,6 +905,8 @@ class FakeOpenAI:
         self.port = port
         self.retry_after_http_date = retry_after_http_date
         self.keep_bodies = keep_bodies
+        self.per_client_concurrency = per_client_concurrency
+        self._client_gates: dict[str, asyncio.Semaphore] = {}
         self._log = _Log(max_records)
         self._rates: list[tuple[str, float]] = []
         self.configure(
@@ -1068,6 +1081,8 @@ class FakeOpenAI:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        peer = writer.get_extra_info("peername")
+        client = str(peer[0]) if isinstance(peer, tuple) and peer else ""
         try:
             while True:
                 try:
@@ -1080,7 +1095,7 @@ class FakeOpenAI:
                 if request is None:
                     return
                 try:
-                    response = await self._dispatch(request, reader)
+                    response = await self._dispatch(request, reader, client)
                 except Exception as exc:
                     # A bug here must not take the connection (or the server) down silently.
                     traceback.print_exc(file=sys.stderr)
@@ -1102,7 +1117,9 @@ class FakeOpenAI:
             self._connections.discard(task)
             writer.close()
 
-    async def _dispatch(self, request: _Request, reader: asyncio.StreamReader) -> _Response:
+    async def _dispatch(
+        self, request: _Request, reader: asyncio.StreamReader, client: str = ""
+    ) -> _Response:
         split = urlsplit(request.target)
         path = split.path.rstrip("/") or "/"
         if path.startswith("/_"):
@@ -1117,8 +1134,18 @@ class FakeOpenAI:
         if api_path in post_routes:
             if request.method != "POST":
                 return self._record_plain(request.method, path, _method_not_allowed(request))
+            if self.per_client_concurrency > 0:
+                # One client's requests beyond the cap wait their turn, unlogged until answered
+                # (an endpoint's per-client limit: a client gains nothing by sending more).
+                gate = self._client_gates.setdefault(
+                    client, asyncio.Semaphore(self.per_client_concurrency)
+                )
+                async with gate:
+                    return await self._api(
+                        path, request.body, post_routes[api_path], reader, request.headers, client
+                    )
             return await self._api(
-                path, request.body, post_routes[api_path], reader, request.headers
+                path, request.body, post_routes[api_path], reader, request.headers, client
             )
         if api_path == "/models" or api_path.startswith("/models/"):
             if request.method != "GET":
@@ -1171,6 +1198,7 @@ class FakeOpenAI:
         handler: Callable[[dict[str, Any], str], dict[str, Any]],
         reader: asyncio.StreamReader,
         headers: dict[str, str] | None = None,
+        client: str = "",
     ) -> _Response:
         try:
             body = json.loads(raw)
@@ -1222,6 +1250,7 @@ class FakeOpenAI:
             parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
             body=body if self.keep_bodies else None,
             authorization=(headers or {}).get("authorization"),
+            client=client,
         )
         self._log.add(record)
 
@@ -1742,6 +1771,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--embedding-dim", type=int, default=8)
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--max-records", type=int, default=100_000, help="request log size")
+    parser.add_argument(
+        "--per-client-concurrency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="answer at most N requests of one client address at once (0: no cap)",
+    )
     args = parser.parse_args(argv)
     # So that --responder import:tests.<module>:<callable> finds the project's modules.
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -1763,6 +1799,7 @@ def main(argv: list[str] | None = None) -> None:
             host=args.host,
             port=args.port,
             max_records=args.max_records,
+            per_client_concurrency=args.per_client_concurrency,
         )
     except (ValueError, argparse.ArgumentTypeError) as exc:
         parser.error(str(exc))

@@ -1044,3 +1044,36 @@ def test_throughput_2000_requests_at_concurrency_32_with_50ms_latency() -> None:
     serial = total * latency_ms / 1000
     wall = report["wall"]
     assert wall < serial / 2, f"{wall:.2f}s (ideal {ideal:.3f}s, serial {serial:.0f}s)"
+
+
+# ---- a per-client concurrency cap -----------------------------------------------------------
+
+
+async def _timed_chats(base_url: str, count: int) -> float:
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=10)
+    start = time.perf_counter()
+    await asyncio.gather(
+        *(
+            client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": f"q {i}"}]
+            )
+            for i in range(count)
+        )
+    )
+    elapsed = time.perf_counter() - start
+    await client.close()
+    return elapsed
+
+
+def test_per_client_concurrency_holds_one_clients_requests_to_the_cap() -> None:
+    # 8 requests of 200 ms from one client under a cap of 2: four rounds, about 0.8 s
+    with FakeOpenAI(latency_ms=200, per_client_concurrency=2) as srv:
+        capped = asyncio.run(_timed_chats(srv.base_url, 8))
+        by_client = srv.stats()["by_client"]
+        clients = {record.client for record in srv.records()}
+    assert 0.75 <= capped < 1.5, capped
+    assert by_client == {"127.0.0.1": 8} and clients == {"127.0.0.1"}
+    # without the cap, one round
+    with FakeOpenAI(latency_ms=200) as srv:
+        free = asyncio.run(_timed_chats(srv.base_url, 8))
+    assert free < 0.6, free

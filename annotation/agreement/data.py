@@ -48,6 +48,7 @@ from annotation.models import Campaign, Item, Label, Question
 from benchmarks.kit.judging import combine_orders
 from benchmarks.kit.protocol import MetricSpec, TaskSpec
 from benchmarks.kit.registry import get_suite
+from config.dbstats import by_primary_key
 from config.errors import ApplicationError
 from config.lookups import AnyOf
 from evaluation.models import Judge, Judgment, Prediction, Run
@@ -419,18 +420,7 @@ def _judge_values(
             continue
         column = np.full(n, np.nan)
         for i, repeats in verdicts.items():
-            codes = []
-            for by_order in repeats.values():
-                codes.append(_repeat_code(coder, by_order))
-            codes = [c for c in codes if not math.isnan(c)]
-            if not codes:
-                continue
-            if coder.numeric_values:
-                column[i] = float(np.mean(codes))
-            else:
-                top = Counter(codes).most_common(2)
-                if len(top) == 1 or top[0][1] > top[1][1]:
-                    column[i] = top[0][0]
+            column[i], _codes = judge_verdict(coder, repeats)
         if not np.isnan(column).all():
             out[coder.key] = column
     if first is not None:
@@ -445,6 +435,25 @@ def _judge_values(
     if not out:
         raise AgreementError(f"judge {name!r} answers none of this campaign's questions")
     return out, first
+
+
+def judge_verdict(
+    coder: _Coder, repeats: Mapping[int, dict[str, tuple]]
+) -> tuple[float, list[float]]:
+    """An item's verdict on the question from the judge's repeats (per repeat, per order shown,
+    (value, sign, label, values); sign -1 for a judgment of the item's pair reversed): the mean
+    of the repeats' codes for a score, otherwise the code most repeats gave (NaN on a tie); and
+    each repeat's code that the question could read."""
+    codes = [_repeat_code(coder, by_order) for by_order in repeats.values()]
+    codes = [c for c in codes if not math.isnan(c)]
+    if not codes:
+        return math.nan, codes
+    if coder.numeric_values:
+        return float(np.mean(codes)), codes
+    top = Counter(codes).most_common(2)
+    if len(top) == 1 or top[0][1] > top[1][1]:
+        return top[0][0], codes
+    return math.nan, codes
 
 
 def _repeat_code(coder: _Coder, by_order: dict[str, tuple]) -> float:
@@ -674,12 +683,21 @@ def labels_fingerprint(
 # without building ORM rows (the answers arrive as JSON text and are decoded as the ORM would).
 # A campaign's labels with their item, annotator and assignment (l, i, u, a), and the order
 # label_rows gives them in: the labels CSV and its open-set codes (first appearance) read the
-# labels through these too.
-LABELS_FROM = (
-    "annotation_label l"
-    " JOIN annotation_item i ON i.id = l.item_id"
-    " JOIN auth_user u ON u.id = l.annotator_id"
-    " JOIN annotation_assignment a ON a.id = l.assignment_id"
+# labels through these too. Each label's item, annotator and assignment by primary key, one
+# probe each (config.dbstats.by_primary_key): as joins, stale statistics planned a nested loop
+# that read the whole users table for every label.
+LABELS_FROM = " ".join(
+    [
+        "annotation_label l",
+        by_primary_key(
+            "annotation_item",
+            "id, position, sample_id, tool_id, prediction_id, prediction_b_id, payload",
+            "l.item_id",
+            "i",
+        ),
+        by_primary_key("auth_user", "username", "l.annotator_id", "u"),
+        by_primary_key("annotation_assignment", "shown_order", "l.assignment_id", "a"),
+    ]
 )
 LABEL_ORDER = "i.position, u.username"
 

@@ -34,6 +34,7 @@ from config.csvexport import (
     json_cell_sql,
     text_cell_sql,
 )
+from config.dbstats import by_primary_key
 
 LABEL_COLUMNS = (
     "campaign_id",
@@ -337,10 +338,7 @@ def human_label_query(
         " pa.run_id AS run_a, pb.run_id AS run_b, i.payload -> 'api' AS api, u.username,"
         " a.shown_order"
         " FROM {labels}"
-        " LEFT JOIN benchmarks_sample s ON s.id = i.sample_id"
-        " LEFT JOIN benchmarks_tool t ON t.id = i.tool_id"
-        " LEFT JOIN evaluation_prediction pa ON pa.id = i.prediction_id"
-        " LEFT JOIN evaluation_prediction pb ON pb.id = i.prediction_b_id"
+        " {sample} {tool} {run_a} {run_b}"
         " WHERE l.campaign_id = {campaign} AND l.is_current"
         " ORDER BY {order} OFFSET 0"
         ") x CROSS JOIN q"
@@ -349,6 +347,17 @@ def human_label_query(
         coders=coder_rows,
         columns=p(", ").join(columns),
         labels=p(LABELS_FROM),
+        # by primary key whatever the statistics say (config.dbstats.by_primary_key)
+        sample=p(
+            by_primary_key("benchmarks_sample", "external_id", "i.sample_id", "s", outer=True)
+        ),
+        tool=p(by_primary_key("benchmarks_tool", "name", "i.tool_id", "t", outer=True)),
+        run_a=p(
+            by_primary_key("evaluation_prediction", "run_id", "i.prediction_id", "pa", outer=True)
+        ),
+        run_b=p(
+            by_primary_key("evaluation_prediction", "run_id", "i.prediction_b_id", "pb", outer=True)
+        ),
         order=p(LABEL_ORDER),
         campaign=sql.Literal(campaign.pk),
     )

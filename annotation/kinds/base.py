@@ -44,6 +44,9 @@ class BuildRequest:
     pairs_name: str = ""
     # Only the run's failed or wrong predictions (a source that takes all of them otherwise).
     failed_only: bool = False
+    # Judged items chosen by a judge's calibration report (annotation.calibration.services):
+    # (sample id, prediction id, other prediction id or None), in the order to show them.
+    judged: list[tuple[int, int, int | None]] | None = None
 
 
 @dataclass(frozen=True)

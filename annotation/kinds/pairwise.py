@@ -7,7 +7,7 @@ from typing import Any
 
 from annotation.agreement.sections import RUN_LEADERBOARD
 from annotation.kinds.base import CampaignKind
-from annotation.sources import RUNS
+from annotation.sources import JUDGED, RUNS
 
 # 1: A is better; 0: a tie; -1: B is better (against the canonical order).
 PAIRWISE_CHOICES = [
@@ -35,7 +35,8 @@ class Pairwise(CampaignKind):
     side_labels = ("Left is better", "Tie", "Right is better")
     # MTU-Bench's human comparison: three annotators per pair of outputs.
     labels_per_item = 3
-    sources = (RUNS,)
+    # Two runs' answers; or the pairs a pairwise judge's calibration report sends back.
+    sources = (RUNS, JUDGED)
     build_help = "One item per sample both runs answered (A and B in that order)."
     compares_runs = True
     report_sections = (RUN_LEADERBOARD,)

@@ -1,5 +1,6 @@
 """A campaign's limit is honoured for every item source: whatever way a kind builds its items
-(a split, a run, a benchmark's tools, two runs, a run's failures, a pairs file), a limit of 2
+(a split, a run, a benchmark's tools, two runs, a run's failures, a pairs file, a judge's
+calibration report), a limit of 2
 builds 2 items where more were there to build. (The admin's build form offered a limit that
 motivation campaigns ignored: 199 items for a limit of 10.)"""
 
@@ -79,6 +80,11 @@ def _request(
         return BuildRequest(run=_run(benchmark, samples, "traced-run", traced=True))
     if builder == "api_pairs":
         return BuildRequest(pairs=_pairs_file(folder))
+    if builder == "judged":
+        # the judged pairs a calibration report chooses: (sample, prediction A, prediction B)
+        a = _run(benchmark, samples, "judged-a").predictions.order_by("position")
+        b = dict(_run(benchmark, samples, "judged-b").predictions.values_list("sample_id", "id"))
+        return BuildRequest(judged=[(p.sample_id, p.pk, b[p.sample_id]) for p in a])
     return BuildRequest()
 
 

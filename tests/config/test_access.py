@@ -27,6 +27,7 @@ from django.urls import reverse
 from annotation.models import Assignment
 from benchmarks.models import Benchmark
 from config import access
+from evaluation.judge_versions import version_for
 from evaluation.models import Run
 from tests.roles import ROLES, VIRTUAL_CALL, World, build_world
 
@@ -77,6 +78,11 @@ EXPECTED: dict[str, frozenset[str]] = {
     "annotation:agreement-summary-csv": LABEL_READERS,
     "annotation:agreement-labels-csv": LABEL_READERS,
     "annotation:agreement-labels-hf": LABEL_READERS,
+    # --- a judge version's calibration: judges' and labels' readers; the loop adds a campaign
+    "annotation:calibration": LABEL_READERS,
+    "annotation:calibration-csv": LABEL_READERS,
+    "annotation:calibration-campaign": RESEARCH,
+    # --- end of calibration ---
     # --- campaign setup: the researchers' campaign list and setup flow ---
     "annotation:campaign-overview": CAMPAIGN_READERS,
     "annotation:setup-new": RESEARCH,
@@ -307,6 +313,16 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
         return [(name, Call("GET", "/judges/"))]
     if name == "evaluation:judge-detail":
         return [(name, Call("GET", f"/judges/{judge}/"))]
+    # a judge version's calibration: read, and the loop asked for nothing (refused, 400)
+    if name.startswith("annotation:calibration"):
+        number = version_for(w.job.judge).number  # the world's judge as it stands
+        calibration = f"/judges/{judge}/v{number}/calibration"
+    if name == "annotation:calibration":
+        return [(name, Call("GET", f"{calibration}/"))]
+    if name == "annotation:calibration-csv":
+        return [(name, Call("GET", f"{calibration}.csv"))]
+    if name == "annotation:calibration-campaign":
+        return [(name, Call("POST", f"{calibration}/campaign/", {"size": "5"}))]
     # --- end of endpoints and judges ---
     if name == "endpoint-list":
         new = {"name": "added", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
@@ -421,6 +437,8 @@ def admin_calls(name: str, w: World) -> list[Call]:
                 return [Call("GET", reverse(name, args=[obj.pk]))]
             if operation == "build":
                 return [Call("GET", reverse(name, args=[obj.pk]))]
+            if operation == "calibrate":
+                return [Call("GET", reverse(name))]
             if operation == "password_change":
                 return [Call("GET", reverse(name, args=[obj.pk]))]
     fixed = {
@@ -482,6 +500,7 @@ def admin_expected(name: str, role: str, w: World) -> str:
             "add": model_admin.has_add_permission(request),
             "delete": model_admin.has_delete_permission(request, obj),
             "build": model_admin.has_change_permission(request, obj),
+            "calibrate": model_admin.has_add_permission(request),
             "password_change": model_admin.has_change_permission(request, obj),
         }[operation]
         return "allowed" if allowed else "refused"

@@ -1,0 +1,73 @@
+"""python manage.py calibration_report --judge NAME [--judge-version N] [--resamples B] [--seed S]
+[--csv PATH] [--json]"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.calibration.report import CSV_COLUMNS, csv_rows, judge_trend, version_report
+from annotation.calibration.versions import version_named
+from config.errors import ApplicationError
+
+
+def _number(est: Any) -> str:
+    if not est or est.get("value") is None:
+        return "\N{EN DASH}"
+    text = f"{est['value']:.3f}"
+    if est.get("low") is not None and est.get("high") is not None:
+        text += f" [{est['low']:.3f}, {est['high']:.3f}]"
+    return text
+
+
+class Command(BaseCommand):
+    help = (
+        "A judge version's calibration against the humans who labelled the same items (the "
+        "page /judges/<id>/v<n>/calibration/ shows the same): per task and question, accuracy "
+        "and Cohen's kappa with the human majority, Pearson with the mean human answer, the "
+        "expected calibration error, position and length bias, with 95% bootstrap intervals."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--judge", required=True, help="The judge's name.")
+        parser.add_argument(
+            "--judge-version", type=int, default=None, help="Its version number (latest)."
+        )
+        parser.add_argument("--resamples", type=int, default=1000)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--csv", type=Path, default=None, help="Write the CSV here.")
+        parser.add_argument("--json", action="store_true", help="Print the report as JSON.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not 0 <= options["resamples"] <= 10_000:
+            raise CommandError("--resamples must be between 0 and 10000")
+        try:
+            version = version_named(options["judge"], options["judge_version"])
+        except ApplicationError as exc:
+            raise CommandError(str(exc)) from None
+        figures = {"resamples": options["resamples"], "seed": options["seed"]}
+        report = version_report(version, **figures)
+        if options["csv"]:
+            with options["csv"].open("w", newline="", encoding="utf-8") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(CSV_COLUMNS)
+                for row in csv_rows(report, judge_trend(version, report, **figures)):
+                    writer.writerow(["" if v is None else v for v in row])
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        self.stdout.write(f"{report['judge']} v{report['version']}: {report['units']} items judged")
+        for task in report["tasks"]:
+            self.stdout.write(f"{task['task']}: {task['units']} items")
+            if not task["questions"]:
+                self.stdout.write("  no human labels on these items yet")
+            for q in task["questions"]:
+                self.stdout.write(
+                    f"  {q['key']}: {q['compared']} compared, {q['disagreements']} disagree; "
+                    f"accuracy {_number(q['accuracy'])}, kappa {_number(q['cohen_kappa'])}, "
+                    f"ECE {_number(q['ece'])}"
+                )
