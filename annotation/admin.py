@@ -397,6 +397,9 @@ class BuildItemsForm(forms.Form):
         required=False,
         help_text="Pairwise: run B.",
     )
+    failed_only = forms.BooleanField(
+        required=False, help_text="Step-level review: only the run's failed or wrong outputs."
+    )
     pairs = forms.FileField(required=False, help_text="Turing test: the pairs file (JSON).")
 
     def __init__(self, campaign: Campaign, *args: Any, **kwargs: Any) -> None:
@@ -416,6 +419,7 @@ class BuildItemsForm(forms.Form):
             limit=data.get("limit"),
             run=data.get("run"),
             run_b=data.get("run_b"),
+            failed_only=bool(data.get("failed_only")),
         )
         upload = data.get("pairs")
         if upload is None:

@@ -97,7 +97,8 @@ NextSerializer = inline_serializer(
         "assignment": serializers.IntegerField(allow_null=True),
         "item": serializers.JSONField(
             help_text="What the item shows, by the campaign's kind; two sides in the order "
-            "shown to you (left first), which is all a pairwise answer names."
+            "shown to you (left first), which is all a pairwise answer names; a step-level "
+            "review's `review`: the trace's steps and the error types a wrong step may have."
         ),
         "progress": serializers.DictField(child=serializers.IntegerField()),
     },
@@ -107,7 +108,9 @@ NextSerializer = inline_serializer(
 class SubmitSerializer(RequestBody):
     assignment = serializers.IntegerField()
     answers = serializers.DictField(
-        help_text="{question key: value}; pairwise as the side shown: left, tie or right."
+        help_text="{question key: value}; pairwise as the side shown: left, tie or right; a "
+        "step-level review's `steps` too: per step {right: true} or {right: false, error: "
+        "<type>, call: {name, arguments} or null}."
     )
     token = serializers.UUIDField(help_text="One per item shown: resending it stores nothing.")
     note = serializers.CharField(required=False, allow_blank=True, max_length=5000)
@@ -145,7 +148,7 @@ def item_payload(assignment: Assignment, campaign: Campaign) -> dict[str, Any]:
     if view.get("tool") is not None:
         tool = view["tool"]
         payload["tool"] = {"name": tool.name, "description": tool.description}
-    for key in ("sides", "documentation", "arguments", "api", "choices", "failed"):
+    for key in ("sides", "documentation", "arguments", "api", "choices", "failed", "review"):
         if key in view:
             payload[key] = view[key]
     return payload

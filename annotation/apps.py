@@ -35,6 +35,7 @@ class AnnotationConfig(AppConfig):
             "annotation.kinds.baseline",
             "annotation.kinds.error_types",
             "annotation.kinds.answer_check",
+            "annotation.kinds.step_review",
         )
 
         # The access table's system check: every URL has a rule.

@@ -119,7 +119,7 @@ class Campaign(models.Model):
             raise ValidationError({"kind": str(exc)}) from None
         if not kind.adjudicable and self.adjudication_stage:
             raise ValidationError(
-                {"adjudication_stage": "Refinements are settled by the review stage instead."}
+                {"adjudication_stage": f"{kind.label} campaigns have no adjudication stage."}
             )
         if not kind.reviewable and self.review_stage:
             raise ValidationError({"review_stage": "Only refinement campaigns have a review."})

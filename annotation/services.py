@@ -22,10 +22,13 @@ from annotation.assign import AnnotationError
 from annotation.kinds import BuildRequest, kind_named, kind_of, kinds
 from annotation.models import Campaign, Item, Member, Question
 from annotation.roles import ANNOTATORS
-from annotation.selectors import campaign_totals_forget
+from annotation.selectors import campaign_totals_forget, judged_output, sample_as_item
+from annotation.traces import trace_dump
 from benchmarks.kit.base import ImportFormatError, PublishedOutput, load_json
 from benchmarks.kit.judging import canonical_preference
-from benchmarks.models import Benchmark, Sample
+from benchmarks.kit.registry import get_suite
+from benchmarks.kit.traces import NotATrace, Trace, with_schemas
+from benchmarks.models import Benchmark, Sample, Tool
 from config.dbstats import stats_after_bulk_write
 from evaluation.models import Prediction, Run
 from evaluation.selectors import evaluator_for
@@ -287,6 +290,23 @@ def items_from_runs(*, campaign: Campaign, run_a: Run, run_b: Run, limit: int | 
         return _add_items(campaign, rows)
 
 
+def _failed_predictions(run: Run, limit: int | None, fields: Sequence[str]) -> list[Prediction]:
+    """A run's failed predictions in order: failed for good, or answered with a wrong result
+    by the task's headline metric (the first `limit` of them)."""
+    _check_limit(limit)
+    headline = evaluator_for(run.benchmark).task(run.task).metrics[0]
+    failed = []
+    for prediction in run.predictions.order_by("position").only(
+        "id", "sample_id", "status", "scores", *fields
+    ):
+        value = (prediction.scores or {}).get(headline)
+        if prediction.status == Prediction.Status.FAILED or value in (0, 0.0, False):
+            failed.append(prediction)
+            if limit and len(failed) == limit:
+                break
+    return failed
+
+
 def items_from_judged(
     *, campaign: Campaign, judged: Sequence[tuple[int, int, int | None]], limit: int | None = None
 ) -> int:
@@ -357,21 +377,131 @@ def items_from_failures(*, campaign: Campaign, run: Run, limit: int | None = Non
     """One item per failed prediction of a run (error types): failed for good, or answered
     with a wrong result by the task's headline metric (the first `limit` of them)."""
     _require_builder(campaign, "failures")
-    _check_limit(limit)
-    headline = evaluator_for(run.benchmark).task(run.task).metrics[0]
-    rows = []
-    for prediction in run.predictions.order_by("position").only(
-        "id", "sample_id", "status", "scores"
-    ):
-        value = (prediction.scores or {}).get(headline)
-        wrong = prediction.status == Prediction.Status.FAILED or value in (0, 0.0, False)
-        if wrong:
-            rows.append({"sample_id": prediction.sample_id, "prediction": prediction})
-            if limit and len(rows) == limit:
-                break
+    rows = [
+        {"sample_id": prediction.sample_id, "prediction": prediction}
+        for prediction in _failed_predictions(run, limit, ())
+    ]
     with transaction.atomic():
         campaign.benchmark = campaign.benchmark or run.benchmark
         campaign.save(update_fields=["benchmark", "updated_at"])
+        return _add_items(campaign, rows)
+
+
+def _trace_hook(campaign: Campaign, benchmark: Benchmark | None, field: str) -> Any:
+    """The trace hook of the benchmark's suite; AnnotationError when it reads no traces."""
+    if benchmark is None:
+        raise AnnotationError("choose the campaign's benchmark first", field="benchmark")
+    suite = get_suite(benchmark.suite)
+    if suite.trace is None:
+        raise AnnotationError(
+            f"{benchmark.name}'s outputs cannot be reviewed step by step: its suite "
+            f"({suite.name}) does not read them as traces",
+            field=field,
+        )
+    return suite.trace
+
+
+def _called(trace: Trace) -> set[str]:
+    return {call.name for step in trace.steps for call in step.calls}
+
+
+def _stored_schemas(benchmark: Benchmark, read: Sequence[tuple[Sample, Any, Trace]]) -> Any:
+    """(sample, trace) -> the schemas the benchmark stores of the tools the sample offers or the
+    trace calls (a hook sees one sample, never the stored tools), read in one query."""
+    names = set()
+    for sample, _prediction, trace in read:
+        names |= set(sample.candidate_tools or ()) | _called(trace)
+    stored = dict(
+        Tool.objects.filter(benchmark=benchmark, name__in=names).values_list("name", "parameters")
+    )
+
+    def known(sample: Sample, trace: Trace) -> dict[str, Any]:
+        wanted = set(sample.candidate_tools or ()) | _called(trace)
+        return {name: schema for name, schema in stored.items() if name in wanted and schema}
+
+    return known
+
+
+def items_from_traces(
+    *,
+    campaign: Campaign,
+    run: Run | None = None,
+    split: str = "",
+    failed_only: bool = False,
+    limit: int | None = None,
+) -> int:
+    """Step-level review: one item per trace, read by the suite's trace hook and frozen in the
+    item (annotation.traces.trace_dump), so that every annotator reviews the same steps. From a
+    run: each of its answered predictions, or with `failed_only` its failed or wrong ones (as
+    error types takes them); from a split of the campaign's benchmark (no run): each sample,
+    when its samples are themselves traces (imported transcripts). The first `limit`.
+
+    Raises AnnotationError when the benchmark's suite reads no traces, or naming the prediction
+    or sample that holds none (the suite's reason)."""
+    _require_builder(campaign, "traces")
+    if run is not None:
+        hook = _trace_hook(campaign, run.benchmark, "run")
+        fields = ("output", "answer", "parsed", "trace", "context", "tool_calls", "note")
+        if failed_only:
+            predictions = _failed_predictions(run, limit, fields)
+        else:
+            _check_limit(limit)
+            answered = run.predictions.filter(
+                status__in=[Prediction.Status.DONE, Prediction.Status.FAILED]
+            )
+            predictions = list(_limited(answered.order_by("position").only(*fields), limit))
+        samples = Sample.objects.in_bulk([p.sample_id for p in predictions])
+        read = []
+        for prediction in predictions:
+            sample = samples[prediction.sample_id]
+            prediction.run = run
+            try:
+                trace = hook(sample_as_item(sample), judged_output(prediction))
+            except NotATrace as exc:
+                raise AnnotationError(
+                    f"prediction {prediction.pk} (sample {sample.external_id}) has no trace "
+                    f"to review: {exc}",
+                    field="run",
+                ) from None
+            read.append((sample, prediction, trace))
+        known = _stored_schemas(run.benchmark, read)
+        rows = [
+            {
+                "sample": sample,
+                "prediction": prediction,
+                "payload": {"trace": trace_dump(with_schemas(trace, known(sample, trace)))},
+            }
+            for sample, prediction, trace in read
+        ]
+        with transaction.atomic():
+            campaign.benchmark = campaign.benchmark or run.benchmark
+            campaign.task = campaign.task or run.task
+            campaign.save(update_fields=["benchmark", "task", "updated_at"])
+            return _add_items(campaign, rows)
+    hook = _trace_hook(campaign, campaign.benchmark, "split")
+    split_samples = _limited(
+        Sample.objects.filter(benchmark=campaign.benchmark, split=split).order_by("id"), limit
+    )
+    transcripts = []
+    for sample in split_samples:
+        try:
+            transcripts.append((sample, None, hook(sample_as_item(sample), None)))
+        except NotATrace as exc:
+            raise AnnotationError(
+                f"sample {sample.external_id} of split {split} is not a trace to review: {exc} "
+                "(build the items from a run's predictions instead)",
+                field="split",
+            ) from None
+    assert campaign.benchmark is not None  # _trace_hook refused a campaign without one
+    known = _stored_schemas(campaign.benchmark, transcripts)
+    rows = [
+        {
+            "sample": sample,
+            "payload": {"trace": trace_dump(with_schemas(trace, known(sample, trace)))},
+        }
+        for sample, _none, trace in transcripts
+    ]
+    with transaction.atomic():
         return _add_items(campaign, rows)
 
 

@@ -535,6 +535,7 @@ def setup_items(request: HttpRequest, campaign_id: int) -> HttpResponse:
         limit=_int(data.get("limit", ""), "limit", "limit"),
         run=_run(data.get("run", ""), "run"),
         run_b=_run(data.get("run_b", ""), "run_b"),
+        failed_only=data.get("failed_only", "") == "on",
     )
     upload = request.FILES.get("pairs")
     with tempfile.TemporaryDirectory() as folder:

@@ -16,6 +16,7 @@ from annotation.services import (
     items_from_runs,
     items_from_split,
     items_from_tools,
+    items_from_traces,
 )
 
 
@@ -43,6 +44,16 @@ def _answers(campaign: Any, request: BuildRequest) -> int:
 
 def _failures(campaign: Any, request: BuildRequest) -> int:
     return items_from_failures(campaign=campaign, run=request.run, limit=request.limit)
+
+
+def _traces(campaign: Any, request: BuildRequest) -> int:
+    return items_from_traces(
+        campaign=campaign, run=request.run, failed_only=request.failed_only, limit=request.limit
+    )
+
+
+def _trace_samples(campaign: Any, request: BuildRequest) -> int:
+    return items_from_traces(campaign=campaign, split=request.split.strip(), limit=request.limit)
 
 
 def _judged(campaign: Any, request: BuildRequest) -> int:
@@ -76,6 +87,16 @@ FAILURES = ItemSource(
 # The virtual API server's real and simulated responses, from a JSON file.
 API_PAIRS = ItemSource(
     "api_pairs", ("pairs",), _pairs, missing="upload the pairs file", samples=False
+)
+# One trace per answered prediction of a run (a step-level review)...
+TRACES = ItemSource("traces", ("run",), _traces, missing="choose the run whose traces are reviewed")
+# ...or per failed or wrong one...
+FAILED_TRACES = ItemSource(
+    "traces", ("run", "failed_only"), _traces, missing="choose the run whose traces are reviewed"
+)
+# ...or per sample of a split whose samples are themselves traces (imported transcripts).
+TRACE_SAMPLES = ItemSource(
+    "traces", ("split",), _trace_samples, missing="give the split of transcripts"
 )
 # The items a judge's calibration report chose (annotation.calibration.services): no page
 # field asks for them, the report's action gives them.

@@ -43,8 +43,11 @@ def answers_submit(
         raw=raw,
         shown_order=assignment.shown_order,
     )
-    submission = kind_of(campaign).on_submit(
-        campaign=campaign, assignment=assignment, answers=answers
+    kind = kind_of(campaign)
+    # The kind's own answers, as sent: its on_submit checks them.
+    extra = {name: raw.get(name) for name in kind.extra_fields}
+    submission = kind.on_submit(
+        campaign=campaign, assignment=assignment, answers={**answers, **extra}
     )
     # Only a submit that acts on what it stored needs the outer transaction (a submit is on
     # every annotator's path all day: no savepoints it does not need).

@@ -148,6 +148,7 @@ def workspace(
         "error": error,
         "posted": posted or {},
         "token": uuid.uuid4(),
+        "item_script": kind_of(campaign).script,
         "can_undo": Label.objects.filter(campaign=campaign, annotator=request.user, is_current=True)
         .exclude(review=Label.Review.APPROVED)
         .exists(),
@@ -184,6 +185,8 @@ def _posted_answers(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
             answers[question.key] = request.POST.getlist(question.key)
         else:
             answers[question.key] = request.POST.get(question.key, "")
+    for name in kind_of(campaign).extra_fields:
+        answers[name] = request.POST.get(name, "")
     return answers
 
 

@@ -7,11 +7,18 @@ measured in the same run.
                                  [--baseline-seconds S] [--saturation-annotators N]
                                  [--cpu-load N] [--results FILE] [--max-spread 0.15]
                                  [--max-others 0.25] [--protocol two|one]
+                                 [--kind turing|step_review]
 
 Setup (not timed): a Turing campaign of --items items (COPY of small payloads),
 labels_per_item 3, --annotators annotators as members, active; an Endpoint for the baseline
 page; one server-side session per annotator (django.contrib.sessions), each annotator's
 csrftoken cookie taken from a GET of the campaign list, as a browser gets it.
+--kind step_review measures the step-level review instead: its items are agent traces of
+STEPS steps (calls with their arguments and JSON results, a final answer, the tools' schemas)
+over 100 samples of a generic benchmark, frozen in the items as the kind freezes them
+(annotation.traces.trace_dump), and each submit answers every step, one of them wrong with an
+error type and the call it should have made (its arguments read from the call editor's texts
+and checked against the tool's schema, as a submit from the page is).
 
 The server: gunicorn (config.wsgi) on a free loopback port, started before the clock, as in
 production: DEBUG off, a random SECRET_KEY, ALLOWED_HOSTS=127.0.0.1, SECURE_SSL_REDIRECT=0,
@@ -102,6 +109,20 @@ CAMPAIGN = "perf-annotate-load"
 ENDPOINT = "perf-annotate-baseline"
 USER_PREFIX = "perf-annotator-"
 ANSWERS = {"overall": "left", "format": "tie", "relevance": "right"}
+# --kind step_review: traces of this many steps, the fourth answered wrong with a call.
+STEPS = 6
+STEP_ANSWERS = {
+    "verdict": "wrong",
+    "steps": [
+        *[{"right": True}] * 3,
+        {
+            "right": False,
+            "error": "wrong_argument",
+            "call": {"name": "flight_search", "fields": {"origin": "BRU", "days": "3"}},
+        },
+        *[{"right": True}] * (STEPS - 4),
+    ],
+}
 TARGET_P95_MS = 100.0
 TARGET_RATIO = 3.0  # next p95 / baseline p95: shown, no longer a target (it shrinks as the
 # server saturates: the baseline queues too); the CPU ratio below is the target
@@ -146,6 +167,11 @@ from django.db import connection, connections  # noqa: E402
 
 from annotation.models import Item, Member  # noqa: E402
 from annotation.services import campaign_activate, campaign_create, members_add  # noqa: E402
+from annotation.traces import trace_dump  # noqa: E402
+from benchmarks.kit.context import ShownCall  # noqa: E402
+from benchmarks.kit.traces import Trace, TraceStep  # noqa: E402
+from benchmarks.models import Benchmark  # noqa: E402
+from benchmarks.models import Sample as BenchmarkSample  # noqa: E402
 from evaluation.models import Endpoint  # noqa: E402
 
 # --- setup (not timed) --------------------------------------------------------------------------
@@ -157,9 +183,56 @@ class Fixture:
     endpoint_id: int
     labels_per_item: int
     sessions: list[str]
+    # What each submit answers (the kind's).
+    answers: dict = field(default_factory=lambda: ANSWERS)
 
 
-def fixture_build(*, items: int, annotators: int) -> Fixture:
+TOOL_SCHEMAS = {
+    "flight_search": {
+        "type": "object",
+        "properties": {
+            "origin": {"type": "string", "description": "IATA code"},
+            "destination": {"type": "string"},
+            "days": {"type": "integer"},
+            "cabin": {"type": "string", "enum": ["economy", "business"]},
+        },
+        "required": ["origin"],
+    },
+    "hotel_search": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "nights": {"type": "integer"}},
+        "required": ["city"],
+    },
+    "currency": {
+        "type": "object",
+        "properties": {"amount": {"type": "number"}, "to": {"type": "string"}},
+        "required": ["amount", "to"],
+    },
+}
+
+
+def trace_payload(i: int) -> dict:
+    """An item's frozen trace for --kind step_review: STEPS steps as an agent's run makes
+    them, with the suite's own verdicts (kept for the report, never shown)."""
+    names = list(TOOL_SCHEMAS)
+    steps = []
+    for s in range(STEPS - 1):
+        name = names[(i + s) % len(names)]
+        steps.append(
+            TraceStep(
+                label=f"step {s + 1}",
+                calls=(ShownCall(name, {"origin": "BRU", "destination": f"C{i % 50}"}),),
+                results=({"flights": [{"id": f"F{i}-{k}", "price": 100 + k} for k in range(5)]},),
+                text=f"Thought {s}: I look for what the user asked about in item {i}.",
+                auto_error="" if s != 3 else "wrong_argument",
+            )
+        )
+    steps.append(TraceStep(label=f"step {STEPS} (final answer)", text=f"The answer to {i}."))
+    trace = Trace(steps=tuple(steps), final=f"The answer to {i}.", schemas=TOOL_SCHEMAS)
+    return {"trace": trace_dump(trace)}
+
+
+def fixture_build(*, items: int, annotators: int, kind: str = "turing") -> Fixture:
     with connection.cursor() as cursor:
         # Our own database: empty it of an earlier run (CASCADE: items, assignments, labels...).
         cursor.execute("TRUNCATE annotation_campaign, django_session CASCADE")
@@ -179,20 +252,44 @@ def fixture_build(*, items: int, annotators: int) -> Fixture:
     User.user_permissions.through.objects.bulk_create(
         [User.user_permissions.through(user=user, permission=view_endpoint) for user in users]
     )
-    campaign = campaign_create(name=CAMPAIGN, kind="turing", labels_per_item=3)
+    samples: list[int] = []
+    if kind == "step_review":
+        Benchmark.objects.filter(name=CAMPAIGN).delete()
+        benchmark = Benchmark.objects.create(name=CAMPAIGN, suite="generic")
+        samples = [
+            sample.pk
+            for sample in BenchmarkSample.objects.bulk_create(
+                BenchmarkSample(
+                    benchmark=benchmark,
+                    split="test",
+                    external_id=f"q{n}",
+                    input={"query": f"Find me a flight and a hotel, case {n}."},
+                    reference={"tool_calls": []},
+                )
+                for n in range(100)
+            )
+        ]
+        campaign = campaign_create(name=CAMPAIGN, kind=kind, labels_per_item=3, benchmark=benchmark)
+    else:
+        campaign = campaign_create(name=CAMPAIGN, kind="turing", labels_per_item=3)
     started = time.perf_counter()
     with connection.cursor() as cursor:
-        columns = "campaign_id, position, payload, active, submitted, is_open"
+        columns = "campaign_id, position, payload, active, submitted, is_open, sample_id"
         with cursor.cursor.copy(f"COPY annotation_item ({columns}) FROM STDIN") as copy:
             for i in range(items):
-                payload = {
-                    "api": f"perf/api{i % 97}",
-                    "documentation": {"name": f"api{i % 97}", "description": "Looks it up."},
-                    "arguments": {"q": f"query {i}"},
-                    "real": {"ok": True, "value": i},
-                    "simulated": {"ok": True, "value": i + 1},
-                }
-                copy.write_row((campaign.pk, i, json.dumps(payload), 0, 0, True))
+                if kind == "step_review":
+                    payload = trace_payload(i)
+                    sample = samples[i % len(samples)]
+                else:
+                    payload = {
+                        "api": f"perf/api{i % 97}",
+                        "documentation": {"name": f"api{i % 97}", "description": "Looks it up."},
+                        "arguments": {"q": f"query {i}"},
+                        "real": {"ok": True, "value": i},
+                        "simulated": {"ok": True, "value": i + 1},
+                    }
+                    sample = None
+                copy.write_row((campaign.pk, i, json.dumps(payload), 0, 0, True, sample))
         # What autovacuum would have done a minute after such an import: statistics for the
         # planner and a visibility map.
         cursor.execute("VACUUM ANALYZE annotation_item")
@@ -210,7 +307,8 @@ def fixture_build(*, items: int, annotators: int) -> Fixture:
         store[HASH_SESSION_KEY] = user.get_session_auth_hash()
         store.create()
         sessions.append(store.session_key)
-    return Fixture(campaign.pk, endpoint.pk, campaign.labels_per_item, sessions)
+    answers = STEP_ANSWERS if kind == "step_review" else ANSWERS
+    return Fixture(campaign.pk, endpoint.pk, campaign.labels_per_item, sessions, answers)
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -479,7 +577,11 @@ def annotator_run(
             time.sleep(think * rng.uniform(0.5, 1.5))
             if time.perf_counter() >= end:
                 return
-        body = {"assignment": given["assignment"], "answers": ANSWERS, "token": str(uuid.uuid4())}
+        body = {
+            "assignment": given["assignment"],
+            "answers": fixture.answers,
+            "token": str(uuid.uuid4()),
+        }
         if protocol == "one":
             # The studio page's way: the submit answers with the next item.
             status, content = call("submit", "POST", submit_path, {**body, "next": True})
@@ -942,7 +1044,11 @@ def profile(fixture: Fixture, rounds: int = 30) -> None:
                 elif kind == "submit":
                     response = client.post(
                         f"/api/campaigns/{fixture.campaign_id}/submit/",
-                        {"assignment": assignment, "answers": ANSWERS, "token": str(uuid.uuid4())},
+                        {
+                            "assignment": assignment,
+                            "answers": fixture.answers,
+                            "token": str(uuid.uuid4()),
+                        },
                         content_type="application/json",
                     )
                 else:
@@ -1042,6 +1148,12 @@ def main() -> None:
         help="two requests per item (POST next, POST submit: default), or one (POST submit with "
         '"next": true answers with the next item, as the studio page does after a submit)',
     )
+    parser.add_argument(
+        "--kind",
+        choices=["turing", "step_review"],
+        default="turing",
+        help="the campaign measured: a Turing test, or a step-level review of agent traces",
+    )
     honest.add_arguments(parser, time_limit=600)
     args = parser.parse_args()
     sys.exit(honest.within_time_limit(args, "annotate_load.py", lambda: measure_all(args)))
@@ -1059,7 +1171,8 @@ def measure_all(args: argparse.Namespace) -> int | None:
     # With autovacuum off (as on some CI machines) nothing vacuums the tables during the run:
     # the figures are then those of a server that has fallen behind on its maintenance.
     print(f"{version.split(' on ')[0]}, autovacuum {autovacuum}", flush=True)
-    fixture = fixture_build(items=args.items, annotators=args.annotators)
+    print(f"campaign kind: {args.kind}", flush=True)
+    fixture = fixture_build(items=args.items, annotators=args.annotators, kind=args.kind)
     phases: list[Phase] = []
     results: list[honest.Result] = []
     ok = True

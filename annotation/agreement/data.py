@@ -44,7 +44,7 @@ from django.db.models import F
 
 from annotation.agreement.ratings import CampaignRatings, QuestionRatings, Rater
 from annotation.kinds import kind_of
-from annotation.models import Campaign, Item, Question
+from annotation.models import Campaign, Item, Label, Question
 from benchmarks.kit.judging import combine_orders
 from benchmarks.kit.protocol import MetricSpec, TaskSpec
 from benchmarks.kit.registry import get_suite
@@ -342,6 +342,11 @@ def campaign_ratings(
         judge_shown=judge_shown,
         metric_directions=directions,
         sections=kind.report_sections,
+        section_inputs={
+            section.name: section.load(campaign)
+            for section in kind.report_sections
+            if section.load is not None
+        },
     )
     if kind.compares_runs:
         ratings.pair_runs, ratings.run_names = _pair_runs(items)
@@ -756,3 +761,26 @@ ITEM_KEY_COLUMNS = (
     "run_b",
     "api",
 )
+
+
+def step_review_inputs(campaign: Campaign) -> dict[str, Any]:
+    """What the step-level review's section reads (annotation.agreement.steps): the suite's
+    error types and, per item, the suite's own verdict on each step of its frozen trace and each
+    annotator's current verdicts on the steps."""
+    suite = get_suite(campaign.benchmark.suite) if campaign.benchmark_id else None
+    items: dict[int, dict[str, Any]] = {}
+    for item_id, payload in campaign.items.values_list("id", "payload"):
+        trace = (payload or {}).get("trace") or {}
+        auto = [step.get("auto_error") for step in trace.get("steps") or []]
+        items[item_id] = {"auto": auto, "labels": {}}
+    labels = Label.objects.filter(campaign=campaign, is_current=True).values_list(
+        "item_id", "annotator__username", "answers"
+    )
+    for item_id, username, answers in labels:
+        if item_id in items and isinstance(answers, dict):
+            items[item_id]["labels"][username] = answers.get("steps") or []
+    return {
+        "suite": suite.name if suite else "",
+        "error_types": [[error.key, error.label] for error in suite.step_errors] if suite else [],
+        "items": items,
+    }

@@ -79,3 +79,5 @@ class CampaignRatings:
     # (CampaignKind.report_sections: annotation.kinds.base.ReportSection, typed loosely here,
     # where nothing of Django is imported).
     sections: tuple[Any, ...] = ()
+    # What those sections read beyond the questions' ratings (ReportSection.load), by name.
+    section_inputs: dict[str, Any] = field(default_factory=dict)

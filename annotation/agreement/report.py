@@ -544,23 +544,28 @@ def pairwise_rows(questions: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
                 yield row(q["key"], rater, "", f"share {side}", est)
 
 
+def question_rows(q: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+    """The summary rows of one question's report (question_report)."""
+    key = q["key"]
+    for pair in q["pairs"]:
+        for statistic, est in pair["stats"].items():
+            yield row(key, pair["a"], pair["b"], statistic, est)
+    for name, est in q["humans"].items():
+        if isinstance(est, dict):
+            yield row(key, HUMANS, HUMANS, name, est)
+    for entry in q["automatic"]:
+        for statistic in ("pearson", "spearman", "kendall"):
+            if statistic in entry:
+                yield row(key, entry["rater"], MEAN, statistic, entry[statistic])
+        yield row(key, entry["rater"], MAJORITY, "accuracy", entry["accuracy"])
+        yield row(key, entry["rater"], MAJORITY, "cohen_kappa", entry["cohen_kappa"])
+
+
 def summary_rows(report: dict[str, Any], sections: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
     """One row per statistic (SUMMARY_COLUMNS), in the report's order; `sections`: those of
     the campaign's kind (annotation.kinds.base.ReportSection), each writing its own rows."""
     for q in report["questions"]:
-        key = q["key"]
-        for pair in q["pairs"]:
-            for statistic, est in pair["stats"].items():
-                yield row(key, pair["a"], pair["b"], statistic, est)
-        for name, est in q["humans"].items():
-            if isinstance(est, dict):
-                yield row(key, HUMANS, HUMANS, name, est)
-        for entry in q["automatic"]:
-            for statistic in ("pearson", "spearman", "kendall"):
-                if statistic in entry:
-                    yield row(key, entry["rater"], MEAN, statistic, entry[statistic])
-            yield row(key, entry["rater"], MAJORITY, "accuracy", entry["accuracy"])
-            yield row(key, entry["rater"], MAJORITY, "cohen_kappa", entry["cohen_kappa"])
+        yield from question_rows(q)
     for section in sections:
         yield from section.rows(report.get(section.name) or [])
     for entry in report.get("annotator_quality", []):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.agreement.data import step_review_inputs
 from annotation.agreement.report import (
     SIDES,
     TURING_OUTCOMES,
@@ -15,6 +16,8 @@ from annotation.agreement.report import (
     turing_report,
     turing_rows,
 )
+from annotation.agreement.steps import NAME as STEPS_NAME
+from annotation.agreement.steps import step_report, step_rows
 from annotation.kinds.base import ReportSection
 from config.charts import stacked_bars
 
@@ -65,6 +68,27 @@ def _pairwise_view(questions: list[dict[str, Any]]) -> dict[str, Any]:
     return {"bias_charts": bias_charts}
 
 
+def _steps_view(section: dict[str, Any]) -> dict[str, Any]:
+    positions = section.get("positions") or [] if isinstance(section, dict) else []
+    if not positions:
+        return {}
+    return {
+        "chart": stacked_bars(
+            [f"step {p['position']}" for p in positions],
+            ["disagree", "agree"],
+            [
+                [
+                    p["disagreement"]["value"] or 0.0,
+                    1.0 - (p["disagreement"]["value"] or 0.0),
+                ]
+                for p in positions
+            ],
+            intervals=[[interval(p["disagreement"]), None] for p in positions],
+            title="Where in the trace annotators disagree: share of steps judged apart",
+        )
+    }
+
+
 # StableToolBench's Figure 8: per dimension, the shares of votes for the real response, a tie,
 # and the simulated one.
 TURING_SHARES = ReportSection(
@@ -82,4 +106,14 @@ RUN_LEADERBOARD = ReportSection(
     rows=pairwise_rows,
     template="annotation/report_sections/pairwise.html",
     view=_pairwise_view,
+)
+# The step-level review: agreement per step (right or wrong, each error type), the suite's
+# automatic classification against the human majority, and disagreement by step position.
+STEP_AGREEMENT = ReportSection(
+    name=STEPS_NAME,
+    compute=step_report,
+    rows=step_rows,
+    template="annotation/report_sections/step_review.html",
+    view=_steps_view,
+    load=step_review_inputs,
 )

@@ -42,6 +42,8 @@ class BuildRequest:
     pairs: Path | None = None
     # The pairs file's name as the researcher knows it (an upload's), for messages.
     pairs_name: str = ""
+    # Only the run's failed or wrong predictions (a source that takes all of them otherwise).
+    failed_only: bool = False
     # Judged items chosen by a judge's calibration report (annotation.calibration.services):
     # (sample id, prediction id, other prediction id or None), in the order to show them.
     judged: list[tuple[int, int, int | None]] | None = None
@@ -86,6 +88,10 @@ class ReportSection:
     rows: Callable[[Any], Iterable[tuple[Any, ...]]]
     template: str
     view: Callable[[Any], dict[str, Any]] = _adds_nothing
+    # (campaign) -> what `compute` reads beyond the questions' ratings (the labels' answers
+    # its kind stores beside them, what its items froze), put in the ratings'
+    # `section_inputs` under `name` by annotation.agreement.data; None: nothing more.
+    load: Callable[[Any], Any] | None = None
 
 
 class CampaignKind:
@@ -129,6 +135,11 @@ class CampaignKind:
     compares_runs: bool = False
     # The agreement report's sections beyond the questions (annotation.agreement.sections).
     report_sections: tuple[ReportSection, ...] = ()
+    # Answers beyond the questions that a submit carries (the form's fields, the API's
+    # `answers` keys) and the kind's on_submit checks and stores (a step-level review's steps).
+    extra_fields: tuple[str, ...] = ()
+    # A script of its own (a path under static/) the annotation page loads for its items.
+    script: str = ""
 
     @property
     def item_template(self) -> str:
@@ -198,7 +209,8 @@ class CampaignKind:
         return {}
 
     def on_submit(self, *, campaign: Any, assignment: Any, answers: dict[str, Any]) -> Submission:
-        """The label to store for checked answers (AnnotationError refuses the submit)."""
+        """The label to store for checked answers (AnnotationError refuses the submit). The
+        answers hold the kind's `extra_fields` as they were sent, for it to check."""
         return Submission(answers=answers)
 
     def __repr__(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import template
@@ -62,3 +63,20 @@ STATISTIC_NAMES = {
 @register.filter
 def statistic_name(name: str) -> str:
     return STATISTIC_NAMES.get(name, name.replace("_", " "))
+
+
+@register.filter
+def at(sequence: Any, index: int) -> Any:
+    """The entry of a list at an index ("" beyond it)."""
+    if isinstance(sequence, (list, tuple)) and 0 <= index < len(sequence):
+        return sequence[index]
+    return ""
+
+
+@register.filter
+def as_json(value: Any) -> str:
+    """A value as JSON text (a form field's value; the template escapes it): text is kept as
+    it is (already what a form sent)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

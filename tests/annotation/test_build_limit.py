@@ -15,6 +15,7 @@ import pytest
 from annotation import services
 from annotation.errors import AnnotationError
 from annotation.kinds import BuildRequest, kinds
+from benchmarks.kit.registry import SUITE_MODULES
 from evaluation.models import Endpoint, Prediction, Run
 from tests.factories import make_benchmark, make_sample, make_tool
 
@@ -28,7 +29,9 @@ def _pairs_file(folder: Path) -> Path:
     return path
 
 
-def _run(benchmark: Any, samples: list[Any], name: str, *, failed: bool = False) -> Run:
+def _run(
+    benchmark: Any, samples: list[Any], name: str, *, failed: bool = False, traced: bool = False
+) -> Run:
     endpoint, _ = Endpoint.objects.get_or_create(
         name="limit-endpoint", defaults={"base_url": "http://127.0.0.1:9/v1", "model": "m"}
     )
@@ -51,12 +54,18 @@ def _run(benchmark: Any, samples: list[Any], name: str, *, failed: bool = False)
             output="Answer: 1",
             context={"candidates": ["tool_a", "tool_b"]},
             scores={} if failed else {"accuracy": 100.0},
+            trace=[{"name": "weather", "arguments": {"city": "Oban"}}] if traced else [],
         )
     return run
 
 
 def _request(
-    builder: str, benchmark: Any, samples: list[Any], folder: Path, kind: str = ""
+    builder: str,
+    benchmark: Any,
+    samples: list[Any],
+    folder: Path,
+    monkeypatch: Any,
+    kind: str = "",
 ) -> BuildRequest:
     if builder == "split":
         return BuildRequest(split="test")
@@ -70,6 +79,12 @@ def _request(
         return BuildRequest(run=_run(benchmark, samples, "failing-run", failed=True))
     if builder == "answers":
         return BuildRequest(run=_run(benchmark, samples, "answered-run"))
+    if builder == "traces":
+        # a run's traces: the benchmark's suite reads them (the test tree's trace suite)
+        monkeypatch.setitem(SUITE_MODULES, "trace_toy", "tests.annotation.trace_suite")
+        benchmark.suite = "trace_toy"
+        benchmark.save(update_fields=["suite"])
+        return BuildRequest(run=_run(benchmark, samples, "traced-run", traced=True))
     if builder == "api_pairs":
         return BuildRequest(pairs=_pairs_file(folder))
     if builder == "judged":
@@ -88,7 +103,9 @@ SOURCES = [(name, builder) for name, kind in kinds().items() for builder in sort
 
 
 @pytest.mark.parametrize(("kind", "builder"), SOURCES)
-def test_a_limit_is_honoured_by_every_item_source(kind: str, builder: str, tmp_path: Path) -> None:
+def test_a_limit_is_honoured_by_every_item_source(
+    kind: str, builder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # given: five of everything a kind could build from
     benchmark = make_benchmark()
     samples = [
@@ -99,7 +116,7 @@ def test_a_limit_is_honoured_by_every_item_source(kind: str, builder: str, tmp_p
     campaign = services.campaign_create(
         name=f"limit {kind} {builder}", kind=kind, benchmark=benchmark
     )
-    request = _request(builder, benchmark, samples, tmp_path, kind)
+    request = _request(builder, benchmark, samples, tmp_path, monkeypatch, kind)
     request.limit = 2
     # when
     added = services.items_build(campaign=campaign, request=request)

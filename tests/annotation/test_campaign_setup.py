@@ -692,7 +692,7 @@ def test_a_researchers_list_shows_drafts_with_a_link_to_continue(client: Client)
 
 @pytest.mark.parametrize("kind", sorted(kinds()))
 def test_every_step_answers_for_every_kind_and_the_preview_stores_nothing(
-    kind: str, client: Client, tmp_path: Path
+    kind: str, client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.annotation.test_build_limit import _request
 
@@ -705,7 +705,8 @@ def test_every_step_answers_for_every_kind_and_the_preview_stores_nothing(
         make_tool(benchmark=benchmark, name=name)
     campaign = services.campaign_create(name=f"every {kind}", kind=kind, benchmark=benchmark)
     builder = sorted(kinds()[kind].builders)[0]
-    services.items_build(campaign=campaign, request=_request(builder, benchmark, samples, tmp_path))
+    request = _request(builder, benchmark, samples, tmp_path, monkeypatch)
+    services.items_build(campaign=campaign, request=request)
     for step in ("", "questions/", "items/", "members/", "preview/", "open/"):
         response = client.get(f"/campaigns/{campaign.pk}/setup/{step}")
         assert response.status_code == 200, (step, response.content.decode()[:500])

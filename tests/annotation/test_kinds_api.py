@@ -5,6 +5,7 @@ names the question."""
 from __future__ import annotations
 
 import json
+import tempfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -137,6 +138,18 @@ def build_answer_check() -> Campaign:
     return campaign
 
 
+def build_step_review() -> Campaign:
+    from tests.annotation.agent_traces import agent_runs
+
+    with tempfile.TemporaryDirectory() as folder:
+        stb, _mtu = agent_runs(Path(folder))
+    campaign = services.campaign_create(name="step review", kind="step_review")
+    services.items_from_traces(campaign=campaign, run=stb)
+    return campaign
+
+
+R = {"right": True}
+
 # kind -> (build, a valid answer, an invalid answer and the question it names)
 KINDS: dict[str, tuple[Callable[[], Campaign], dict[str, Any], dict[str, Any], str]] = {
     "refinement": (build_refinement, {"verdict": "keep"}, {"verdict": "maybe"}, "verdict"),
@@ -151,6 +164,12 @@ KINDS: dict[str, tuple[Callable[[], Campaign], dict[str, Any], dict[str, Any], s
     "baseline": (build_baseline, {"tools": ["weather"]}, {"tools": ["rocket"]}, "tools"),
     "error_types": (build_error_types, {"types": ["null_content"]}, {"types": []}, "types"),
     "answer_check": (build_answer_check, {"label": "Solved"}, {"label": "Maybe"}, "label"),
+    "step_review": (
+        build_step_review,
+        {"verdict": "right", "steps": [R, R]},
+        {"verdict": "right", "steps": [R]},
+        "steps",
+    ),
 }
 
 
