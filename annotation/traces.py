@@ -28,7 +28,7 @@ from annotation.draft_editing import (
     schema_fields,
 )
 from annotation.errors import AnnotationError
-from benchmarks.kit.traces import StepError, Trace
+from benchmarks.kit.traces import StepError, Trace, TraceStep
 
 __all__ = [
     "SUITE_ONLY",
@@ -48,30 +48,32 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
+def _step_dump(step: TraceStep) -> dict[str, Any]:
+    return {
+        "label": step.label,
+        "user": step.user,
+        "text": step.text,
+        "calls": [
+            {"name": call.name, "arguments": call.arguments, "label": call.label}
+            for call in step.calls
+        ],
+        "results": list(step.results),
+        "state_before": step.state_before,
+        "state_after": step.state_after,
+        "auto_error": step.auto_error,
+    }
+
+
 def trace_dump(trace: Trace) -> dict[str, Any]:
-    """A trace as plain JSON (an item's payload): its steps, final answer, tool schemas and the
-    suite's own verdicts."""
+    """A trace as plain JSON (an item's payload): its steps, final answer, tool schemas, the
+    suite's own verdicts and the history before the steps."""
     return _plain(
         {
-            "steps": [
-                {
-                    "label": step.label,
-                    "user": step.user,
-                    "text": step.text,
-                    "calls": [
-                        {"name": call.name, "arguments": call.arguments, "label": call.label}
-                        for call in step.calls
-                    ],
-                    "results": list(step.results),
-                    "state_before": step.state_before,
-                    "state_after": step.state_after,
-                    "auto_error": step.auto_error,
-                }
-                for step in trace.steps
-            ],
+            "steps": [_step_dump(step) for step in trace.steps],
             "final": trace.final,
             "schemas": dict(trace.schemas),
             "auto_verdict": trace.auto_verdict,
+            "history": [_step_dump(step) for step in trace.history],
         }
     )
 
@@ -79,10 +81,11 @@ def trace_dump(trace: Trace) -> dict[str, Any]:
 def trace_shown(stored: Mapping[str, Any]) -> dict[str, Any]:
     """What an annotator sees of a stored trace: everything but the suite's own verdicts."""
     shown = {key: value for key, value in stored.items() if key not in SUITE_ONLY}
-    shown["steps"] = [
-        {key: value for key, value in step.items() if key not in SUITE_ONLY}
-        for step in stored.get("steps") or []
-    ]
+    for part in ("steps", "history"):
+        shown[part] = [
+            {key: value for key, value in step.items() if key not in SUITE_ONLY}
+            for step in stored.get(part) or []
+        ]
     return shown
 
 

@@ -62,6 +62,54 @@ def _trace(item: Any) -> dict[str, Any]:
     return dict(trace)
 
 
+def _step_view(
+    index: int,
+    step: Mapping[str, Any],
+    schemas: Mapping[str, Any],
+    schemas_shown: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One stored step as the screen shows it: its calls with their results and schemas, the
+    results beyond the calls, the states, and the call editor's prefill (its first call)."""
+    calls = step.get("calls") or []
+    results = step.get("results") or []
+    first = calls[0] if calls else None
+    prefill = (
+        {
+            "name": first.get("name"),
+            "fields": call_form(schemas.get(first.get("name")), first),
+        }
+        if isinstance(first, Mapping)
+        else {}
+    )
+    return {
+        "index": index,
+        "number": index + 1,
+        "label": step.get("label") or f"step {index + 1}",
+        "user": step.get("user") or "",
+        "text": _shown(step.get("text") or ""),
+        "calls": [
+            {
+                "name": call.get("name", ""),
+                "arguments": _shown(call.get("arguments")),
+                "result": _shown(results[i]) if i < len(results) else None,
+                "schema": schemas_shown.get(call.get("name")) or _shown(None),
+                "declared": call.get("name") in schemas,
+            }
+            for i, call in enumerate(calls)
+            if isinstance(call, Mapping)
+        ],
+        # Results beyond the calls (a turn's replies).
+        "results": [_shown(result) for result in results[len(calls) :]],
+        "state_before": None
+        if step.get("state_before") is None
+        else _shown(step["state_before"], pretty=True),
+        "state_after": None
+        if step.get("state_after") is None
+        else _shown(step["state_after"], pretty=True),
+        "prefill": json.dumps(prefill, ensure_ascii=False),
+    }
+
+
 class StepReview(CampaignKind):
     name = "step_review"
     label = "Step-level review of agent traces"
@@ -105,48 +153,16 @@ class StepReview(CampaignKind):
         schemas = trace.get("schemas") or {}
         schemas = schemas if isinstance(schemas, Mapping) else {}
         schemas_shown = {name: _shown(schema, pretty=True) for name, schema in schemas.items()}
-        steps = []
-        for index, step in enumerate(trace["steps"]):
-            calls = step.get("calls") or []
-            results = step.get("results") or []
-            first = calls[0] if calls else None
-            prefill = (
-                {
-                    "name": first.get("name"),
-                    "fields": call_form(schemas.get(first.get("name")), first),
-                }
-                if isinstance(first, Mapping)
-                else {}
-            )
-            steps.append(
-                {
-                    "index": index,
-                    "number": index + 1,
-                    "label": step.get("label") or f"step {index + 1}",
-                    "user": step.get("user") or "",
-                    "text": _shown(step.get("text") or ""),
-                    "calls": [
-                        {
-                            "name": call.get("name", ""),
-                            "arguments": _shown(call.get("arguments")),
-                            "result": _shown(results[i]) if i < len(results) else None,
-                            "schema": schemas_shown.get(call.get("name")) or _shown(None),
-                            "declared": call.get("name") in schemas,
-                        }
-                        for i, call in enumerate(calls)
-                        if isinstance(call, Mapping)
-                    ],
-                    # Results beyond the calls (a turn's replies).
-                    "results": [_shown(result) for result in results[len(calls) :]],
-                    "state_before": None
-                    if step.get("state_before") is None
-                    else _shown(step["state_before"], pretty=True),
-                    "state_after": None
-                    if step.get("state_after") is None
-                    else _shown(step["state_after"], pretty=True),
-                    "prefill": json.dumps(prefill, ensure_ascii=False),
-                }
-            )
+        steps = [
+            _step_view(index, step, schemas, schemas_shown)
+            for index, step in enumerate(trace["steps"])
+        ]
+        # The turns before the steps that the output did not make: shown, never reviewed.
+        view["history"] = [
+            _step_view(index, step, schemas, schemas_shown)
+            for index, step in enumerate(trace.get("history") or [])
+            if isinstance(step, Mapping)
+        ]
         view["trace"] = {
             "steps": steps,
             "final": _shown(trace.get("final") or ""),

@@ -106,13 +106,16 @@ class TraceStep:
 @dataclass(frozen=True, slots=True)
 class Trace:
     """A trace to review: its steps in order, the final answer ("" when none), the JSON schema
-    of each tool the trace offers or calls (name -> parameters schema), and the suite's own
-    verdict on the whole trace (True right, False wrong, None none)."""
+    of each tool the trace offers or calls (name -> parameters schema), the suite's own
+    verdict on the whole trace (True right, False wrong, None none), and what came before the
+    steps that the output did not make (`history`: a dialogue's turns the benchmark gives),
+    shown to the reviewer and never reviewed."""
 
     steps: tuple[TraceStep, ...]
     final: str = ""
     schemas: Mapping[str, Any] = field(default_factory=dict)
     auto_verdict: bool | None = None
+    history: tuple[TraceStep, ...] = ()
 
 
 class NotATrace(ValueError):

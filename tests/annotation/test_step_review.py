@@ -549,3 +549,43 @@ def test_next_and_submit_of_a_trace_cost_under_one_and_a_half_one_query_pages(
     finally:
         ScopedRateThrottle.THROTTLE_RATES = original
     assert studio <= 1.5 * baseline, (studio, baseline)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dialogues_given_turns_are_shown_and_never_reviewed(tmp_path: Any) -> None:
+    # given an MTU-Bench run of M-S_1's two turns: the second shows turn 1 as the benchmark
+    # gives it, before the model's turn 2
+    from tests.annotation.agent_traces import agent_runs, review_campaign
+
+    _stb, mtu = agent_runs(tmp_path)
+    user = make_user()
+    campaign = review_campaign(mtu, [user])
+    second = campaign.items.get(position=1)
+    # when
+    trace = second.payload["trace"]
+    # then the item keeps turn 1 as history and the model's turn as its one step
+    assert [s["label"] for s in trace["history"]] == ["turn 1 (given)"]
+    assert [s["label"] for s in trace["steps"]] == ["turn 2"]
+    # and the page shows the history, outside the steps a review answers
+    client = Client()
+    client.force_login(user)
+    while (assignment := item_next(campaign=campaign, user=user)).item_id != second.pk:
+        answers_submit(
+            campaign=campaign,
+            assignment=assignment,
+            user=user,
+            raw={"verdict": "right", "steps": [RIGHT]},
+            token=uuid.uuid4(),
+        )
+    page = client.get(f"/annotate/{campaign.pk}/").content.decode()
+    assert "turn 1 (given)" in page and "not reviewed" in page
+    assert page.count('class="trace-step" id="step-') == 1
+    # a review of the one step is complete
+    answers_submit(
+        campaign=campaign,
+        assignment=assignment,
+        user=user,
+        raw={"verdict": "right", "steps": [RIGHT]},
+        token=uuid.uuid4(),
+    )
+    assert Label.objects.filter(campaign=campaign, item=second).count() == 1

@@ -11,8 +11,9 @@ StableToolBench, four steps (trace 1: step 1, Finish; trace 2: step 1, Finish):
     annotator2  R  wrong_argument  unnecessary_call  R
     agreement 3/4; annotator1 marks 3 right and 1 wrong, annotator2 2 and 2:
     p_e = (3/4)(2/4) + (1/4)(2/4) = 1/2, kappa = (3/4 - 1/2) / (1 - 1/2) = 0.5.
-MTU-Bench, three steps (M-S_1_0: its turn; M-S_1_1: the given turn 1, the model's turn 2):
-    both mark R R W (annotator1: wrong_argument, with the call it should have made;
+MTU-Bench, two steps (M-S_1_0: its turn; M-S_1_1: the model's turn 2, shown after the given
+turn 1, which is not reviewed):
+    both mark R W (annotator1: wrong_argument, with the call it should have made;
     annotator2: missed_call): right or wrong agree on every step, kappa = 1.
 """
 
@@ -35,7 +36,7 @@ Marks = list[str]  # per step: "r", or "w<n>" (wrong, error type n)
 
 def review(page: Page, marks: Marks, verdict: str, *, fix: Any = None) -> None:
     """Marks every step from the first with the keyboard, gives the verdict and submits."""
-    steps = page.locator(".trace-step")
+    steps = page.locator(".trace-step[data-step]")
     expect(steps).to_have_count(len(marks))
     expect(focused(page)).to_have_attribute("data-step", "0")
     for i, mark in enumerate(marks):
@@ -80,7 +81,7 @@ def write_the_call(page: Page, step: Any) -> None:
         "needs_whiteboard=true)"
     )
     # the keyboard is back on the step
-    expect(focused(page)).to_have_attribute("data-step", "1")
+    expect(focused(page)).to_have_attribute("data-step", "0")
 
 
 def annotate(page: Page, url: str, items: list[tuple[Marks, str, Any]]) -> None:
@@ -131,17 +132,17 @@ def test_two_annotators_review_steps_and_the_report_has_the_hand_computed_kappa(
     annotate(
         one,
         f"{live_server.url}/annotate/{mtu.pk}/",
-        [(["r"], "R", None), (["r", "w2"], "W", (1, write_the_call))],
+        [(["r"], "R", None), (["w2"], "W", (0, write_the_call))],
     )
     annotate(
         two,
         f"{live_server.url}/annotate/{mtu.pk}/",
-        [(["r"], "R", None), (["r", "w5"], "W", None)],
+        [(["r"], "R", None), (["w5"], "W", None)],
     )
     # the labels hold every step, and the call written in the editor, typed by its schema
     fixed = Label.objects.get(campaign=mtu, annotator=first, item__position=1).answers
     assert fixed["verdict"] == "wrong"
-    assert fixed["steps"][1] == {
+    assert fixed["steps"][0] == {
         "right": False,
         "error": "wrong_argument",
         "call": {

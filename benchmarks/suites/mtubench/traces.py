@@ -4,12 +4,13 @@ An MTU-Bench sample is one turn of a dialogue: the dialogue so far (input["turns
 benchmark's own, with its calls and observations) and the user's last message, which the model
 answers with the turn's calls. Its trace is the dialogue turn by turn, one step per user turn
 (kit.traces.message_steps with per_turn: the user's message, the calls the assistant made, their
-observations where the data holds them, its reply), the turns the benchmark gives labelled
-"turn N (given)", and last the model's turn ("turn N"): the current user message, the calls the
+observations where the data holds them, its reply): the turns the benchmark gives, labelled
+"turn N (given)", are the trace's history (shown, never reviewed: they are not the model's),
+and its one step is the model's turn ("turn N"): the current user message, the calls the
 suite's parser read from the answer (evaluate._predicted_calls: a tool called twice keeps its
 first place and its last arguments, as MTU-Eval reads them), no result (MTU-Bench executes no
 tool), the answer's text. A sample alone (no output) reads the same way with the gold calls as
-the last turn: the benchmark's own dialogue, for a review of the data.
+its step: the benchmark's own dialogue, for a review of the data.
 
 auto_error: None on the given turns (the benchmark's, not the model's; the suite has no verdict
 on them). On the model's turn, the suite's own verdict: "" when MTU-Eval counts the turn right
@@ -108,7 +109,7 @@ def trace(item: Item, output: JudgedOutput | None) -> Trace:
     given = item.input if isinstance(item.input, Mapping) else {}
     turns = given.get("turns")
     read = message_steps(turns if isinstance(turns, list) else [], per_turn=True)
-    steps = [
+    history = tuple(
         TraceStep(
             label=f"{step.label} (given)",
             calls=tuple(
@@ -119,8 +120,8 @@ def trace(item: Item, output: JudgedOutput | None) -> Trace:
             text=step.text,
         )
         for step in read.steps
-    ]
-    label = f"turn {len(steps) + 1}"
+    )
+    label = f"turn {len(history) + 1}"
     query = given.get("query")
     user = read.pending_user or (query if isinstance(query, str) else "")
     try:
@@ -128,18 +129,16 @@ def trace(item: Item, output: JudgedOutput | None) -> Trace:
     except ValueError as error:
         raise NotATrace(str(error)) from None
     if output is None:
-        steps.append(TraceStep(label=label, calls=_calls(_gold_calls(item), label), user=user))
-        return Trace(steps=tuple(steps), schemas=_schemas(item))
+        gold = TraceStep(label=label, calls=_calls(_gold_calls(item), label), user=user)
+        return Trace(steps=(gold,), schemas=_schemas(item), history=history)
     outcome = outcome_of(output)
     record = _record(item, outcome, output)
     wrong = wrong_turn(record)
-    steps.append(
-        TraceStep(
-            label=label,
-            calls=_calls(_predicted_calls(outcome, multi), label),
-            user=user,
-            text=output.text,
-            auto_error=STEP_ERRORS.get(error_type(record)) if wrong else "",
-        )
+    turn = TraceStep(
+        label=label,
+        calls=_calls(_predicted_calls(outcome, multi), label),
+        user=user,
+        text=output.text,
+        auto_error=STEP_ERRORS.get(error_type(record)) if wrong else "",
     )
-    return Trace(steps=tuple(steps), schemas=_schemas(item), auto_verdict=not wrong)
+    return Trace(steps=(turn,), schemas=_schemas(item), auto_verdict=not wrong, history=history)

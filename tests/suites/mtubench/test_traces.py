@@ -70,7 +70,7 @@ def test_a_single_tool_turn_with_its_dialogue(samples: dict[str, Item]) -> None:
 
     # then
     assert got == Trace(
-        steps=(
+        history=(
             TraceStep(
                 label="turn 1 (given)",
                 calls=(ShownCall("LookupMusic", {}, "turn 1 (given)"),),
@@ -86,6 +86,8 @@ def test_a_single_tool_turn_with_its_dialogue(samples: dict[str, Item]) -> None:
                 text="The user seems happy with the recommendation but no further action is "
                 "requested yet.\nShould I play this now?",
             ),
+        ),
+        steps=(
             TraceStep(
                 label="turn 3",
                 calls=(ShownCall("PlayMedia", PLAY, "turn 3"),),
@@ -150,12 +152,14 @@ def test_a_multi_tool_turn_with_calls_that_record_no_result(samples: dict[str, I
     got = trace(item, run_output(item, text))
 
     # then
-    assert [s.label for s in got.steps] == ["turn 1 (given)", "turn 2 (given)", "turn 3"]
-    assert got.steps[1].calls == (ShownCall("get_current_temperature", FETCH, "turn 2 (given)"),)
-    assert got.steps[1].results == (None,)
-    assert got.steps[1].text == "Sure, one moment while I fetch that information for you."
-    assert got.steps[2].user.startswith("Once you get that")
-    assert (got.steps[2].auto_error, got.auto_verdict) == ("", True)
+    assert [s.label for s in got.history] == ["turn 1 (given)", "turn 2 (given)"]
+    assert [s.label for s in got.steps] == ["turn 3"]
+    given = got.history[1]
+    assert given.calls == (ShownCall("get_current_temperature", FETCH, "turn 2 (given)"),)
+    assert given.results == (None,)
+    assert given.text == "Sure, one moment while I fetch that information for you."
+    assert got.steps[0].user.startswith("Once you get that")
+    assert (got.steps[0].auto_error, got.auto_verdict) == ("", True)
     # Other tools, or a gold tool left out beside an extra one:
     wrong = trace(item, run_output(item, multi(("adjust_lighting", {"location": "bedroom"}))))
     assert wrong.steps[-1].auto_error == "wrong_tool"
@@ -168,10 +172,13 @@ def test_a_multi_tool_turn_with_calls_that_record_no_result(samples: dict[str, I
 def test_a_sample_alone_reads_as_the_benchmarks_dialogue(samples: dict[str, Item]) -> None:
     item = samples["M-S_0_2"]
     got = trace(item, None)
-    assert got.steps[-1] == TraceStep(
-        label="turn 3",
-        calls=(ShownCall("PlayMedia", PLAY, "turn 3"),),
-        user=item.input["query"],
+    assert len(got.history) == 2
+    assert got.steps == (
+        TraceStep(
+            label="turn 3",
+            calls=(ShownCall("PlayMedia", PLAY, "turn 3"),),
+            user=item.input["query"],
+        ),
     )
     assert got.auto_verdict is None
 
