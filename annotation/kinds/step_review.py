@@ -65,8 +65,8 @@ def _trace(item: Any) -> dict[str, Any]:
 def _step_view(
     index: int,
     step: Mapping[str, Any],
-    schemas: Mapping[str, Any],
-    schemas_shown: Mapping[str, Any],
+    schemas: Mapping[Any, Any],
+    schemas_shown: Mapping[Any, Any],
 ) -> dict[str, Any]:
     """One stored step as the screen shows it: its calls with their results and schemas, the
     results beyond the calls, the states, and the call editor's prefill (its first call)."""
