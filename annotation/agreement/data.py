@@ -765,20 +765,26 @@ ITEM_KEY_COLUMNS = (
 
 def step_review_inputs(campaign: Campaign) -> dict[str, Any]:
     """What the step-level review's section reads (annotation.agreement.steps): the suite's
-    error types and, per item, the suite's own verdict on each step of its frozen trace and each
-    annotator's current verdicts on the steps."""
+    error types and, per item, the suite's own verdict on each step of its frozen trace and on
+    the whole trace, and each annotator's current verdicts on the steps and on the trace."""
     suite = get_suite(campaign.benchmark.suite) if campaign.benchmark_id else None
     items: dict[int, dict[str, Any]] = {}
     for item_id, payload in campaign.items.values_list("id", "payload"):
         trace = (payload or {}).get("trace") or {}
         auto = [step.get("auto_error") for step in trace.get("steps") or []]
-        items[item_id] = {"auto": auto, "labels": {}}
+        items[item_id] = {
+            "auto": auto,
+            "auto_verdict": trace.get("auto_verdict"),
+            "labels": {},
+            "verdicts": {},
+        }
     labels = Label.objects.filter(campaign=campaign, is_current=True).values_list(
         "item_id", "annotator__username", "answers"
     )
     for item_id, username, answers in labels:
         if item_id in items and isinstance(answers, dict):
             items[item_id]["labels"][username] = answers.get("steps") or []
+            items[item_id]["verdicts"][username] = answers.get("verdict")
     return {
         "suite": suite.name if suite else "",
         "error_types": [[error.key, error.label] for error in suite.step_errors] if suite else [],

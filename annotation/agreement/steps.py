@@ -15,13 +15,17 @@ confusion table), with the same bootstrap intervals, here over steps:
     what is wrong with it;
   - "steps: classification": every step as right or its error type, the suite's automatic
     classification against the human majority (agreement, kappa, the confusion table);
+  - "traces: right or wrong": each trace (not step), the annotators' verdicts on the whole
+    trace with the suite's own (Trace.auto_verdict) where it gives one, so that the suite's
+    verdict meets the human majority there too;
   - where in the trace humans disagree: per step position, the share of steps that two or
     more annotators judged and that they did not all judge alike (right or wrong).
 
 Pure: no Django. `section_inputs["step_review"]` (what the kind's loader read from the
 database) is {"suite": name, "error_types": [[key, label], ...], "items": {item id: {"auto":
-[the suite's verdict per step: "" right, a type's key wrong, null none], "labels": {annotator:
-[the label's steps]}}}}.
+[the suite's verdict per step: "" right, a type's key wrong, null none], "auto_verdict": the
+suite's on the trace (true, false or null), "labels": {annotator: [the label's steps]},
+"verdicts": {annotator: "right" | "wrong"}}}}.
 """
 
 from __future__ import annotations
@@ -156,7 +160,41 @@ def step_questions(ratings: CampaignRatings, data: Mapping[str, Any]) -> list[Qu
             auto_class,
         )
     )
+    questions.append(trace_question(ratings, data, humans, suite))
     return questions
+
+
+TRACE_VERDICT = {"right": RIGHT, "wrong": WRONG}
+
+
+def trace_question(
+    ratings: CampaignRatings, data: Mapping[str, Any], humans: list[Rater], suite: Rater
+) -> QuestionRatings:
+    """The annotators' verdicts on each whole trace, with the suite's own where it gives one."""
+    items = data.get("items") or {}
+    entries = [
+        entry
+        for item_id in ratings.items
+        if (entry := items.get(item_id) or items.get(str(item_id)))
+    ]
+    human_values = np.full((len(entries), len(humans)), np.nan)
+    suite_values = np.full(len(entries), np.nan)
+    for u, entry in enumerate(entries):
+        verdicts = entry.get("verdicts") or {}
+        for j, rater in enumerate(humans):
+            human_values[u, j] = TRACE_VERDICT.get(str(verdicts.get(rater.name)), np.nan)
+        auto = entry.get("auto_verdict")
+        if isinstance(auto, bool):
+            suite_values[u] = RIGHT if auto else WRONG
+    return _question(
+        "traces:right",
+        "Traces: right or wrong",
+        {WRONG: "wrong", RIGHT: "right"},
+        humans,
+        suite,
+        human_values,
+        suite_values,
+    )
 
 
 def disagreement_by_position(

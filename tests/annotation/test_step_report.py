@@ -98,7 +98,8 @@ def test_per_error_type_kappa_over_the_steps_judged_wrong() -> None:
     assert tool["cohen_kappa"]["value"] == pytest.approx(0.4)
     # one question per type of the suite's taxonomy, its own type included
     keys = [q["key"] for q in section["questions"]]
-    assert keys == ["steps:right", *[f"steps:error:{k}" for k, _ in TYPES], "steps:classification"]
+    errors = [f"steps:error:{k}" for k, _ in TYPES]
+    assert keys == ["steps:right", *errors, "steps:classification", "traces:right"]
 
 
 def test_the_suites_classification_against_the_human_majority() -> None:
@@ -117,6 +118,26 @@ def test_the_suites_classification_against_the_human_majority() -> None:
     # says wrong: no; so 3 of 4)
     right = _question(section, "steps:right")
     assert right["automatic"][0]["accuracy"]["value"] == pytest.approx(3 / 4)
+
+
+def test_the_suites_verdict_on_whole_traces_against_the_annotators() -> None:
+    # given verdicts on the three traces: alice right, wrong, wrong; bob right, wrong, right;
+    # the suite right, wrong and none on the third
+    ratings = _ratings()
+    items = ratings.section_inputs["step_review"]["items"]
+    for i, (alice, bob, auto) in enumerate(
+        [("right", "right", True), ("wrong", "wrong", False), ("wrong", "right", None)]
+    ):
+        items[10 + i].update(verdicts={"alice": alice, "bob": bob}, auto_verdict=auto)
+    # when
+    traces = _question(step_report(ratings, resamples=50, seed=1, level=0.95), "traces:right")
+    # then the annotators agree on 2 of 3; alice says right once, bob twice: p_e = (1/3)(2/3)
+    # + (2/3)(1/3) = 4/9, kappa = (6/9 - 4/9) / (5/9) = 0.4
+    assert traces["n_items"] == 3
+    assert _pair(traces, "human:alice", "human:bob")["cohen_kappa"]["value"] == pytest.approx(0.4)
+    # and the suite meets the majority on the two traces that have one, both alike
+    (suite,) = traces["automatic"]
+    assert suite["accuracy"]["value"] == pytest.approx(1.0) and suite["accuracy"]["n"] == 2
 
 
 def test_where_in_the_trace_annotators_disagree() -> None:
