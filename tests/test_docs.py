@@ -35,7 +35,7 @@ otherwise (or with DOCS_TEST_DEMO_FILES=1) to the project's own demo files in th
 So a command added to the docs must either run as written from a fresh clone (through `./dev`,
 naming demo objects or files that exist, not placeholders) and exit 0, or carry one of the
 comments with its reason. Files a block writes into the checkout (say, `--csv summary.csv`) are
-removed afterwards.
+removed afterwards; only those a block names, so that nothing else written meanwhile is lost.
 """
 
 from __future__ import annotations
@@ -285,6 +285,11 @@ def test_the_documented_commands_run_as_written(throwaway_database: str, tmp_pat
                 f"--- stderr\n{done.stderr[-3000:]}"
             )
     finally:
+        # Only what a block names: a file someone else writes into the checkout meanwhile (a
+        # test being written while this one runs) stays.
+        written = " ".join(block.code for _name, block in blocks)
         for name in _untracked() - before:
-            (ROOT / name).unlink(missing_ok=True)
+            path = Path(name)
+            if path.name in written or path.parts[0] in written:
+                (ROOT / name).unlink(missing_ok=True)
         redis.from_url(broker).flushdb()
