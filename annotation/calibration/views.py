@@ -102,6 +102,8 @@ def _page(
         "posted": posted or {"selection": services.DISAGREEMENTS, "size": "20"},
         "error": error,
         "versions": version.judge.versions.order_by("number"),
+        # The page is a judge's: the site's navigation shows it under Judges.
+        "nav_judges": True,
     }
     return render(request, "annotation/calibration.html", context, status=status)
 

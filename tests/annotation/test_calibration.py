@@ -456,6 +456,8 @@ def test_a_pass_judge_meets_humans_on_single_answers() -> None:
     client.force_login(make_researcher())
     page = client.get(f"/judges/{judge.pk}/v{version.number}/calibration/").content.decode()
     assert "Build the campaign" in page
+    # a judge's page: the site's navigation marks Judges, not Annotate
+    assert 'aria-current="page">Judges<' in page and 'aria-current="page">Annotate<' not in page
 
 
 def test_a_score_judge_s_loop_asks_its_dimensions_within_its_scale() -> None:
