@@ -736,6 +736,35 @@ def load_json(path: Path) -> Any:
 
 # --- JSON Lines and CSV -------------------------------------------------------------------------
 
+JSONL_EXTENSIONS = (".jsonl", ".json")
+
+
+def jsonl_files(paths: Sequence[Path], *, what: str) -> list[Path]:
+    """The JSON Lines files named, a folder standing for its `*.jsonl` / `*.json` files in name
+    order (its manifest.json left out); `what` names what the files hold, for the errors."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.iterdir()
+                if p.is_file()
+                and p.suffix.lower() in JSONL_EXTENSIONS
+                and p.name != "manifest.json"
+            )
+            if not found:
+                raise ImportFormatError(f"holds no .jsonl files of {what}", file=path)
+            files.extend(found)
+        elif path.suffix.lower() not in JSONL_EXTENSIONS:
+            raise ImportFormatError(
+                f"is not a file this suite reads: {what} come as JSON Lines (*.jsonl, or *.json "
+                "holding JSON Lines), or a folder of them",
+                file=path,
+            )
+        else:
+            files.append(path)
+    return files
+
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, object) for each non-blank line of a JSON Lines file."""

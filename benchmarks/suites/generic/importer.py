@@ -49,6 +49,7 @@ from benchmarks.kit.base import (
     check_value,
     iter_jsonl,
     json_loads_numbers_checked,
+    jsonl_files,
     require,
     type_name,
 )
@@ -58,7 +59,6 @@ default_benchmark = "Generic"
 
 KEYS = {"id", "query", "turns", "tools", "answer", "tool_calls", "split", "metadata"}
 ROLES = ("user", "assistant", "tool")
-EXTENSIONS = (".jsonl", ".json")
 DEFAULT_SPLIT = "default"
 
 
@@ -74,26 +74,7 @@ class _Where:
 
 
 def _files(paths: Sequence[Path]) -> list[Path]:
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(
-                p
-                for p in path.iterdir()
-                if p.is_file() and p.suffix.lower() in EXTENSIONS and p.name != "manifest.json"
-            )
-            if not found:
-                raise ImportFormatError("holds no .jsonl files", file=path)
-            files.extend(found)
-        elif path.suffix.lower() not in EXTENSIONS:
-            raise ImportFormatError(
-                "is not a file this suite reads: the generic suite reads JSON Lines (*.jsonl, or "
-                "*.json holding JSON Lines), or a folder of them",
-                file=path,
-            )
-        else:
-            files.append(path)
-    return files
+    return jsonl_files(paths, what="the generic suite's samples")
 
 
 def _calls(value: Any, key: str, at: _Where) -> list[dict[str, Any]]:

@@ -54,7 +54,6 @@ from typing import Any
 
 from benchmarks.kit.base import (
     ImportBundle,
-    ImportFormatError,
     Progress,
     SampleRecord,
     ToolRecord,
@@ -62,6 +61,7 @@ from benchmarks.kit.base import (
     check_value,
     iter_jsonl,
     json_loads_numbers_checked,
+    jsonl_files,
     type_name,
 )
 from benchmarks.kit.traces import message_text
@@ -74,31 +74,11 @@ default_benchmark = "Transcripts"
 
 KEYS = ("id", "messages", "tools", "split", "metadata")
 ROLES = ("system", "developer", "user", "assistant", "tool")
-EXTENSIONS = (".jsonl", ".json")
 DEFAULT_SPLIT = "default"
 
 
 def _files(paths: Sequence[Path]) -> list[Path]:
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(
-                p
-                for p in path.iterdir()
-                if p.is_file() and p.suffix.lower() in EXTENSIONS and p.name != "manifest.json"
-            )
-            if not found:
-                raise ImportFormatError("holds no .jsonl files", file=path)
-            files.extend(found)
-        elif path.suffix.lower() not in EXTENSIONS:
-            raise ImportFormatError(
-                "is not a file this suite reads: transcripts are JSON Lines (*.jsonl, or *.json "
-                "holding JSON Lines), or a folder of them",
-                file=path,
-            )
-        else:
-            files.append(path)
-    return files
+    return jsonl_files(paths, what="transcripts")
 
 
 def _content(message: dict[str, Any], where: str, at: _Where) -> None:

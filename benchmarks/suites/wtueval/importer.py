@@ -39,6 +39,7 @@ from benchmarks.kit.base import (
     Progress,
     SampleRecord,
     iter_jsonl,
+    jsonl_files,
     require,
     type_name,
 )
@@ -48,31 +49,11 @@ default_benchmark = "WTU-Eval"
 
 KINDS = {"tool": ["R1", "R2"], "general": ["R3", "R4"]}
 FIELDS = ("id", "dataset", "question", "answer", "kind", "options")
-EXTENSIONS = (".jsonl", ".json")
 SCALARS = (str, int, float, bool)
 
 
 def _files(paths: Sequence[Path]) -> list[Path]:
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(
-                p
-                for p in path.iterdir()
-                if p.is_file() and p.suffix.lower() in EXTENSIONS and p.name != "manifest.json"
-            )
-            if not found:
-                raise ImportFormatError("holds no .jsonl files of WTU-Eval questions", file=path)
-            files.extend(found)
-        elif path.suffix.lower() not in EXTENSIONS:
-            raise ImportFormatError(
-                "is not a file this suite reads: WTU-Eval questions come as JSON Lines "
-                "(*.jsonl, or *.json holding JSON Lines), or a folder of them",
-                file=path,
-            )
-        else:
-            files.append(path)
-    return files
+    return jsonl_files(paths, what="WTU-Eval questions")
 
 
 def _check_options(options: Any, *, path: Path, line: int) -> list[str] | dict[str, str]:
