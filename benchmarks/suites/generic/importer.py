@@ -203,6 +203,24 @@ def _tools(value: Any, at: _Where) -> list[ToolRecord]:
     return tools
 
 
+def record_tools(value: Any, at: _Where, defined: dict[str, ToolRecord]) -> list[ToolRecord]:
+    """A record's tools (none when it gives none), each name once, and each defined as every
+    earlier record of the import defined it (`defined`: name -> its first definition)."""
+    tools = _tools(value, at) if value is not None else []
+    names = [tool.name for tool in tools]
+    if len(set(names)) != len(names):
+        raise at.error("offers a tool name twice", "tools")
+    for tool in tools:
+        first = defined.setdefault(tool.name, tool)
+        if (first.description, first.parameters) != (tool.description, tool.parameters):
+            raise at.error(
+                f"tool {tool.name!r} is defined differently at {first.source}; "
+                "give one definition per tool name",
+                "tools",
+            )
+    return tools
+
+
 def import_files(paths: Sequence[Path], progress: Progress | None = None) -> ImportBundle:
     bundle = ImportBundle()
     defined: dict[str, ToolRecord] = {}
@@ -238,18 +256,8 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
             else:
                 kind = "dialogue"
                 sample_input = {"turns": _turns(record["turns"], at)}
-            tools = _tools(record["tools"], at) if record.get("tools") is not None else []
+            tools = record_tools(record.get("tools"), at, defined)
             names = [tool.name for tool in tools]
-            if len(set(names)) != len(names):
-                raise at.error("offers a tool name twice", "tools")
-            for tool in tools:
-                first = defined.setdefault(tool.name, tool)
-                if (first.description, first.parameters) != (tool.description, tool.parameters):
-                    raise at.error(
-                        f"tool {tool.name!r} is defined differently at {first.source}; "
-                        "give one definition per tool name",
-                        "tools",
-                    )
             reference: dict[str, Any] = {}
             if "answer" in record:
                 reference["answer"] = record["answer"]

@@ -65,7 +65,7 @@ from benchmarks.kit.base import (
     type_name,
 )
 from benchmarks.kit.traces import message_text
-from benchmarks.suites.generic.importer import _tools, _Where
+from benchmarks.suites.generic.importer import _Where, record_tools
 
 __all__ = ["default_benchmark", "import_files", "name"]
 
@@ -221,18 +221,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
                 )
             seen[(split, external_id)] = f"{path}, line {line}"
             messages = _messages(record.get("messages"), at)
-            tools = _tools(record["tools"], at) if record.get("tools") is not None else []
-            names = [tool.name for tool in tools]
-            if len(set(names)) != len(names):
-                raise at.error("offers a tool name twice", "tools")
-            for tool in tools:
-                first = defined.setdefault(tool.name, tool)
-                if (first.description, first.parameters) != (tool.description, tool.parameters):
-                    raise at.error(
-                        f"tool {tool.name!r} is defined differently at {first.source}; "
-                        "give one definition per tool name",
-                        "tools",
-                    )
+            tools = record_tools(record.get("tools"), at, defined)
             metadata = record.get("metadata")
             if metadata is not None and not isinstance(metadata, dict):
                 raise at.error(f"expected an object, got {type_name(metadata)}", "metadata")
@@ -249,7 +238,7 @@ def import_files(paths: Sequence[Path], progress: Progress | None = None) -> Imp
                     external_id=external_id,
                     input=sample_input,
                     kind="dialogue",
-                    candidate_tools=names,
+                    candidate_tools=[tool.name for tool in tools],
                     metadata=metadata or {},
                     source=f"{path}, line {line}",
                 )
