@@ -681,14 +681,11 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     a, b = _compared_run(request, "a"), _compared_run(request, "b")
     check_comparable(a, b)
     spec = task_spec(a)
-    compared = runs_compared(a, b)
     shown = request.GET.get("show", "all")
     if shown not in COMPARE_SHOWN:
         shown = "all"
-    pairs = compared["pairs"]
-    if shown != "all":
-        pairs = [pair for pair in pairs if pair["differs"] == (shown == "disagree")]
-    page = Paginator(pairs, PAGE_SIZE).get_page(request.GET.get("page"))
+    compared = runs_compared(a, b, shown)
+    page = Paginator(compared["pairs"], PAGE_SIZE).get_page(request.GET.get("page"))
     ids = [pair[side] for pair in page.object_list for side in ("a", "b")]
     predictions = Prediction.objects.select_related("sample").in_bulk(ids)
     rows = []
