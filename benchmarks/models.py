@@ -137,6 +137,11 @@ class Sample(models.Model):
                 name="sample_input_trgm",
             ),
             GinIndex(OpClass(Upper("external_id"), name="gin_trgm_ops"), name="sample_id_trgm"),
+            # The revised samples of a benchmark (few among many: a run's page counts those
+            # it answered, gold_versions.refined_sample_count).
+            models.Index(
+                fields=["benchmark"], condition=models.Q(revision__gt=0), name="sample_revised"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -347,12 +347,15 @@ def run_live_status(run: Run) -> dict[str, Any]:
     progress = run_progress(run)
     now = timezone.now()
     window = min(RATE_WINDOW_SECONDS, max(1.0, (now - run.created_at).total_seconds()))
-    recent = Prediction.objects.filter(
-        run=run,
-        status__in=[Prediction.Status.DONE, Prediction.Status.FAILED],
-        updated_at__gte=now - timedelta(seconds=window),
-    ).count()
-    rate = recent / window if run.status == Run.Status.RUNNING else 0.0
+    rate = 0.0
+    if run.status == Run.Status.RUNNING:
+        # Read only while it runs: a finished run of a million items has no rate to count.
+        recent = Prediction.objects.filter(
+            run=run,
+            status__in=[Prediction.Status.DONE, Prediction.Status.FAILED],
+            updated_at__gte=now - timedelta(seconds=window),
+        ).count()
+        rate = recent / window
     left = progress["pending"] + progress["running"]
     settled = progress["done"] + progress["failed"]
     return {

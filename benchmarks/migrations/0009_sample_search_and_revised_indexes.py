@@ -56,4 +56,12 @@ class Migration(migrations.Migration):
                 ),
             ],
         ),
-    ]
+        migrations.AddIndex(
+            model_name="sample",
+            index=models.Index(
+                condition=models.Q(("revision__gt", 0)),
+                fields=["benchmark"],
+                name="sample_revised",
+            ),
+        ),
+]
