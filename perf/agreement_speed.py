@@ -433,8 +433,12 @@ def main() -> None:
         help="compute the report in this process (no queue, no worker) instead of the page's "
         "path through Celery",
     )
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=600)
     args = parser.parse_args()
+    sys.exit(honest.within_time_limit(args, "agreement_speed.py", lambda: measure_all(args)))
+
+
+def measure_all(args: argparse.Namespace) -> int | None:
     total = args.items * args.annotators * args.questions
     print(f"database {OWN.name} (migrating)", flush=True)
     call_command("migrate", verbosity=0, interactive=False)
@@ -531,7 +535,7 @@ def main() -> None:
     connections.close_all()
     if args.drop_db:
         OWN.drop()
-    sys.exit(honest.exit_status([result.verdict]))
+    return honest.exit_status([result.verdict])
 
 
 if __name__ == "__main__":

@@ -1042,8 +1042,12 @@ def main() -> None:
         help="two requests per item (POST next, POST submit: default), or one (POST submit with "
         '"next": true answers with the next item, as the studio page does after a submit)',
     )
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=600)
     args = parser.parse_args()
+    sys.exit(honest.within_time_limit(args, "annotate_load.py", lambda: measure_all(args)))
+
+
+def measure_all(args: argparse.Namespace) -> int | None:
     sys.setswitchinterval(0.001)  # 50 client threads: hand the GIL over promptly
 
     print(f"database {OWN.name} (migrating), cache {PERF_REDIS_URL}", flush=True)
@@ -1179,7 +1183,7 @@ def main() -> None:
     else:
         print(f"\ndatabase {OWN.name} left in place (--drop-db drops it)")
     # An integrity check or a request that failed is a failure whatever the figures say.
-    sys.exit(honest.exit_status(r.verdict for r in results) if ok else 1)
+    return honest.exit_status(r.verdict for r in results) if ok else 1
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ Timed, --repeat times each in turn, the medians kept:
 Target: at least --target checks per second (check alone), and not disturbed (perf/honest.py:
 the baseline's repeats spread over --max-spread, or other processes took more than
 --max-others cores). The script stops after --time-limit seconds of wall time, whatever it is
-doing, with a message. Exit status: 0 pass, 1 missed or out of time, 3 disturbed.
+doing, and reports a TIMEOUT result (perf/honest.py). Exit status: 0 pass, 1 missed or out of
+time, 3 disturbed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import signal
 import statistics
 import sys
 import time
@@ -46,10 +46,6 @@ from perf import honest  # noqa: E402
 
 CATEGORIES = ["simple_python", "multiple", "parallel", "parallel_multiple"]
 WORDS = ["Berkeley", "New York", "celsius", "fast", "low-carb", "2024-01-01", "USD", "Mars"]
-
-
-class OutOfTime(Exception):
-    pass
 
 
 def _value(kind: str, rng: random.Random) -> Any:
@@ -172,24 +168,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checks", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=31)
-    parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--target", type=float, default=20_000.0)
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=120)
     options = parser.parse_args(argv)
 
-    def out_of_time(signum: int, frame: Any) -> None:
-        raise OutOfTime
-
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, options.time_limit)
-    try:
+    def work() -> int:
         with honest.CpuLoad(options.cpu_load) as burner:
             return _measure(options, burner.pids)
-    except OutOfTime:
-        print(f"bfcl_ast: out of time after {options.time_limit:g} s; nothing reported")
-        return honest.EXIT_MISSED
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+
+    return honest.within_time_limit(options, "bfcl_ast.py", work)
 
 
 def _measure(options: argparse.Namespace, burner: list[int]) -> int:

@@ -330,6 +330,7 @@ class Export:
 
 
 def setup(kind: str, rows: int) -> Export:
+    honest.doing(f"setup: {rows:,} rows of the {kind} CSV")
     started = time.perf_counter()
     if kind == "predictions":
         run = build(rows)
@@ -372,8 +373,10 @@ def measure(args: argparse.Namespace, client: Client, target: Export) -> honest.
     with honest.CpuLoad(args.cpu_load) as burner:
         for repeat in range(args.repeat):
             watch = honest.Watch([postmaster] if postmaster else [], burner.pids).start()
+            honest.doing(f"repeat {repeat + 1} of {args.repeat}: the {target.name} CSV's export")
             seconds, first, memory, _size, lines, cpu = export(client, target.url)
             assert lines == target.line_breaks, f"{lines} line breaks for {rows} rows"
+            honest.doing(f"repeat {repeat + 1} of {args.repeat}: its COPY (the baseline)")
             copy_seconds, _copy_size = copy_out(target.copy_sql)
             loads.append(watch.stop())
             exports.append((seconds, first, memory, cpu))
@@ -428,8 +431,12 @@ def main() -> None:
         default="predictions",
         help="which CSV to measure (both: the predictions CSV, then the labels CSV)",
     )
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=900)
     args = parser.parse_args()
+    sys.exit(honest.within_time_limit(args, "csv_speed.py", lambda: measure_all(args)))
+
+
+def measure_all(args: argparse.Namespace) -> int | None:
     call_command("migrate", verbosity=0, interactive=False)
     user, _ = User.objects.get_or_create(username=USER, defaults={"is_superuser": True})
     user.is_superuser = user.is_staff = True
@@ -443,11 +450,12 @@ def main() -> None:
             results.append(measure(args, client, setup(kind, args.rows)))
         finally:
             if not args.keep:
+                honest.doing(f"cleanup: deleting the {kind} CSV's rows")
                 forget() if kind == "predictions" else labels_forget()
     for result in results:
         result.print()
     honest.results_append(args.results, results)
-    sys.exit(honest.exit_status([result.verdict for result in results]))
+    return honest.exit_status([result.verdict for result in results])
 
 
 if __name__ == "__main__":

@@ -52,7 +52,12 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--tool-mode", choices=eo.TOOL_MODES, default="text")
     parser.add_argument("--profile", default="")
+    honest.add_arguments(parser, time_limit=900)
     args = parser.parse_args()
+    sys.exit(honest.within_time_limit(args, "eval_cpu.py", lambda: measure_all(args)))
+
+
+def measure_all(args: argparse.Namespace) -> int | None:
     mode = eo.MODES[args.tool_mode]
     eo.call_command("migrate", verbosity=0, interactive=False)
     eo.redis.from_url(eo.settings.CELERY_BROKER_URL).flushdb()

@@ -491,8 +491,12 @@ def main() -> None:
         default=0,
         help="processes of the bare loop (default: as many as --workers, in both modes)",
     )
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=900)
     args = parser.parse_args()
+    sys.exit(honest.within_time_limit(args, "eval_overhead.py", lambda: measure_all(args)))
+
+
+def measure_all(args: argparse.Namespace) -> int | None:
     modes = TOOL_MODES if args.tool_mode == "both" else (args.tool_mode,)
     call_command("migrate", verbosity=0, interactive=False)
     redis.from_url(settings.CELERY_BROKER_URL).flushdb()
@@ -514,7 +518,7 @@ def main() -> None:
                 log.close()
     print(f"load after: {load()}")
     honest.results_append(args.results, results)
-    sys.exit(honest.exit_status(r.verdict for r in results))
+    return honest.exit_status(r.verdict for r in results)
 
 
 if __name__ == "__main__":

@@ -315,7 +315,7 @@ def main() -> int:
         help="also wait for the local model and check it has its own port",
     )
     parser.add_argument("--logs", type=Path, default=ROOT / "perf" / "out")
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=900)
     parser.add_argument(
         "--competing-load",
         dest="cpu_load",
@@ -325,6 +325,10 @@ def main() -> int:
         help="the same as --cpu-load: runs without, then with N busy processes, and the ratio",
     )
     args = parser.parse_args()
+    return honest.within_time_limit(args, "first_run.py", lambda: measure_all(args))
+
+
+def measure_all(args: argparse.Namespace) -> int:
     args.logs.mkdir(parents=True, exist_ok=True)
     try:
         baseline = series(args, "")

@@ -12,19 +12,27 @@ Disturbed, the rule every script applies before it reports a pass:
   MAX_OTHERS cores on average while it measured: it shared the machine.
 A disturbed measurement is printed with its reasons and never reported as a pass; its exit status
 is 3 (2 is argparse's, 1 a missed target or a failed check).
+
+Every script runs under a time limit (`--time-limit SECONDS`, each script's own default; see
+`within_time_limit`): a script still working when it expires is stopped, cleans up, and leaves a
+result marked TIMEOUT (a failure: exit status 1) that names the limit and what it was doing,
+never silence.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,6 +246,9 @@ def disturbed(
     return reasons
 
 
+TIMEOUT = "TIMEOUT"
+
+
 def verdict(met: bool, reasons: Sequence[str]) -> str:
     """'pass', 'MISSED', or, when disturbed, never a pass: 'disturbed' (met, but not to be
     trusted) or 'MISSED (disturbed)'."""
@@ -247,9 +258,9 @@ def verdict(met: bool, reasons: Sequence[str]) -> str:
 
 
 def exit_status(verdicts: Iterable[str]) -> int:
-    """A missed target outweighs a disturbance; only all-pass exits 0."""
+    """A missed target or a timeout outweighs a disturbance; only all-pass exits 0."""
     found = list(verdicts)
-    if any(v.startswith("MISSED") for v in found):
+    if any(v.startswith(("MISSED", TIMEOUT)) for v in found):
         return EXIT_MISSED
     if any(v != "pass" for v in found):
         return EXIT_DISTURBED
@@ -289,8 +300,16 @@ class CpuLoad:
 # --- the options every script has ----------------------------------------------------------------
 
 
-def add_arguments(parser: Any) -> None:
-    """--results, --cpu-load, --max-spread, --max-others (argparse)."""
+def add_arguments(parser: Any, *, time_limit: float) -> None:
+    """--results, --cpu-load, --max-spread, --max-others and --time-limit (argparse), the last
+    with this script's default (seconds of wall time for the whole script, setup included)."""
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=time_limit,
+        help="stop after this many seconds of wall time, clean up and report a TIMEOUT result"
+        f" (default {time_limit:g})",
+    )
     parser.add_argument(
         "--results", default="", help="append the results as JSON lines to this file (make perf)"
     )
@@ -329,6 +348,106 @@ def command_line(argv: Sequence[str] | None = None) -> str:
         elif not arg.startswith("--results="):
             kept.append(arg)
     return " ".join(["./dev python", name, *kept])
+
+
+# --- the time limit -----------------------------------------------------------------------------
+
+
+class OutOfTime(SystemExit):
+    """Raised in the main thread when the time limit expires. A SystemExit, so that no
+    `except Exception` swallows it, every `finally` and context manager on the way out cleans up
+    (servers stopped, rows deleted), and psycopg cancels the query it is waiting for in the
+    server instead of leaving it running there."""
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(EXIT_MISSED)
+        self.limit = limit
+
+
+_DOING = ["starting"]
+
+
+def doing(what: str) -> None:
+    """Say what the script is doing now: a timeout's result names it ("setup: 1,000,000
+    predictions", "repeat 2 of 3: the export")."""
+    _DOING[0] = what
+    print(f"[{time.strftime('%H:%M:%S')}] {what}", flush=True)
+
+
+def timeout_result(script: str, limit: float, what: str, seconds: float) -> Result:
+    """The result of a script stopped by its time limit: a failure, with the limit and what
+    was running."""
+    return Result(
+        script=script,
+        measured=f"(stopped by its time limit while running: {what})",
+        value=f"did not finish in {seconds:.0f} s",
+        baseline="-",
+        ratio="-",
+        target=f"finish within --time-limit {limit:g} s",
+        verdict=TIMEOUT,
+        load="-",
+        command=command_line(),
+        notes=[f"time limit of {limit:g} s expired while running: {what}"],
+    )
+
+
+def _kill_descendants() -> None:
+    """SIGKILL every process this script started (by pid, below it in the process tree)."""
+    me = os.getpid()
+    for pid in descendants(me, parents()) - {me}:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def within_time_limit(
+    args: Any, script: str, work: Callable[[], int | None], *, grace: float = 60.0
+) -> int:
+    """Run `work()` (the script's whole measuring, setup and cleanup included) under
+    `args.time_limit` seconds of wall time and return its exit status (None is 0).
+
+    On expiry a watchdog thread writes a TIMEOUT result (timeout_result) to `args.results` and
+    prints it at once, so that it exists whatever happens next; then it interrupts the main
+    thread with OutOfTime, whose unwinding stops the measured work and runs the script's own
+    cleanup, and this returns EXIT_MISSED. If the cleanup has not finished `grace` seconds
+    later, the processes the script started are killed and the script exits with EXIT_MISSED.
+    A SystemExit from `work` (a script's own sys.exit) passes through."""
+    limit = float(args.time_limit)
+    started = time.perf_counter()
+    finished = threading.Event()
+    expired = threading.Event()
+    main = threading.main_thread().ident
+
+    def interrupt(signum: int, frame: Any) -> None:
+        if not finished.is_set():
+            raise OutOfTime(limit)
+
+    def watchdog() -> None:
+        if finished.wait(limit):
+            return
+        expired.set()
+        result = timeout_result(script, limit, _DOING[0], time.perf_counter() - started)
+        result.print()
+        results_append(args.results, [result])
+        if main is not None:
+            signal.pthread_kill(main, signal.SIGALRM)
+        if finished.wait(grace):
+            return
+        print(f"{script}: cleanup unfinished {grace:g} s after the time limit; exiting", flush=True)
+        _kill_descendants()
+        os._exit(EXIT_MISSED)
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    thread = threading.Thread(target=watchdog, name="time-limit", daemon=True)
+    thread.start()
+    try:
+        status = work()
+    except OutOfTime:
+        return EXIT_MISSED
+    finally:
+        finished.set()
+        signal.signal(signal.SIGALRM, previous)
+    # The limit expired while `work` swallowed the interruption: still a timeout.
+    return EXIT_MISSED if expired.is_set() else (status or 0)
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -393,7 +512,8 @@ def markdown_table(results: Sequence[Result], *, date: str, machine: str) -> str
         "A verdict is `pass` only when the target was met and the measurement was not disturbed"
         f" (baseline repeats within {MAX_SPREAD:.0%} of their median, other processes under"
         f" {MAX_OTHERS:g} cores); `disturbed` means met on a machine that was not quiet enough"
-        " to say so.",
+        " to say so; `TIMEOUT` that the script was stopped by its time limit (--time-limit)"
+        " before it could measure, a failure.",
     ]
     notes = [(r.measured, n) for r in results for n in r.notes]
     if notes:

@@ -241,8 +241,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="20614,206140")
     parser.add_argument("--repeat", type=int, default=2, help="runs per size; the median is shown")
-    honest.add_arguments(parser)
+    honest.add_arguments(parser, time_limit=600)
     args = parser.parse_args()
+    sys.exit(honest.within_time_limit(args, "import_speed.py", lambda: measure_all(args)))
+
+
+def measure_all(args: argparse.Namespace) -> int | None:
     sizes = [int(s) for s in args.sizes.split(",")]
     # A fresh clone's database has no tables yet; migrating an up-to-date one is a no-op.
     call_command("migrate", verbosity=0, interactive=False)
@@ -318,7 +322,7 @@ def main() -> None:
             result.print()
             results.append(result)
     honest.results_append(args.results, results)
-    sys.exit(honest.exit_status(r.verdict for r in results))
+    return honest.exit_status(r.verdict for r in results)
 
 
 if __name__ == "__main__":

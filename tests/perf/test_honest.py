@@ -192,3 +192,131 @@ def test_the_machine_line_says_how_fast_the_machine_was() -> None:
     assert "cores" in line and "reference loop" in line
     ms = float(line.split("reference loop ")[1].split(" ms")[0])
     assert 1 < ms < 5000
+
+
+# --- the time limit -----------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+OVERRUN = """
+import argparse, subprocess, sys, time
+sys.path.insert(0, {root!r})
+from perf import honest
+
+parser = argparse.ArgumentParser()
+honest.add_arguments(parser, time_limit=60)
+args = parser.parse_args()
+
+def work():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    open({pid!r}, "w").write(str(child.pid))
+    try:
+        honest.doing("the measured loop, repeat 2 of 3")
+        time.sleep(120)
+        return 0
+    finally:
+        {cleanup}
+        child.kill()
+        child.wait()
+        open({cleaned!r}, "w").write("cleaned")
+
+sys.exit(honest.within_time_limit(args, "overrun.py", work, grace={grace}))
+"""
+
+
+def overrun(tmp_path: Path, *, cleanup: str = "pass", grace: float = 30) -> tuple[int, float]:
+    """A script whose work sleeps two minutes, run with --time-limit 1: (exit status, seconds)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "overrun.py"
+    script.write_text(
+        OVERRUN.format(
+            root=str(ROOT),
+            pid=str(tmp_path / "child.pid"),
+            cleaned=str(tmp_path / "cleaned"),
+            cleanup=cleanup,
+            grace=grace,
+        )
+    )
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, str(script), "--time-limit", "1", "--results", str(tmp_path / "r.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, time.perf_counter() - started
+
+
+def child_alive(tmp_path: Path) -> bool:
+    """Whether the process the script started still runs (a SIGKILL takes effect when the
+    process is next scheduled: a busy machine is given five seconds)."""
+    pid = int((tmp_path / "child.pid").read_text())
+    for _ in range(50):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        if state in "ZX":
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_a_script_over_its_time_limit_cleans_up_and_reports_a_timeout(tmp_path: Path) -> None:
+    status, seconds = overrun(tmp_path)
+    assert status == honest.EXIT_MISSED and seconds < 30
+    assert (tmp_path / "cleaned").read_text() == "cleaned"  # its own finally ran
+    assert not child_alive(tmp_path)
+    [result] = honest.results_read(tmp_path / "r.jsonl")
+    assert result.script == "overrun.py" and result.verdict == honest.TIMEOUT
+    assert result.target == "finish within --time-limit 1 s"
+    assert "the measured loop, repeat 2 of 3" in result.measured
+    assert result.command.endswith("overrun.py --time-limit 1")
+    # the summary of `make perf` shows it and fails
+    out = tmp_path / "PERF.md"
+    with pytest.raises(SystemExit) as stopped:
+        honest.main([str(tmp_path / "r.jsonl"), str(out), "overrun.py"])
+    assert stopped.value.code == honest.EXIT_MISSED
+    assert "| overrun.py | (stopped by its time limit while running: the measured loop" in (
+        out.read_text()
+    )
+
+
+def test_a_cleanup_that_hangs_is_cut_short_after_the_grace(tmp_path: Path) -> None:
+    status, seconds = overrun(tmp_path, cleanup="time.sleep(120)", grace=2)
+    assert status == honest.EXIT_MISSED and seconds < 30
+    assert not (tmp_path / "cleaned").exists()
+    assert not child_alive(tmp_path)  # killed by pid as a process the script started
+    [result] = honest.results_read(tmp_path / "r.jsonl")
+    assert result.verdict == honest.TIMEOUT
+
+
+def test_work_within_its_limit_returns_its_own_status() -> None:
+    args = type("Args", (), {"time_limit": 30.0, "results": ""})()
+    assert honest.within_time_limit(args, "quick.py", lambda: 3) == 3
+    assert honest.within_time_limit(args, "quick.py", lambda: None) == 0
+
+
+def test_a_timeout_fails_the_summary() -> None:
+    assert honest.exit_status(["pass", honest.TIMEOUT]) == honest.EXIT_MISSED
+    assert honest.exit_status(["disturbed", honest.TIMEOUT]) == honest.EXIT_MISSED
+
+
+def test_every_perf_script_runs_under_the_time_limit() -> None:
+    """Each script with a main() takes --time-limit and runs its work through
+    within_time_limit (the helper modules have no main)."""
+    scripts = [
+        p
+        for p in sorted((ROOT / "perf").glob("*.py"))
+        if "\ndef main(" in p.read_text() and p.name != "honest.py"  # the table, not a script
+    ]
+    assert len(scripts) >= 8
+    for path in scripts:
+        text = path.read_text()
+        assert "honest.add_arguments(parser, time_limit=" in text, path.name
+        assert f'honest.within_time_limit(args, "{path.name}"' in text or (
+            f'honest.within_time_limit(options, "{path.name}"' in text
+        ), path.name
