@@ -827,7 +827,7 @@ class ComparedPairs:
         start, stop, _step = key.indices(self.total)
         if stop <= start:
             return []
-        params = {
+        params: dict[str, Any] = {
             "a": self.a,
             "b": self.b,
             "shown": self.shown,
