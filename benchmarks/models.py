@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
+from django.db.models.functions import Cast, Upper
 
 
 class Benchmark(models.Model):
@@ -122,6 +124,23 @@ class Sample(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["benchmark", "split", "external_id"], name="sample_unique_per_split"
+            ),
+        ]
+        # The benchmark page's text search (selectors.sample_page: icontains on the id and the
+        # input's JSON text, UPPER(...) LIKE UPPER('%text%')) by trigrams: a word among a
+        # million samples is found from the index instead of reading every input. Created by
+        # SQL in migration 0009: Django writes these elements as `(UPPER(...) gin_trgm_ops)`,
+        # which PostgreSQL refuses.
+        indexes = [
+            GinIndex(
+                OpClass(Upper(Cast("input", models.TextField())), name="gin_trgm_ops"),
+                name="sample_input_trgm",
+            ),
+            GinIndex(OpClass(Upper("external_id"), name="gin_trgm_ops"), name="sample_id_trgm"),
+            # The revised samples of a benchmark (few among many: a run's page counts those
+            # it answered, gold_versions.refined_sample_count).
+            models.Index(
+                fields=["benchmark"], condition=models.Q(revision__gt=0), name="sample_revised"
             ),
         ]
 

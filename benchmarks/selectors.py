@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.core.paginator import Page, Paginator
@@ -93,9 +93,27 @@ def sample_counts_by_split(*, benchmark: Benchmark) -> dict[str, int]:
 SAMPLES_PER_PAGE = 50
 
 
-def benchmark_get(*, benchmark_id: int) -> Benchmark:
-    """One benchmark with its counts (404 when there is none)."""
-    return get_object_or_404(benchmark_list_with_counts(Benchmark.objects.all()), pk=benchmark_id)
+def benchmark_get(*, benchmark_id: int, counts: bool = True) -> Benchmark:
+    """One benchmark (404 when there is none), with its counts unless `counts` is False (they
+    read every sample: a page that does not show them need not wait for a million)."""
+    found = benchmark_list_with_counts(Benchmark.objects.all()) if counts else Benchmark.objects
+    return get_object_or_404(found, pk=benchmark_id)
+
+
+def benchmark_count_splits(
+    *, benchmark: Benchmark, splits: Sequence[Mapping[str, Any]], tools: int
+) -> None:
+    """Set the counts benchmark_list_with_counts gives (tool_total, sample_total, revised_total,
+    revision_total) from its splits' (benchmark_splits) and its number of tools: the samples
+    are read once, not twice."""
+    totals = {
+        "tool_total": tools,
+        "sample_total": sum(row["samples"] for row in splits),
+        "revised_total": sum(row["revised"] for row in splits),
+        "revision_total": sum(row["revisions"] for row in splits),
+    }
+    for name, value in totals.items():
+        setattr(benchmark, name, value)
 
 
 def benchmark_splits(*, benchmark: Benchmark) -> list[dict[str, Any]]:

@@ -52,8 +52,10 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def benchmark_detail(request: HtmxHttpRequest, benchmark_id: int) -> HttpResponse:
-    benchmark = selectors.benchmark_get(benchmark_id=benchmark_id)
+    benchmark = selectors.benchmark_get(benchmark_id=benchmark_id, counts=False)
     splits = selectors.benchmark_splits(benchmark=benchmark)
+    tools = list(selectors.tool_list(benchmark=benchmark))
+    selectors.benchmark_count_splits(benchmark=benchmark, splits=splits, tools=len(tools))
     split = request.GET.get("split", "")
     if split not in {row["split"] for row in splits}:
         split = ""
@@ -72,7 +74,7 @@ def benchmark_detail(request: HtmxHttpRequest, benchmark_id: int) -> HttpRespons
     context = {
         "benchmark": benchmark,
         "splits": splits,
-        "tools": selectors.tool_list(benchmark=benchmark),
+        "tools": tools,
         "page": page,
         "rows": [(s, selectors.sample_query_text(s.input)) for s in page.object_list],
         "filters": filters,
@@ -91,7 +93,7 @@ def _encoded(values: dict[str, str]) -> dict[str, str]:
 
 @require_GET
 def sample_detail(request: HttpRequest, benchmark_id: int, sample_id: int) -> HttpResponse:
-    benchmark = selectors.benchmark_get(benchmark_id=benchmark_id)
+    benchmark = selectors.benchmark_get(benchmark_id=benchmark_id, counts=False)
     sample = selectors.sample_get(benchmark=benchmark, sample_id=sample_id)
     given = sample.input if isinstance(sample.input, dict) else {}
     context = {

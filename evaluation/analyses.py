@@ -27,7 +27,7 @@ from config.computed import Computed, Computing, counted, touched
 from config.errors import ApplicationError
 from config.numbers import object_id
 from evaluation.models import Judgment, Prediction, Run, RunAnalysis
-from evaluation.selectors import run_context
+from evaluation.selectors import run_context, score_breakdown_counts
 from evaluation.services import scored_items
 
 
@@ -306,8 +306,31 @@ def _small(run: Run) -> bool:
 
 
 def _compute(run: Run, computing: Computing) -> dict[str, Any]:
-    result = compute(declared(run), _records(run), computing.progress)
+    analyses = declared(run)
+    if analyses and all(a.score_breakdown is not None for a in analyses):
+        result = compute_in_database(run, analyses, computing.progress)
+    else:
+        result = compute(analyses, _records(run), computing.progress)
     return {"data": {"run": run.pk, "analyses": result}}
+
+
+def compute_in_database(
+    run: Run,
+    analyses: Sequence[Analysis],
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """What `compute` gives over the run's settled records, for analyses that each declare a
+    score_breakdown, counted by PostgreSQL (selectors.score_breakdown_counts): the records are
+    never read into Python, so a run of a million items takes seconds, not minutes."""
+    result: dict[str, Any] = {}
+    for done, analysis in enumerate(analyses, start=1):
+        spec = analysis.score_breakdown
+        assert spec is not None
+        counted = score_breakdown_counts(run, spec, SETTLED)
+        result[analysis.name] = {"by": analysis.by, "rows": analysis.run_counted(counted)}
+        if progress:
+            progress(done, len(analyses))
+    return result
 
 
 RUN_ANALYSES: Computed[Run] = Computed(

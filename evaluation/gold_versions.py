@@ -32,7 +32,7 @@ from django.core.cache import cache
 from django.db.models import Max
 
 from benchmarks.kit.protocol import Evaluator, Item, MetricSpec, Scored, Scores
-from benchmarks.models import Benchmark, SampleRevision
+from benchmarks.models import Benchmark, Sample, SampleRevision
 from benchmarks.selectors import PUBLISHED_GOLD as PUBLISHED
 from benchmarks.selectors import REFINED_GOLD as REFINED
 from benchmarks.selectors import as_imported
@@ -86,12 +86,12 @@ def gold_compare_limit() -> int:
 
 def refined_sample_count(run: Run) -> int:
     """How many of the run's samples experts refined (0: both gold versions are the same)."""
-    return (
-        Prediction.objects.filter(run=run, sample__revision__gt=0)
-        .values("sample_id")
-        .distinct()
-        .count()
-    )
+    # From the benchmark's revised samples (few, by the partial index sample_revised) to the
+    # run's predictions of them, not from a million predictions to their samples.
+    answered = Prediction.objects.filter(run=run).values("sample_id")
+    return Sample.objects.filter(
+        benchmark_id=run.benchmark_id, revision__gt=0, pk__in=answered
+    ).count()
 
 
 def _published_items(sample_ids: Sequence[int], current: Mapping[int, Item]) -> dict[int, Item]:

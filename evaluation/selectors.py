@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -17,6 +17,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from psycopg import sql
 
+from benchmarks.kit.analyses import Counted, ScoreBreakdown
 from benchmarks.kit.judging import metric_unit
 from benchmarks.kit.protocol import (
     Context,
@@ -55,9 +56,54 @@ def item_of(row: dict[str, Any] | Sample) -> Item:
     )
 
 
-def items_by_sample_id(sample_ids: Iterable[int]) -> dict[int, Item]:
-    rows = Sample.objects.filter(pk__in=list(sample_ids)).values(*SAMPLE_FIELDS)
+def items_by_sample_id(sample_ids: Iterable[int] | QuerySet[Any]) -> dict[int, Item]:
+    """The items of these samples by id; `sample_ids` may be a query of ids (a subquery, not
+    a list of a million parameters)."""
+    ids = sample_ids if isinstance(sample_ids, QuerySet) else list(sample_ids)
+    rows = Sample.objects.filter(pk__in=ids).values(*SAMPLE_FIELDS)
     return {row["id"]: item_of(row) for row in rows}
+
+
+# A stored score as benchmarks.kit.analyses.score_of reads it: a JSON number as itself, true and
+# false as 1 and 0 (Python's bools are numbers), anything else as no value.
+_SCORE_VALUE = sql.SQL(
+    "CASE jsonb_typeof(p.scores -> {name}) WHEN 'number' THEN (p.scores ->> {name})::float8"
+    " WHEN 'boolean' THEN CASE WHEN p.scores -> {name} = 'true'::jsonb THEN 1.0 ELSE 0.0 END"
+    " END"
+)
+_SAMPLE_GROUP = {"split": sql.SQL("s.split"), "kind": sql.SQL("s.kind")}
+
+
+def score_breakdown_counts(
+    run: Run, spec: ScoreBreakdown, statuses: Sequence[str]
+) -> list[Counted]:
+    """The run's predictions of these statuses counted by their sample's group and their
+    values of the declared scores (ScoreBreakdown.rows makes the rows of them): a handful of
+    rows for a million predictions whose scores take a few values."""
+    values = [_SCORE_VALUE.format(name=sql.Literal(name)) for name in spec.scores.values()]
+    covered = (
+        sql.SQL(
+            "AND p.scores -> {name} IS NOT NULL AND p.scores -> {name} <> 'null'::jsonb"
+        ).format(name=sql.Literal(spec.covered_by))
+        if spec.covered_by is not None
+        else sql.SQL("")
+    )
+    query = sql.SQL(
+        "SELECT {group}, count(*), {values} FROM evaluation_prediction p"
+        " JOIN benchmarks_sample s ON s.id = p.sample_id"
+        " WHERE p.run_id = %s AND p.status = ANY(%s) {covered}"
+        " GROUP BY {positions}"
+    ).format(
+        group=_SAMPLE_GROUP[spec.by_sample],
+        values=sql.SQL(", ").join(values),
+        covered=covered,
+        positions=sql.SQL(", ").join(sql.Literal(n) for n in [1, *range(3, len(values) + 3)]),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            query.as_string(cursor.cursor.connection), [run.pk, [str(s) for s in statuses]]
+        )
+        return [(row[0], int(row[1]), tuple(row[2:])) for row in cursor.fetchall()]
 
 
 def sample_rows(benchmark: Benchmark, splits: Sequence[str]) -> list[dict[str, Any]]:
@@ -302,12 +348,15 @@ def run_live_status(run: Run) -> dict[str, Any]:
     progress = run_progress(run)
     now = timezone.now()
     window = min(RATE_WINDOW_SECONDS, max(1.0, (now - run.created_at).total_seconds()))
-    recent = Prediction.objects.filter(
-        run=run,
-        status__in=[Prediction.Status.DONE, Prediction.Status.FAILED],
-        updated_at__gte=now - timedelta(seconds=window),
-    ).count()
-    rate = recent / window if run.status == Run.Status.RUNNING else 0.0
+    rate = 0.0
+    if run.status == Run.Status.RUNNING:
+        # Read only while it runs: a finished run of a million items has no rate to count.
+        recent = Prediction.objects.filter(
+            run=run,
+            status__in=[Prediction.Status.DONE, Prediction.Status.FAILED],
+            updated_at__gte=now - timedelta(seconds=window),
+        ).count()
+        rate = recent / window
     left = progress["pending"] + progress["running"]
     settled = progress["done"] + progress["failed"]
     return {
@@ -738,7 +787,7 @@ def prediction_csv_query(
 # joined, and whether they disagree: another parsed answer, a missing one included, or another
 # per-item score (jsonb compares numbers by value, so 1 and 1.0 agree, as in Python). In A's
 # order, then B's own items.
-COMPARE_SQL = """
+_COMPARED = """
 WITH a AS (
     SELECT id, sample_id, repeat, position, answer, scores
     FROM evaluation_prediction WHERE run_id = %(a)s
@@ -746,12 +795,61 @@ WITH a AS (
     SELECT id, sample_id, repeat, position, answer, scores
     FROM evaluation_prediction WHERE run_id = %(b)s
 )
-SELECT a.id, b.id,
-    COALESCE(a.answer, 'null'::jsonb) IS DISTINCT FROM COALESCE(b.answer, 'null'::jsonb)
-    OR COALESCE(a.scores, '{}'::jsonb) IS DISTINCT FROM COALESCE(b.scores, '{}'::jsonb)
-FROM a FULL JOIN b USING (sample_id, repeat)
-ORDER BY a.position NULLS LAST, b.position
 """
+_DIFFERS = """(
+    COALESCE(a.answer, 'null'::jsonb) IS DISTINCT FROM COALESCE(b.answer, 'null'::jsonb)
+    OR COALESCE(a.scores, '{}'::jsonb) IS DISTINCT FROM COALESCE(b.scores, '{}'::jsonb))"""
+
+COMPARE_COUNTS_SQL = f"""{_COMPARED}
+SELECT count(*) FILTER (WHERE a.id IS NOT NULL AND b.id IS NOT NULL),
+    count(*) FILTER (WHERE a.id IS NOT NULL AND b.id IS NOT NULL AND {_DIFFERS}),
+    count(*) FILTER (WHERE b.id IS NULL),
+    count(*) FILTER (WHERE a.id IS NULL)
+FROM a FULL JOIN b USING (sample_id, repeat)
+"""  # noqa: S608 (the constants above, no input)
+
+# A page of the shared items, in A's order: an ordered walk of A's index that stops at the
+# page's end, not a read of every pair.
+COMPARE_PAGE_SQL = f"""{_COMPARED}
+SELECT a.id, b.id, {_DIFFERS}
+FROM a JOIN b USING (sample_id, repeat)
+WHERE %(shown)s = 'all' OR {_DIFFERS} = (%(shown)s = 'disagree')
+ORDER BY a.position
+LIMIT %(limit)s OFFSET %(offset)s
+"""  # noqa: S608 (the constants above, no input)
+
+
+class ComparedPairs:
+    """The shared items of two runs ("all", or those on which they "disagree" or "agree"),
+    each {"a": id, "b": id, "differs"}, read a page at a time: what Django's Paginator slices.
+    `count` is known (runs_compared counts them)."""
+
+    def __init__(self, a: Run, b: Run, shown: str, count: int) -> None:
+        self.a, self.b, self.shown, self.total = a.pk, b.pk, shown, count
+
+    def count(self) -> int:
+        return self.total
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, key: slice) -> list[dict[str, Any]]:
+        start, stop, _step = key.indices(self.total)
+        if stop <= start:
+            return []
+        params: dict[str, Any] = {
+            "a": self.a,
+            "b": self.b,
+            "shown": self.shown,
+            "limit": stop - start,
+            "offset": start,
+        }
+        with connection.cursor() as cursor:
+            cursor.execute(COMPARE_PAGE_SQL, params)
+            return [{"a": a, "b": b, "differs": bool(d)} for a, b, d in cursor.fetchall()]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self[0 : self.total])
 
 
 # How many runs of one task the comparison's picker offers (the newest).
@@ -796,27 +894,23 @@ def check_comparable(a: Run, b: Run) -> None:
         )
 
 
-def runs_compared(a: Run, b: Run) -> dict[str, Any]:
+def runs_compared(a: Run, b: Run, shown: str = "all") -> dict[str, Any]:
     """The items two runs share (same sample, same trial), in A's order, each with whether
     they disagree (another parsed answer or another per-item score), and the counts: agree,
-    disagree, and items only one run has. Computed in the database: two runs of 10,000 items
-    are compared without reading their answers into Python."""
+    disagree, and items only one run has. Counted in the database, and `pairs` (those
+    `shown`: all, disagree or agree) read a page at a time (ComparedPairs): two runs of a
+    million items are compared without reading their pairs into Python."""
     with connection.cursor() as cursor:
-        cursor.execute(COMPARE_SQL, {"a": a.pk, "b": b.pk})
-        rows = cursor.fetchall()
-    pairs = [
-        {"a": a_id, "b": b_id, "differs": bool(differs)}
-        for a_id, b_id, differs in rows
-        if a_id is not None and b_id is not None
-    ]
-    disagree = sum(pair["differs"] for pair in pairs)
+        cursor.execute(COMPARE_COUNTS_SQL, {"a": a.pk, "b": b.pk})
+        shared, disagree, only_a, only_b = cursor.fetchone()
+    counts = {"all": shared, "disagree": disagree, "agree": shared - disagree}
     return {
-        "pairs": pairs,
-        "shared": len(pairs),
-        "agree": len(pairs) - disagree,
+        "pairs": ComparedPairs(a, b, shown, counts[shown]),
+        "shared": shared,
+        "agree": shared - disagree,
         "disagree": disagree,
-        "only_a": sum(1 for a_id, b_id, _ in rows if b_id is None),
-        "only_b": sum(1 for a_id, b_id, _ in rows if a_id is None),
+        "only_a": only_a,
+        "only_b": only_b,
     }
 
 

@@ -405,7 +405,7 @@ def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
 def scored_by_sample(run: Run, evaluator: Evaluator, ctx: Context) -> list[tuple[int, Scored]]:
     """The run's stored answers in position order, each with its sample's id."""
     rows = list(Prediction.objects.filter(run=run).order_by("position").values(*SCORED_FIELDS))
-    items = items_by_sample_id(row["sample_id"] for row in rows)
+    items = items_by_sample_id(Prediction.objects.filter(run=run).values("sample_id"))
     scored = []
     for row in rows:
         item = items[row["sample_id"]]

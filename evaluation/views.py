@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -139,6 +139,23 @@ def _posted_budget(request: HttpRequest) -> Decimal | Literal["keep"]:
         raise ApplicationError(f"the budget {text!r} is not a number") from None
 
 
+class Counted:
+    """A query whose rows are already counted, for Paginator: it slices the query and takes
+    the count as given instead of asking COUNT(*) again."""
+
+    def __init__(self, items: QuerySet[Any], count: int) -> None:
+        self.items, self.total = items, count
+
+    def count(self) -> int:
+        return self.total
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, key: slice) -> Any:
+        return self.items[key]
+
+
 @require_GET
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
@@ -169,9 +186,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     polling = context["progress"]["polling"]
     predictions = run.predictions.select_related("sample").order_by("position")
     shown = request.GET.get("status", "")
+    counts = context["progress"]["counts_by_status"]
     if shown in Prediction.Status.values:
         predictions = predictions.filter(status=shown)
-    page = Paginator(predictions, PAGE_SIZE).get_page(request.GET.get("page"))
+    # Counted already by the progress panel: not counted again over a million rows.
+    page = Paginator(
+        Counted(predictions, counts.get(shown, 0) if shown else counts["total"]), PAGE_SIZE
+    ).get_page(request.GET.get("page"))
     for prediction in page.object_list:
         _show_prediction(prediction, spec)
     context.update(
@@ -681,14 +702,11 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     a, b = _compared_run(request, "a"), _compared_run(request, "b")
     check_comparable(a, b)
     spec = task_spec(a)
-    compared = runs_compared(a, b)
     shown = request.GET.get("show", "all")
     if shown not in COMPARE_SHOWN:
         shown = "all"
-    pairs = compared["pairs"]
-    if shown != "all":
-        pairs = [pair for pair in pairs if pair["differs"] == (shown == "disagree")]
-    page = Paginator(pairs, PAGE_SIZE).get_page(request.GET.get("page"))
+    compared = runs_compared(a, b, shown)
+    page = Paginator(compared["pairs"], PAGE_SIZE).get_page(request.GET.get("page"))
     ids = [pair[side] for pair in page.object_list for side in ("a", "b")]
     predictions = Prediction.objects.select_related("sample").in_bulk(ids)
     rows = []

@@ -32,9 +32,10 @@ outside the suite changes.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -85,6 +86,61 @@ class AnalysisInput:
     inputs: Mapping[str, Any] = field(default_factory=dict)
 
 
+# The records of one group with the same values counted: (group, how many records, their
+# values of ScoreBreakdown.scores, in its order).
+Counted = tuple[Hashable, int, tuple[float | None, ...]]
+
+SAMPLE_GROUPS = ("split", "kind")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """An analysis whose rows are `breakdown`'s over stored scores, declared as data: records
+    grouped by a field of their sample (`by_sample`: one of SAMPLE_GROUPS), each metric the mean
+    of a stored per-item score (`scores`: metric name -> score name, read as `score_of` reads
+    it), over the records whose `covered_by` score is present (not None; None: every record),
+    as percentages when `percent`.
+
+    The platform computes such rows in the database, the records counted by group and values
+    (a run of a million items is not read into Python); the analysis's `compute` stays its
+    definition, and the tests hold every declared breakdown to giving the same rows."""
+
+    by_sample: str
+    scores: Mapping[str, str]
+    covered_by: str | None = None
+    percent: bool = True
+
+    def __post_init__(self) -> None:
+        if self.by_sample not in SAMPLE_GROUPS:
+            raise ValueError(
+                f"score_breakdown by {self.by_sample!r}: choose one of {', '.join(SAMPLE_GROUPS)}"
+            )
+
+    def rows(
+        self, counted: Iterable[Counted], *, order: Sequence[Hashable] | None = None
+    ) -> list[Row]:
+        """The rows `breakdown` gives of the records these counts stand for: each group's n
+        and, per metric, `rate` of its values (each value as many times as counted)."""
+        names = list(self.scores)
+        groups: dict[Hashable, tuple[list[int], list[list[float | None]]]] = {}
+        for group, count, values in counted:
+            if group is None:
+                continue
+            size, columns = groups.setdefault(group, ([0], [[] for _ in names]))
+            size[0] += count
+            for column, value in zip(columns, values, strict=True):
+                if value is not None:
+                    column.extend(itertools.repeat(value, count))
+        rows: list[Row] = []
+        for key in _ordered(groups, order):
+            size, columns = groups[key]
+            row: Row = {GROUP: key, COUNT: size[0]}
+            for name, column in zip(names, columns, strict=True):
+                row[name] = rate(column, percent=self.percent)
+            rows.append(row)
+        return rows
+
+
 @dataclass(frozen=True)
 class Analysis:
     """One figure of a paper, as a suite declares it for a task.
@@ -127,6 +183,10 @@ class Analysis:
     # False: the groups are facets every covered record may have (a judge's dimensions), each
     # counting the records with a value on it, rather than a partition of the records
     partition: bool = True
+    # `compute` declared as data, when it is a plain breakdown of stored scores by a field of
+    # the sample: the platform then computes the rows in the database, without reading the
+    # run's records (ScoreBreakdown)
+    score_breakdown: ScoreBreakdown | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
@@ -140,6 +200,14 @@ class Analysis:
             raise ValueError(f"analysis {self.name!r}: chart must be bar or line")
         if self.series not in ("run", "model"):
             raise ValueError(f"analysis {self.name!r}: series must be run or model")
+        plain = self.score_breakdown
+        if plain is not None and (
+            set(plain.scores) != set(names) or self.inputs or not self.partition
+        ):
+            raise ValueError(
+                f"analysis {self.name!r}: its score_breakdown must name a score for each metric"
+                " (and a breakdown of scores reads no inputs and partitions the records)"
+            )
 
     def sort_key(self, group: Any) -> tuple[Any, ...]:
         """Where a group goes among the rows: group_order first, then natural order."""
@@ -162,6 +230,16 @@ class Analysis:
         number or None), nothing else; ValueError naming the analysis otherwise."""
         rows = self.compute(data)
         return [self._checked(row) for row in rows]
+
+    def run_counted(self, counted: Iterable[Counted]) -> list[Row]:
+        """The rows of its score_breakdown from the records' values counted (see
+        ScoreBreakdown.rows), checked as `run` checks them."""
+        if self.score_breakdown is None:
+            raise ValueError(f"analysis {self.name!r} declares no score_breakdown")
+        return [
+            self._checked(row)
+            for row in self.score_breakdown.rows(counted, order=self.group_order or None)
+        ]
 
     def _checked(self, row: Mapping[str, Any]) -> Row:
         where = f"analysis {self.name!r}"
@@ -252,10 +330,8 @@ def breakdown(
         key = group_of(record)
         if key is not None:
             groups.setdefault(key, []).append(record)
-    rank = {key: index for index, key in enumerate(order or ())}
-    keys = sorted(groups, key=lambda k: (rank.get(k, len(rank)), natural_key(k)))
     rows: list[Row] = []
-    for key in keys:
+    for key in _ordered(groups, order):
         members = groups[key]
         row: Row = {GROUP: key, COUNT: len(members)}
         for name, value_of in metrics.items():
@@ -263,6 +339,12 @@ def breakdown(
             row[name] = rate([value_of(member) for member in members], percent=as_percent)
         rows.append(row)
     return rows
+
+
+def _ordered(groups: Iterable[Hashable], order: Sequence[Hashable] | None) -> list[Hashable]:
+    """Groups in `order` (unlisted ones after), each part in natural order."""
+    rank = {key: index for index, key in enumerate(order or ())}
+    return sorted(groups, key=lambda k: (rank.get(k, len(rank)), natural_key(k)))
 
 
 def shares(

@@ -462,9 +462,9 @@ def test_compare_paginates(
         runs.append(run)
     query = {"a": runs[0].pk, "b": runs[1].pk, "show": "disagree"}
     researcher.get("/runs/compare/", query)  # a first request
-    # the session, the user, the two runs, both runs' answers and scores, the page's
+    # the session, the user, the two runs, the pairs counted, the page's pairs, the page's
     # predictions and samples
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(9):
         first = researcher.get("/runs/compare/", query).content.decode()
     # (">q0<", not "q0": the page's random CSRF token may hold the letters "q0")
     assert "page 1 of 3" in first and ">q0<" not in first and ">q1<" in first

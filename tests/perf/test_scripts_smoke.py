@@ -52,7 +52,7 @@ def smoke_env() -> Iterator[dict[str, str]]:
             database.drop()
 
 
-PERF_DBS = ("annotate", "agreement")
+PERF_DBS = ("annotate", "agreement", "sizes")
 
 
 def run_python(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -192,3 +192,31 @@ def test_annotate_load_one_request_per_item(smoke_env: dict[str, str], tmp_path:
         assert "one request per item: submit brings the next" in result.measured
     pairs = float(found[2].value.split(" pairs/s")[0])
     assert pairs > 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_large_sizes_measures_each_page_and_export_with_its_growth(
+    smoke_env: dict[str, str], tmp_path: Path
+) -> None:
+    found = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/large_sizes.py",
+        *("--sizes", "300,3000", "--repeat", "2", "--time-limit", "600"),
+    )
+    measured = [result.measured.split(" (")[0] for result in found]
+    assert measured == [
+        "run page",
+        "compare page",
+        "benchmark page with a text search",
+        "sample page",
+        "analyses of a run",
+        "predictions CSV",
+        "labels CSV",
+        "export_benchmark --format jsonl at 3,000",
+    ]
+    for result in found:
+        assert "at 3,000" in result.measured and "median of 2" in result.measured
+        # how the cost grew from the small size to the large one, per 10x rows
+        assert any(note.startswith("growth per 10x rows: 300->3k ") for note in result.notes)

@@ -8,6 +8,7 @@ from benchmarks.kit.analyses import (
     AnalysisInput,
     AnalysisMetric,
     Row,
+    ScoreBreakdown,
     breakdown,
     score_of,
 )
@@ -44,6 +45,13 @@ def _analysis(task: str) -> Analysis:
         metrics=tuple(AnalysisMetric(name, mean_of=name, percent=False) for name in names),
         compute=compute,
         covers=scored,
+        # What compute does, as data: the platform computes it in the database.
+        score_breakdown=ScoreBreakdown(
+            by_sample="split",
+            scores={name: name for name in names},
+            covered_by=headline,
+            percent=False,
+        ),
         description="Each split is a file of the benchmark; n counts the items with an answer "
         "read (the run's figures leave the others out too).",
     )
