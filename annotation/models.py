@@ -118,8 +118,10 @@ class Campaign(models.Model):
         except ValueError as exc:
             raise ValidationError({"kind": str(exc)}) from None
         if not kind.adjudicable and self.adjudication_stage:
+            # A kind with a review settles its labels there.
+            why = ": a reviewer settles their labels." if kind.reviewable else "."
             raise ValidationError(
-                {"adjudication_stage": f"{kind.label} campaigns have no adjudication stage."}
+                {"adjudication_stage": f"{kind.label} campaigns have no adjudication stage{why}"}
             )
         if not kind.reviewable and self.review_stage:
             raise ValidationError({"review_stage": "Only refinement campaigns have a review."})

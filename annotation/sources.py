@@ -96,7 +96,7 @@ FAILED_TRACES = ItemSource(
 )
 # ...or per sample of a split whose samples are themselves traces (imported transcripts).
 TRACE_SAMPLES = ItemSource(
-    "traces", ("split",), _trace_samples, missing="give the split of transcripts"
+    "traces", ("split",), _trace_samples, missing="give the split whose samples are traces"
 )
 # The items a judge's calibration report chose (annotation.calibration.services): no page
 # field asks for them, the report's action gives them.

@@ -159,11 +159,11 @@ def question_section(
             lambda w: calibration.ece_w(rows[:, CONFIDENCE], rows[:, CORRECT], w, bins),
             resampled.used(rated),
         )
-        out["reliability"] = calibration.reliability_bins(confidence, correct, bins)
+        out["calibration_bins"] = calibration.reliability_bins(confidence, correct, bins)
         out["ece_note"] = ""
     else:
         out["ece"] = None
-        out["reliability"] = []
+        out["calibration_bins"] = []
         out["ece_note"] = "the verdict is a score (the mean of the repeats): it has no confidence"
     out["bins"] = bins
     # Length: a pair's verdict against A's length minus B's; one answer's against its length.
@@ -315,7 +315,7 @@ def csv_rows(report: dict[str, Any], trend: dict[str, Any]) -> Iterator[tuple[An
                     yield row(name, q["key"], figure, q[figure])
             for figure, est in q["length"].items():
                 yield row(name, q["key"], f"length {figure}", est)
-            for b in q["reliability"]:
+            for b in q["calibration_bins"]:
                 label = f"({b['low']:g}, {b['high']:g}]"
                 n = b["n"]
                 yield row(name, q["key"], f"bin {label} accuracy", {"value": b["accuracy"], "n": n})

@@ -30,7 +30,7 @@ def _version(judge_id: int, number: int) -> JudgeVersion:
 
 
 def _reliability_chart(q: dict[str, Any]) -> Any:
-    bins = q["reliability"]
+    bins = q["calibration_bins"]
     return series_chart(
         # Short bin names: the bars are narrow (the table under the chart names the bins).
         [f"{b['low']:g}\N{EN DASH}{b['high']:g}" for b in bins],
@@ -84,7 +84,7 @@ def _page(
     trend = judge_trend(version, report)
     for task in report["tasks"]:
         for q in task["questions"]:
-            q["chart"] = _reliability_chart(q) if q["reliability"] else None
+            q["chart"] = _reliability_chart(q) if q["calibration_bins"] else None
     try:
         kind = services.loop_kind(version)
         loop_error = ""

@@ -134,7 +134,8 @@ class StepReview(CampaignKind):
     sources = (TRACES, FAILED_TRACES, TRACE_SAMPLES)
     build_help = (
         "One item per trace: each answered prediction of a run (or only its failed or wrong "
-        "ones), or each sample of a split whose samples are themselves traces (transcripts)."
+        "ones), or each sample of a split whose samples are themselves traces (imported agent "
+        "logs)."
     )
     report_sections = (STEP_AGREEMENT,)
     extra_fields = ("steps",)

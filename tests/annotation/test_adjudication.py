@@ -177,6 +177,8 @@ def test_a_campaign_without_the_stage_has_no_adjudication_page(client: Client) -
 def test_a_refinement_campaign_is_settled_by_review_not_adjudication() -> None:
     from annotation.services import campaign_create
 
-    with pytest.raises(AnnotationError, match="adjudication_stage: Refinements are settled"):
+    with pytest.raises(
+        AnnotationError, match=r"adjudication_stage: .* no adjudication stage: a reviewer settles"
+    ):
         campaign_create(name="r", kind="refinement", adjudication_stage=True)
     assert not Campaign.objects.filter(name="r").exists()

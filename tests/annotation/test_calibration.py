@@ -156,7 +156,7 @@ def test_the_report_gives_the_figures_computed_by_hand() -> None:
     # accuracy 1/2, gap 1/6, weight 2/6). ECE = 4/6 x 1/4 + 2/6 x 1/6 = 1/6 + 1/18 = 2/9
     assert q["ece"]["value"] == pytest.approx(2 / 9)
     assert q["ece"]["n"] == 6
-    bins = {b["high"]: b for b in q["reliability"] if b["n"]}
+    bins = {b["high"]: b for b in q["calibration_bins"] if b["n"]}
     assert set(bins) == {0.7, 1.0}
     assert bins[1.0]["n"] == 4 and bins[1.0]["accuracy"] == pytest.approx(3 / 4)
     assert bins[0.7]["confidence"] == pytest.approx(2 / 3) and bins[0.7]["accuracy"] == 0.5
