@@ -64,7 +64,8 @@ from config.devstack import ensure_env  # noqa: E402
 from perf import honest  # noqa: E402
 from perf.owndb import OwnDatabase  # noqa: E402
 
-PERF_DATABASE = "toolevals_perf_sizes"
+# Its own database; PERF_SIZES_DATABASE names another (two measurements side by side).
+PERF_DATABASE = os.environ.get("PERF_SIZES_DATABASE", "toolevals_perf_sizes")
 SCRIPT = "large_sizes.py"
 BENCHMARK = "perf-sizes"
 USER = "perf-sizes"
