@@ -15,7 +15,7 @@ from django.db.models import Q
 
 from annotation.kinds import kind_named, kind_validator
 from benchmarks.models import Benchmark, Sample, Tool
-from evaluation.models import Prediction, Run
+from evaluation.models import JudgeVersion, Prediction, Run
 
 
 class Campaign(models.Model):
@@ -427,3 +427,42 @@ class AgreementReport(models.Model):
 
     def __str__(self) -> str:
         return f"agreement report {self.key[:8]} of {self.campaign}"
+
+
+class CalibrationReport(models.Model):
+    """A judge version's computed calibration report for one choice of figures (`params`:
+    resamples, seed), with the trend across the judge's versions, kept until its inputs change:
+    `fingerprint` is what every version's judgments and the labels of the campaigns that hold
+    the judged items looked like when it was made (annotation.calibration.stored)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Computing"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    version = models.ForeignKey(
+        JudgeVersion, on_delete=models.CASCADE, related_name="calibration_reports"
+    )
+    key = models.CharField(max_length=64, help_text="A hash of params.")
+    params = models.JSONField(default=dict)
+    fingerprint = models.CharField(max_length=200)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    # config.background's one recovery rule, as AgreementReport's.
+    attempts = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    data = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True, help_text="Time the computation took.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "key"], name="calibration_report_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"calibration report {self.key[:8]} of {self.version}"

@@ -7,7 +7,9 @@ from celery import shared_task
 # First the app these shared tasks belong to: Django's start does not import it (config).
 import config.celery  # noqa: F401
 from annotation.agreement.services import AGREEMENT_REPORTS, report_compute
-from annotation.models import AgreementReport
+from annotation.calibration import stored as calibration
+from annotation.calibration.stored import CALIBRATION_REPORTS
+from annotation.models import AgreementReport, CalibrationReport
 
 
 @shared_task(name=AGREEMENT_REPORTS.task, acks_late=True, reject_on_worker_lost=True)
@@ -15,3 +17,10 @@ def agreement_report_compute(report_id: int) -> str:
     if not AgreementReport.objects.filter(pk=report_id).exists():
         return "gone"
     return report_compute(report_id=report_id).status
+
+
+@shared_task(name=CALIBRATION_REPORTS.task, acks_late=True, reject_on_worker_lost=True)
+def calibration_report_compute(report_id: int) -> str:
+    if not CalibrationReport.objects.filter(pk=report_id).exists():
+        return "gone"
+    return calibration.report_compute(report_id=report_id).status

@@ -348,6 +348,10 @@ EVALUATION_BOOTSTRAP_RESAMPLES = int(env("EVALUATION_BOOTSTRAP_RESAMPLES", "1000
 # questions) up to which a page computes a report at once instead of queueing it for a worker.
 AGREEMENT_BOOTSTRAP_RESAMPLES = int(env("AGREEMENT_BOOTSTRAP_RESAMPLES", "1000"))
 AGREEMENT_INLINE_ANSWERS = int(env("AGREEMENT_INLINE_ANSWERS", "20000"))
+# Calibration reports: a judge whose versions judged up to this many items (all versions
+# together: the report carries the trend across them) has its report computed when a page asks;
+# a larger one's is a worker's (the reports queue) while the page shows progress.
+CALIBRATION_INLINE_UNITS = int(env("CALIBRATION_INLINE_UNITS", "1000"))
 # Run analyses (the papers' breakdowns): runs of up to this many predictions are analysed when a
 # page asks; larger ones by a worker on the reports queue while the page shows progress. Measured
 # on the 2-core dev machine (a generic run, one analysis): 1,000 predictions 0.13 s, 5,000 0.9 s,

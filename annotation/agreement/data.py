@@ -617,6 +617,28 @@ def available_raters(
     }
 
 
+def campaigns_state(cursor: Any, campaign_ids: list[int]) -> list[str]:
+    """What the campaigns' labels look like, in a few numbers (a part of a fingerprint): their
+    items and gold answers, their questions, and their labels (added, undone, returned). The
+    agreement report's fingerprint and the calibration report's take it alike."""
+    cursor.execute(
+        """
+        SELECT (SELECT count(*) FROM annotation_item WHERE campaign_id = ANY(%(c)s)),
+               (SELECT coalesce(sum(hashtext(gold::text)), 0) FROM annotation_item
+                WHERE campaign_id = ANY(%(c)s) AND gold IS NOT NULL),
+               (SELECT coalesce(sum(hashtext(concat_ws('|', key, scale, choices::text,
+                                                      multiple::text))), 0)
+                FROM annotation_question WHERE campaign_id = ANY(%(c)s)),
+               count(*), coalesce(max(l.id), 0),
+               count(*) FILTER (WHERE l.is_current),
+               coalesce(max(l.revoked_at)::text, '')
+        FROM annotation_label l WHERE l.campaign_id = ANY(%(c)s)
+        """,
+        {"c": list(campaign_ids)},
+    )
+    return [str(v) for v in cursor.fetchone()]
+
+
 def labels_fingerprint(
     campaign: Campaign,
     judges: list[str] | tuple[str, ...] = (),
@@ -628,22 +650,7 @@ def labels_fingerprint(
     items' predictions' scores when the report compares them. A report made under another
     fingerprint is stale."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT (SELECT count(*) FROM annotation_item WHERE campaign_id = %(c)s),
-                   (SELECT coalesce(sum(hashtext(gold::text)), 0) FROM annotation_item
-                    WHERE campaign_id = %(c)s AND gold IS NOT NULL),
-                   (SELECT coalesce(sum(hashtext(concat_ws('|', key, scale, choices::text,
-                                                          multiple::text))), 0)
-                    FROM annotation_question WHERE campaign_id = %(c)s),
-                   count(*), coalesce(max(l.id), 0),
-                   count(*) FILTER (WHERE l.is_current),
-                   coalesce(max(l.revoked_at)::text, '')
-            FROM annotation_label l WHERE l.campaign_id = %(c)s
-            """,
-            {"c": campaign.pk},
-        )
-        parts = [str(v) for v in cursor.fetchone()]
+        parts = campaigns_state(cursor, [campaign.pk])
         if judges:
             cursor.execute(
                 """

@@ -255,19 +255,24 @@ HEADLINE = ("accuracy", "cohen_kappa", "ece")
 
 
 def judge_trend(
-    version: JudgeVersion, current: dict[str, Any] | None = None, **options: Any
+    version: JudgeVersion,
+    current: dict[str, Any] | None = None,
+    *,
+    reports: dict[int, dict[str, Any]] | None = None,
+    versions: list[JudgeVersion] | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """Per task and question, the headline figures of every version of the judge, in order:
     {"versions": [numbers], "rows": [{"task", "question", "by_version": {number: {figure:
-    estimate}}}]}. `current`: this version's report made with the same options, when the
-    caller has it already."""
-    versions = data.versions_of(version)
+    estimate}}}]}. `current`: this version's report made with the same options, and `reports`
+    any version's by id, when the caller has them already; `versions`: the judge's, in order."""
+    versions = versions if versions is not None else data.versions_of(version)
+    known = dict(reports or {})
+    if current is not None:
+        known[version.pk] = current
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for other in versions:
-        if current is not None and other.pk == version.pk:
-            report = current
-        else:
-            report = version_report(other, **options)
+        report = known.get(other.pk) or version_report(other, **options)
         for task in report["tasks"]:
             for q in task["questions"]:
                 row = rows.setdefault(

@@ -1,5 +1,6 @@
 """A judge version's calibration report: the page (with the loop's form), its CSV, and the form's
-POST that builds the campaign (annotation.calibration.services)."""
+POST that builds the campaign (annotation.calibration.services). The page and the CSV read the
+stored report (annotation.calibration.stored), computed again only when its inputs changed."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.calibration import services
-from annotation.calibration.report import CSV_COLUMNS, SHOWN, csv_rows, judge_trend, version_report
+from annotation.calibration import stored as stored_reports
+from annotation.calibration.report import CSV_COLUMNS, SHOWN, csv_rows
 from annotation.errors import AnnotationError
+from annotation.models import CalibrationReport
 from config.charts import series_chart
 from config.errors import shows_errors
 from config.numbers import whole_number
@@ -80,11 +83,13 @@ def _page(
     error: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    report = version_report(version)
-    trend = judge_trend(version, report)
-    for task in report["tasks"]:
-        for q in task["questions"]:
-            q["chart"] = _reliability_chart(q) if q["calibration_bins"] else None
+    stored = stored_reports.report_request(version)
+    report = trend = None
+    if stored_reports.is_done(stored) and stored.data:
+        report, trend = stored.data["report"], _trend_view(stored.data["trend"])
+        for task in report["tasks"]:
+            for q in task["questions"]:
+                q["chart"] = _reliability_chart(q) if q["calibration_bins"] else None
     try:
         kind = services.loop_kind(version)
         loop_error = ""
@@ -93,8 +98,9 @@ def _page(
     context = {
         "judge": version.judge,
         "version": version,
+        "stored": stored,
         "report": report,
-        "trend": _trend_view(trend),
+        "trend": trend,
         "shown": SHOWN,
         "selections": services.SELECTIONS,
         "loop_kind": kind,
@@ -105,12 +111,17 @@ def _page(
         # The page is a judge's: the site's navigation shows it under Judges.
         "nav_judges": True,
     }
-    return render(request, "annotation/calibration.html", context, status=status)
+    template = "annotation/calibration.html"
+    if request.htmx:
+        # The polling of a report being computed: the report's part alone.
+        template += "#report"
+    return render(request, template, context, status=status)
 
 
 @require_GET
 def calibration(request: HttpRequest, judge_id: int, number: int) -> HttpResponse:
-    """The report, from the current judgments and labels whenever it is asked for."""
+    """The stored report while the judgments and labels it read are unchanged; else computed
+    again (by a worker for a large judge, while the page shows progress and polls)."""
     return _page(request, _version(judge_id, number))
 
 
@@ -124,11 +135,21 @@ def _lines(rows: Iterator[tuple[Any, ...]]) -> Iterator[str]:
         buffer.truncate()
 
 
+def _text(message: str, status: int) -> HttpResponse:
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
 @require_GET
-def calibration_csv(request: HttpRequest, judge_id: int, number: int) -> StreamingHttpResponse:
+def calibration_csv(request: HttpRequest, judge_id: int, number: int) -> HttpResponse:
+    """The stored report's figures; while it is computed, 202 and a message (the request only
+    queued it)."""
     version = _version(judge_id, number)
-    report = version_report(version)
-    rows = csv_rows(report, judge_trend(version, report))
+    stored = stored_reports.report_request(version)
+    if stored.status == CalibrationReport.Status.FAILED:
+        return _text(f"the report failed: {stored.error}", 500)
+    if not stored_reports.is_done(stored) or not stored.data:
+        return _text("The report is being computed; download it when the page shows it.", 202)
+    rows = csv_rows(stored.data["report"], stored.data["trend"])
     response = StreamingHttpResponse(_lines(rows), content_type="text/csv; charset=utf-8")
     name = f"calibration-judge-{version.judge_id}-v{version.number}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -148,8 +169,19 @@ def _refused(request: HttpRequest, error: Exception, judge_id: int, number: int)
 @require_POST
 @shows_errors(_refused)
 def calibration_campaign(request: HttpRequest, judge_id: int, number: int) -> HttpResponse:
-    """The loop's form: a draft campaign of the chosen items, then its setup's members step."""
+    """The loop's form: a draft campaign of the chosen items, then its setup's members step.
+    The items are chosen from the judgments and labels the current report read: while the
+    report is computed again (they changed since), the form waits for it."""
     version = _version(judge_id, number)
+    stored = stored_reports.report_request(version)
+    if stored.status == CalibrationReport.Status.FAILED:
+        raise AnnotationError(f"the report failed: {stored.error}", field="selection")
+    if not stored_reports.is_done(stored):
+        raise AnnotationError(
+            "the judgments or labels changed since the report was made, and it is being "
+            "computed again: build the campaign once the page shows it",
+            field="selection",
+        )
     data = request.POST
     size = whole_number(
         data.get("size"), name="size", least=1, most=services.MAX_ITEMS, label="the size"

@@ -10,8 +10,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.calibration.report import CSV_COLUMNS, csv_rows, judge_trend, version_report
+from annotation.calibration.report import CSV_COLUMNS, csv_rows
+from annotation.calibration.stored import report_params, report_request
 from annotation.calibration.versions import version_named
+from annotation.models import CalibrationReport
 from config.errors import ApplicationError
 
 
@@ -29,7 +31,8 @@ class Command(BaseCommand):
         "A judge version's calibration against the humans who labelled the same items (the "
         "page /judges/<id>/v<n>/calibration/ shows the same): per task and question, accuracy "
         "and Cohen's kappa with the human majority, Pearson with the mean human answer, the "
-        "expected calibration error, position and length bias, with 95% bootstrap intervals."
+        "expected calibration error, position and length bias, with 95% bootstrap intervals. The "
+        "report is stored, so the page shows it at once until the judgments or labels change."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -43,19 +46,21 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the report as JSON.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if not 0 <= options["resamples"] <= 10_000:
-            raise CommandError("--resamples must be between 0 and 10000")
         try:
+            params = report_params(resamples=options["resamples"], seed=options["seed"])
             version = version_named(options["judge"], options["judge_version"])
         except ApplicationError as exc:
             raise CommandError(str(exc)) from None
-        figures = {"resamples": options["resamples"], "seed": options["seed"]}
-        report = version_report(version, **figures)
+        # Computed here (or read as stored while its inputs are unchanged), and kept for the page.
+        stored = report_request(version, params, inline=True)
+        if stored.status != CalibrationReport.Status.DONE:
+            raise CommandError(f"the report failed: {stored.error}")
+        report, trend = stored.data["report"], stored.data["trend"]
         if options["csv"]:
             with options["csv"].open("w", newline="", encoding="utf-8") as handle:
                 writer = csv.writer(handle)
                 writer.writerow(CSV_COLUMNS)
-                for row in csv_rows(report, judge_trend(version, report, **figures)):
+                for row in csv_rows(report, trend):
                     writer.writerow(["" if v is None else v for v in row])
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
