@@ -123,6 +123,7 @@ perf: $(DEV_STAMP)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/eval_overhead.py --repeat 5 --tool-mode both --bare-processes 2 \
 	  --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/agreement_speed.py --repeat 3 --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/calibration_speed.py --repeat 3 --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/csv_speed.py --repeat 3 --export both --results $(PERF_RESULTS)
 	-$(PY) perf/bfcl_ast.py --repeat 5 --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/annotate_load.py --seconds 30 --cpu-load 1 \
@@ -135,5 +136,5 @@ perf: $(DEV_STAMP)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/large_sizes.py --sizes 10000,100000 --repeat 3 \
 	  --time-limit 900 --results $(PERF_RESULTS)
 	$(PY) perf/honest.py $(PERF_RESULTS) $(PERF_OUT)/PERF.md \
-	  import_speed.py eval_overhead.py agreement_speed.py csv_speed.py bfcl_ast.py annotate_load.py \
-	  scale_out.py large_sizes.py
+	  import_speed.py eval_overhead.py agreement_speed.py calibration_speed.py csv_speed.py \
+	  bfcl_ast.py annotate_load.py scale_out.py large_sizes.py

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -112,7 +113,7 @@ def _page(
         "nav_judges": True,
     }
     template = "annotation/calibration.html"
-    if request.htmx:
+    if getattr(request, "htmx", False):
         # The polling of a report being computed: the report's part alone.
         template += "#report"
     return render(request, template, context, status=status)
@@ -140,7 +141,7 @@ def _text(message: str, status: int) -> HttpResponse:
 
 
 @require_GET
-def calibration_csv(request: HttpRequest, judge_id: int, number: int) -> HttpResponse:
+def calibration_csv(request: HttpRequest, judge_id: int, number: int) -> HttpResponseBase:
     """The stored report's figures; while it is computed, 202 and a message (the request only
     queued it)."""
     version = _version(judge_id, number)

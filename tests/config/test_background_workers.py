@@ -22,7 +22,8 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.agreement.services import report_params, report_request
-from annotation.models import AgreementReport
+from annotation.calibration.stored import report_request as calibration_request
+from annotation.models import AgreementReport, CalibrationReport
 from benchmarks.import_jobs import import_job_create
 from benchmarks.kit.protocol import PublishedOutput
 from benchmarks.models import Benchmark, ImportJob, Sample
@@ -32,6 +33,7 @@ from evaluation.analyses import run_analyses_get
 from evaluation.judging import judge_launch
 from evaluation.models import Judge, Judgment, Prediction, Run, RunAnalysis
 from tests.annotation.test_agreement_report import pairwise_campaign
+from tests.annotation.test_calibration import judged_world
 from tests.evaluation.conftest import counting_answer, make_counting_benchmark, make_endpoint
 from tests.evaluation.test_analyses_mtubench import mtubench
 from tests.factories import make_researcher
@@ -247,6 +249,31 @@ class AgreementReports(Scene):
         assert accuracy == 0.8
 
 
+class CalibrationReports(Scene):
+    def start(self) -> None:
+        version, *_ = judged_world()
+        self.report = calibration_request(version, inline=False)
+        assert self.report.status == "pending"
+        # the labels are locked: the report stops as it reads them
+        self.lock("annotation_label", "ACCESS EXCLUSIVE")
+
+    def inside(self) -> bool:
+        status = CalibrationReport.objects.get(pk=self.report.pk).status
+        return status == "running" and waiting_for_lock("annotation_label")
+
+    def settled(self) -> bool:
+        self.report.refresh_from_db()
+        return self.report.status in ("done", "failed")
+
+    def check(self) -> None:
+        assert self.report.status == "done", self.report.error
+        assert self.report.attempts == 2
+        assert CalibrationReport.objects.filter(version=self.report.version).count() == 1
+        (task,) = self.report.data["report"]["tasks"]
+        (question,) = task["questions"]
+        assert question["accuracy"]["value"] == pytest.approx(4 / 6)
+
+
 def counting_run(tmp_path: Path) -> Run:
     benchmark = make_counting_benchmark(tmp_path, 40)
     outputs = [PublishedOutput(str(i), f"Answer: {i + 1}", "default") for i in range(40)]
@@ -313,6 +340,7 @@ SCENES: dict[str, type[Scene]] = {
     "jobs": JudgeJobs,
     "import jobs": ImportJobs,
     "agreement reports": AgreementReports,
+    "calibration reports": CalibrationReports,
     "run analyses": RunAnalyses,
     "run intervals": RunIntervals,
 }

@@ -52,7 +52,7 @@ def smoke_env() -> Iterator[dict[str, str]]:
             database.drop()
 
 
-PERF_DBS = ("annotate", "agreement", "sizes")
+PERF_DBS = ("annotate", "agreement", "sizes", "calibration")
 
 
 def run_python(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -153,6 +153,20 @@ def test_agreement_speed_goes_through_the_worker(smoke_env: dict[str, str], tmp_
         *("--repeat", "2", "--drop-db"),
     )
     assert "through the Celery worker" in result.measured
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_calibration_speed_reads_the_stored_report(
+    smoke_env: dict[str, str], tmp_path: Path
+) -> None:
+    (result,) = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/calibration_speed.py",
+        *("--pairs", "60", "--versions", "2", "--repeat", "2", "--drop-db"),
+    )
+    assert "stored" in result.measured and "computing the report" in result.baseline
 
 
 @pytest.mark.slow
