@@ -20,12 +20,13 @@ import redis
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.models import AgreementReport, Campaign
+from annotation.models import AgreementReport, CalibrationReport, Campaign
 from benchmarks.models import ImportJob
 from config import background
 from config.background import RowWork
 from evaluation import judging, lifecycle, services
-from evaluation.models import Run, RunAnalysis
+from evaluation.judge_versions import version_for
+from evaluation.models import Endpoint, Judge, Run, RunAnalysis
 from tests.evaluation.test_lifecycle import Work
 from tests.factories import make_benchmark
 from tests.workers import flush_test_broker
@@ -64,6 +65,14 @@ def agreement_report(uploads: Path) -> AgreementReport:
     return AgreementReport.objects.create(campaign=campaign, key="k", fingerprint="f")
 
 
+def calibration_report(uploads: Path) -> CalibrationReport:
+    endpoint = Endpoint.objects.create(name="e", base_url="http://127.0.0.1:9/v1", model="m")
+    judge = Judge.objects.create(
+        name="j", template="generic.pairwise", kind="pairwise", endpoint=endpoint
+    )
+    return CalibrationReport.objects.create(version=version_for(judge), key="k", fingerprint="f")
+
+
 def run_analysis(uploads: Path) -> RunAnalysis:
     return RunAnalysis.objects.create(run=a_run(), fingerprint="f")
 
@@ -75,6 +84,7 @@ def run_intervals(uploads: Path) -> Run:
 MAKERS: dict[str, Callable[[Path], Any]] = {
     "import jobs": import_job,
     "agreement reports": agreement_report,
+    "calibration reports": calibration_report,
     "run analyses": run_analysis,
     "run intervals": run_intervals,
 }
