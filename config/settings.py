@@ -318,6 +318,7 @@ CELERY_TASK_ROUTES = {
     "evaluation.tasks.run_analyses_compute": {"queue": "reports"},
     "evaluation.tasks.judge_chunk": {"queue": "judging"},
     "annotation.tasks.agreement_report_compute": {"queue": "reports"},
+    "annotation.tasks.calibration_report_compute": {"queue": "reports"},
 }
 # Background work (config.background): whatever a worker works on (a run's items, an import, a
 # report) is held under a lease it renews every third of it; a killed worker's is taken back

@@ -8,8 +8,9 @@ An item's verdict on a question and the codes of the labels are the agreement re
 of a pairwise judgment combined per repeat); a label is read through its own campaign's
 question, and the questions of several campaigns are pooled when they have the same key, scale
 and choices. An annotator who labelled an item in several campaigns counts once, with their
-latest current label. Nothing is stored: the report reads the current labels whenever it is
-made, so it moves as labels arrive.
+latest current label. The report reads the current labels whenever it is made, and is kept
+until they (or the judgments) change (annotation.calibration.stored), so it moves as labels
+arrive.
 """
 
 from __future__ import annotations

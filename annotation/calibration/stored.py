@@ -85,6 +85,18 @@ def is_done(report: CalibrationReport) -> bool:
     return report.status == CalibrationReport.Status.DONE
 
 
+def report_and_trend(report: CalibrationReport) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A done report's data as version_report and judge_trend give it: the trend's versions
+    are numbers again (JSON keeps an object's keys as text)."""
+    data = report.data or {}
+    trend = data["trend"]
+    rows = [
+        {**row, "by_version": {int(n): cell for n, cell in row["by_version"].items()}}
+        for row in trend["rows"]
+    ]
+    return data["report"], {**trend, "rows": rows}
+
+
 @dataclass(frozen=True)
 class _Inputs:
     version: JudgeVersion

@@ -48,6 +48,10 @@ def _reliability_chart(q: dict[str, Any]) -> Any:
     )
 
 
+def _confidence(value: float | None) -> str:
+    return "\N{EN DASH}" if value is None else f"{value:.2f}"
+
+
 def _trend_view(trend: dict[str, Any]) -> list[dict[str, Any]]:
     versions = trend["versions"]
     groups = [f"v{n}" for n in versions]
@@ -87,10 +91,18 @@ def _page(
     stored = stored_reports.report_request(version)
     report = trend = None
     if stored_reports.is_done(stored) and stored.data:
-        report, trend = stored.data["report"], _trend_view(stored.data["trend"])
+        report, stored_trend = stored_reports.report_and_trend(stored)
+        trend = _trend_view(stored_trend)
         for task in report["tasks"]:
             for q in task["questions"]:
                 q["chart"] = _reliability_chart(q) if q["calibration_bins"] else None
+                # The table lists these alone, formatted here: thousands of rows cost the
+                # template seconds.
+                q["disagreeing"] = [
+                    {**item, "confidence_shown": _confidence(item["confidence"])}
+                    for item in q["items"]
+                    if item["agrees"] is False
+                ]
     try:
         kind = services.loop_kind(version)
         loop_error = ""
@@ -150,7 +162,7 @@ def calibration_csv(request: HttpRequest, judge_id: int, number: int) -> HttpRes
         return _text(f"the report failed: {stored.error}", 500)
     if not stored_reports.is_done(stored) or not stored.data:
         return _text("The report is being computed; download it when the page shows it.", 202)
-    rows = csv_rows(stored.data["report"], stored.data["trend"])
+    rows = csv_rows(*stored_reports.report_and_trend(stored))
     response = StreamingHttpResponse(_lines(rows), content_type="text/csv; charset=utf-8")
     name = f"calibration-judge-{version.judge_id}-v{version.number}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -169,6 +169,16 @@ def test_the_trend_takes_another_versions_stored_report_and_the_command_the_same
     assert other.status == "done" and computed == [2]
     assert other.fingerprint == first.fingerprint
     assert other.data["trend"]["rows"] == first.data["trend"]["rows"]
+    # the page shows both versions' figures in the trend (the stored versions are numbers again)
+    client = Client()
+    client.force_login(make_researcher())
+    html = client.get(f"/judges/{judge.pk}/v2/calibration/").content.decode()
+    assert ">v1</th>" in html and ">v2</th>" in html and "no item compared" not in html
+    _report, trend = stored_reports.report_and_trend(other)
+    (row,) = trend["rows"]
+    assert list(row["by_version"]) == [1, 2]
+    assert row["by_version"][1]["accuracy"]["value"] == pytest.approx(4 / 6)
+    assert row["by_version"][2]["accuracy"]["value"] == pytest.approx(4 / 6)
     # the command reads the stored report (nothing computed) and prints it
     out = io.StringIO()
     call_command("calibration_report", "--judge", judge.name, "--judge-version", "2", stdout=out)

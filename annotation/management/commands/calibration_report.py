@@ -11,7 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.calibration.report import CSV_COLUMNS, csv_rows
-from annotation.calibration.stored import report_params, report_request
+from annotation.calibration.stored import report_and_trend, report_params, report_request
 from annotation.calibration.versions import version_named
 from annotation.models import CalibrationReport
 from config.errors import ApplicationError
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         stored = report_request(version, params, inline=True)
         if stored.status != CalibrationReport.Status.DONE:
             raise CommandError(f"the report failed: {stored.error}")
-        report, trend = stored.data["report"], stored.data["trend"]
+        report, trend = report_and_trend(stored)
         if options["csv"]:
             with options["csv"].open("w", newline="", encoding="utf-8") as handle:
                 writer = csv.writer(handle)
