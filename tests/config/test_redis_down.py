@@ -23,7 +23,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.throttling import ScopedRateThrottle
 
-from annotation.models import AgreementReport, Label
+from annotation.models import AgreementReport, CalibrationReport, Label
 from benchmarks.models import ImportJob
 from config import cache as shared_cache
 from config.throttle import OneTripThrottle
@@ -270,6 +270,23 @@ def test_a_large_agreement_report_with_the_broker_down_says_so_and_stores_nothin
     assert answer.status_code == 503
     assert "queue" in answer.json()["detail"]
     assert not AgreementReport.objects.exists()
+
+
+def test_a_large_calibration_report_with_the_broker_down_says_so_and_stores_nothing(
+    server: PrivateRedis, client: Client, settings: Any
+) -> None:
+    from tests.annotation.test_calibration import judged_world
+
+    settings.CALIBRATION_INLINE_UNITS = -1  # every report is a worker's
+    version, _campaign, _pairs = judged_world()
+    client.force_login(make_researcher())
+    server.kill()
+    base = f"/judges/{version.judge_id}/v{version.number}/calibration"
+    for url in (f"{base}/", f"{base}.csv"):
+        answer = Timed(client)("get", url)
+        assert answer.status_code == 503, url
+        assert "work queue" in answer.content.decode()
+    assert not CalibrationReport.objects.exists()
 
 
 def test_all_work_is_queued_through_one_function() -> None:
