@@ -318,14 +318,20 @@ def by_owner(stats: pstats.Stats) -> dict[str, float]:
 # call (cumulative), summed; they do not nest in one another.
 STAGES: list[tuple[str, list[tuple[str, str]]]] = [
     (
-        "session: load (its row)",
+        "session: load (its row, through the ORM)",
         [("django/contrib/sessions/backends/db.py", "load")],
     ),
     (
         "session: save (process_response)",
         [("django/contrib/sessions/middleware.py", "process_response")],
     ),
-    ("auth: the user of the session", [("django/contrib/auth/__init__.py", "get_user")]),
+    (
+        "auth: the user's row and the session's hash check (after the session's load)",
+        [
+            ("config/auth.py", "get_user"),
+            ("django/contrib/auth/base_user.py", "get_session_auth_hash"),
+        ],
+    ),
     (
         "CSRF (request, view, response)",
         [
@@ -341,8 +347,9 @@ STAGES: list[tuple[str, list[tuple[str, str]]]] = [
             ("django/contrib/messages/middleware.py", "process_response"),
         ],
     ),
+    ("throttle (one Redis script)", [("config/throttle.py", "allow_request")]),
     (
-        "DRF: authentication, permissions, throttle (initial)",
+        "DRF's checks (initial: the session, user, CSRF, permissions and throttle above)",
         [("rest_framework/views.py", "initial")],
     ),
     (
@@ -354,27 +361,22 @@ STAGES: list[tuple[str, list[tuple[str, str]]]] = [
     ),
     ("DRF: request body parsing", [("rest_framework/request.py", "_parse")]),
     (
-        "the view (the action, its services and queries)",
+        "the view (the action, its services and statements)",
         [
             ("annotation/api.py", "submit"),
-            ("evaluation/api.py", "retrieve"),
             ("rest_framework/mixins.py", "retrieve"),
             ("perf/floor_app.py", "floor_view"),
         ],
     ),
     (
-        "SQL statements (Django's cursor wrapper and psycopg, all of them)",
+        "SQL statements, all of them (Django's cursor wrapper, psycopg; not the waits)",
         [("django/db/backends/utils.py", "_execute_with_wrappers")],
     ),
-    (
-        "URL resolving",
-        [("django/core/handlers/base.py", "resolve_request")],
-    ),
-    (
-        "all of Django (WSGIHandler.__call__)",
-        [("django/core/handlers/wsgi.py", "__call__")],
-    ),
+    ("URL resolving", [("django/core/handlers/base.py", "resolve_request")]),
+    ("all of Django (WSGIHandler.__call__)", [("django/core/handlers/wsgi.py", "__call__")]),
 ]
+# The stages nest (DRF's checks hold the session's load, the view holds statements): each is
+# the time of its functions with all they call, not a part of a sum.
 
 
 def cumulative(stats: pstats.Stats, wanted: list[tuple[str, str]]) -> float:
@@ -397,7 +399,7 @@ def profile_print(kind: str, stats: pstats.Stats, requests: int, top: int) -> fl
     print("  by whose code ran (own time; the standard library charged to its callers):")
     for name, seconds in sorted(by_owner(stats).items(), key=lambda kv: -kv[1]):
         print(f"    {seconds * per:>7.3f} ms {100 * seconds / total:>5.1f}%  {name}")
-    print("  by stage (with what it calls):")
+    print("  by stage (each with all it calls: they nest, they do not add up):")
     for shown, wanted in STAGES:
         seconds = cumulative(stats, wanted)
         if seconds:
