@@ -7,6 +7,7 @@ their own (dropped afterwards), never the test database or the checkout's."""
 from __future__ import annotations
 
 import os
+import pstats
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -206,6 +207,29 @@ def test_annotate_load_one_request_per_item(smoke_env: dict[str, str], tmp_path:
         assert "one request per item: submit brings the next" in result.measured
     pairs = float(found[2].value.split(" pairs/s")[0])
     assert pairs > 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_request_cost_profiles_each_class_over_its_floors(
+    smoke_env: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "profiles"
+    (result,) = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/request_cost.py",
+        *("--requests", "6", "--warmup", "2", "--repeat", "2", "--items", "300"),
+        *("--out", str(out)),
+    )
+    assert result.measured.startswith("worker CPU per studio request")
+    assert "one-query page" in result.measured
+    (floors,) = [note for note in result.notes if note.startswith("floors: ")]
+    assert "gunicorn" in floors and "Django without session" in floors
+    # one profile per class, each readable by pstats and holding its requests
+    for kind in ("gunicorn", "django", "page", "studio"):
+        stats = pstats.Stats(str(out / f"{kind}.prof"))
+        assert stats.total_calls > 0  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow
