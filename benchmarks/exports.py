@@ -2,7 +2,10 @@
 the download page both call.
 
 The published format is the suite's (its `exporter` capability, the inverse of its importer);
-"jsonl" is the platform's own lossless JSON Lines (benchmarks.kit.export.platform_jsonl).
+"jsonl" is the platform's own lossless JSON Lines: every stored field of every sample, each line
+built by PostgreSQL from the stored JSON text and read by COPY in blocks (samples_jsonl; nothing
+is decoded in Python, a million samples in seconds), and the tools
+(benchmarks.kit.export.platform_tools_jsonl).
 Either way the files come with provenance.json, which says for each changed sample which
 revision it is written as, who wrote it, who approved it, when, and how it was settled.
 
@@ -23,8 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Q, QuerySet
+from django.db.models.functions import JSONArray
 from django.utils import timezone
+from psycopg import sql
 
 from benchmarks.kit.base import (
     ImportBundle,
@@ -33,7 +39,14 @@ from benchmarks.kit.base import (
     ToolRecord,
     validate_bundle,
 )
-from benchmarks.kit.export import ExportError, Files, json_bytes, platform_jsonl
+from benchmarks.kit.export import (
+    PLATFORM_SAMPLES,
+    PLATFORM_TOOLS,
+    ExportError,
+    Files,
+    json_bytes,
+    platform_tools_jsonl,
+)
 from benchmarks.kit.registry import Exporter, get_suite
 from benchmarks.models import Benchmark, Sample, SampleRevision, Tool
 from benchmarks.selectors import GOLD_VERSIONS, PUBLISHED_GOLD, REFINED_GOLD, as_imported
@@ -136,8 +149,11 @@ def gold_samples(samples: QuerySet[Sample], gold: str) -> Iterator[GoldSample]:
     """The samples in the queryset's order under `gold`: "refined" (each as its current
     revision) or "published" (each as imported: revision 0 of a refined sample, the dropped
     mark left out). Read in chunks of BATCH rows, as tuples rather than model instances (a
-    third of the time at 20,000 samples)."""
-    rows = samples.values_list("pk", *Sample.CONTENT_FIELDS, "revision")
+    third of the time at 20,000 samples), the four JSON fields as one array (one JSON text to
+    decode a row instead of four: half the time of reading 100,000 samples)."""
+    rows = samples.annotate(
+        content=JSONArray("input", "reference", "candidate_tools", "metadata")
+    ).values_list("pk", "split", "external_id", "kind", "content", "revision")
     imported = (
         as_imported(samples.filter(revision__gt=0).values_list("pk", flat=True))
         if gold == PUBLISHED_GOLD
@@ -148,10 +164,7 @@ def gold_samples(samples: QuerySet[Sample], gold: str) -> Iterator[GoldSample]:
         split_name,
         external_id,
         kind,
-        given,
-        reference,
-        candidates,
-        metadata,
+        (given, reference, candidates, metadata),
         revision,
     ) in rows.iterator(chunk_size=BATCH):
         if gold == PUBLISHED_GOLD:
@@ -171,6 +184,107 @@ def gold_samples(samples: QuerySet[Sample], gold: str) -> Iterator[GoldSample]:
             revision=revision,
             dropped=gold == REFINED_GOLD and DROPPED in (metadata or {}),
         )
+
+
+# The line of a sample in PLATFORM_SAMPLES, built by PostgreSQL: the stored JSON text as jsonb
+# writes it (the separators and key order json.dumps gives the same value read back from the
+# database; numbers as PostgreSQL writes them, 1e-07 as 0.0000001), strings escaped as json.dumps
+# escapes them (ensure_ascii=False).
+_LINE = sql.SQL(
+    "'{{\"split\": ' || to_json(s.split)::text"
+    " || ', \"external_id\": ' || to_json(s.external_id)::text"
+    " || ', \"kind\": ' || to_json(s.kind)::text"
+    " || ', \"input\": ' || {input}"
+    " || ', \"reference\": ' || {reference}"
+    " || ', \"candidate_tools\": ' || {candidate_tools}"
+    " || ', \"metadata\": ' || {metadata} || '}}'"
+)
+
+
+def _json_or(value: sql.Composable, default: str) -> sql.Composable:
+    """The JSON text of `value`, or `default` where Python holds the value false (null, false,
+    0, "", [], {}), as the records' `value or default` gives it."""
+    return sql.SQL(
+        "CASE WHEN {value} IS NULL OR {value} IN ('null'::jsonb, 'false', '0', '\"\"', '[]',"
+        " '{{}}') THEN {default} ELSE ({value})::text END"
+    ).format(value=value, default=sql.Literal(default))
+
+
+def _imported(field: str) -> sql.Composable:
+    """A field as imported: revision 0's (r) where the sample was refined."""
+    return sql.SQL("CASE WHEN r.id IS NULL THEN s.{field} ELSE r.{field} END").format(
+        field=sql.Identifier(field)
+    )
+
+
+_GOLD_LINES = {
+    REFINED_GOLD: {
+        "line": _LINE.format(
+            input=sql.SQL("coalesce(s.input::text, 'null')"),
+            reference=sql.SQL("coalesce(s.reference::text, 'null')"),
+            candidate_tools=_json_or(sql.SQL("s.candidate_tools"), "[]"),
+            metadata=_json_or(sql.SQL("s.metadata"), "{}"),
+        ),
+        "join": sql.SQL(""),
+        # Those an approved refinement dropped are left out.
+        "keep": sql.SQL("AND NOT coalesce(s.metadata ? {}, false)").format(sql.Literal(DROPPED)),
+    },
+    PUBLISHED_GOLD: {
+        "line": _LINE.format(
+            input=sql.SQL(
+                "CASE WHEN r.id IS NULL THEN coalesce(s.input::text, 'null') ELSE {} END"
+            ).format(_json_or(sql.SQL("r.input"), "{}")),
+            reference=sql.SQL("coalesce(({})::text, 'null')").format(_imported("reference")),
+            candidate_tools=_json_or(_imported("candidate_tools"), "[]"),
+            metadata=_json_or(
+                sql.SQL(
+                    "CASE WHEN jsonb_typeof(s.metadata) = 'object' THEN s.metadata - {} "
+                    "ELSE s.metadata END"
+                ).format(sql.Literal(DROPPED)),
+                "{}",
+            ),
+        ),
+        "join": sql.SQL(
+            "LEFT JOIN {} r ON r.sample_id = s.id AND r.number = 0 AND s.revision > 0"
+        ).format(sql.Identifier(SampleRevision._meta.db_table)),
+        "keep": sql.SQL(""),
+    },
+}
+# CSV with a delimiter and a quote that a JSON text never holds (jsonb and to_json escape every
+# control character): each row comes as its line, unquoted and unescaped.
+_COPY_LINES = sql.SQL(
+    "COPY (SELECT {line} FROM {samples} s {join} WHERE s.benchmark_id = {benchmark} {split} "
+    "{keep} ORDER BY s.split, s.id) TO STDOUT (FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02')"
+)
+
+
+def samples_jsonl(
+    benchmark: Benchmark,
+    split: str | None,
+    gold: str,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[bytes, int]:
+    """PLATFORM_SAMPLES of the benchmark (or one split) under `gold`, and how many lines it
+    holds: the samples in the order of their split and id, those the refined gold drops left
+    out. Each line is made by PostgreSQL (_LINE) and read by COPY in blocks, so no sample is
+    decoded in Python; `progress(n)` is called as lines arrive."""
+    copy_sql = _COPY_LINES.format(
+        samples=sql.Identifier(Sample._meta.db_table),
+        benchmark=sql.Literal(benchmark.pk),
+        split=sql.SQL("AND s.split = {}").format(sql.Literal(split)) if split else sql.SQL(""),
+        **_GOLD_LINES[gold],
+    )
+    blocks: list[bytes] = []
+    lines = 0
+    with connection.cursor() as cursor, cursor.cursor.copy(copy_sql) as copy:
+        while view := copy.read():
+            block = bytes(view)
+            blocks.append(block)
+            count = block.count(b"\n")
+            lines += count
+            if progress:
+                progress(count)
+    return b"".join(blocks), lines
 
 
 def benchmark_export(
@@ -209,27 +323,32 @@ def benchmark_export(
             )
         samples = samples.filter(split=split)
 
+    jsonl = fmt == "jsonl"
     records: list[SampleRecord] = []
     changed: list[tuple[int, str, str, int]] = []  # (pk, split, external_id, revision)
     dropped: list[dict[str, Any]] = []
-    for row in gold_samples(samples, gold):
+    # For jsonl only the samples refined or dropped are read here, for provenance.json; the
+    # lines themselves come from PostgreSQL (samples_jsonl).
+    marked = samples.filter(Q(revision__gt=0) | Q(metadata__has_key=DROPPED))
+    for row in gold_samples(marked if jsonl else samples, gold):
         if row.dropped:
             dropped.append({"external_id": row.external_id, "split": row.split})
         else:
-            records.append(
-                SampleRecord(
-                    split=row.split,
-                    external_id=row.external_id,
-                    input=row.input,
-                    reference=row.reference,
-                    kind=row.kind,
-                    candidate_tools=row.candidate_tools,
-                    metadata=row.metadata,
+            if not jsonl:
+                records.append(
+                    SampleRecord(
+                        split=row.split,
+                        external_id=row.external_id,
+                        input=row.input,
+                        reference=row.reference,
+                        kind=row.kind,
+                        candidate_tools=row.candidate_tools,
+                        metadata=row.metadata,
+                    )
                 )
-            )
             if row.revision > 0:
                 changed.append((row.pk, row.split, row.external_id, row.revision))
-        if progress:
+        if progress and not jsonl:
             progress(1)
     tools = [
         ToolRecord(
@@ -243,9 +362,14 @@ def benchmark_export(
         for t in Tool.objects.filter(benchmark=benchmark).order_by("id")
     ]
 
+    written = len(records)
+    if jsonl:
+        lines, written = samples_jsonl(benchmark, split, gold, progress)
+        if progress:
+            progress(len(dropped))  # read too, and counted in the total
     try:
-        if fmt == "jsonl":
-            files = platform_jsonl(records, tools)
+        if jsonl:
+            files = {PLATFORM_SAMPLES: lines, PLATFORM_TOOLS: platform_tools_jsonl(tools)}
         else:
             assert suite.exporter is not None
             files = suite.exporter.write(records, tools)
@@ -284,7 +408,7 @@ def benchmark_export(
             "gold": gold,
             "split": split or None,
             "exported_at": timezone.now().isoformat(),
-            "samples": len(records),
+            "samples": written,
             "not_carried": cannot_carry,
             "changed": [
                 _provenance_entry(split_name, external_id, revision, revisions.get(pk, []))
@@ -299,7 +423,7 @@ def benchmark_export(
         suite=benchmark.suite,
         fmt=fmt,
         files=files,
-        samples=len(records),
+        samples=written,
         changed=len(changed),
         dropped=len(dropped),
         differs=len(differences),

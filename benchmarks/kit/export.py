@@ -6,9 +6,10 @@ sample holds its current revision), and returns the files of the suite's publish
 {relative path: bytes}, so that importing them gives the same samples. The service
 (benchmarks/exports.py) adds provenance.json beside them and writes a folder or a zip.
 
-`platform_jsonl` is the other format every benchmark has: one JSON object a line with every
-stored field (split, external_id, kind, input, reference, candidate_tools, metadata) and the
-tools likewise; lossless, for analysis, and read by no importer.
+The other format every benchmark has is the platform's JSON Lines: one JSON object a line with
+every stored field of a sample (PLATFORM_SAMPLE_KEYS, in that order, in PLATFORM_SAMPLES; written
+by benchmarks.exports.samples_jsonl straight from the database) and of a tool
+(`platform_tools_jsonl`, in PLATFORM_TOOLS); lossless, for analysis, and read by no importer.
 """
 
 from __future__ import annotations
@@ -75,30 +76,30 @@ def sample_name(sample: SampleRecord) -> str:
     return f"{sample.split}/{sample.external_id}"
 
 
-def platform_jsonl(samples: Sequence[SampleRecord], tools: Sequence[ToolRecord]) -> Files:
-    """Every stored field of every sample and tool, one JSON object a line."""
-    return {
-        "samples.jsonl": jsonl_bytes(
-            {
-                "split": s.split,
-                "external_id": s.external_id,
-                "kind": s.kind,
-                "input": s.input,
-                "reference": s.reference,
-                "candidate_tools": s.candidate_tools,
-                "metadata": s.metadata,
-            }
-            for s in samples
-        ),
-        "tools.jsonl": jsonl_bytes(
-            {
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters,
-                "returns": t.returns,
-                "category": t.category,
-                "raw": t.raw,
-            }
-            for t in tools
-        ),
-    }
+PLATFORM_SAMPLES = "samples.jsonl"
+PLATFORM_TOOLS = "tools.jsonl"
+# The keys of a line of PLATFORM_SAMPLES, in the order written.
+PLATFORM_SAMPLE_KEYS = (
+    "split",
+    "external_id",
+    "kind",
+    "input",
+    "reference",
+    "candidate_tools",
+    "metadata",
+)
+
+
+def platform_tools_jsonl(tools: Sequence[ToolRecord]) -> bytes:
+    """Every stored field of every tool, one JSON object a line."""
+    return jsonl_bytes(
+        {
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.parameters,
+            "returns": t.returns,
+            "category": t.category,
+            "raw": t.raw,
+        }
+        for t in tools
+    )

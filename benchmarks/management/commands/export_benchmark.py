@@ -33,7 +33,8 @@ class Command(BaseCommand):
         "Write a benchmark in its suite's published format (the files its importer reads), "
         "each sample as its current revision (refinements applied once approved), with "
         "provenance.json naming each changed sample's revision, author, reviewer, date and "
-        "verdict. --format jsonl writes every stored field as JSON Lines instead, --format hf a "
+        "verdict. --format jsonl writes every stored field as JSON Lines instead (each field as "
+        "PostgreSQL's jsonb writes it: its key order, numbers in decimal notation), --format hf a "
         "Hugging Face dataset folder (Parquet files per split and a dataset card); --gold "
         "published writes every sample as imported, the refinements left out."
     )
