@@ -170,7 +170,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.GET.get("part") == "rows":
         # The rows of the page that settled since it was drawn, swapped in one by one: polled
         # every 2 s by every open page of a running run, so it reads the rows and nothing else.
-        watched = _watched(request, run.predictions.select_related("sample"), run_polling(run))
+        watched = _watched(request, run.predictions.prefetch_related("sample"), run_polling(run))
         for prediction in watched["changed"]:
             _show_prediction(prediction, spec)
         return render(
@@ -189,7 +189,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx and request.GET.get("part") == "progress":
         return render(request, "evaluation/_progress_poll.html", context)
     polling = context["progress"]["polling"]
-    predictions = run.predictions.select_related("sample").order_by("position")
+    # The page's samples by their primary keys (a second query), never joined: a join planned
+    # from stale statistics read the whole samples index for every prediction up to the page.
+    predictions = run.predictions.prefetch_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     counts = context["progress"]["counts_by_status"]
     if shown in Prediction.Status.values:
