@@ -847,7 +847,7 @@ def compared_pairs(a: int, b: int, shown: str, offset: int, limit: int) -> list[
     order: each {"a": id, "b": id, "differs"}."""
     if limit <= 0:
         return []
-    params = {"a": a, "b": b, "shown": shown, "limit": limit, "offset": offset}
+    params: dict[str, Any] = {"a": a, "b": b, "shown": shown, "limit": limit, "offset": offset}
     with connection.cursor() as cursor:
         cursor.execute(COMPARE_PAGE_SQL, params)
         return [{"a": pa, "b": pb, "differs": bool(d)} for pa, pb, d in cursor.fetchall()]

@@ -305,8 +305,8 @@ def test_the_rows_poll_reads_only_the_rows(
     watch = ",".join(f"{p.pk}.pending" for p in run.predictions.all())
     researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})  # a first request
     Prediction.objects.filter(run=run, position__lt=3).update(status="done", output="Answer: 9")
-    # the session, the user, the run, the watched rows with their samples
-    with django_assert_max_num_queries(6):
+    # the session, the user, the run, the watched rows, their samples (by primary key)
+    with django_assert_max_num_queries(7):
         part = researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})
     assert part.content.decode().count("hx-swap-oob") == 3 + 1
 
