@@ -339,6 +339,7 @@ ACCESS: dict[str, Rule] = {
     # --- runs: launching from pages, comparing two runs ---
     "evaluation:run-new": Perm("evaluation.add_run"),
     "evaluation:run-compare": Perm("evaluation.view_run", "evaluation.view_prediction"),
+    "evaluation:run-compare-counts": Perm("evaluation.view_run", "evaluation.view_prediction"),
     "evaluation:job-new": Perm("evaluation.add_judgejob"),
     # --- end runs ---
     # --- endpoints and judges: the pages write what the admin and the API write ---

@@ -23,6 +23,7 @@ from django.utils.module_loading import import_string
 from benchmarks.kit.analyses import Analysis, AnalysisInput
 from benchmarks.kit.protocol import Scored
 from benchmarks.kit.registry import get_suite
+from benchmarks.models import Sample
 from config.computed import Computed, Computing, counted, touched
 from config.errors import ApplicationError
 from config.numbers import object_id
@@ -59,10 +60,15 @@ def find_analysis(run: Run, name: str) -> Analysis:
 
 def fingerprint(run: Run) -> str:
     """What the analyses read, summed up: the run's state, its predictions (how many, the last
-    change), their samples' last change, the benchmark's tools and the declarations."""
-    seen = Prediction.objects.filter(run=run).aggregate(
-        count=Count("id"), last=Max("updated_at"), samples=Max("sample__updated_at")
-    )
+    change), the last change of any sample of its benchmark (those the run answered among
+    them: a change to another only computes them again), the benchmark's tools and the
+    declarations. Each read from one table, never a join of the
+    run's predictions with their samples (planned from stale statistics, a nested loop that
+    read every sample for every prediction)."""
+    seen = Prediction.objects.filter(run=run).aggregate(count=Count("id"), last=Max("updated_at"))
+    seen["samples"] = Sample.objects.filter(benchmark_id=run.benchmark_id).aggregate(
+        last=Max("updated_at")
+    )["last"]
     shapes = [
         (a.name, a.by, [(m.name, m.mean_of, m.percent) for m in a.metrics]) for a in declared(run)
     ]

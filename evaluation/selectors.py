@@ -10,6 +10,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import BigIntegerField, Count, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
@@ -822,7 +823,7 @@ LIMIT %(limit)s OFFSET %(offset)s
 class ComparedPairs:
     """The shared items of two runs ("all", or those on which they "disagree" or "agree"),
     each {"a": id, "b": id, "differs"}, read a page at a time: what Django's Paginator slices.
-    `count` is known (runs_compared counts them)."""
+    `count` is known (the counts of runs_compared)."""
 
     def __init__(self, a: Run, b: Run, shown: str, count: int) -> None:
         self.a, self.b, self.shown, self.total = a.pk, b.pk, shown, count
@@ -835,21 +836,49 @@ class ComparedPairs:
 
     def __getitem__(self, key: slice) -> list[dict[str, Any]]:
         start, stop, _step = key.indices(self.total)
-        if stop <= start:
-            return []
-        params: dict[str, Any] = {
-            "a": self.a,
-            "b": self.b,
-            "shown": self.shown,
-            "limit": stop - start,
-            "offset": start,
-        }
-        with connection.cursor() as cursor:
-            cursor.execute(COMPARE_PAGE_SQL, params)
-            return [{"a": a, "b": b, "differs": bool(d)} for a, b, d in cursor.fetchall()]
+        return compared_pairs(self.a, self.b, self.shown, start, stop - start)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self[0 : self.total])
+
+
+def compared_pairs(a: int, b: int, shown: str, offset: int, limit: int) -> list[dict[str, Any]]:
+    """`limit` pairs of runs `a` and `b` (ids) from `offset` on, of those `shown`, in A's
+    order: each {"a": id, "b": id, "differs"}."""
+    if limit <= 0:
+        return []
+    params: dict[str, Any] = {"a": a, "b": b, "shown": shown, "limit": limit, "offset": offset}
+    with connection.cursor() as cursor:
+        cursor.execute(COMPARE_PAGE_SQL, params)
+        return [{"a": pa, "b": pb, "differs": bool(d)} for pa, pb, d in cursor.fetchall()]
+
+
+class UncountedPage:
+    """A page of the shared items while their count is not known: the page's pairs and whether
+    another follows (one pair more is read), the page number as asked (from 1; a page past the
+    end is empty). What the template reads of a Paginator's page, without `paginator`."""
+
+    paginator = None
+
+    def __init__(self, a: Run, b: Run, shown: str, number: int, size: int) -> None:
+        self.number = number
+        read = compared_pairs(a.pk, b.pk, shown, (number - 1) * size, size + 1)
+        self.object_list, self.more = read[:size], len(read) > size
+
+    def has_next(self) -> bool:
+        return self.more
+
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    def has_other_pages(self) -> bool:
+        return self.more or self.number > 1
+
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+    def previous_page_number(self) -> int:
+        return self.number - 1
 
 
 # How many runs of one task the comparison's picker offers (the newest).
@@ -894,24 +923,82 @@ def check_comparable(a: Run, b: Run) -> None:
         )
 
 
-def runs_compared(a: Run, b: Run, shown: str = "all") -> dict[str, Any]:
-    """The items two runs share (same sample, same trial), in A's order, each with whether
-    they disagree (another parsed answer or another per-item score), and the counts: agree,
-    disagree, and items only one run has. Counted in the database, and `pairs` (those
-    `shown`: all, disagree or agree) read a page at a time (ComparedPairs): two runs of a
-    million items are compared without reading their pairs into Python."""
+# How long counted pairs are kept (they are keyed by what they were counted from: a key no
+# longer asked for is let expire).
+COMPARE_COUNTS_SECONDS = 30 * 24 * 3600
+
+
+def _compare_counts_key(a: Run, b: Run) -> str | None:
+    """The cache key of the counts of two finished runs, made of what they were counted from:
+    each run as it was (its id and updated_at). None while a run is not done: a running run's
+    items change, a failed or cancelled one may still settle the items a worker holds. A done
+    run's items change only after its resume (lifecycle.resume: running again, updated_at
+    moved), so a key of two done runs names counts that stay true."""
+    if a.status != Run.Status.DONE or b.status != Run.Status.DONE:
+        return None
+    stamps = [f"{run.pk}@{run.updated_at.timestamp() if run.updated_at else 0}" for run in (a, b)]
+    return "compare-counts:" + ":".join(stamps)
+
+
+def compared_counts_known(a: Run, b: Run) -> dict[str, int] | None:
+    """The counts of runs_compared when they are at hand without reading the runs' items:
+    those of two done runs counted before (compared_counts). None otherwise."""
+    key = _compare_counts_key(a, b)
+    found = cache.get(key) if key else None
+    return found if isinstance(found, dict) else None
+
+
+def forget_compared_counts(a: Run, b: Run) -> None:
+    """Drop the kept counts of two runs (the next page counts them again)."""
+    if key := _compare_counts_key(a, b):
+        cache.delete(key)
+
+
+def compared_counts(a: Run, b: Run) -> dict[str, int]:
+    """The counts of the items two runs share (same sample, same trial) and of those only one
+    has: {"shared", "agree", "disagree", "only_a", "only_b"}. Counted in the database (every
+    item of both runs read: about 2 s at a million each), and kept in the cache when both
+    runs are done (_compare_counts_key)."""
     with connection.cursor() as cursor:
         cursor.execute(COMPARE_COUNTS_SQL, {"a": a.pk, "b": b.pk})
         shared, disagree, only_a, only_b = cursor.fetchone()
-    counts = {"all": shared, "disagree": disagree, "agree": shared - disagree}
-    return {
-        "pairs": ComparedPairs(a, b, shown, counts[shown]),
+    counts = {
         "shared": shared,
         "agree": shared - disagree,
         "disagree": disagree,
         "only_a": only_a,
         "only_b": only_b,
     }
+    if key := _compare_counts_key(a, b):
+        cache.set(key, counts, timeout=COMPARE_COUNTS_SECONDS)
+    return counts
+
+
+def compared_counts_now(a: Run, b: Run) -> dict[str, int] | None:
+    """The counts a page of two runs shows at once: those kept of two done runs, or counted
+    now when the runs are not both done (their items still change: counts never kept); None
+    when two done runs were never counted (the page asks for them apart: compare-counts)."""
+    if _compare_counts_key(a, b) is None:
+        return compared_counts(a, b)
+    return compared_counts_known(a, b)
+
+
+def shown_count(counts: dict[str, int], shown: str) -> int:
+    """How many pairs a view of the pairs (all, disagree or agree) holds."""
+    return {"all": counts["shared"], "disagree": counts["disagree"], "agree": counts["agree"]}[
+        shown
+    ]
+
+
+def runs_compared(a: Run, b: Run, shown: str = "all") -> dict[str, Any]:
+    """The items two runs share (same sample, same trial), in A's order, each with whether
+    they disagree (another parsed answer or another per-item score), and the counts: agree,
+    disagree, and items only one run has (compared_counts, from the cache when known). Counted
+    in the database, and `pairs` (those `shown`: all, disagree or agree) read a page at a time
+    (ComparedPairs): two runs of a million items are compared without reading their pairs
+    into Python."""
+    counts = compared_counts_known(a, b) or compared_counts(a, b)
+    return {"pairs": ComparedPairs(a, b, shown, shown_count(counts, shown)), **counts}
 
 
 def input_summary(value: Any, limit: int = 300) -> str:

@@ -9,6 +9,7 @@ urlpatterns = [
     path("runs/", views.run_index, name="run-list"),
     path("runs/new/", views.run_new, name="run-new"),
     path("runs/compare/", views.run_compare, name="run-compare"),
+    path("runs/compare/counts/", views.run_compare_counts, name="run-compare-counts"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/predictions.csv", views.run_predictions_csv, name="run-csv"),
     path("runs/<int:pk>/predictions-hf.zip", views.run_predictions_hf, name="run-hf"),

@@ -41,9 +41,14 @@ from evaluation.judging import JUDGE_JOBS
 from evaluation.models import JudgeJob, Judgment, Prediction, Run, WorkItem
 from evaluation.overall import board_csv_rows, overall_board, overall_boards, overall_of
 from evaluation.selectors import (
+    ComparedPairs,
     CompareError,
+    UncountedPage,
     check_comparable,
     comparable_runs,
+    compared_counts,
+    compared_counts_known,
+    compared_counts_now,
     evaluator_for,
     input_summary,
     item_scores,
@@ -56,8 +61,8 @@ from evaluation.selectors import (
     run_panel,
     run_polling,
     run_spending,
-    runs_compared,
     runs_with_progress,
+    shown_count,
     task_spec,
 )
 from evaluation.services import RUNS
@@ -165,7 +170,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.GET.get("part") == "rows":
         # The rows of the page that settled since it was drawn, swapped in one by one: polled
         # every 2 s by every open page of a running run, so it reads the rows and nothing else.
-        watched = _watched(request, run.predictions.select_related("sample"), run_polling(run))
+        watched = _watched(request, run.predictions.prefetch_related("sample"), run_polling(run))
         for prediction in watched["changed"]:
             _show_prediction(prediction, spec)
         return render(
@@ -184,7 +189,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx and request.GET.get("part") == "progress":
         return render(request, "evaluation/_progress_poll.html", context)
     polling = context["progress"]["polling"]
-    predictions = run.predictions.select_related("sample").order_by("position")
+    # The page's samples by their primary keys (a second query), never joined: a join planned
+    # from stale statistics read the whole samples index for every prediction up to the page.
+    predictions = run.predictions.prefetch_related("sample").order_by("position")
     shown = request.GET.get("status", "")
     counts = context["progress"]["counts_by_status"]
     if shown in Prediction.Status.values:
@@ -705,8 +712,13 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     shown = request.GET.get("show", "all")
     if shown not in COMPARE_SHOWN:
         shown = "all"
-    compared = runs_compared(a, b, shown)
-    page = Paginator(compared["pairs"], PAGE_SIZE).get_page(request.GET.get("page"))
+    counts = compared_counts_now(a, b)
+    page: Any
+    if counts is None:
+        page = UncountedPage(a, b, shown, _page_number(request.GET.get("page")), PAGE_SIZE)
+    else:
+        pairs = ComparedPairs(a, b, shown, shown_count(counts, shown))
+        page = Paginator(pairs, PAGE_SIZE).get_page(request.GET.get("page"))
     ids = [pair[side] for pair in page.object_list for side in ("a", "b")]
     predictions = Prediction.objects.select_related("sample").in_bulk(ids)
     rows = []
@@ -725,7 +737,8 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     context = {
         "a": a,
         "b": b,
-        "compared": compared,
+        "counts": counts,
+        "counts_url": reverse("evaluation:run-compare-counts") + f"?a={a.pk}&b={b.pk}",
         "rows": rows,
         "page": page,
         "shown": shown,
@@ -739,6 +752,28 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         "can_make_campaign": allows(request.user, "annotation:setup-new"),
     }
     return render(request, "evaluation/run_compare.html", context)
+
+
+# The highest page number read while the pairs are not counted (its offset fits a bigint).
+LAST_UNCOUNTED_PAGE = 10**9
+
+
+def _page_number(raw: str | None) -> int:
+    """A page number as asked (1 when it is none; at most LAST_UNCOUNTED_PAGE)."""
+    number = id_or_none((raw or "").strip())
+    return min(number, LAST_UNCOUNTED_PAGE) if number else 1
+
+
+@require_GET
+@shows_errors()
+def run_compare_counts(request: HttpRequest) -> HttpResponse:
+    """The counts of two runs' items (shared, agree, disagree, only in one), the fragment the
+    comparison asks for when they were not known: counted now (every item of both read) and
+    kept for the next page when both runs are done (selectors.compared_counts)."""
+    a, b = _compared_run(request, "a"), _compared_run(request, "b")
+    check_comparable(a, b)
+    counts = compared_counts_known(a, b) or compared_counts(a, b)
+    return render(request, "evaluation/_compare_counts.html", {"counts": counts})
 
 
 def _compared_side(prediction: Prediction, spec: Any) -> dict[str, Any]:

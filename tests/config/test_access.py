@@ -125,6 +125,7 @@ EXPECTED: dict[str, frozenset[str]] = {
     "evaluation:run-new": RESEARCH,
     "evaluation:run-new POST": RESEARCH,
     "evaluation:run-compare": RESEARCH,
+    "evaluation:run-compare-counts": RESEARCH,
     "evaluation:job-new": RESEARCH,
     "evaluation:job-new POST": RESEARCH,
     # --- end runs ---
@@ -284,11 +285,11 @@ def calls_for(name: str, w: World) -> list[tuple[str, Call]]:
     if name in ("evaluation:run-new", "evaluation:job-new"):
         path = "/runs/new/" if name == "evaluation:run-new" else "/judging/new/"
         return [(name, Call("GET", path)), (f"{name} POST", Call("POST", path, {}))]
-    if name == "evaluation:run-compare":
+    if name in ("evaluation:run-compare", "evaluation:run-compare-counts"):
         other, _ = Run.objects.get_or_create(
             benchmark=w.benchmark, task=w.run.task, name="compared with", status="done"
         )
-        return [(name, Call("GET", f"/runs/compare/?a={run}&b={other.pk}"))]
+        return [(name, Call("GET", f"{reverse(name)}?a={run}&b={other.pk}"))]
     if name in ("evaluation:overall", "evaluation:overall-csv"):
         # a benchmark whose suite declares an overall score (the world's generic one does not)
         scored, _ = Benchmark.objects.get_or_create(name="overall scored", suite="bfcl")

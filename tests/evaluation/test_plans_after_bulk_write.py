@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from benchmarks.models import Benchmark
 from benchmarks.services import benchmark_import
 from evaluation import services
+from evaluation.analyses import fingerprint
+from evaluation.gold_versions import refined_sample_count
 from evaluation.models import Prediction, Run
 from evaluation.selectors import prediction_csv_query
 from tests.evaluation.conftest import make_endpoint
@@ -83,9 +87,10 @@ def test_a_run_exported_right_after_its_bulk_writes_is_not_read_quadratically(
     assert seconds < 2, f"the export of {ROWS} rows took {seconds:.1f} s"
 
 
-def test_the_export_is_looked_up_by_index_whatever_the_planner_prefers() -> None:
-    """With hash and merge joins off and the statistics stale, the only join left is a nested
-    loop: its inner side must still be an index lookup (the sample by its primary key)."""
+def fresh_run(revised: bool = False) -> Run:
+    """After stale statistics (leave_stale_statistics), a run of ROWS predictions of a new
+    benchmark, written by SQL and never analysed: its id is one the statistics never saw.
+    `revised`: every other sample refined (revision 1)."""
     leave_stale_statistics(DELETED)
     benchmark = make_benchmark(name="fresh")
     run = Run.objects.create(benchmark=benchmark, task="answer", split="default", status="done")
@@ -93,9 +98,9 @@ def test_the_export_is_looked_up_by_index_whatever_the_planner_prefers() -> None
         cursor.execute(
             "INSERT INTO benchmarks_sample (benchmark_id, split, external_id, kind, input,"
             " candidate_tools, metadata, revision, created_at, updated_at)"
-            " SELECT %s, 'default', 'q' || g, 'query', '{}', '[]', '{}', 0, now(), now()"
-            " FROM generate_series(1, %s) g",
-            [benchmark.pk, ROWS],
+            " SELECT %s, 'default', 'q' || g, 'query', '{}', '[]', '{}', %s * (g %% 2), now(),"
+            " now() FROM generate_series(1, %s) g",
+            [benchmark.pk, int(revised), ROWS],
         )
         cursor.execute(
             "INSERT INTO evaluation_prediction (run_id, sample_id, repeat, position, status,"
@@ -105,7 +110,63 @@ def test_the_export_is_looked_up_by_index_whatever_the_planner_prefers() -> None
             " WHERE benchmark_id = %s",
             [run.pk, benchmark.pk],
         )
+    return run
+
+
+def quadratic_joins_of(call: Callable[[], object]) -> dict[str, list[str]]:
+    """The SELECTs `call` runs, each with the nested loops of its plan that read a whole table
+    (or all of a run's rows) per outer row, as the planner chooses now and as it chooses with
+    only nested loops left (worst_choices): {query: [described]}, the clean ones left out."""
+    with CaptureQueriesContext(connection) as seen:
+        call()
+    found = {}
+    for query in seen.captured_queries:
+        text = query["sql"]
+        if not text.lstrip().upper().startswith("SELECT"):
+            continue
+        joins = quadratic_joins(explain(text))
+        with worst_choices():
+            joins += quadratic_joins(explain(text))
+        if joins:
+            found[text] = joins
+    return found
+
+
+def test_the_export_is_looked_up_by_index_whatever_the_planner_prefers() -> None:
+    """With hash and merge joins off and the statistics stale, the only join left is a nested
+    loop: its inner side must still be an index lookup (the sample by its primary key)."""
+    run = fresh_run()
     query = prediction_csv_query(run, score_names=[], whole=set(), prices=None)
     assert quadratic_joins(explain(query)) == []
     with worst_choices():
         assert quadratic_joins(explain(query)) == []
+
+
+def test_the_run_page_reads_its_predictions_and_samples_without_a_quadratic_plan(
+    client: Client,
+) -> None:
+    """The run page's list of predictions (a page deep into the run) with their samples: the
+    samples by their primary keys, never a join that stale statistics plan as a nested loop
+    reading every sample for every prediction up to the page."""
+    run = fresh_run()
+    client.force_login(make_researcher())
+    response: list[object] = []
+    assert quadratic_joins_of(lambda: response.append(client.get(f"/runs/{run.pk}/?page=40"))) == {}
+    html = response[0].content.decode()  # type: ignore[attr-defined]
+    assert ">q1951<" in html or "q1951" in html  # position 1950 is on page 40
+
+
+def test_the_refined_sample_count_probes_the_runs_prediction_of_each_revised_sample() -> None:
+    """Stale statistics made the count a semi join whose inner side read every prediction of
+    the run for every revised sample (an index condition on the run alone)."""
+    run = fresh_run(revised=True)
+    counted: list[int] = []
+    assert quadratic_joins_of(lambda: counted.append(refined_sample_count(run))) == {}
+    assert counted == [ROWS // 2]
+
+
+def test_the_analyses_freshness_check_joins_nothing() -> None:
+    """The analyses' fingerprint reads the run's predictions and its benchmark's samples each
+    alone: the join of both, planned from stale statistics, read every sample per prediction."""
+    run = fresh_run()
+    assert quadratic_joins_of(lambda: fingerprint(run)) == {}

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from benchmarks.models import Benchmark
@@ -303,8 +305,8 @@ def test_the_rows_poll_reads_only_the_rows(
     watch = ",".join(f"{p.pk}.pending" for p in run.predictions.all())
     researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})  # a first request
     Prediction.objects.filter(run=run, position__lt=3).update(status="done", output="Answer: 9")
-    # the session, the user, the run, the watched rows with their samples
-    with django_assert_max_num_queries(6):
+    # the session, the user, the run, the watched rows, their samples (by primary key)
+    with django_assert_max_num_queries(7):
         part = researcher.get(f"/runs/{run.pk}/", {"part": "rows", "watch": watch})
     assert part.content.decode().count("hx-swap-oob") == 3 + 1
 
@@ -422,8 +424,7 @@ def test_two_runs_side_by_side_with_their_disagreements(
     html = researcher.get("/runs/compare/", {"a": run_a.pk, "b": run_b.pk}).content.decode()
     # run A answers 1, 2, 3... rightly on even numbers (0, 2, 4 -> right; 1, 3, 5 -> wrong);
     # run B always 0: every answer differs
-    counts = re.sub(r"<[^>]+>", "", re.search(r'id="compare-counts">(.*?)</p>', html, re.S)[1])
-    assert " ".join(counts.split()) == "6 shared items: 0 agree 6 disagree"
+    assert compare_counts(researcher, html) == "6 shared items: 0 agree 6 disagree"
     assert html.count('class="differs"') == 6
     assert "What number comes after 0?" in html
     assert f'href="/campaigns/new/?kind=pairwise&amp;runs={run_a.pk},{run_b.pk}"' in html
@@ -433,16 +434,92 @@ def test_two_runs_side_by_side_with_their_disagreements(
     ):
         if a.position < 2:
             Prediction.objects.filter(pk=b.pk).update(answer=a.answer, scores=a.scores)
+    # (what changes a done run's items, its resume, moves its updated_at)
+    run_b.save(update_fields=["updated_at"])
     html = researcher.get(
         "/runs/compare/", {"a": run_a.pk, "b": run_b.pk, "show": "disagree"}
     ).content.decode()
     assert html.count('class="differs"') == 4 and "<td><code>default/" in html
-    counts = re.sub(r"<[^>]+>", "", re.search(r'id="compare-counts">(.*?)</p>', html, re.S)[1])
-    assert " ".join(counts.split()) == "6 shared items: 2 agree 4 disagree"
+    assert compare_counts(researcher, html) == "6 shared items: 2 agree 4 disagree"
     html = researcher.get(
         "/runs/compare/", {"a": run_a.pk, "b": run_b.pk, "show": "agree"}
     ).content.decode()
     assert html.count("<tr>") == 2 + 1  # two rows and the header
+
+
+def compare_counts(client: Client, html: str) -> str:
+    """The counts a comparison shows, as text: on the page, or from the fragment the page asks
+    for (hx-get) when they were not known."""
+    counts = re.search(
+        r'<p class="counts compare-counts" id="compare-counts"([^>]*)>(.*?)</p>', html, re.S
+    )
+    asked = re.search(r'hx-get="([^"]+)"', counts[1])
+    if asked:
+        html = client.get(asked[1].replace("&amp;", "&")).content.decode()
+        counts = re.search(r'id="compare-counts">(.*?)</p>', html, re.S)
+        return " ".join(re.sub(r"<[^>]+>", "", counts[1]).split())
+    return " ".join(re.sub(r"<[^>]+>", "", counts[2]).split())
+
+
+def compare_runs(benchmark: Benchmark, items: int, status: str) -> list[Run]:
+    """Two runs of `items` items of `benchmark`'s answer task: A answers i, B answers 0 (they
+    agree on the first item only)."""
+    samples = [
+        make_sample(benchmark=benchmark, split="s", input={"query": f"q{i}"}) for i in range(items)
+    ]
+    runs = []
+    for name in ("a", "b"):
+        run = Run.objects.create(benchmark=benchmark, task="answer", name=name, status=status)
+        Prediction.objects.bulk_create(
+            Prediction(run=run, sample=s, position=i, status="done", answer=i if name == "a" else 0)
+            for i, s in enumerate(samples)
+        )
+        runs.append(run)
+    return runs
+
+
+def test_two_done_runs_never_counted_show_their_pairs_at_once_and_their_counts_apart(
+    researcher: Client,
+) -> None:
+    a, b = compare_runs(make_benchmark(name="Uncounted", suite="generic"), 120, "done")
+    query = {"a": a.pk, "b": b.pk, "show": "disagree"}
+    # the first view reads one page of pairs (and one more), never every item of both runs
+    with CaptureQueriesContext(connection) as seen:
+        html = researcher.get("/runs/compare/", {**query, "page": 2}).content.decode()
+    assert not [q for q in seen.captured_queries if "FULL JOIN" in q["sql"]]
+    assert 'hx-get="/runs/compare/counts/?a=' in html and "Counting" in html
+    # its page is right without the count: disagreements 51 to 100 of 119, and a next one
+    assert html.count('class="differs"') == 50 and ">q51<" in html and ">q101<" not in html
+    assert "page 2<" in html and "page=3" in html and "page=1" in html
+    last = researcher.get("/runs/compare/", {**query, "page": 3}).content.decode()
+    assert last.count('class="differs"') == 19 and "page=4" not in last
+    past = researcher.get("/runs/compare/", {**query, "page": 9}).content.decode()
+    assert "No item here." in past
+    # the fragment counts them, once; the pages that follow show them without counting again
+    assert compare_counts(researcher, html) == "120 shared items: 1 agree 119 disagree"
+    with CaptureQueriesContext(connection) as seen:
+        html = researcher.get("/runs/compare/", query).content.decode()
+    assert not [q for q in seen.captured_queries if "FULL JOIN" in q["sql"]]
+    assert compare_counts(researcher, html) == "120 shared items: 1 agree 119 disagree"
+    assert "page 1 of 3" in html and "hx-get" not in html.split('id="compare-counts"')[1][:20]
+
+
+def test_the_counts_of_runs_that_are_not_both_done_are_counted_at_each_view(
+    researcher: Client,
+) -> None:
+    a, b = compare_runs(make_benchmark(name="Going", suite="generic"), 3, "running")
+    html = researcher.get("/runs/compare/", {"a": a.pk, "b": b.pk}).content.decode()
+    assert compare_counts(researcher, html) == "3 shared items: 1 agree 2 disagree"
+    assert "hx-get" not in html.split('id="compare-counts"')[1][:20]
+    # an item settles: the next view counts it, the run's updated_at unchanged
+    Prediction.objects.filter(run=b, position=1).update(answer=1)
+    html = researcher.get("/runs/compare/", {"a": a.pk, "b": b.pk}).content.decode()
+    assert compare_counts(researcher, html) == "3 shared items: 2 agree 1 disagree"
+    # done now (its finish moves updated_at): counted once more, then kept
+    Run.objects.filter(pk__in=[a.pk, b.pk]).update(status="done", updated_at=timezone.now())
+    a.refresh_from_db()
+    html = researcher.get("/runs/compare/", {"a": a.pk, "b": b.pk}).content.decode()
+    assert compare_counts(researcher, html) == "3 shared items: 2 agree 1 disagree"
 
 
 def test_compare_paginates(
@@ -461,10 +538,10 @@ def test_compare_paginates(
         )
         runs.append(run)
     query = {"a": runs[0].pk, "b": runs[1].pk, "show": "disagree"}
-    researcher.get("/runs/compare/", query)  # a first request
-    # the session, the user, the two runs, the pairs counted, the page's pairs, the page's
-    # predictions and samples
-    with django_assert_max_num_queries(9):
+    compare_counts(researcher, researcher.get("/runs/compare/", query).content.decode())
+    # the session, the user, the two runs, the page's pairs, the page's predictions and
+    # samples (the counts are kept: two done runs counted before)
+    with django_assert_max_num_queries(8):
         first = researcher.get("/runs/compare/", query).content.decode()
     # (">q0<", not "q0": the page's random CSRF token may hold the letters "q0")
     assert "page 1 of 3" in first and ">q0<" not in first and ">q1<" in first
