@@ -150,16 +150,18 @@ if _db["ENGINE"] != "django.db.backends.postgresql":
     )
 # Django's backend with a health check that needs no round trip on a healthy idle connection.
 _db["ENGINE"] = "config.db"
-# Parameters sent apart from the statement's text (server-side binding), so that psycopg can
-# prepare a statement it has sent 5 times on a connection and PostgreSQL stops parsing and
-# planning it at each request: the connections persist (CONN_MAX_AGE), and the studio's
-# statements are the same all day. perf/request_cost.py measured PostgreSQL's CPU per studio
-# request (a submit bringing the next item, 15 statements) at 4.8 ms prepared against 8.2 ms
-# re-planned, the one-query page's at 0.8 against 1.7 ms. Behind a pooler in transaction mode
-# (PgBouncer before 1.21), where a prepared statement may be on another server connection, set
-# DATABASE_PREPARED_STATEMENTS=0: the statements are then bound on the client, as Django does by
-# default.
-if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+# DATABASE_PREPARED_STATEMENTS=1: parameters sent apart from the statement's text
+# (server-side binding), so that psycopg prepares a statement it has sent 5 times on a
+# connection and PostgreSQL stops parsing and planning it at each request (the connections
+# persist, CONN_MAX_AGE). perf/request_cost.py measured PostgreSQL's CPU per studio request
+# (a submit bringing the next item, 15 statements) at 4.5 ms prepared against 8.2 ms re-planned
+# (disturbed machine). Off by default, as in Django: a statement bound on the server takes at
+# most 65,535 parameters (PostgreSQL's protocol), and Django 5.2 does not split a longer
+# `__in` list, as reads of a large run or benchmark may send (`in_bulk` of its samples); a prepared
+# statement may also be given a generic plan after its fifth run (plan_cache_mode), which
+# config/dbstats.py's plan-proof reads do not assume; and behind a pooler in transaction mode
+# (PgBouncer before 1.21) a prepared statement may be on another server connection.
+if env_bool("DATABASE_PREPARED_STATEMENTS", False):
     _db.setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=5)
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
