@@ -26,7 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmarks.kit import judging as pure
@@ -473,8 +473,8 @@ def judge_launch(
             raise JudgeError("compare a run with another run")
     elif against is not None:
         raise JudgeError(f"a {template.kind} judge judges one run; drop --against")
-    rows = _judgment_rows(template, run, against, repeats)
-    if not rows:
+    pairs = _judged_pairs(run, against)
+    if not pairs:
         raise JudgeError("nothing to judge: the runs share no answered sample")
     with transaction.atomic():
         version = version_for(judge)
@@ -487,11 +487,9 @@ def judge_launch(
             version=version,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
-        Judgment.objects.bulk_create(
-            [Judgment(job=job, version=version, position=i, **row) for i, row in enumerate(rows)],
-            batch_size=5000,
-        )
-        lifecycle.launch(JUDGE_JOBS, job.pk, len(rows))
+        orders = ["AB", "BA"] if against is not None else [""]
+        written = _write_judgments(job, pairs, repeats, orders)
+        lifecycle.launch(JUDGE_JOBS, job.pk, written)
     return job
 
 
@@ -511,41 +509,70 @@ def _check_run(template: JudgeTemplate, run: Run) -> None:
         raise JudgeError(f"run {run.pk} is {run.status}; judge finished runs")
 
 
-def _judgment_rows(
-    template: JudgeTemplate, run: Run, against: Run | None, repeats: int
-) -> list[dict[str, Any]]:
+def _judged_pairs(run: Run, against: Run | None) -> list[tuple[int, int, int | None]]:
+    """(sample, prediction, the other run's prediction or None) of each judged item, in the
+    run's order: every prediction of the run, or with `against` each answered one whose sample
+    the other run answered too, paired with the other run's first answer of that sample. Two
+    reads of one table each, linear whatever the planner's statistics say."""
     # Every prediction, repeats included: a run imported with on_duplicate=reference scores a
     # sample's further lines as items of their own, so they are judged as items too.
-    mine = list(run.predictions.order_by("position").values_list("sample_id", "id", "status"))
-    orders = [""]
-    others: dict[int, int] = {}
-    if against is not None:
-        # The other run's answer for a sample: its first line (dict keeps the last of these).
-        others = dict(
-            against.predictions.filter(status=Prediction.Status.DONE)
-            .order_by("-position")
-            .values_list("sample_id", "id")
+    mine = run.predictions.order_by("position").values_list("sample_id", "id", "status")
+    if against is None:
+        return [(sample_id, prediction_id, None) for sample_id, prediction_id, _ in mine]
+    done = Prediction.Status.DONE
+    # The other run's answer for a sample: its first line (dict keeps the last of these).
+    others = dict(
+        against.predictions.filter(status=done).order_by("-position").values_list("sample_id", "id")
+    )
+    return [
+        (sample_id, prediction_id, others[sample_id])
+        for sample_id, prediction_id, status in mine
+        if status == done and sample_id in others
+    ]
+
+
+# A job's pending judgments, `repeats` x the items x the orders, in one statement: the items
+# are three arrays, the repeats a series and the orders an array, and a judgment's position
+# is (repeat, item, order) counted in that order. Only set-returning functions, so no plan
+# depends on a table's statistics. Binary array parameters (%b): the text form would have
+# every id turned into text and parsed again.
+_JUDGMENTS_INSERT = """
+INSERT INTO evaluation_judgment (
+    job_id, version_id, sample_id, prediction_id, other_id, repeat, "order", position, status,
+    attempts, raw, raw_first, "values", label, reasoning, error, cached, usage, updated_at
+)
+SELECT %s, %s, item.sample_id, item.prediction_id, item.other_id, r.repeat, side.name,
+    (r.repeat * %s + item.n - 1) * %s + side.n - 1, 'pending',
+    0, '', '', '{}', '', '', '', false, '{}', now()
+FROM unnest(%b::bigint[], %b::bigint[], %b::bigint[])
+        WITH ORDINALITY AS item(sample_id, prediction_id, other_id, n)
+    CROSS JOIN generate_series(0, %s - 1) AS r(repeat)
+    CROSS JOIN unnest(%s::text[]) WITH ORDINALITY AS side(name, n)
+"""
+
+
+def _write_judgments(
+    job: JudgeJob, pairs: Sequence[tuple[int, int, int | None]], repeats: int, orders: list[str]
+) -> int:
+    """Write the job's pending judgments of `pairs` (see _JUDGMENTS_INSERT); returns how many.
+    Building 1,200 model instances for bulk_create took most of a judge job's launch."""
+    samples, predictions, others = (list(column) for column in zip(*pairs, strict=True))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _JUDGMENTS_INSERT,
+            [
+                job.pk,
+                job.version_id,
+                len(pairs),
+                len(orders),
+                samples,
+                predictions,
+                others,
+                repeats,
+                orders,
+            ],
         )
-        mine = [
-            (sample, pid, status)
-            for sample, pid, status in mine
-            if sample in others and status == Prediction.Status.DONE
-        ]
-        orders = ["AB", "BA"]
-    rows = []
-    for repeat in range(repeats):
-        for sample_id, prediction_id, _status in mine:
-            for order in orders:
-                rows.append(
-                    {
-                        "sample_id": sample_id,
-                        "prediction_id": prediction_id,
-                        "other_id": others.get(sample_id),
-                        "repeat": repeat,
-                        "order": order,
-                    }
-                )
-    return rows
+        return int(cursor.rowcount)
 
 
 def job_records(job: JudgeJob) -> list[JudgmentRecord]:

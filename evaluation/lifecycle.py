@@ -136,13 +136,15 @@ def queue_chunks(kind: WorkKind, parent_id: int, starts: Sequence[int], size: in
 def launch(kind: WorkKind, parent_id: int, count: int) -> None:
     """Inside the transaction that created a parent and its `count` items (positions
     0..count-1): queue their chunks once it commits (refused, and so rolled back, when the
-    broker does not answer: config.queue). The items' table is analysed after the commit when
-    they are many (config.dbstats): the run's page, its chunks and its export are planned
-    knowing them."""
-    stats_after_bulk_write({kind.item._meta.db_table: count})
+    broker does not answer: config.queue). The items' table is analysed when they are many
+    (config.dbstats), after the chunks are sent (commit hooks run in the order registered):
+    workers start while the ANALYZE samples, their claims and loads are planned the same
+    whatever the statistics (an index on the parent and position, primary keys), and the
+    run's page and export that follow are planned knowing the new rows."""
     size = chunk_size()
     starts = list(range(0, count, size))
     send_after_commit(*chunk_tasks(kind, parent_id, starts, size))
+    stats_after_bulk_write({kind.item._meta.db_table: count})
 
 
 def cancel(kind: WorkKind, parent: Any) -> bool:

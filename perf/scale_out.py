@@ -532,19 +532,43 @@ def forget_cache() -> None:
 class Timed:
     """One launch: seconds until its last item was answered (the throughput's clock) and until
     its stored result was complete (metrics, intervals: a fixed cost after the last item),
-    the machine meanwhile, and the endpoint's requests by worker host."""
+    the launch's own call and the moment in it its first chunk was queued (from then on
+    workers answer while the launch finishes), the machine meanwhile, and the endpoint's
+    requests by worker host."""
 
     seconds: float
     complete: float
     launch: float
+    queued: float
     load: honest.Load
     by_client: dict[str, int]
 
 
+class FirstPublish:
+    """When this process first handed a task to the broker since `reset` (Celery's
+    after_task_publish signal, sent in the publishing process)."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def reset(self) -> None:
+        self.at = None
+
+    def __call__(self, **_kwargs: Any) -> None:
+        if self.at is None:
+            self.at = time.perf_counter()
+
+    def since(self, start: float) -> float:
+        return (self.at if self.at is not None else time.perf_counter()) - start
+
+
+FIRST_PUBLISH = FirstPublish()
+
+
 def say(what: str, timed: Timed) -> None:
     print(
-        f"{what}: {timed.seconds:.2f} s to the last item ({timed.launch:.2f} s of it the launch),"
-        f" {timed.complete:.2f} s complete",
+        f"{what}: {timed.seconds:.2f} s to the last item ({timed.launch:.2f} s of it the launch,"
+        f" its first chunk queued at {timed.queued:.2f} s), {timed.complete:.2f} s complete",
         flush=True,
     )
 
@@ -570,9 +594,11 @@ def timed_run(
     server.reset()
     items = benchmark.samples.count()
     watch = honest.Watch(roots, burner).start()
+    FIRST_PUBLISH.reset()
     start = time.perf_counter()
     run = run_launch(benchmark=benchmark, task="answer", endpoint=endpoint, split="default")
     launched = time.perf_counter() - start
+    queued = FIRST_PUBLISH.since(start)
     answered, complete = until_answered(
         Prediction.objects.filter(run=run), items, lambda: run_complete(run.pk), f"run {run.pk}"
     )
@@ -584,7 +610,9 @@ def timed_run(
             f"the run of {items} items: {done} done, {stats['total']} endpoint calls of "
             f"{stats['distinct_contents']} distinct requests"
         )
-    return Timed(launched + answered, launched + complete, launched, load, stats["by_client"])
+    return Timed(
+        launched + answered, launched + complete, launched, queued, load, stats["by_client"]
+    )
 
 
 def timed_job(
@@ -596,9 +624,11 @@ def timed_job(
     forget_cache()
     server.reset()
     watch = honest.Watch(roots, burner).start()
+    FIRST_PUBLISH.reset()
     start = time.perf_counter()
     job = judge_launch(judge=judge, run=runs[0], against=runs[1], repeats=1)
     launched = time.perf_counter() - start
+    queued = FIRST_PUBLISH.since(start)
     judgments = Judgment.objects.filter(job=job)
     total = judgments.count()
     answered, complete = until_answered(
@@ -613,11 +643,15 @@ def timed_job(
             f"judge job: {done} of {total} done, {calls['total']} endpoint calls of "
             f"{calls['distinct_contents']} distinct requests"
         )
-    return Timed(launched + answered, launched + complete, launched, load, calls["by_client"])
+    return Timed(
+        launched + answered, launched + complete, launched, queued, load, calls["by_client"]
+    )
 
 
 def times(timed: Sequence[Timed]) -> str:
-    return ", ".join(f"{t.seconds:.2f} ({t.launch:.2f}; {t.complete:.2f})" for t in timed)
+    return ", ".join(
+        f"{t.seconds:.2f} ({t.queued:.2f}, {t.launch:.2f}; {t.complete:.2f})" for t in timed
+    )
 
 
 def spread_text(by_client: dict[str, int]) -> str:
@@ -659,8 +693,9 @@ def scaling_result(
             *reasons,
             f"{what}: requests per worker host (last octet: count) with {workers}: "
             f"{spread_text(many[-1].by_client)}; with 1: {spread_text(one[-1].by_client)}",
-            f"{what}: seconds from launch to the last item answered (the launch itself; the"
-            f" stored result complete) with 1: {times(one)}; with {workers}: {times(many)}",
+            f"{what}: seconds from launch to the last item answered (the first chunk queued,"
+            f" the launch's call returned; the stored result complete) with 1: {times(one)};"
+            f" with {workers}: {times(many)}",
         ],
     )
     result.print()
@@ -831,6 +866,9 @@ def measure(
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0, interactive=False)
+        from celery.signals import after_task_publish
+
+        after_task_publish.connect(FIRST_PUBLISH, weak=False)
         server = services.endpoint(args.latency_ms, args.concurrency)
         services.beat()
         print(

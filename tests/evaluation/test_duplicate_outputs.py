@@ -408,8 +408,15 @@ def test_a_judge_job_judges_every_scored_line(stabletoolbench_file: Path) -> Non
     endpoint = make_endpoint("http://127.0.0.1:9/v1")
     judge = judging.judge_create(name="pass", template="stabletoolbench.pass", endpoint=endpoint)
     job = judging.judge_launch(judge=judge, run=run, repeats=2)
-    judged = sorted(job.judgments.values_list("prediction_id", flat=True))
-    assert judged == sorted(list(run.predictions.values_list("id", flat=True)) * 2)
+    judged = list(
+        job.judgments.order_by("position").values_list(
+            "position", "prediction_id", "sample_id", "other_id", "repeat", "order"
+        )
+    )
+    lines = list(run.predictions.order_by("position").values_list("id", "sample_id"))
+    expected = [(pid, sample, None, repeat, "") for repeat in range(2) for pid, sample in lines]
+    assert [row[1:] for row in judged] == expected
+    assert [row[0] for row in judged] == list(range(len(expected)))
     assert JudgeJob.objects.count() == 1
 
 

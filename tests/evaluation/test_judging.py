@@ -141,6 +141,43 @@ def test_repeats_are_separate_questions_and_a_rerun_is_free(two_runs: tuple[Run,
     assert again.judgments.filter(cached=True).count() == 36
 
 
+def test_a_pairwise_launch_writes_each_answered_pair_in_both_orders_per_repeat(
+    two_runs: tuple[Run, Run], fake_server: FakeOpenAI
+) -> None:
+    from evaluation.models import Prediction
+
+    run_a, run_b = two_runs
+    done, failed = Prediction.Status.DONE, Prediction.Status.FAILED
+    a = {p.sample_id: p for p in run_a.predictions.order_by("position")}
+    b = {p.sample_id: p for p in run_b.predictions.order_by("position")}
+    s0, s1, s2, s3, s4, s5 = list(a)
+    # A's order is its positions, not its ids: s0's answer moves last.
+    Prediction.objects.filter(pk=a[s0].pk).update(position=60)
+    # Judged: A's answered items whose sample B answered too.
+    Prediction.objects.filter(pk=a[s1].pk).update(status=failed)
+    Prediction.objects.filter(pk=b[s2].pk).update(status=failed)
+    # B answers s3 twice: its first line (the lower position, here the later row) is the one.
+    Prediction.objects.filter(pk=b[s3].pk).update(position=70)
+    first_line = Prediction.objects.create(
+        run=run_b, sample_id=s3, repeat=1, position=3, status=done, output="Answer: 9"
+    )
+    judge = judge_on(fake_server)
+    job = judging.judge_launch(judge=judge, run=run_a, against=run_b, repeats=2)
+    pairs = [(s3, a[s3].pk, first_line.pk), (s4, a[s4].pk, b[s4].pk)]
+    pairs += [(s5, a[s5].pk, b[s5].pk), (s0, a[s0].pk, b[s0].pk)]
+    expected = [
+        (sample, mine, other, repeat, order, "pending", job.version_id)
+        for repeat in range(2)
+        for sample, mine, other in pairs
+        for order in ("AB", "BA")
+    ]
+    fields = ("sample_id", "prediction_id", "other_id", "repeat", "order", "status", "version_id")
+    rows = job.judgments.order_by("position").values_list("position", *fields)
+    assert [row[0] for row in rows] == list(range(len(expected)))
+    assert [row[1:] for row in rows] == expected
+    assert job.version_id is not None
+
+
 def test_launch_refuses_what_cannot_be_judged(
     two_runs: tuple[Run, Run], fake_server: FakeOpenAI
 ) -> None:

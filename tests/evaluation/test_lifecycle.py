@@ -162,6 +162,22 @@ def test_resume_queues_the_chunks_that_hold_pending_items(
 
 
 @pytest.mark.parametrize("name", KINDS)
+def test_a_launch_queues_its_chunks_before_the_statistics_are_refreshed(
+    name: str, work: Work, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # given chunks of two positions, and a launch of six items committed
+    settings.EVALUATION_CHUNK_SIZE = 2
+    kind = KINDS[name]
+    parent = work.make(name, ["pending"] * 6)
+    with django_capture_on_commit_callbacks() as callbacks:
+        lifecycle.launch(kind, parent.pk, 6)
+    # when only the first thing done after the commit has run
+    callbacks[0]()
+    # then every chunk is queued: no worker waits for the ANALYZE of the items' table
+    assert queued(kind.queue) == 3
+
+
+@pytest.mark.parametrize("name", KINDS)
 def test_retry_asks_the_kinds_failed_items_again(name: str, work: Work) -> None:
     kind = KINDS[name]
     statuses = ["done", "failed", "unparsed"] if name == "job" else ["done", "failed", "failed"]
