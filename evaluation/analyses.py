@@ -28,7 +28,7 @@ from config.computed import Computed, Computing, counted, touched
 from config.errors import ApplicationError
 from config.numbers import object_id
 from evaluation.models import Judgment, Prediction, Run, RunAnalysis
-from evaluation.selectors import run_context, score_breakdown_counts
+from evaluation.selectors import run_context, score_breakdowns_counts
 from evaluation.services import scored_items
 
 
@@ -96,14 +96,7 @@ def _records(run: Run) -> AnalysisInput:
     """The run's scored items. While items are still pending or being answered, only the
     settled ones (answered, or failed for good): an item not yet asked is no wrong answer."""
     evaluator, ctx = run_context(run)
-    records = scored_items(run, evaluator, ctx)
-    if Prediction.objects.filter(run=run).exclude(status__in=SETTLED).exists():
-        settled = set(
-            Prediction.objects.filter(run=run, status__in=SETTLED).values_list(
-                "sample__split", "sample__external_id", "repeat"
-            )
-        )
-        records = [r for r in records if (r.item.split, r.item.external_id, r.repeat) in settled]
+    records = scored_items(run, evaluator, ctx, statuses=SETTLED)
     wanted = {name for analysis in declared(run) for name in analysis.inputs}
     providers = input_providers()
     inputs = {name: providers[name].fetch(run) for name in sorted(wanted & set(providers))}
@@ -313,11 +306,31 @@ def _small(run: Run) -> bool:
 
 def _compute(run: Run, computing: Computing) -> dict[str, Any]:
     analyses = declared(run)
-    if analyses and all(a.score_breakdown is not None for a in analyses):
-        result = compute_in_database(run, analyses, computing.progress)
-    else:
-        result = compute(analyses, _records(run), computing.progress)
-    return {"data": {"run": run.pk, "analyses": result}}
+    return {"data": {"run": run.pk, "analyses": compute_run(run, analyses, computing.progress)}}
+
+
+def compute_run(
+    run: Run,
+    analyses: Sequence[Analysis],
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Every analysis of the run over its settled records, in the declared order: those that
+    declare a score_breakdown counted by PostgreSQL, the others by their `compute` over the
+    records, which are read only when some analysis needs them."""
+    in_database = [a for a in analyses if a.score_breakdown is not None]
+    in_python = [a for a in analyses if a.score_breakdown is None]
+    done = 0
+
+    def step(*_: int) -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, len(analyses))
+
+    result = compute_in_database(run, in_database, step)
+    if in_python:
+        result.update(compute(in_python, _records(run), step))
+    return {analysis.name: result[analysis.name] for analysis in analyses}
 
 
 def compute_in_database(
@@ -328,12 +341,13 @@ def compute_in_database(
     """What `compute` gives over the run's settled records, for analyses that each declare a
     score_breakdown, counted by PostgreSQL (selectors.score_breakdown_counts): the records are
     never read into Python, so a run of a million items takes seconds, not minutes."""
+    specs = [spec for analysis in analyses if (spec := analysis.score_breakdown) is not None]
+    assert len(specs) == len(analyses), "compute_in_database: an analysis without a breakdown"
+    # one reading of the run for all of them (selectors.score_breakdowns_counts)
+    counts = score_breakdowns_counts(run, specs, SETTLED) if specs else []
     result: dict[str, Any] = {}
-    for done, analysis in enumerate(analyses, start=1):
-        spec = analysis.score_breakdown
-        assert spec is not None
-        counted = score_breakdown_counts(run, spec, SETTLED)
-        result[analysis.name] = {"by": analysis.by, "rows": analysis.run_counted(counted)}
+    for done, (analysis, found) in enumerate(zip(analyses, counts, strict=True), start=1):
+        result[analysis.name] = {"by": analysis.by, "rows": analysis.run_counted(found)}
         if progress:
             progress(done, len(analyses))
     return result

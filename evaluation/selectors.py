@@ -18,7 +18,13 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from psycopg import sql
 
-from benchmarks.kit.analyses import Counted, ScoreBreakdown
+from benchmarks.kit.analyses import (
+    SAMPLE_COLUMNS,
+    SAMPLE_JSON,
+    Counted,
+    SampleValue,
+    ScoreBreakdown,
+)
 from benchmarks.kit.judging import metric_unit
 from benchmarks.kit.protocol import (
     Context,
@@ -72,39 +78,146 @@ _SCORE_VALUE = sql.SQL(
     " WHEN 'boolean' THEN CASE WHEN p.scores -> {name} = 'true'::jsonb THEN 1.0 ELSE 0.0 END"
     " END"
 )
-_SAMPLE_GROUP = {"split": sql.SQL("s.split"), "kind": sql.SQL("s.kind")}
+
+
+def _sample_value(value: SampleValue) -> sql.Composable:
+    """The SQL reading of a SampleValue (of the sample `s`), as SampleValue.of reads it from
+    the records: a column as itself, a JSON value as its JSON text (json.loads makes it the
+    records' value), the tool count and the id's suffix as Item gives them."""
+    if value.field in SAMPLE_COLUMNS:
+        return sql.Identifier("s", value.field)
+    if value.field == "tool_count":
+        # Item.candidate_tools is tuple(the stored value or ()): a list's items, an object's
+        # keys, a text's characters
+        return sql.SQL(
+            "CASE jsonb_typeof(s.candidate_tools) WHEN 'array' THEN"
+            " jsonb_array_length(s.candidate_tools) WHEN 'object' THEN"
+            " (SELECT count(*) FROM jsonb_object_keys(s.candidate_tools))::int"
+            " WHEN 'string' THEN char_length(s.candidate_tools #>> '{}') ELSE 0 END"
+        )
+    if value.field == "id_suffix":
+        return sql.SQL("substring(split_part(s.external_id, '#', 1) from '[^_]*$')")
+    # -> on a value that is no object gives NULL, as SampleValue.of gives None
+    found: sql.Composable = sql.Identifier("s", value.field)
+    for key in value.path:
+        found = sql.SQL("({} -> {})").format(found, sql.Literal(key))
+    return sql.SQL("({})::text").format(found)
+
+
+def _read(value: SampleValue, raw: Any) -> Any:
+    if value.field in SAMPLE_JSON:
+        return None if raw is None else json.loads(raw)
+    return raw
 
 
 def score_breakdown_counts(
     run: Run, spec: ScoreBreakdown, statuses: Sequence[str]
 ) -> list[Counted]:
-    """The run's predictions of these statuses counted by their sample's group and their
-    values of the declared scores (ScoreBreakdown.rows makes the rows of them): a handful of
-    rows for a million predictions whose scores take a few values."""
-    values = [_SCORE_VALUE.format(name=sql.Literal(name)) for name in spec.scores.values()]
-    covered = (
-        sql.SQL(
-            "AND p.scores -> {name} IS NOT NULL AND p.scores -> {name} <> 'null'::jsonb"
-        ).format(name=sql.Literal(spec.covered_by))
-        if spec.covered_by is not None
-        else sql.SQL("")
-    )
+    """The run's predictions of these statuses counted by their sample's values of the
+    declared reads and their values of the declared scores (ScoreBreakdown.rows makes the rows
+    of them): a handful of rows for a million predictions whose samples and scores take a few
+    values."""
+    return score_breakdowns_counts(run, [spec], statuses)[0]
+
+
+def _covered(name: str) -> sql.Composable:
+    return sql.SQL(
+        "(p.scores -> {name} IS NOT NULL AND p.scores -> {name} <> 'null'::jsonb)"
+    ).format(name=sql.Literal(name))
+
+
+def score_breakdowns_counts(
+    run: Run, specs: Sequence[ScoreBreakdown], statuses: Sequence[str]
+) -> list[list[Counted]]:
+    """score_breakdown_counts of each spec, in one reading of the run's predictions: each
+    spec's columns (its sample's values, whether its covered_by score is present, its scores'
+    values) are one grouping set of the same GROUP BY."""
+    columns: dict[tuple[str, Any], sql.Composable] = {}
+    for spec in specs:
+        for value in spec.reads:
+            columns.setdefault(("read", value), _sample_value(value))
+        if spec.covered_by is not None:
+            columns.setdefault(("covered", spec.covered_by), _covered(spec.covered_by))
+        for name in spec.scores.values():
+            columns.setdefault(("score", name), _SCORE_VALUE.format(name=sql.Literal(name)))
+    keys = list(columns)
+    at = {key: index for index, key in enumerate(keys)}
+    sets: list[tuple[int, ...]] = []
+    for spec in specs:
+        wanted = tuple(
+            sorted(
+                {
+                    *(at[("read", value)] for value in spec.reads),
+                    *([at[("covered", spec.covered_by)]] if spec.covered_by is not None else []),
+                    *(at[("score", name)] for name in spec.scores.values()),
+                }
+            )
+        )
+        if wanted not in sets:
+            sets.append(wanted)
+    names = [sql.Identifier(f"c{index}") for index in range(len(keys))]
+    # Counted by every column first (a plain GROUP BY: a handful of rows for a million
+    # predictions), then those counts summed by each set: each further set sorts that handful,
+    # not the predictions again.
     query = sql.SQL(
-        "SELECT {group}, count(*), {values} FROM evaluation_prediction p"
-        " JOIN benchmarks_sample s ON s.id = p.sample_id"
-        " WHERE p.run_id = %s AND p.status = ANY(%s) {covered}"
-        " GROUP BY {positions}"
+        "SELECT {names}, sum(n)::bigint, GROUPING({names}) FROM (SELECT {columns}, count(*) AS n"
+        " FROM evaluation_prediction p JOIN benchmarks_sample s ON s.id = p.sample_id"
+        " WHERE p.run_id = %s AND p.status = ANY(%s) GROUP BY {positions}) counted"
+        " GROUP BY GROUPING SETS ({sets})"
     ).format(
-        group=_SAMPLE_GROUP[spec.by_sample],
-        values=sql.SQL(", ").join(values),
-        covered=covered,
-        positions=sql.SQL(", ").join(sql.Literal(n) for n in [1, *range(3, len(values) + 3)]),
+        names=sql.SQL(", ").join(names),
+        columns=sql.SQL(", ").join(
+            sql.SQL("{} AS {}").format(columns[key], name)
+            for key, name in zip(keys, names, strict=True)
+        ),
+        positions=sql.SQL(", ").join(sql.Literal(n) for n in range(1, len(keys) + 1)),
+        sets=sql.SQL(", ").join(
+            sql.SQL("({})").format(sql.SQL(", ").join(names[index] for index in wanted))
+            for wanted in sets
+        ),
     )
+    # GROUPING's bit of a column (its first argument the most significant) is 0 where the row
+    # is grouped by it: the bits name the row's grouping set.
+    masks = {
+        sum(1 << (len(keys) - 1 - index) for index in range(len(keys)) if index not in wanted): (
+            wanted
+        )
+        for wanted in sets
+    }
+    found: dict[tuple[int, ...], list[tuple[Any, ...]]] = {wanted: [] for wanted in sets}
     with connection.cursor() as cursor:
         cursor.execute(
             query.as_string(cursor.cursor.connection), [run.pk, [str(s) for s in statuses]]
         )
-        return [(row[0], int(row[1]), tuple(row[2:])) for row in cursor.fetchall()]
+        for row in cursor.fetchall():
+            found[masks[row[-1]]].append(row)
+    counted: list[list[Counted]] = []
+    for spec in specs:
+        reads = spec.reads
+        covered = at[("covered", spec.covered_by)] if spec.covered_by is not None else None
+        rows = found[
+            tuple(
+                sorted(
+                    {
+                        *(at[("read", value)] for value in reads),
+                        *([covered] if covered is not None else []),
+                        *(at[("score", name)] for name in spec.scores.values()),
+                    }
+                )
+            )
+        ]
+        counted.append(
+            [
+                (
+                    tuple(_read(value, row[at[("read", value)]]) for value in reads),
+                    int(row[len(keys)]),
+                    tuple(row[at[("score", name)]] for name in spec.scores.values()),
+                )
+                for row in rows
+                if covered is None or row[covered] is True
+            ]
+        )
+    return counted
 
 
 def sample_rows(benchmark: Benchmark, splits: Sequence[str]) -> list[dict[str, Any]]:

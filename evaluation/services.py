@@ -398,16 +398,28 @@ SCORED_FIELDS = (
 )
 
 
-def scored_items(run: Run, evaluator: Evaluator, ctx: Context) -> list[Scored]:
-    return [each for _sample_id, each in scored_by_sample(run, evaluator, ctx)]
+# Rows of a run's answers read at a time: a run of a million is streamed, never held twice.
+SCORED_CHUNK = 5000
 
 
-def scored_by_sample(run: Run, evaluator: Evaluator, ctx: Context) -> list[tuple[int, Scored]]:
-    """The run's stored answers in position order, each with its sample's id."""
-    rows = list(Prediction.objects.filter(run=run).order_by("position").values(*SCORED_FIELDS))
-    items = items_by_sample_id(Prediction.objects.filter(run=run).values("sample_id"))
+def scored_items(
+    run: Run, evaluator: Evaluator, ctx: Context, *, statuses: Sequence[str] | None = None
+) -> list[Scored]:
+    return [each for _sample_id, each in scored_by_sample(run, evaluator, ctx, statuses=statuses)]
+
+
+def scored_by_sample(
+    run: Run, evaluator: Evaluator, ctx: Context, *, statuses: Sequence[str] | None = None
+) -> list[tuple[int, Scored]]:
+    """The run's stored answers in position order, each with its sample's id; with
+    `statuses`, only the answers of those statuses. The rows are read in chunks."""
+    answers = Prediction.objects.filter(run=run)
+    if statuses is not None:
+        answers = answers.filter(status__in=list(statuses))
+    items = items_by_sample_id(answers.values("sample_id"))
     scored = []
-    for row in rows:
+    rows = answers.order_by("position").values(*SCORED_FIELDS)
+    for row in rows.iterator(chunk_size=SCORED_CHUNK):
         item = items[row["sample_id"]]
         outcome = None
         if row["status"] == Prediction.Status.DONE:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from benchmarks.kit.protocol import Context, Scored
+from benchmarks.kit.protocol import Context, Item, Scored
 
 ChartKind = Literal["bar", "line"]
 SeriesKind = Literal["run", "model"]
@@ -86,35 +86,117 @@ class AnalysisInput:
     inputs: Mapping[str, Any] = field(default_factory=dict)
 
 
-# The records of one group with the same values counted: (group, how many records, their
-# values of ScoreBreakdown.scores, in its order).
-Counted = tuple[Hashable, int, tuple[float | None, ...]]
+# The records of one group with the same values counted: (the values their sample has of
+# ScoreBreakdown.reads, in its order; how many records; their values of ScoreBreakdown.scores,
+# in its order).
+Counted = tuple[tuple[Any, ...], int, tuple[float | None, ...]]
 
-SAMPLE_GROUPS = ("split", "kind")
+# The values of a sample a breakdown may group by: a fixed vocabulary the platform reads in the
+# database (evaluation/selectors.py), each read here as the records give it.
+SAMPLE_COLUMNS = ("split", "kind")
+SAMPLE_JSON = ("metadata", "input", "reference")
+SAMPLE_VALUES = (*SAMPLE_COLUMNS, *SAMPLE_JSON, "tool_count", "id_suffix")
+SAMPLE_GROUPS = SAMPLE_COLUMNS
+
+
+@dataclass(frozen=True, slots=True)
+class SampleValue:
+    """One value of a record's sample, from SAMPLE_VALUES:
+    - "split", "kind": the sample's split or kind;
+    - "metadata", "input", "reference": the JSON value found at `path` (object keys, in turn)
+      inside that field of the sample, None where a key is absent or the value on the way is not
+      an object;
+    - "tool_count": how many candidate tools the sample offers (len of Item.candidate_tools);
+    - "id_suffix": the part of the sample's id after its last "_", before any "#" ("M-S_7_2#1"
+      gives "2")."""
+
+    field: str
+    path: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.field not in SAMPLE_VALUES:
+            raise ValueError(
+                f"sample value {self.field!r}: choose one of {', '.join(SAMPLE_VALUES)}"
+            )
+        if bool(self.path) != (self.field in SAMPLE_JSON) or not all(
+            isinstance(key, str) and key for key in self.path
+        ):
+            raise ValueError(
+                f"sample value {self.field!r}: a path of keys is given for "
+                f"{', '.join(SAMPLE_JSON)} (and only for them)"
+            )
+
+    def of(self, item: Item) -> Any:
+        """The value as the records give it (what the database's reading must equal)."""
+        if self.field in SAMPLE_COLUMNS:
+            return getattr(item, self.field)
+        if self.field == "tool_count":
+            return len(item.candidate_tools)
+        if self.field == "id_suffix":
+            return item.external_id.partition("#")[0].rsplit("_", 1)[-1]
+        found: Any = getattr(item, self.field)
+        for key in self.path:
+            found = found.get(key) if isinstance(found, Mapping) else None
+        return found
+
+
+def _one_value(value: Any) -> Hashable | None:
+    return value if isinstance(value, Hashable) else None
 
 
 @dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
     """An analysis whose rows are `breakdown`'s over stored scores, declared as data: records
-    grouped by a field of their sample (`by_sample`: one of SAMPLE_GROUPS), each metric the mean
-    of a stored per-item score (`scores`: metric name -> score name, read as `score_of` reads
-    it), over the records whose `covered_by` score is present (not None; None: every record),
-    as percentages when `percent`.
+    grouped by values of their sample (`by_sample`: a SampleValue, several, or the name of a
+    column in SAMPLE_COLUMNS), each metric the mean of a stored per-item score (`scores`: metric
+    name -> score name, read as `score_of` reads it), over the records whose `covered_by` score
+    is present (not None; None: every record), as percentages when `percent`.
 
-    The platform computes such rows in the database, the records counted by group and values
-    (a run of a million items is not read into Python); the analysis's `compute` stays its
-    definition, and the tests hold every declared breakdown to giving the same rows."""
+    `group` makes a record's group of its sample's values (one argument per value read; None
+    leaves the record out), as the analysis's own grouping does; without it, the one value read
+    is the group. It is Python, called once per distinct combination of values (a handful), never
+    SQL: the database only reads the declared values.
 
-    by_sample: str
+    The platform computes such rows in the database, the records counted by their sample's
+    values and their scores' values (a run of a million items is not read into Python); the
+    analysis's `compute` stays its definition, and the tests hold every declared breakdown to
+    giving the same rows."""
+
+    by_sample: str | SampleValue | tuple[SampleValue, ...]
     scores: Mapping[str, str]
     covered_by: str | None = None
     percent: bool = True
+    group: Callable[..., Hashable | None] | None = None
 
     def __post_init__(self) -> None:
-        if self.by_sample not in SAMPLE_GROUPS:
+        if isinstance(self.by_sample, str) and self.by_sample not in SAMPLE_COLUMNS:
             raise ValueError(
-                f"score_breakdown by {self.by_sample!r}: choose one of {', '.join(SAMPLE_GROUPS)}"
+                f"score_breakdown by {self.by_sample!r}: choose one of "
+                f"{', '.join(SAMPLE_COLUMNS)}, or a SampleValue"
             )
+        if not self.reads:
+            raise ValueError("score_breakdown by no value of the sample")
+        if self.group is None and len(self.reads) != 1:
+            raise ValueError("score_breakdown by several values of the sample needs a group")
+
+    @property
+    def reads(self) -> tuple[SampleValue, ...]:
+        """The sample's values the records are grouped by, in order."""
+        if isinstance(self.by_sample, str):
+            return (SampleValue(self.by_sample),)
+        if isinstance(self.by_sample, SampleValue):
+            return (self.by_sample,)
+        return tuple(self.by_sample)
+
+    def read(self, item: Item) -> tuple[Any, ...]:
+        """The values of `reads` the item has, as the records give them."""
+        return tuple(value.of(item) for value in self.reads)
+
+    def group_of(self, values: Sequence[Any]) -> Hashable | None:
+        """The group of a record whose sample has these values of `reads`."""
+        if self.group is None:
+            return _one_value(values[0])
+        return self.group(*values)
 
     def rows(
         self, counted: Iterable[Counted], *, order: Sequence[Hashable] | None = None
@@ -123,7 +205,12 @@ class ScoreBreakdown:
         and, per metric, `rate` of its values (each value as many times as counted)."""
         names = list(self.scores)
         groups: dict[Hashable, tuple[list[int], list[list[float | None]]]] = {}
-        for group, count, values in counted:
+        made: dict[tuple[Any, ...], Hashable | None] = {}
+        for read, count, values in counted:
+            key = _frozen(read)
+            if key not in made:
+                made[key] = self.group_of(read)
+            group = made[key]
             if group is None:
                 continue
             size, columns = groups.setdefault(group, ([0], [[] for _ in names]))
@@ -139,6 +226,15 @@ class ScoreBreakdown:
                 row[name] = rate(column, percent=self.percent)
             rows.append(row)
         return rows
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in of a JSON value (to call `group` once per distinct one)."""
+    if isinstance(value, Mapping):
+        return ("{}", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
+    if isinstance(value, list | tuple):
+        return ("[]", tuple(_frozen(v) for v in value))
+    return (type(value).__name__, value)
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,19 @@ from typing import Any
 
 import pytest
 
-from benchmarks.kit.analyses import Analysis, AnalysisMetric, ScoreBreakdown
+from benchmarks.kit.analyses import (
+    SAMPLE_COLUMNS,
+    Analysis,
+    AnalysisMetric,
+    SampleValue,
+    ScoreBreakdown,
+    score_of,
+)
 from benchmarks.kit.registry import get_suite, suite_names
 from evaluation import analyses
 from evaluation.models import Prediction, Run
+from evaluation.selectors import score_breakdown_counts, score_breakdowns_counts
+from tests.benchmarks.conformance import example as conformance_example
 from tests.factories import make_benchmark, make_sample
 
 pytestmark = pytest.mark.django_db
@@ -108,10 +117,10 @@ def test_the_stored_analyses_are_counted_in_the_database() -> None:
     assert stored.data == {"run": run.pk, "analyses": expected}
 
 
-def test_every_declared_score_breakdown_is_its_compute() -> None:
-    """Each suite's analysis that declares a score_breakdown gives, over the hand-made run's
-    records, the rows its compute gives (the breakdown is by the sample's split or kind, which
-    any suite's samples have)."""
+def test_every_declared_score_breakdown_by_split_or_kind_is_its_compute() -> None:
+    """Each suite's analysis that declares a score_breakdown by the sample's split or kind
+    gives, over the hand-made run's records (of any suite's shape: every sample has a split and
+    a kind), the rows its compute gives."""
     run = hand_made_run()
     data = analyses._records(run)
     found = 0
@@ -119,25 +128,188 @@ def test_every_declared_score_breakdown_is_its_compute() -> None:
     for name in suite_names():
         for task, declared in get_suite(name).analyses.items():
             for analysis in declared:
-                if analysis.score_breakdown is None:
+                spec = analysis.score_breakdown
+                if spec is None or spec.by_sample not in SAMPLE_COLUMNS:
                     continue
                 found += 1
                 counted = [
-                    (getattr(r.item, analysis.score_breakdown.by_sample), 1, values)
+                    (spec.read(r.item), 1, values)
                     for r in data.records
                     if analysis.covers is None or analysis.covers(r, data.ctx)
                     for values in [
                         tuple(
                             float(v) if isinstance(v, int | float) else None
-                            for v in (
-                                r.scores.get(score)
-                                for score in analysis.score_breakdown.scores.values()
-                            )
+                            for v in (r.scores.get(score) for score in spec.scores.values())
                         )
                     ]
                 ]
                 assert analysis.run_counted(counted) == analysis.run(data), (name, task)
     assert found >= 2
+
+
+# Every suite's task with an analysis that declares a score_breakdown.
+DECLARING = sorted(
+    (name, task)
+    for name in suite_names()
+    for task, declared in get_suite(name).analyses.items()
+    if any(analysis.score_breakdown is not None for analysis in declared)
+)
+
+
+def stored_example(name: str, task: str) -> Run:
+    """The suite's example run of the task (its conformance's: items shaped as the suite
+    imports them, from the seed data or its demo, answered and scored by the suite), stored as
+    a run, with the cases the two readings must agree on beside it: items failed (their scores
+    kept), items without their scores, scores that are None, and items not yet settled."""
+    suite = get_suite(name)
+    example = conformance_example(suite, task)
+    benchmark = make_benchmark(name=f"in-db-{name}-{task}", suite=name)
+    run = Run.objects.create(benchmark=benchmark, task=task, status=Run.Status.RUNNING)
+    samples: dict[tuple[str, str], Any] = {}
+    repeats: dict[tuple[str, str], int] = {}
+    for position, record in enumerate(example.records):
+        item = record.item
+        key = (item.split, item.external_id)
+        if key not in samples:
+            samples[key] = make_sample(
+                benchmark=benchmark,
+                split=item.split,
+                external_id=item.external_id,
+                kind=item.kind,
+                input=item.input,
+                reference=item.reference,
+                candidate_tools=list(item.candidate_tools),
+                metadata=item.metadata,
+            )
+        scores = dict(record.scores)
+        status = "done" if record.outcome is not None else "failed"
+        if position % 5 == 1:
+            scores = {}  # scored by nothing: no value, not covered where a score covers
+        elif position % 5 == 2:
+            scores = {key: None for key in scores}
+        elif position % 7 == 3:
+            status = "failed"  # a failed item whose scores were kept
+        elif position % 11 == 4:
+            status = "pending"  # not settled: left out of both
+        Prediction.objects.create(
+            run=run,
+            sample=samples[key],
+            position=position,
+            repeat=repeats.get(key, 0),
+            status=status,
+            scores=scores,
+            output=(record.outcome.output or "") if record.outcome else "",
+            answer=record.outcome.answer if record.outcome else None,
+            parsed=bool(record.outcome and record.outcome.parsed),
+            context=dict(record.context),
+        )
+        repeats[key] = repeats.get(key, 0) + 1
+    return run
+
+
+@pytest.mark.parametrize(("name", "task"), DECLARING, ids=[f"{n}-{t}" for n, t in DECLARING])
+def test_each_suite_s_declared_breakdowns_are_their_compute_in_the_database(
+    name: str, task: str
+) -> None:
+    # given the suite's example run of the task, stored with every case of scores
+    run = stored_example(name, task)
+    declared = [a for a in analyses.declared(run) if a.score_breakdown is not None]
+    # when PostgreSQL counts its declared breakdowns, and compute reads the records
+    in_database = analyses.compute_in_database(run, declared)
+    in_python = analyses.compute(declared, analyses._records(run))
+    # then the rows are the same, and there are rows to compare
+    assert in_database == in_python
+    for analysis in declared:
+        assert len(in_database[analysis.name]["rows"]) >= 2, (analysis.name, in_database)
+
+
+@pytest.mark.parametrize(("name", "task"), DECLARING, ids=[f"{n}-{t}" for n, t in DECLARING])
+def test_the_stored_analyses_of_a_task_count_some_in_the_database_and_compute_the_others(
+    name: str, task: str
+) -> None:
+    # given the suite's example run of a task whose analyses are declared breakdowns and others
+    run = stored_example(name, task)
+    every = analyses.declared(run)
+    # when the page's analyses are computed
+    stored = analyses.run_analyses_get(run, inline=True)
+    # then they are every analysis as compute gives them all (in the declared order)
+    expected = analyses.compute(every, analyses._records(run))
+    assert stored.data == {"run": run.pk, "analyses": expected}
+    assert list(analyses.compute_run(run, every)) == [analysis.name for analysis in every]
+
+
+def test_every_declared_breakdown_reads_the_sample_as_the_records_do() -> None:
+    """Each declared reading of a sample, in the database, gives what SampleValue.of gives of
+    the record's item: on samples with the value, without it, with null, with the path through
+    no object, with candidate tools of each JSON type, with ids of each form."""
+    benchmark = make_benchmark(name="in-db-values", suite="generic")
+    run = Run.objects.create(benchmark=benchmark, task="answer", status=Run.Status.DONE)
+    odd: list[dict[str, Any]] = [
+        {"metadata": {"turn": 2, "domain": "Alarm"}, "external_id": "M-S_7_2#3"},
+        {"metadata": {"turn": None, "domain": ""}, "external_id": "M-S_7_4"},
+        {"metadata": {"domain": 3.0}, "external_id": "no-underscore"},
+        {"metadata": {"domain": {"a": [1, "b"]}}, "external_id": "ends_"},
+        {"metadata": {"domain": True}, "external_id": "a_b#c_d"},
+        {"metadata": {"domain": None}, "candidate_tools": {"a": 1, "b": 2}},
+        {"metadata": {}, "candidate_tools": "abc"},
+        {"metadata": {"domain": "Alarm"}, "candidate_tools": []},
+        {"metadata": {"domain": "x"}, "candidate_tools": [{"name": "a"}, {"name": "b"}]},
+        {"input": {"query": {"nested": "deep"}}, "reference": None},
+        {"input": {"query": "text"}, "reference": ["no", "object"]},
+    ]
+    for position, fields in enumerate(odd):
+        sample = make_sample(benchmark=benchmark, **fields)
+        Prediction.objects.create(
+            run=run, sample=sample, position=position, status="done", scores={"accuracy": 1}
+        )
+    reads = [
+        SampleValue("split"),
+        SampleValue("kind"),
+        SampleValue("metadata", ("domain",)),
+        SampleValue("metadata", ("turn",)),
+        SampleValue("metadata", ("domain", "a")),
+        SampleValue("input", ("query", "nested")),
+        SampleValue("reference", ("answer",)),
+        SampleValue("tool_count"),
+        SampleValue("id_suffix"),
+    ]
+    spec = ScoreBreakdown(by_sample=tuple(reads), scores={"accuracy": "accuracy"}, group=repr)
+    records = analyses._records(run).records
+    expected = sorted(repr(spec.read(record.item)) for record in records)
+    found = sorted(
+        repr(read)
+        for read, count, _ in score_breakdown_counts(run, spec, ["done"])
+        for _ in range(count)
+    )
+    assert found == expected
+
+
+def test_several_breakdowns_are_counted_in_one_reading_each_as_its_own() -> None:
+    # given breakdowns of one run by other values, with and without a covering score, twice one
+    run = hand_made_run()
+    records = analyses._records(run).records
+    by_split = ScoreBreakdown(
+        by_sample="split", scores={"a": "accuracy"}, covered_by="accuracy", percent=False
+    )
+    by_kind = ScoreBreakdown(by_sample="kind", scores={"p": "parsed", "a": "accuracy"})
+    by_parsed = ScoreBreakdown(
+        by_sample=(SampleValue("split"), SampleValue("id_suffix")),
+        scores={"a": "accuracy"},
+        covered_by="parsed",
+        group=lambda split, suffix: f"{split}/{suffix[:2]}",
+    )
+    specs = [by_split, by_kind, by_parsed, by_split]
+    # when they are counted together
+    together = score_breakdowns_counts(run, specs, ["done", "failed"])
+    # then each gives the rows the records give it
+    for spec, counted in zip(specs, together, strict=True):
+        expected = [
+            (spec.read(r.item), 1, tuple(score_of(name)(r) for name in spec.scores.values()))
+            for r in records
+            if spec.covered_by is None or r.scores.get(spec.covered_by) is not None
+        ]
+        assert spec.rows(counted) == spec.rows(expected), spec
+    assert together[0] == together[3]
 
 
 def test_a_score_breakdown_names_a_score_for_each_metric() -> None:
@@ -152,3 +324,11 @@ def test_a_score_breakdown_names_a_score_for_each_metric() -> None:
         )
     with pytest.raises(ValueError, match="choose one of split, kind"):
         ScoreBreakdown(by_sample="metadata", scores={})
+    with pytest.raises(ValueError, match="choose one of split"):
+        SampleValue("external_id")
+    with pytest.raises(ValueError, match="a path of keys"):
+        SampleValue("metadata")
+    with pytest.raises(ValueError, match="a path of keys"):
+        SampleValue("split", ("x",))
+    with pytest.raises(ValueError, match="needs a group"):
+        ScoreBreakdown(by_sample=(SampleValue("split"), SampleValue("kind")), scores={})

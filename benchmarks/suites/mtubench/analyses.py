@@ -30,6 +30,8 @@ from benchmarks.kit.analyses import (
     AnalysisInput,
     AnalysisMetric,
     Row,
+    SampleValue,
+    ScoreBreakdown,
     breakdown,
     score_of,
     shares,
@@ -132,6 +134,20 @@ def _tool_count(record: Scored) -> int:
     return len(record.item.candidate_tools)
 
 
+def _turn_of(turn: Any, suffix: str) -> int:
+    """The turn number _turn_number gives of the sample's metadata "turn" and its id's suffix."""
+    try:
+        return int(turn if turn is not None else suffix) + 1
+    except (TypeError, ValueError):
+        raise ValueError(f"MTU-Bench turn {turn!r} (id suffix {suffix!r}) is no integer") from None
+
+
+def _in_database(task: str, *read: SampleValue, group: Any = None) -> ScoreBreakdown:
+    """The breakdown of the task's metrics as data: the platform computes it in the database."""
+    names = [metric.name for metric in _metrics(task)]
+    return ScoreBreakdown(by_sample=read, scores={name: name for name in names}, group=group)
+
+
 def _metrics(task: str) -> tuple[AnalysisMetric, ...]:
     # OOD mixes single- and multi-tool turns: each metric has values on some turns only, so no
     # group's mean weighs up to the run's figure by the group's size.
@@ -163,6 +179,12 @@ def _analyses(task: str) -> tuple[Analysis, ...]:
                 by_title="dialogue turn",
                 metrics=_metrics(task),
                 compute=_by(_turn_number, task),
+                score_breakdown=_in_database(
+                    task,
+                    SampleValue("metadata", ("turn",)),
+                    SampleValue("id_suffix"),
+                    group=_turn_of,
+                ),
                 chart="line",
                 source="Fig. 5a",
                 description="Each turn of a dialogue is an item; the group is its turn number "
@@ -177,6 +199,7 @@ def _analyses(task: str) -> tuple[Analysis, ...]:
             by_title="tools in the sample's API list",
             metrics=_metrics(task),
             compute=_by(_tool_count, task),
+            score_breakdown=_in_database(task, SampleValue("tool_count")),
             chart="line",
             source="Fig. 5b",
             description="The group is how many tools the sample's own API list offers.",

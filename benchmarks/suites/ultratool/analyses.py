@@ -34,6 +34,8 @@ from benchmarks.kit.analyses import (
     AnalysisInput,
     AnalysisMetric,
     Row,
+    SampleValue,
+    ScoreBreakdown,
     breakdown,
     score_of,
 )
@@ -64,7 +66,17 @@ def tool_steps(item: Item) -> int | None:
 
 
 def _domain(item: Item) -> str:
-    return str((item.metadata or {}).get("domain") or "unknown")
+    return _domain_of((item.metadata or {}).get("domain"))
+
+
+def _domain_of(value: Any) -> str:
+    return str(value or "unknown")
+
+
+# The groupings the platform computes in the database, as data (ScoreBreakdown): the domain is
+# a value of the sample's metadata. The plan's depth and tool steps are counted over the gold
+# plan's steps, which no declared reading of a sample gives: they are computed over the records.
+_IN_DATABASE = {"by_domain": (SampleValue("metadata", ("domain",)), _domain_of)}
 
 
 GROUPINGS: tuple[tuple[str, str, str, Callable[[Item], Any], str], ...] = (
@@ -118,6 +130,17 @@ def _breakdowns(task: str) -> tuple[Analysis, ...]:
             metrics=metrics,
             compute=make(group_of),
             covers=covers,
+            score_breakdown=(
+                ScoreBreakdown(
+                    by_sample=_IN_DATABASE[name][0],
+                    group=_IN_DATABASE[name][1],
+                    scores={metric: metric for metric in per_item},
+                    covered_by=headline,
+                    percent=False,
+                )
+                if name in _IN_DATABASE
+                else None
+            ),
             chart=chart,  # type: ignore[arg-type]
             source="Fig. 4 (domains)" if by == "domain" else "",
             description="Items by "

@@ -30,6 +30,7 @@ from benchmarks.kit.analyses import (
     AnalysisInput,
     AnalysisMetric,
     Row,
+    ScoreBreakdown,
     breakdown,
     natural_key,
     rate,
@@ -160,6 +161,8 @@ def _by_dataset(region: str) -> Analysis:
         by="dataset",
         metrics=tuple(metrics),
         compute=compute,
+        # What compute does, as data: the platform computes it in the database.
+        score_breakdown=ScoreBreakdown(by_sample="split", scores={name: name for name in per_item}),
         source="Table 1" + (", Table 7 (call rate)" if agent else ""),
         description=f"Region {region}: "
         + {
