@@ -201,15 +201,24 @@ def release_held(token: uuid.UUID, parent_id: int, table: WorkTable) -> int:
 
 def take_back_lost(table: WorkTable) -> list[tuple[int, int]]:
     """Items of running parents whose lease ran out (their worker was lost): back to pending,
-    their claim count kept. Returns (parent id, position) of each."""
+    their claim count kept. Returns (parent id, position) of each.
+
+    An item whose row is locked is skipped (SKIP LOCKED) and taken at a later sweep: a worker
+    host whose link was cut inside a write leaves its session open, idle in a transaction that
+    holds its rows' locks, until PostgreSQL finds its peer gone (config.db's keepalive and
+    user timeout); waiting on those locks would stop every sweep, and every worker that
+    sweeps, with it."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"""
             UPDATE {table.table} i SET status = 'pending', claim = NULL, lease_until = NULL,
                 started_at = NULL
-            FROM {table.parent_table} p
-            WHERE i.{table.parent} = p.id AND p.status = 'running' AND i.status = 'running'
-              AND i.lease_until < now()
+            WHERE i.id IN (
+                SELECT l.id FROM {table.table} l JOIN {table.parent_table} p
+                    ON l.{table.parent} = p.id
+                WHERE p.status = 'running' AND l.status = 'running' AND l.lease_until < now()
+                FOR UPDATE OF l SKIP LOCKED
+            )
             RETURNING i.{table.parent}, i.position
             """  # noqa: S608 - the table and column names are ours
         )
