@@ -37,7 +37,6 @@ from typing import Any
 from django.db.backends.postgresql import base
 from psycopg import pq
 
-
 # Server settings of each session, sent with the connection (no round trip); see above.
 STARTUP_OPTIONS = (
     "-c jit=off",
