@@ -116,21 +116,32 @@ def bool_cell_sql(expr: sql.Composable) -> sql.Composed:
     return sql.SQL("CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END").format(x=expr)
 
 
-def json_cell_sql(expr: sql.Composable, *, whole: bool = False) -> sql.Composed:
+def json_cell_sql(
+    expr: sql.Composable, *, whole: bool = False, text: sql.Composable | None = None
+) -> sql.Composed:
     """A jsonb value as its cell: a string as a text cell, null as empty, anything else as its
-    JSON text; `whole`: a number that is whole without its fraction (as_count's 2.0 -> 2)."""
+    JSON text; `whole`: a number that is whole without its fraction (as_count's 2.0 -> 2).
+    `text`: the same value as text, when `expr` is a field of an object (`o ->> 'key'` for
+    `o -> 'key'`): `->>` gives a string unquoted and anything else as its JSON text, the same
+    text as below, without making the value's jsonb and then writing it out."""
     number = (
         sql.SQL(
             " WHEN 'number' THEN CASE WHEN {x}::numeric = trunc({x}::numeric)"
-            " THEN trunc({x}::numeric)::text ELSE {x}::text END"
-        ).format(x=expr)
+            " THEN trunc({x}::numeric)::text ELSE {t} END"
+        ).format(x=expr, t=text if text is not None else sql.SQL("{x}::text").format(x=expr))
         if whole
         else sql.SQL("")
     )
+    as_text = text if text is not None else sql.SQL("({x} #>> '{{}}')").format(x=expr)
     return sql.SQL(
-        "CASE jsonb_typeof({x}) WHEN 'string' THEN {text} WHEN 'null' THEN NULL{number}"
-        " ELSE {x}::text END"
-    ).format(x=expr, text=text_cell_sql(sql.SQL("({x} #>> '{{}}')").format(x=expr)), number=number)
+        "CASE jsonb_typeof({x}) WHEN 'string' THEN {string} WHEN 'null' THEN NULL{number}"
+        " ELSE {other} END"
+    ).format(
+        x=expr,
+        string=text_cell_sql(as_text),
+        number=number,
+        other=text if text is not None else sql.SQL("{x}::text").format(x=expr),
+    )
 
 
 def csv_rows_lf(rows: Iterable[Sequence[Any]]) -> Iterator[str]:

@@ -864,7 +864,11 @@ def prediction_csv_query(
     numbers, the cost at `prices` (empty without)."""
     p = sql.SQL
     scores = [
-        json_cell_sql(p("(p.scores -> {})").format(sql.Literal(name)), whole=name in whole)
+        json_cell_sql(
+            p("(p.scores -> {})").format(sql.Literal(name)),
+            whole=name in whole,
+            text=p("(p.scores ->> {})").format(sql.Literal(name)),
+        )
         for name in score_names
     ]
     columns = [

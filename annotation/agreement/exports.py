@@ -236,7 +236,7 @@ def human_label_query(
     `open_codes`: open_set_codes(campaign, coders); an answer to an item-choices question that
     it does not code (a label changed since) stops the COPY with an error naming it."""
     p = sql.SQL
-    raw = p("(x.answers -> q.source)")
+    raw = p("v.answer")
     coder_rows = p(", ").join(
         p("({}, {}, {}, {}, {}, {}::jsonb)").format(
             sql.Literal(n),
@@ -302,50 +302,63 @@ def human_label_query(
         r=raw, joined=text_cell_sql(joined), json=json_cell_sql(raw)
     )
     labelled_at = p(
-        "to_char(x.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
-        " || CASE WHEN date_part('microseconds', x.created_at)::int % 1000000 <> 0"
-        " THEN to_char(x.created_at AT TIME ZONE 'UTC', '.US') ELSE '' END || '+00:00'"
+        "to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
+        " || CASE WHEN date_part('microseconds', l.created_at)::int % 1000000 <> 0"
+        " THEN to_char(l.created_at AT TIME ZONE 'UTC', '.US') ELSE '' END || '+00:00'"
     )
+    # A label's own cells, made once per label in the inner query (not once per question): the
+    # item's keys (annotation.agreement.data.item_keys), then the rater's.
+    item_cells = [
+        (p("i.id"), "item_id"),
+        (p("i.position"), "position"),
+        (p("i.sample_id"), "sample_id"),
+        (text_cell_sql(p("s.external_id")), "external_id"),
+        (text_cell_sql(p("t.name")), "tool"),
+        (p("i.prediction_id"), "prediction_id"),
+        (p("i.prediction_b_id"), "prediction_b_id"),
+        (p("pa.run_id"), "run_a"),
+        (p("pb.run_id"), "run_b"),
+        (json_cell_sql(p("(i.payload -> 'api')")), "api"),
+    ]
+    rater_cells = [
+        (text_cell_sql(p("u.username")), "rater"),
+        (text_cell_sql(p("a.shown_order")), "shown_order"),
+        (p("l.time_ms"), "time_ms"),
+        (labelled_at, "labelled_at"),
+    ]
     columns = [
         sql.Literal(campaign.pk),
-        # the item's keys (annotation.agreement.data.item_keys)
-        p("x.item_id"),
-        p("x.position"),
-        p("x.sample_id"),
-        text_cell_sql(p("x.external_id")),
-        text_cell_sql(p("x.tool")),
-        p("x.prediction_id"),
-        p("x.prediction_b_id"),
-        p("x.run_a"),
-        p("x.run_b"),
-        json_cell_sql(p("x.api")),
+        *(p("x.{}").format(sql.Identifier(name)) for _, name in item_cells),
         p("'human'"),
-        text_cell_sql(p("x.username")),
+        p("x.rater"),
         text_cell_sql(p("q.key")),
         answer,
         code,
-        text_cell_sql(p("x.shown_order")),
+        p("x.shown_order"),
         p("x.time_ms"),
-        labelled_at,
+        p("x.labelled_at"),
     ]
-    # The labels sorted first (their columns as stored, narrow rows), then each label's rows
+    # The labels sorted first (their cells and answers, narrow rows), then each label's rows
     # made in the coders' order: the sort is of the labels, not of a million wide rows of cells.
     return p(
         "WITH q(n, key, source, kind, choice, codes) AS (VALUES {coders})"
         " SELECT {columns} FROM ("
-        " SELECT l.answers, l.time_ms, l.created_at, i.id AS item_id, i.position, i.sample_id,"
-        " s.external_id, t.name AS tool, i.prediction_id, i.prediction_b_id,"
-        " pa.run_id AS run_a, pb.run_id AS run_b, i.payload -> 'api' AS api, u.username,"
-        " a.shown_order"
+        " SELECT {cells}, l.answers, u.username"
         " FROM {labels}"
         " {sample} {tool} {run_a} {run_b}"
         " WHERE l.campaign_id = {campaign} AND l.is_current"
         " ORDER BY {order} OFFSET 0"
         ") x CROSS JOIN q"
+        # the answer to the question looked up once, not by every expression that reads it
+        " CROSS JOIN LATERAL (SELECT x.answers -> q.source AS answer OFFSET 0) v"
         " ORDER BY x.position, x.username, q.n"
     ).format(
         coders=coder_rows,
         columns=p(", ").join(columns),
+        cells=p(", ").join(
+            p("{} AS {}").format(cell, sql.Identifier(name))
+            for cell, name in item_cells + rater_cells
+        ),
         labels=p(LABELS_FROM),
         # by primary key whatever the statistics say (config.dbstats.by_primary_key)
         sample=p(

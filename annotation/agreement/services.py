@@ -82,7 +82,11 @@ def report_check(
     """AgreementError naming a metric, judge or question the campaign does not have, or a
     metric that is not a score better one way, with why (`available`:
     available_raters(campaign), when the caller has it already)."""
-    available = available if available is not None else available_raters(campaign)
+    if available is None and (params["metrics"] or params["judges"]):
+        # Read only when raters are named (the items' scores and judgments: the labels CSV's
+        # first byte waited for it when none were).
+        available = available_raters(campaign)
+    available = available or {"metrics": [], "judges": [], "not_raters": {}}
     # A count or a flag is named with why it cannot rate, rather than as unknown.
     for name in params["metrics"]:
         if name in available["not_raters"]:
