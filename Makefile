@@ -136,6 +136,8 @@ perf: $(DEV_STAMP)
 	-$(PY) perf/scale_out.py --judge-samples 400 --results $(PERF_RESULTS)
 	-DEBUG=$${DEBUG:-1} $(PY) perf/large_sizes.py --sizes 10000,100000 --repeat 3 \
 	  --time-limit 900 --results $(PERF_RESULTS)
+	-DEBUG=$${DEBUG:-1} $(PY) perf/suite_analyses.py --sizes 10000,100000 --repeat 3 \
+	  --python-max 10000 --drop-db --time-limit 900 --results $(PERF_RESULTS)
 	$(PY) perf/honest.py $(PERF_RESULTS) $(PERF_OUT)/PERF.md \
 	  import_speed.py eval_overhead.py agreement_speed.py calibration_speed.py csv_speed.py \
-	  bfcl_ast.py annotate_load.py request_cost.py scale_out.py large_sizes.py
+	  bfcl_ast.py annotate_load.py request_cost.py scale_out.py large_sizes.py suite_analyses.py

@@ -390,10 +390,10 @@ class Adjudication(models.Model):
         return f"adjudication of {self.item}"
 
 
-class AgreementReport(models.Model):
-    """A computed agreement report of a campaign for one choice of raters and questions
-    (`params`), kept until the labels change: `fingerprint` is what the campaign's labels,
-    items and the chosen judges' judgments looked like when it was made."""
+class StoredReport(models.Model):
+    """A report computed by a worker (config.computed) for one choice of figures (`params`,
+    keyed by their hash), kept until its inputs change: `fingerprint` is what they looked like
+    when it was made."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for a worker"
@@ -401,9 +401,6 @@ class AgreementReport(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    campaign = models.ForeignKey(
-        Campaign, on_delete=models.CASCADE, related_name="agreement_reports"
-    )
     key = models.CharField(max_length=64, help_text="A hash of params.")
     params = models.JSONField(default=dict)
     fingerprint = models.CharField(max_length=200)
@@ -421,6 +418,19 @@ class AgreementReport(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        abstract = True
+
+
+class AgreementReport(StoredReport):
+    """A computed agreement report of a campaign for one choice of raters and questions
+    (`params`), kept until the labels change: `fingerprint` is what the campaign's labels,
+    items and the chosen judges' judgments looked like when it was made."""
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="agreement_reports"
+    )
+
+    class Meta:
         constraints = [
             models.UniqueConstraint(fields=["campaign", "key"], name="agreement_report_unique")
         ]
@@ -429,35 +439,15 @@ class AgreementReport(models.Model):
         return f"agreement report {self.key[:8]} of {self.campaign}"
 
 
-class CalibrationReport(models.Model):
+class CalibrationReport(StoredReport):
     """A judge version's computed calibration report for one choice of figures (`params`:
     resamples, seed), with the trend across the judge's versions, kept until its inputs change:
     `fingerprint` is what every version's judgments and the labels of the campaigns that hold
     the judged items looked like when it was made (annotation.calibration.stored)."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        RUNNING = "running", "Computing"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
     version = models.ForeignKey(
         JudgeVersion, on_delete=models.CASCADE, related_name="calibration_reports"
     )
-    key = models.CharField(max_length=64, help_text="A hash of params.")
-    params = models.JSONField(default=dict)
-    fingerprint = models.CharField(max_length=200)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
-    # config.background's one recovery rule, as AgreementReport's.
-    attempts = models.PositiveIntegerField(default=0)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    done = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
-    data = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    seconds = models.FloatField(null=True, blank=True, help_text="Time the computation took.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [

@@ -49,37 +49,18 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from config.devstack import ensure_env  # noqa: E402
 from perf import honest  # noqa: E402
-from perf.owndb import OwnDatabase  # noqa: E402
+from perf.owndb import django_on_own_database  # noqa: E402
 
 PERF_DATABASE = "toolevals_perf_agreement"
 TARGET_SECONDS = 10.0
 TARGET_RATIO = 5.0
 
-urls = ensure_env()
-OWN = OwnDatabase(urls["DATABASE_URL"], PERF_DATABASE)
-os.environ.update(
-    {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": OWN.url,
-        "REDIS_URL": urlunsplit(urlsplit(urls["REDIS_URL"])._replace(path="/12")),
-        "DEBUG": "1",
-        "LOG_LEVEL": "WARNING",
-    }
-)
-
-
-OWN.ensure()
-
-import django  # noqa: E402
-
-django.setup()
+OWN = django_on_own_database(PERF_DATABASE, redis_db=12)
 
 import krippendorff  # noqa: E402
 import numpy as np  # noqa: E402

@@ -30,7 +30,6 @@ refilled at each start.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -41,30 +40,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from config.devstack import ensure_env  # noqa: E402
 from perf import honest  # noqa: E402
-from perf.owndb import OwnDatabase  # noqa: E402
+from perf.owndb import django_on_own_database  # noqa: E402
 
 SCRIPT = "calibration_speed.py"
 STORED_S = 1.0
 RATIO = 0.2
 
-urls = ensure_env()
-OWN = OwnDatabase(urls["DATABASE_URL"], "toolevals_perf_calibration")
-os.environ.update(
-    {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": OWN.url,
-        "REDIS_URL": urls["REDIS_URL"],
-        "DEBUG": "1",
-        "LOG_LEVEL": "WARNING",
-    }
-)
-OWN.ensure()
-
-import django  # noqa: E402
-
-django.setup()
+OWN = django_on_own_database("toolevals_perf_calibration")
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402

@@ -63,9 +63,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from config.devstack import ensure_env  # noqa: E402
 from perf import honest  # noqa: E402
-from perf.owndb import OwnDatabase  # noqa: E402
+from perf.owndb import django_on_own_database  # noqa: E402
 
 # Its own database; PERF_SIZES_DATABASE names another (two measurements side by side).
 PERF_DATABASE = os.environ.get("PERF_SIZES_DATABASE", "toolevals_perf_sizes")
@@ -78,22 +77,7 @@ ANALYSES_S = 10.0
 EXPORT_RATE = 100_000
 BASELINE_LOOPS = 10
 
-urls = ensure_env()
-OWN = OwnDatabase(urls["DATABASE_URL"], PERF_DATABASE)
-os.environ.update(
-    {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": OWN.url,
-        "REDIS_URL": urls["REDIS_URL"],
-        "DEBUG": "1",
-        "LOG_LEVEL": "WARNING",
-    }
-)
-OWN.ensure()
-
-import django  # noqa: E402
-
-django.setup()
+OWN = django_on_own_database(PERF_DATABASE)
 
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402

@@ -33,3 +33,31 @@ class OwnDatabase:
 
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
+def django_on_own_database(name: str, *, redis_db: int | None = None) -> OwnDatabase:
+    """Django set up on a database of the script's own (`name`, made if missing) on the
+    configured PostgreSQL or the embedded dev stack's (started if needed), DEBUG on and logs at
+    WARNING; the configured Redis, or its database `redis_db`. Call it before importing
+    anything of Django's."""
+    from config.devstack import ensure_env
+
+    urls = ensure_env()
+    own = OwnDatabase(urls["DATABASE_URL"], name)
+    redis_url = urls["REDIS_URL"]
+    if redis_db is not None:
+        redis_url = urlunsplit(urlsplit(redis_url)._replace(path=f"/{redis_db}"))
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": own.url,
+            "REDIS_URL": redis_url,
+            "DEBUG": "1",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    own.ensure()
+    import django
+
+    django.setup()
+    return own

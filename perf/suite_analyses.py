@@ -41,9 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from config.devstack import ensure_env  # noqa: E402
 from perf import honest  # noqa: E402
-from perf.owndb import OwnDatabase  # noqa: E402
+from perf.owndb import django_on_own_database  # noqa: E402
 
 PERF_DATABASE = os.environ.get("PERF_SIZES_DATABASE", "toolevals_perf_suite_analyses")
 SCRIPT = "suite_analyses.py"
@@ -52,22 +51,7 @@ SUITE = "mtubench"
 TASK = "M-S"
 TARGET_S = 10.0
 
-urls = ensure_env()
-OWN = OwnDatabase(urls["DATABASE_URL"], PERF_DATABASE)
-os.environ.update(
-    {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": OWN.url,
-        "REDIS_URL": urls["REDIS_URL"],
-        "DEBUG": "1",
-        "LOG_LEVEL": "WARNING",
-    }
-)
-OWN.ensure()
-
-import django  # noqa: E402
-
-django.setup()
+OWN = django_on_own_database(PERF_DATABASE)
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections  # noqa: E402

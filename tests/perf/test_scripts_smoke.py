@@ -172,6 +172,21 @@ def test_calibration_speed_reads_the_stored_report(
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
+def test_suite_analyses_counts_the_declared_breakdowns_against_a_group_by(
+    smoke_env: dict[str, str], tmp_path: Path
+) -> None:
+    found = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/suite_analyses.py",
+        *("--sizes", "300,3000", "--repeat", "2", "--python-max", "3000", "--drop-db"),
+    )
+    assert found and all("GROUP BY" in result.baseline for result in found)
+    assert any("3,000" in result.measured for result in found)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_annotate_load_compares_cpu_per_request(smoke_env: dict[str, str], tmp_path: Path) -> None:
     found = run_script(
         smoke_env,
