@@ -19,7 +19,7 @@ from annotation.selectors import campaigns_of
 from annotation.views import campaign_row
 from config.access import allows
 from evaluation.models import JudgeJob, Judgment, Run
-from evaluation.selectors import run_list, run_metric_rows, runs_with_progress, task_spec
+from evaluation.selectors import run_list, run_metric_rows, task_spec, with_progress
 
 RECENT_RUNS = 8
 SHOWN_CAMPAIGNS = 30
@@ -70,8 +70,7 @@ def my_campaigns(user: Any) -> list[dict[str, Any]]:
 
 
 def running_runs() -> list[Run]:
-    runs = runs_with_progress(run_list().filter(status=Run.Status.RUNNING))
-    return list(runs.order_by("-created_at"))
+    return with_progress(run_list().filter(status=Run.Status.RUNNING).order_by("-created_at"))
 
 
 def running_jobs() -> list[JudgeJob]:
@@ -90,7 +89,7 @@ def running_jobs() -> list[JudgeJob]:
 
 def recent_runs() -> list[dict[str, Any]]:
     """The latest runs, each with its headline metric (the first its task declares)."""
-    runs = runs_with_progress(run_list()).order_by("-created_at")[:RECENT_RUNS]
+    runs = with_progress(run_list().order_by("-created_at")[:RECENT_RUNS])
     rows = []
     for run in runs:
         metrics = run_metric_rows(run, task_spec(run)) if run.metrics else []

@@ -35,6 +35,7 @@ from evaluation.selectors import (
     runs_with_progress,
     task_spec,
     trial_summary,
+    with_progress,
 )
 from evaluation.services import ENDPOINT_FIELDS, RunError, endpoint_create, run_launch
 from evaluation.work.styles import style_choices
@@ -392,11 +393,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(RunSerializer(shown).data, status=status.HTTP_201_CREATED)
 
     def get_queryset(self) -> QuerySet[Run]:
-        runs = runs_with_progress(
-            Run.objects.select_related("benchmark", "endpoint").order_by("-created_at", "-id")
-        )
+        runs = Run.objects.select_related("benchmark", "endpoint").order_by("-created_at", "-id")
         if self.action != "list":
-            return runs
+            # One run (the detail, a launch's answer): its own counts.
+            return runs_with_progress(runs)
         params = self.request.query_params
         runs = filter_by_benchmark(runs, params.get("benchmark"))
         if task := params.get("task"):
@@ -406,6 +406,12 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 raise ValidationError({"status": f"one of {', '.join(Run.Status.values)}"})
             runs = runs.filter(status=status)
         return runs
+
+    def paginate_queryset(self, queryset: Any) -> list[Run] | None:
+        """The list's page, its runs counted (selectors.with_progress): not every run's
+        predictions."""
+        page = super().paginate_queryset(queryset)
+        return None if page is None else with_progress(page)
 
     # --- run analyses (the papers' breakdowns): the command's JSON ---------------------------
     @extend_schema(

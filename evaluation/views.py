@@ -61,9 +61,9 @@ from evaluation.selectors import (
     run_panel,
     run_polling,
     run_spending,
-    runs_with_progress,
     shown_count,
     task_spec,
+    with_progress,
 )
 from evaluation.services import RUNS
 from evaluation.work.budget import Prices
@@ -73,11 +73,13 @@ PAGE_SIZE = 50
 
 @require_GET
 def run_index(request: HttpRequest) -> HttpResponse:
-    runs = runs_with_progress(run_list())
+    runs = run_list()
     benchmark_id = object_id(request.GET.get("benchmark"), name="benchmark")
     if benchmark_id is not None:
         runs = runs.filter(benchmark_id=benchmark_id)
     page = Paginator(runs.order_by("-created_at"), PAGE_SIZE).get_page(request.GET.get("page"))
+    # The page's runs counted, not every run's.
+    page.object_list = with_progress(page.object_list)
     tasks = sorted(
         Run.objects.order_by().values_list("benchmark_id", "benchmark__name", "task").distinct()
     )

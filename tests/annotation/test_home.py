@@ -51,8 +51,9 @@ def test_a_researcher_sees_campaigns_running_work_and_recent_runs(
     world: World, django_assert_max_num_queries: Any
 ) -> None:
     client = world.client("researcher")
-    # user, permissions, running runs and jobs, memberships, campaigns (mine, all), recent runs
-    with django_assert_max_num_queries(10):
+    # user, permissions, running runs and jobs, memberships, campaigns (mine, all), recent runs;
+    # each list of runs and the predictions of the runs it shows (selectors.with_progress)
+    with django_assert_max_num_queries(12):
         html = client.get("/").content.decode()
     campaigns = section(html, "campaigns")
     # M: two tools, two labels each; two labels given

@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -170,3 +171,19 @@ def test_the_analyses_freshness_check_joins_nothing() -> None:
     alone: the join of both, planned from stale statistics, read every sample per prediction."""
     run = fresh_run()
     assert quadratic_joins_of(lambda: fingerprint(run)) == {}
+
+
+@pytest.mark.parametrize("url", ["/runs/", "/api/runs/", "/"])
+def test_a_list_of_runs_counts_its_page_without_a_quadratic_plan(client: Client, url: str) -> None:
+    """The run list, the API's and the home page's recent runs: each counts the predictions of
+    the runs it shows, in one GROUP BY of those runs' predictions; aggregating every run's
+    predictions joined to the runs before the page was taken planned, from stale statistics,
+    a nested loop over a scan of the predictions for every run."""
+    run = fresh_run()
+    client.force_login(make_researcher())
+    response: list[Any] = []
+    assert quadratic_joins_of(lambda: response.append(client.get(url))) == {}
+    assert response[0].status_code == 200
+    if url == "/api/runs/":
+        (shown,) = [r for r in response[0].json()["results"] if r["id"] == run.pk]
+        assert shown["items"] == ROWS
