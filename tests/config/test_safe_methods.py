@@ -41,6 +41,8 @@ GET_WRITES: dict[str, set[str]] = {
     "annotation:agreement": {"annotation_agreementreport"},
     "annotation:agreement-summary-csv": {"annotation_agreementreport"},
     "agreement-detail": {"annotation_agreementreport"},
+    "annotation:calibration": {"annotation_calibrationreport"},
+    "annotation:calibration-csv": {"annotation_calibrationreport"},
     "evaluation:run-analyses": {"evaluation_runanalysis"},
     "evaluation:run-analysis-csv": {"evaluation_runanalysis"},
     "evaluation:runs-analyses": {"evaluation_runanalysis"},
