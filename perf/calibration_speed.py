@@ -281,7 +281,7 @@ def main() -> None:
     honest.add_arguments(parser, time_limit=900)
     args = parser.parse_args()
     try:
-        status = honest.within_time_limit(args, SCRIPT, lambda: work(args))
+        status = honest.within_time_limit(args, "calibration_speed.py", lambda: work(args))
     finally:
         connections.close_all()
         if args.drop_db:

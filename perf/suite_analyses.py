@@ -265,7 +265,7 @@ def main() -> None:
     honest.add_arguments(parser, time_limit=3600)
     args = parser.parse_args()
     try:
-        status = honest.within_time_limit(args, SCRIPT, lambda: work(args))
+        status = honest.within_time_limit(args, "suite_analyses.py", lambda: work(args))
     finally:
         connections.close_all()
         if args.drop_db:
