@@ -89,7 +89,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -330,6 +330,33 @@ def static_collect(folder: Path) -> None:
     )
 
 
+def await_gunicorn(
+    proc: subprocess.Popen[bytes],
+    port: int,
+    log_name: str,
+    stop: Callable[[], None],
+    *,
+    timeout: float,
+) -> None:
+    """Return once the gunicorn started as `proc` answers `GET /api/` on `port` (`timeout` s a
+    request); `stop` it and exit saying why (its log is `log_name`) when it dies or has not
+    answered within 60 s."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn died at start; see {log_name}")
+        try:
+            conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+            conn.request("GET", "/api/")
+            conn.getresponse().read()
+            conn.close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    stop()
+    raise SystemExit(f"gunicorn did not answer within 60 s; see {log_name}")
+
+
 class Server:
     def __init__(self, workers: int, threads: int, static_root: Path, log_dir: Path) -> None:
         self.workers, self.threads = workers, threads
@@ -363,20 +390,7 @@ class Server:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"gunicorn died at start; see {self.log.name}")
-            try:
-                conn = http.client.HTTPConnection(HOST, self.port, timeout=5)
-                conn.request("GET", "/api/")
-                conn.getresponse().read()
-                conn.close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise SystemExit(f"gunicorn did not answer within 60 s; see {self.log.name}")
+        await_gunicorn(self.proc, self.port, self.log.name, self.stop, timeout=5)
 
     def cpu_seconds(self) -> float:
         return sum(process_cpu(pid) for pid in [self.proc.pid, *children_of(self.proc.pid)])

@@ -40,7 +40,6 @@ and Redis db 13: do not run both at once.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import math
 import os
@@ -136,20 +135,7 @@ class Worker:
             start_new_session=True,
         )
         # One request (counted in `skip`) once it listens: the worker is up.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"gunicorn died at start; see {self.log.name}")
-            try:
-                conn = http.client.HTTPConnection(load.HOST, self.port, timeout=30)
-                conn.request("GET", "/api/")
-                conn.getresponse().read()
-                conn.close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise SystemExit(f"gunicorn did not answer within 60 s; see {self.log.name}")
+        load.await_gunicorn(self.proc, self.port, self.log.name, self.stop, timeout=30)
 
     def cost(self) -> Cost:
         path = self.out / "cost.json"
