@@ -83,14 +83,17 @@ lint: $(DEV_STAMP)
 # The settings refuse to load with DEBUG off and no SECRET_KEY; tests run with DEBUG=1 unless
 # the caller says otherwise (pytest-django still runs each test with settings.DEBUG False).
 # --durations: the slowest tests are named at the end of each run, so that the run's time (kept
-# well under 30 minutes) is spent knowingly.
+# well under 30 minutes) is spent knowingly. -n: the tests run in TEST_PROCESSES processes
+# (pytest-xdist), each file one unit of work (tests/conftest.py); TEST_PROCESSES=0 runs them in
+# this one process.
+TEST_PROCESSES ?= 2
 test: $(DEV_STAMP) local-model
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	DEBUG=$${DEBUG:-1} $(VENV)/bin/mypy
 	$(VENV)/bin/mkdocs build --strict
-	DEBUG=$${DEBUG:-1} $(VENV)/bin/pytest --durations=40
+	DEBUG=$${DEBUG:-1} $(VENV)/bin/pytest -n $(TEST_PROCESSES) --dist loadfile --durations=40
 
 # The tests whose result depends on the database's locale (marker `collation`: case-insensitive
 # search beyond ASCII, the order of ids and names), against the embedded PostgreSQL under .data/

@@ -11,8 +11,17 @@ from urllib.parse import urlsplit, urlunsplit
 from config.settings import *  # noqa: F403
 from config.settings import CELERY_BEAT_SCHEDULE, CELERY_BROKER_URL
 
-# Two test sessions at once (say, two checkouts) each name their own with TEST_REDIS_DB.
-TEST_REDIS_DB = int(os.environ.get("TEST_REDIS_DB", "15"))
+# Two test sessions at once (say, two checkouts) each name their own with TEST_REDIS_DB. The
+# processes of one parallel session (pytest-xdist's gw0, gw1, ...: `make test` runs two) take the
+# databases below it, one each, as each takes its own test database (pytest-django's suffix), so
+# that no process's queues, slots or cache are another's; the workers a test starts inherit the
+# variable and with it the same database.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+TEST_REDIS_DB = int(os.environ.get("TEST_REDIS_DB", "15")) - (
+    int(_XDIST_WORKER[2:]) if _XDIST_WORKER.startswith("gw") else 0
+)
+if not 0 <= TEST_REDIS_DB <= 15:
+    raise ValueError(f"TEST_REDIS_DB with PYTEST_XDIST_WORKER={_XDIST_WORKER} gives {TEST_REDIS_DB}")
 
 
 def _with_db(url: str, db: int) -> str:

@@ -18,6 +18,60 @@ SEEDDATA = ROOT.parent / "shared" / "seeddata"
 BENCHMARK_FIXTURES = Path(__file__).resolve().parent / "benchmarks" / "fixtures"
 
 
+# `make test` runs the tests in parallel processes (pytest-xdist, -n 2 --dist loadfile, each process
+# with its own test database and Redis database: config/settings_test.py). Each test file is one
+# unit of work, as --dist loadfile has it (its module's fixtures, a local model's server say, made
+# once), except that the files that start the local model's server are one unit together (that
+# server takes both cores: two at once took each other's time), and the longest units (from the
+# run's --durations) are handed out first, so that the processes end about together.
+TOGETHER = {
+    "tests/evaluation/test_local_model.py": "local-model",
+    "tests/evaluation/test_local_tool_model.py": "local-model",
+    "tests/evaluation/test_rewriting.py": "local-model",
+    "tests/config/test_first_run.py": "local-model",
+}
+LONGEST_FIRST = (
+    "local-model",
+    "tests/perf/test_scripts_smoke.py",
+    "tests/config/test_fuzz_urls.py",
+    "tests/perf/test_scale_out.py",
+    "tests/test_docs.py",
+)
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test is in: its file, or the group TOGETHER puts its file in."""
+    path = nodeid.split("::", 1)[0]
+    return TOGETHER.get(path, path)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The units in the order LONGEST_FIRST gives, then as collected (and as pytest-django
+    ordered them within)."""
+
+    def rank(item: pytest.Item) -> int:
+        unit = unit_of(item.nodeid)
+        return LONGEST_FIRST.index(unit) if unit in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """--dist loadfile by unit_of (files, and TOGETHER's groups), the units handed out in the
+    order the processes collected them (pytest_collection_modifyitems above)."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    config.option.loadscopereorder = False
+    return ByUnit(config, log)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def flush_by_delete() -> Iterator[None]:
     """A transactional test (a real worker, the live server) ends with Django's flush, which on

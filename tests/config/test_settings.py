@@ -97,6 +97,8 @@ def test_check_deploy_is_clean_for_a_production_configuration() -> None:
         (DEV_SECRET_KEY, "SECRET_KEY is the public development key"),
         ("django-insecure-" + secrets.token_urlsafe(50), "SECRET_KEY is the public development"),
     ],
+    # named, not by the random keys: the parallel processes collect the same tests
+    ids=["short", "one-character", "four-characters", "49-characters", "dev-key", "insecure"],
 )
 def test_check_deploy_refuses_a_short_or_guessable_secret_key(key: str, why: str) -> None:
     done = _run(CHECK_DEPLOY, **production(SECRET_KEY=key))
