@@ -329,6 +329,7 @@ CELERY_TASK_ROUTES = {
     "evaluation.tasks.run_chunk": {"queue": "inference"},
     "evaluation.tasks.run_intervals": {"queue": "reports"},
     "evaluation.tasks.run_analyses_compute": {"queue": "reports"},
+    "evaluation.tasks.run_compare_counts": {"queue": "reports"},
     "evaluation.tasks.judge_chunk": {"queue": "judging"},
     "annotation.tasks.agreement_report_compute": {"queue": "reports"},
     "annotation.tasks.calibration_report_compute": {"queue": "reports"},
@@ -371,6 +372,10 @@ CALIBRATION_INLINE_UNITS = int(env("CALIBRATION_INLINE_UNITS", "1000"))
 # on the 2-core dev machine (a generic run, one analysis): 1,000 predictions 0.13 s, 5,000 0.9 s,
 # 20,000 3.5 s; reading stored analyses back 5-70 ms.
 ANALYSES_INLINE_ITEMS = int(env("ANALYSES_INLINE_ITEMS", "5000"))
+# Comparisons: when a run finishes, a worker on the reports queue counts its items against each
+# of this many of its task's newest done runs (0: none), so that the comparison of two runs of a
+# million items (about 1.5 s of counting each) shows its counts at once.
+COMPARE_COUNTS_AHEAD = int(env("COMPARE_COUNTS_AHEAD", "5"))
 
 # The virtual API server (StableToolBench section 3.1). The simulator is an endpoint's model
 # (by name; default the embedded local model's). Real APIs are called only on these hosts

@@ -58,6 +58,8 @@ from evaluation.models import (
     platform_fields,
 )
 from evaluation.selectors import (
+    compared_counts,
+    compared_counts_known,
     context_for,
     evaluator_for,
     item_of,
@@ -452,7 +454,8 @@ def run_finalize(*, run_id: int) -> bool:
     """When every item of a running run is settled: compute its metrics with the suite's
     aggregate, mark it done, and store the bootstrap intervals with them when the metrics are
     the plain means the suite declares (mean_metrics), else queue their task on the reports
-    queue. Idempotent; returns whether it finished the run now."""
+    queue; and queue there the counts of its comparison with its task's newest done runs
+    (run_compare_counts_ahead). Idempotent; returns whether it finished the run now."""
     return lifecycle.finalize(RUNS, run_id)
 
 
@@ -523,10 +526,61 @@ def run_aggregate(
     )
 
 
+def _after_run_finish(run_id: int) -> None:
+    _queue_intervals(run_id)
+    _queue_compare_counts(run_id)
+
+
 def _queue_intervals(run_id: int) -> None:
     # Unless the finalize stored them already (plain means, see _run_summary).
     if Run.objects.filter(pk=run_id, intervals_status=RUN_INTERVALS.waiting).exists():
         queue.send(RUN_INTERVALS.task, [run_id], RUN_INTERVALS.queue)
+
+
+COMPARE_COUNTS_TASK = "evaluation.tasks.run_compare_counts"
+
+
+def compare_counts_ahead() -> int:
+    return int(getattr(settings, "COMPARE_COUNTS_AHEAD", 5))
+
+
+def _compared_ahead(run: Run) -> Any:
+    """The done runs a finished run is counted against ahead of a comparison: its task's
+    others (same benchmark and task), the newest COMPARE_COUNTS_AHEAD."""
+    others = Run.objects.filter(
+        benchmark_id=run.benchmark_id, task=run.task, status=Run.Status.DONE
+    ).exclude(pk=run.pk)
+    return others.order_by("-created_at", "-pk")[: compare_counts_ahead()]
+
+
+def _queue_compare_counts(run_id: int) -> None:
+    # Only when the run has a run to be compared with. The counts are a cache the comparison's
+    # fragment fills itself on a miss: a task that could not be queued is logged, not raised.
+    run = Run.objects.filter(pk=run_id, status=Run.Status.DONE).first()
+    if run is None or compare_counts_ahead() <= 0 or not _compared_ahead(run).exists():
+        return
+    try:
+        queue.send(COMPARE_COUNTS_TASK, [run_id], "reports")
+    except Exception as error:  # kombu's OperationalError, a socket error: logged
+        log.error("the comparison counts of run %s were not queued: %s", run_id, error)
+
+
+def run_compare_counts_ahead(*, run_id: int) -> int:
+    """The reports task's body, queued when a run finishes: the counts of the comparison of
+    the run with each run it would be compared with (_compared_ahead), counted by the one
+    counting (selectors.compared_counts) into the cache entries the comparison's fragment
+    reads, so that the page has them when first asked. Pairs already counted are skipped: a
+    second delivery counts nothing, a worker lost midway leaves the rest for the next
+    delivery or the fragment. Returns how many pairs it counted."""
+    run = Run.objects.filter(pk=run_id, status=Run.Status.DONE).first()
+    if run is None:
+        return 0
+    counted = 0
+    for other in _compared_ahead(run):
+        if compared_counts_known(run, other) is None:
+            compared_counts(run, other)
+            counted += 1
+    return counted
 
 
 def run_intervals_compute(*, run_id: int) -> dict[str, list[float]]:
@@ -590,7 +644,7 @@ RUNS = lifecycle.WorkKind(
     handler=prediction_handler,
     finish=_run_summary,
     finish_related=("benchmark",),
-    after_finish=_queue_intervals,
+    after_finish=_after_run_finish,
     retry=(Prediction.Status.FAILED,),
     retry_reset={"scores": {}},
     resume_reset={"score_names": None, "intervals_status": ""},

@@ -28,6 +28,11 @@ def run_intervals(run_id: int) -> dict[str, list[float]]:
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
+def run_compare_counts(run_id: int) -> int:
+    return services.run_compare_counts_ahead(run_id=run_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
 def run_analyses_compute(analysis_id: int) -> str:
     # The row is gone when its run was deleted meanwhile: nothing to do.
     if not analyses.RunAnalysis.objects.filter(pk=analysis_id).exists():

@@ -405,6 +405,7 @@ def test_a_steps_state_before_and_after_is_shown_and_long_values_collapse(
 
 def test_bfcl_multi_turn_entries_are_reviewed_turn_by_turn_with_their_states(
     client: Client,
+    monkeypatch: Any,
     real_wheel: Any,  # noqa: F811 - the fixture imported above
 ) -> None:
     # given: a BFCL multi-turn entry answered with a wrong move in turn 2, stored as a run's
@@ -440,7 +441,14 @@ def test_bfcl_multi_turn_entries_are_reviewed_turn_by_turn_with_their_states(
         note=outcome.note,
         scores=bfcl.SUITE.evaluator.score(outcome, item, ctx, {}),
     )
-    # when a draft step-level review is built from the run (no change to the kind for BFCL)
+
+    # when a draft step-level review is built from the run (no change to the kind for BFCL),
+    # with no worker to execute the calls again (the wheel gone): the states are those the
+    # scoring kept with the prediction, never recomputed in the request
+    def missing(directory: Any = None) -> Any:
+        raise ValueError("run manage.py fetch_bfcl")
+
+    monkeypatch.setattr(conversation, "wheel_source", missing)
     campaign = services.campaign_create(name="bfcl steps", kind="step_review")
     assert services.items_from_traces(campaign=campaign, run=run) == 1
     # then each turn is a step with the state around it, and the suite's verdicts kept apart

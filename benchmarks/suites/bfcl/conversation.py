@@ -35,7 +35,10 @@ executed), "verdicts" (per turn: passed, kind, reason, state_diff, state_diff_om
 bfcl_equal, refused)}; `trace` = one row per executed call (turn, step, `action`, `arguments`,
 `call` as executed, `observation`; the step's raw reply as `output` on its first call), one per
 answer that ended a turn (`stop`: why), and after each turn its verdict (`stop` when it passed,
-`error` with the reason when it failed); `note` = the reason when the entry failed. The score
+`error` with the reason when it failed) with the classes' state before and after the turn as
+the verdict's execution recorded it (`state_before`, `state_after`, each attribute clipped at
+STATE_VALUE_CHARS: what the step review shows, traces.py); `note` = the reason when the entry
+failed. The score
 reads the stored verdict (the calls were executed once for it, as BFCL's checker executes them
 after inference).
 
@@ -70,7 +73,7 @@ from benchmarks.kit.protocol import (
     mean,
     metric_specs,
 )
-from benchmarks.kit.stateful import jsonable
+from benchmarks.kit.stateful import bounded_snapshot, jsonable
 from benchmarks.suites.bfcl.calls import parse_call
 from benchmarks.suites.bfcl.decode import (
     Call,
@@ -99,6 +102,7 @@ from benchmarks.suites.bfcl.wheel import (
 __all__ = [
     "MULTI_TURN_CATEGORIES",
     "NOT_A_CONVERSATION",
+    "STATE_VALUE_CHARS",
     "STEP_LIMIT",
     "TASKS",
     "Executor",
@@ -123,6 +127,7 @@ __all__ = [
     "step_turn",
     "text_converse",
     "text_mode",
+    "turn_states_of",
     "wheel_source",
 ]
 
@@ -563,7 +568,7 @@ def _outcome(
         for turn in verdict.get("turns", [])
         if isinstance(turn, Mapping)
     ]
-    trace = _with_verdicts(trace, verdicts)
+    trace = _with_verdicts(trace, verdicts, turn_states_of(verdict))
     passed = verdict.get("passed") is True and not quit_reason
     reason = quit_reason or str(verdict.get("reason", ""))
     answer = {
@@ -583,11 +588,39 @@ def _outcome(
     return outcome
 
 
+# A state's attribute longer than this many characters of JSON is stored clipped
+# (stateful.bounded_snapshot): a turn's states are kept with its verdict for the step review.
+STATE_VALUE_CHARS = 2000
+
+
+def turn_states_of(result: Mapping[str, Any]) -> list[tuple[Any, Any]] | None:
+    """(state before, state after) of each turn of the model's calls that a verdict
+    (multi_turn.run_entry's result: the calls executed again on fresh instances) recorded, each
+    attribute bounded; None when the worker failed or recorded none. What the step review shows
+    around a turn (traces.py), kept with the turn's verdict when the entry is scored."""
+    model = result.get("model") if not result.get("worker_failed") else None
+    recorded = model.get("turns") if isinstance(model, Mapping) else None
+    if not isinstance(recorded, list):
+        return None
+    return [
+        (
+            bounded_snapshot(turn.get("before"), STATE_VALUE_CHARS),
+            bounded_snapshot(turn.get("after"), STATE_VALUE_CHARS),
+        )
+        for turn in recorded
+        if isinstance(turn, Mapping)
+    ]
+
+
 def _with_verdicts(
-    trace: list[dict[str, Any]], verdicts: list[dict[str, Any]]
+    trace: list[dict[str, Any]],
+    verdicts: list[dict[str, Any]],
+    states: Sequence[tuple[Any, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The steps with, after each turn's, a row saying whether the turn passed and why (as
-    `stop` when it passed, `error` when it failed: how a trace is shown)."""
+    `stop` when it passed, `error` when it failed: how a trace is shown), and the state before
+    and after the turn when the verdict recorded it (`state_before`, `state_after`: what the
+    step review shows, never recomputed then)."""
     rows: list[dict[str, Any]] = []
     by_turn = {v.get("turn"): v for v in verdicts}
     turns = sorted({row["turn"] for row in trace} | {t for t in by_turn if isinstance(t, int)})
@@ -597,10 +630,12 @@ def _with_verdicts(
         if found is None:
             continue
         said = f"turn {turn} {'passed' if found.get('passed') else 'failed'}: {found.get('reason')}"
-        rows.append(
-            {"turn": turn, "verdict": bool(found.get("passed"))}
-            | ({"stop": said} if found.get("passed") else {"error": said})
+        row = {"turn": turn, "verdict": bool(found.get("passed"))} | (
+            {"stop": said} if found.get("passed") else {"error": said}
         )
+        if states is not None and 0 <= turn < len(states):
+            row["state_before"], row["state_after"] = states[turn]
+        rows.append(row)
     return rows
 
 

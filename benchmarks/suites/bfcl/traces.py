@@ -9,14 +9,16 @@ A step holds the turn's user message (a turn at which held-out functions come ba
 every call the model made in it with its result as executed, the model's texts (the step
 answers and the answer that ended the turn), and the state before and after the turn.
 
-State: the stored answer keeps only the turns' differences from the ground truth, so the states
-are recomputed: the model's stored calls are executed again on fresh instances by the suite's
-own worker (multi_turn.run_isolated, the pinned wheel's classes, as regold.py does: one
-subprocess per trace, under the worker's limits), which records each turn's state before and
-after (stateful.Session.record; about 1 to 1.5 s per trace on the demo entries, measured: the
-worker's start and the classes' load dominate); each attribute's value longer than STATE_VALUE_CHARS
-characters of JSON is stored clipped (stateful.bounded_snapshot). Without the wheel, or when the
-worker fails, the states are None (the rest of the trace reads the same).
+State: the scoring executes the model's calls again on fresh instances (multi_turn.run_entry,
+in the run's worker) and records each turn's state before and after (stateful.Session.record);
+the prediction's trace keeps them with each turn's verdict row (conversation._with_verdicts),
+each attribute's value longer than STATE_VALUE_CHARS characters of JSON clipped
+(stateful.bounded_snapshot), and they are read from there (stored_states). An answer scored
+before its verdict rows kept them has its states recomputed the same way (turn_states: the
+suite's own worker, multi_turn.run_isolated, one subprocess per trace under the worker's
+limits, about 1 to 1.5 s per trace on the demo entries: the worker's start and the classes'
+load dominate). Without the wheel, or when the worker fails, the states are None (the rest of
+the trace reads the same).
 
 auto_error, from the stored per-turn verdict (conversation.py, stateful.check_turn):
     passed, no_gold_calls        -> "" (the turn passed)
@@ -42,14 +44,13 @@ from typing import Any
 
 from benchmarks.kit.context import JudgedOutput, ShownCall
 from benchmarks.kit.protocol import Item
-from benchmarks.kit.stateful import bounded_snapshot
 from benchmarks.kit.traces import NotATrace, StepError, Trace, TraceStep, result_value
 from benchmarks.suites.bfcl import conversation, multi_turn
 from benchmarks.suites.bfcl.gold import functions_of
 
-__all__ = ["OWN_STEP_ERRORS", "STATE_VALUE_CHARS", "trace", "turn_states"]
+__all__ = ["OWN_STEP_ERRORS", "STATE_VALUE_CHARS", "stored_states", "trace", "turn_states"]
 
-STATE_VALUE_CHARS = 2000
+STATE_VALUE_CHARS = conversation.STATE_VALUE_CHARS
 
 OWN_STEP_ERRORS = (
     StepError(
@@ -77,24 +78,27 @@ _KINDS = {
 def turn_states(item: Item, turns: Sequence[Any]) -> list[tuple[Any, Any]] | None:
     """(state before, state after) of each turn the model's stored calls (answer["turns"])
     reach, executed again by the suite's worker; None without the wheel or when the worker
-    fails (see the module docstring)."""
+    fails (see the module docstring). Only for an answer scored before its verdict rows kept
+    the states (stored_states)."""
     try:
         source = conversation.wheel_source()
     except ValueError:
         return None
     result = multi_turn.run_isolated(source, multi_turn.entry_of(item), list(turns))
-    model = result.get("model") if not result.get("worker_failed") else None
-    recorded = model.get("turns") if isinstance(model, Mapping) else None
-    if not isinstance(recorded, list):
+    return conversation.turn_states_of(result)
+
+
+def stored_states(rows: Sequence[Mapping[str, Any]], reached: int) -> list[tuple[Any, Any]] | None:
+    """The states the scoring kept with each turn's verdict row (conversation._with_verdicts),
+    for the `reached` turns; None unless every one of them has its own."""
+    kept = {
+        row["turn"]: (row.get("state_before"), row.get("state_after"))
+        for row in rows
+        if "verdict" in row and "state_after" in row and isinstance(row.get("turn"), int)
+    }
+    if not all(turn in kept for turn in range(reached)):
         return None
-    return [
-        (
-            bounded_snapshot(turn.get("before"), STATE_VALUE_CHARS),
-            bounded_snapshot(turn.get("after"), STATE_VALUE_CHARS),
-        )
-        for turn in recorded
-        if isinstance(turn, Mapping)
-    ]
+    return [kept[turn] for turn in range(reached)]
 
 
 def _user(item: Item, index: int, messages: Sequence[Mapping[str, Any]]) -> str:
@@ -126,7 +130,10 @@ def trace(item: Item, output: JudgedOutput | None) -> Trace:
         raise NotATrace("the output holds no conversation (a lone text answers no entry)")
     verdicts = {v.get("turn"): v for v in answer.get("verdicts") or () if isinstance(v, Mapping)}
     rows = [row for row in output.trace if isinstance(row, Mapping)]
-    states = turn_states(item, answer["turns"]) if answer["turns"] else None
+    reached = len(answer["turns"])
+    states = stored_states(rows, reached) if reached else None
+    if states is None and reached:
+        states = turn_states(item, answer["turns"])
     steps = []
     for index, messages in enumerate(conversation._turns(item)):
         label = f"turn {index + 1}"

@@ -19,7 +19,7 @@ from benchmarks.suites import bfcl
 from benchmarks.suites.bfcl import conversation
 from benchmarks.suites.bfcl.conformance import converse, silent_script
 from benchmarks.suites.bfcl.decode import Call
-from benchmarks.suites.bfcl.traces import trace
+from benchmarks.suites.bfcl.traces import stored_states, trace, turn_states
 from tests.suites.bfcl.real_wheel import real_wheel  # noqa: F401 - a fixture
 from tests.suites.bfcl.test_conversation import ctx_for, demo
 
@@ -68,6 +68,56 @@ def test_a_wrong_move_reads_as_its_turns_with_states_and_verdicts(real_wheel: Pa
     assert set(got.schemas) >= {"mv", "ls", "cat"}
 
 
+def test_the_states_are_kept_when_scored_and_read_without_executing_again(
+    monkeypatch: pytest.MonkeyPatch,
+    real_wheel: Path,  # noqa: F811
+) -> None:
+    # given: an entry answered and scored (its calls executed again for the verdict)
+    item = demo("multi_turn_base_demo_0")
+    script = conversation.gold_steps(item)
+    script[1] = [[Call("mv", {"source": "todo.txt", "destination": "reports"})], []]
+    outcome = converse(item, ctx_for("multi_turn_base", "text"), script)
+    # then: each turn's verdict row keeps the states around the turn, as a recomputation has them
+    kept = [row for row in outcome.trace if "verdict" in row]
+    assert [row["turn"] for row in kept] == [0, 1, 2, 3]
+    assert all("state_before" in row and "state_after" in row for row in kept)
+    assert [(row["state_before"], row["state_after"]) for row in kept] == turn_states(
+        item, outcome.answer["turns"]
+    )
+    assert "todo.txt" in str(kept[1]["state_before"]["GorillaFileSystem"])
+    # and the trace reads them from there: no worker is needed (the wheel gone)
+    recomputed = trace(item, judged(outcome, item))
+
+    def missing(directory: Path | None = None) -> Path:
+        raise ValueError("run manage.py fetch_bfcl")
+
+    monkeypatch.setattr(conversation, "wheel_source", missing)
+    got = trace(item, judged(outcome, item))
+    assert got.steps[1].state_before == kept[1]["state_before"]
+    assert [(s.state_before, s.state_after) for s in got.steps] == [
+        (s.state_before, s.state_after) for s in recomputed.steps
+    ]
+
+
+def test_an_answer_scored_before_the_states_were_kept_has_them_recomputed(
+    real_wheel: Path,  # noqa: F811
+) -> None:
+    item = demo("multi_turn_base_demo_0")
+    outcome = converse(item, ctx_for(item.split, "text"), conversation.gold_steps(item))
+    stored = trace(item, judged(outcome, item))
+    # the verdict rows as they were stored before: no states
+    outcome.trace = [
+        {k: v for k, v in row.items() if k not in ("state_before", "state_after")}
+        for row in outcome.trace
+    ]
+    assert stored_states(outcome.trace, len(outcome.answer["turns"])) is None
+    got = trace(item, judged(outcome, item))
+    assert got.steps[0].state_after is not None
+    assert [(s.state_before, s.state_after) for s in got.steps] == [
+        (s.state_before, s.state_after) for s in stored.steps
+    ]
+
+
 def test_the_ground_truth_replayed_passes_every_turn(real_wheel: Path) -> None:  # noqa: F811
     item = demo("multi_turn_base_demo_1")
     for mode in ("text", "native"):
@@ -91,8 +141,13 @@ def test_without_the_wheel_the_states_are_none(
     monkeypatch: pytest.MonkeyPatch,
     real_wheel: Path,  # noqa: F811
 ) -> None:
+    # given: an answer scored before its verdict rows kept the states (they are recomputed)
     item = demo("multi_turn_base_demo_1")
     outcome = converse(item, ctx_for(item.split, "text"), conversation.gold_steps(item))
+    outcome.trace = [
+        {k: v for k, v in row.items() if k not in ("state_before", "state_after")}
+        for row in outcome.trace
+    ]
 
     def missing(directory: Path | None = None) -> Path:
         raise ValueError("run manage.py fetch_bfcl")
