@@ -583,6 +583,15 @@ def run_compare_counts_ahead(*, run_id: int) -> int:
     return counted
 
 
+# Counting ahead keeps no row of its own: a task lost with its worker leaves some pairs not
+# counted, which the comparison's fragment counts when first asked, as for any pair not counted
+# ahead. The sweep has nothing to take back; the kind is registered so that every task is one
+# the sweep knows (config.background).
+background.register(
+    background.Kind("comparison counts ahead", (COMPARE_COUNTS_TASK,), lambda: {})
+)
+
+
 def run_intervals_compute(*, run_id: int) -> dict[str, list[float]]:
     """The reports task's body: the intervals a finished run is owed, computed once
     (RUN_INTERVALS: a second delivery, or a run whose intervals are done, does nothing; a

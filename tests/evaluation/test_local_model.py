@@ -64,6 +64,15 @@ def installed() -> None:
         )
 
 
+def server_threads() -> int | None:
+    """The server's threads: its default (the cores, up to 4), or one while the tests run in
+    parallel processes (`make test`): llama.cpp's threads wait for each other at every step,
+    so two of them sharing their cores with another test process ran 5-8 times slower than one
+    thread on the core it gets."""
+    parallel = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1
+    return 1 if parallel else None
+
+
 @pytest.fixture(scope="module")
 def llama_server(installed: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One server for the module's tests (each starts its own worker and endpoint on it): the
@@ -73,7 +82,7 @@ def llama_server(installed: None, tmp_path_factory: pytest.TempPathFactory) -> I
     port = free_port()
     with open(tmp_path / "llama.log", "wb") as log:
         server = subprocess.Popen(
-            localmodel.server_command(port),
+            localmodel.server_command(port, server_threads()),
             stdout=log,
             stderr=subprocess.STDOUT,
             env=localmodel.server_env(port),

@@ -18,7 +18,7 @@ from benchmarks.services import benchmark_import
 from config import localmodel
 from evaluation import services
 from evaluation.models import LOCAL_TOOLS_ENDPOINT, Endpoint, Prediction, Run
-from tests.evaluation.test_local_model import answers, free_port, wait_until
+from tests.evaluation.test_local_model import answers, free_port, server_threads, wait_until
 from tests.workers import celery_worker
 
 pytestmark = [
@@ -42,7 +42,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     port = free_port()
     with open(tmp_path / "llama.log", "wb") as log:
         server = subprocess.Popen(
-            localmodel.server_command(port),
+            localmodel.server_command(port, server_threads()),
             stdout=log,
             stderr=subprocess.STDOUT,
             env=localmodel.server_env(port),
