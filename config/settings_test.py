@@ -12,16 +12,23 @@ from config.settings import *  # noqa: F403
 from config.settings import CELERY_BEAT_SCHEDULE, CELERY_BROKER_URL
 
 # Two test sessions at once (say, two checkouts) each name their own with TEST_REDIS_DB. The
-# processes of one parallel session (pytest-xdist's gw0, gw1, ...: `make test` runs two) take the
-# databases below it, one each, as each takes its own test database (pytest-django's suffix), so
-# that no process's queues, slots or cache are another's; the workers a test starts inherit the
-# variable and with it the same database.
+# processes of one parallel session (pytest-xdist's gw0, gw1, ...: `make test` runs two) take one
+# each, as each takes its own test database (pytest-django's suffix): gw0 TEST_REDIS_DB, the
+# others the databases below it, passing over 12-14, which the perf scripts the tests run flush
+# (agreement_speed.py 12, annotate_load.py and request_cost.py 13, eval_overhead.py 14). The
+# workers a test starts inherit the variable and with it the same database.
+PERF_REDIS_DBS = (12, 13, 14)
 _XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-TEST_REDIS_DB = int(os.environ.get("TEST_REDIS_DB", "15")) - (
-    int(_XDIST_WORKER[2:]) if _XDIST_WORKER.startswith("gw") else 0
-)
-if not 0 <= TEST_REDIS_DB <= 15:
-    raise ValueError(f"TEST_REDIS_DB with PYTEST_XDIST_WORKER={_XDIST_WORKER} gives {TEST_REDIS_DB}")
+_FIRST_REDIS_DB = int(os.environ.get("TEST_REDIS_DB", "15"))
+_PROCESS = int(_XDIST_WORKER[2:]) if _XDIST_WORKER.startswith("gw") else 0
+_FREE = [_FIRST_REDIS_DB] + [
+    db for db in range(_FIRST_REDIS_DB - 1, -1, -1) if db not in PERF_REDIS_DBS
+]
+if _PROCESS >= len(_FREE):
+    raise ValueError(
+        f"TEST_REDIS_DB={_FIRST_REDIS_DB} leaves no Redis database for {_XDIST_WORKER}"
+    )
+TEST_REDIS_DB = _FREE[_PROCESS]
 
 
 def _with_db(url: str, db: int) -> str:

@@ -75,7 +75,8 @@ def run_script(env: dict[str, str], tmp_path: Path, *args: str) -> list[honest.R
     output = done.stdout + done.stderr
     # 0 pass, 1 missed, 3 disturbed: every one a finished measurement; anything else a crash
     assert done.returncode in (0, 1, 3), output
-    found = honest.results_read(results)
+    # a crash exits 1 too: the output says which, when the results are missing
+    found = honest.results_read(results) if results.exists() else []
     assert found, output
     for result in found:
         assert result.verdict in VERDICTS and "cores busy" in result.load, result
