@@ -29,7 +29,7 @@ from config.errors import ApplicationError
 from config.numbers import object_id
 from evaluation.models import Judgment, Prediction, Run, RunAnalysis
 from evaluation.selectors import run_context, score_breakdowns_counts
-from evaluation.services import scored_items
+from evaluation.services import fill_record_values, scored_items
 
 
 class AnalysisError(ApplicationError):
@@ -343,6 +343,9 @@ def compute_in_database(
     never read into Python, so a run of a million items takes seconds, not minutes."""
     specs = [spec for analysis in analyses if (spec := analysis.score_breakdown) is not None]
     assert len(specs) == len(analyses), "compute_in_database: an analysis without a breakdown"
+    # the values of the records some count by, computed for the answers that lack them (none
+    # when the run's finishing stored them and nothing changed since)
+    fill_record_values(run, [value for spec in specs for value in spec.record_values], SETTLED)
     # one reading of the run for all of them (selectors.score_breakdowns_counts)
     counts = score_breakdowns_counts(run, specs, SETTLED) if specs else []
     result: dict[str, Any] = {}

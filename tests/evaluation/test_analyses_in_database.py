@@ -21,7 +21,7 @@ from evaluation import analyses
 from evaluation.models import Prediction, Run
 from evaluation.selectors import score_breakdown_counts, score_breakdowns_counts
 from tests.benchmarks.conformance import example as conformance_example
-from tests.factories import make_benchmark, make_sample
+from tests.factories import make_benchmark, make_sample, make_tool
 
 pytestmark = pytest.mark.django_db
 
@@ -164,6 +164,16 @@ def stored_example(name: str, task: str) -> Run:
     suite = get_suite(name)
     example = conformance_example(suite, task)
     benchmark = make_benchmark(name=f"in-db-{name}-{task}", suite=name)
+    for tool in example.ctx.tools.values():
+        make_tool(
+            benchmark=benchmark,
+            name=tool.name,
+            description=tool.description,
+            parameters=tool.parameters,
+            returns=tool.returns,
+            category=tool.category,
+            raw=tool.raw,
+        )
     run = Run.objects.create(benchmark=benchmark, task=task, status=Run.Status.RUNNING)
     samples: dict[tuple[str, str], Any] = {}
     repeats: dict[tuple[str, str], int] = {}
@@ -201,6 +211,10 @@ def stored_example(name: str, task: str) -> Run:
             output=(record.outcome.output or "") if record.outcome else "",
             answer=record.outcome.answer if record.outcome else None,
             parsed=bool(record.outcome and record.outcome.parsed),
+            trace=list(record.outcome.trace) if record.outcome else [],
+            note=record.outcome.note if record.outcome else "",
+            tool_calls=record.outcome.tool_calls if record.outcome else None,
+            leaked=bool(record.outcome and record.outcome.leaked),
             context=dict(record.context),
         )
         repeats[key] = repeats.get(key, 0) + 1

@@ -32,7 +32,9 @@ from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
+    RecordValue,
     Row,
+    ScoreBreakdown,
     natural_key,
     rate,
     score_of,
@@ -74,6 +76,11 @@ def _errors(data: AnalysisInput) -> list[Row]:
     return shares(records, lambda record: error_type(record, data.ctx), order=ERROR_TYPES)
 
 
+def wrong_error(record: Scored, ctx: Context) -> str | None:
+    """A wrong answer's error type; None for a right one."""
+    return error_type(record, ctx) if wrong(record, ctx) else None
+
+
 ERRORS = Analysis(
     name="error_types",
     title="Error types of wrong answers",
@@ -82,6 +89,10 @@ ERRORS = Analysis(
     metrics=(AnalysisMetric("share", "share of wrong answers (%)"),),
     compute=_errors,
     covers=wrong,
+    # each answer's error type computed once and kept with it: counted in the database
+    score_breakdown=ScoreBreakdown(
+        by_sample=RecordValue("error_type", wrong_error), scores={}, share="share"
+    ),
     group_order=ERROR_TYPES,
     description="Each wrong answer's error as BFCL's AST checker finds it (its first failing "
     "check), in the platform's kinds; failed_call: the endpoint gave no answer. n counts items.",
