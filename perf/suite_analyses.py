@@ -290,7 +290,10 @@ def build_example(suite_name: str, task: str, size: int) -> Run:
     with connection.cursor() as cursor:
         if copies > 1:
             cursor.execute(COPY_SAMPLES_SQL, {"benchmark": benchmark.pk, "copies": copies})
+            # planned from statistics that know the rows just written (else a nested loop that
+            # reads every copy for every prediction)
             cursor.execute("ANALYZE benchmarks_sample")
+            cursor.execute("ANALYZE evaluation_prediction")
             cursor.execute(
                 COPY_PREDICTIONS_SQL, {"run": run.pk, "copies": copies, "each": len(records)}
             )
