@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 from django.utils.module_loading import import_string
 
-from benchmarks.kit.analyses import Analysis, AnalysisInput
+from benchmarks.kit.analyses import Analysis, AnalysisInput, parts_read
 from benchmarks.kit.protocol import Scored
 from benchmarks.kit.registry import get_suite
 from benchmarks.models import Sample
@@ -92,14 +92,25 @@ def fingerprint(run: Run) -> str:
 SETTLED = (Prediction.Status.DONE, Prediction.Status.FAILED)
 
 
-def _records(run: Run) -> AnalysisInput:
-    """The run's scored items. While items are still pending or being answered, only the
-    settled ones (answered, or failed for good): an item not yet asked is no wrong answer."""
+def _records(run: Run, analyses: Sequence[Analysis] | None = None) -> AnalysisInput:
+    """The run's scored items, and the inputs its analyses ask for: all of them, or, for
+    `analyses`, the parts of the records those declare they read (Analysis.reads). While
+    items are still pending or being answered, only the settled ones (answered, or failed for
+    good): an item not yet asked is no wrong answer."""
     evaluator, ctx = run_context(run)
-    records = scored_items(run, evaluator, ctx, statuses=SETTLED)
-    wanted = {name for analysis in declared(run) for name in analysis.inputs}
+    parts = None if analyses is None else parts_read(analyses)
+    records = scored_items(run, evaluator, ctx, statuses=SETTLED, parts=parts)
+    asking = declared(run) if analyses is None else analyses
+    wanted = {name for analysis in asking for name in analysis.inputs}
     providers = input_providers()
-    inputs = {name: providers[name].fetch(run) for name in sorted(wanted & set(providers))}
+    inputs: dict[str, Any] = {}
+    for name in sorted(wanted & set(providers)):
+        provider = providers[name]
+        if provider.of_records:
+            users = [a for a in asking if name in a.inputs]
+            inputs[name] = provider.fetch(run, None if analyses is None else parts_read(users))
+        else:
+            inputs[name] = provider.fetch(run)
     return AnalysisInput(records=records, ctx=ctx, inputs=inputs)
 
 
@@ -120,9 +131,12 @@ class InputProvider:
     need wherever they are shown). An analysis that reads the input is withheld from anyone
     without them (`readable_by`): on the pages, in the CSVs and in the API alike."""
 
-    fetch: Callable[[Run], Any]
+    fetch: Callable[..., Any]
     mark: Callable[[Run], str]
     permissions: tuple[str, ...] = ()
+    # Records of other runs: fetch(run, parts) reads only those parts of them (the parts the
+    # analyses that ask for it declare they read: Analysis.reads; None: all)
+    of_records: bool = False
 
 
 _OWN_PROVIDERS: dict[str, InputProvider] = {}
@@ -156,13 +170,13 @@ def readable_by(user: Any, analysis: Analysis) -> bool:
     return bool(user.has_perms(permissions_needed(analysis)))
 
 
-def _baseline(run: Run) -> list[Scored]:
+def _baseline(run: Run, parts: Sequence[str] | None = None) -> list[Scored]:
     """The records of the run this one repeats on other tool descriptions ([] if none)."""
     base = run.rerun_of
     if base is None:
         return []
     evaluator, ctx = run_context(base)
-    return scored_items(base, evaluator, ctx)
+    return scored_items(base, evaluator, ctx, parts=parts)
 
 
 def _baseline_mark(run: Run) -> str:
@@ -174,7 +188,7 @@ def _baseline_mark(run: Run) -> str:
     return f"{run.rerun_of_id}:{seen['count']}:{seen['last']}"
 
 
-register_input("baseline", InputProvider(_baseline, _baseline_mark))
+register_input("baseline", InputProvider(_baseline, _baseline_mark, of_records=True))
 
 
 def _judgments(run: Run) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]]]:
@@ -238,12 +252,12 @@ def _model_siblings(run: Run) -> dict[str, Run]:
     return picked
 
 
-def _model_runs(run: Run) -> dict[str, list[Scored]]:
+def _model_runs(run: Run, parts: Sequence[str] | None = None) -> dict[str, list[Scored]]:
     """{task: the records of that sibling run} (WTU-Eval's regions side by side)."""
     found: dict[str, list[Scored]] = {}
     for task, other in _model_siblings(run).items():
         evaluator, ctx = run_context(other)
-        found[task] = scored_items(other, evaluator, ctx)
+        found[task] = scored_items(other, evaluator, ctx, parts=parts)
     return found
 
 
@@ -254,7 +268,7 @@ def _model_runs_mark(run: Run) -> str:
     )
 
 
-register_input("model_runs", InputProvider(_model_runs, _model_runs_mark))
+register_input("model_runs", InputProvider(_model_runs, _model_runs_mark, of_records=True))
 
 
 def compute(
@@ -329,7 +343,7 @@ def compute_run(
 
     result = compute_in_database(run, in_database, step)
     if in_python:
-        result.update(compute(in_python, _records(run), step))
+        result.update(compute(in_python, _records(run, in_python), step))
     return {analysis.name: result[analysis.name] for analysis in analyses}
 
 

@@ -64,11 +64,14 @@ def item_of(row: dict[str, Any] | Sample) -> Item:
     )
 
 
-def items_by_sample_id(sample_ids: Iterable[int] | QuerySet[Any]) -> dict[int, Item]:
+def items_by_sample_id(
+    sample_ids: Iterable[int] | QuerySet[Any], *, fields: Sequence[str] | None = None
+) -> dict[int, Item]:
     """The items of these samples by id; `sample_ids` may be a query of ids (a subquery, not
-    a list of a million parameters)."""
+    a list of a million parameters). With `fields` (id among them), only those are read: the
+    others are the Item's defaults."""
     ids = sample_ids if isinstance(sample_ids, QuerySet) else list(sample_ids)
-    rows = Sample.objects.filter(pk__in=ids).values(*SAMPLE_FIELDS)
+    rows = Sample.objects.filter(pk__in=ids).values(*(fields or SAMPLE_FIELDS))
     return {row["id"]: item_of(row) for row in rows}
 
 

@@ -406,20 +406,45 @@ SCORED_CHUNK = 5000
 
 
 def scored_items(
-    run: Run, evaluator: Evaluator, ctx: Context, *, statuses: Sequence[str] | None = None
+    run: Run,
+    evaluator: Evaluator,
+    ctx: Context,
+    *,
+    statuses: Sequence[str] | None = None,
+    parts: Sequence[str] | None = None,
 ) -> list[Scored]:
-    return [each for _sample_id, each in scored_by_sample(run, evaluator, ctx, statuses=statuses)]
+    return [
+        each
+        for _sample_id, each in scored_by_sample(
+            run, evaluator, ctx, statuses=statuses, parts=parts
+        )
+    ]
 
 
 def scored_by_sample(
-    run: Run, evaluator: Evaluator, ctx: Context, *, statuses: Sequence[str] | None = None
+    run: Run,
+    evaluator: Evaluator,
+    ctx: Context,
+    *,
+    statuses: Sequence[str] | None = None,
+    parts: Sequence[str] | None = None,
 ) -> list[tuple[int, Scored]]:
     """The run's stored answers in position order, each with its sample's id; with
-    `statuses`, only the answers of those statuses. The rows are read in chunks."""
+    `statuses`, only the answers of those statuses; with `parts`, only those parts of the
+    records (benchmarks.kit.analyses.RECORD_PARTS; see scored_rows). The rows are read in
+    chunks."""
     answers = Prediction.objects.filter(run=run)
     if statuses is not None:
         answers = answers.filter(status__in=list(statuses))
-    return [(row["sample_id"], each) for row, each in scored_rows(answers, evaluator, ctx)]
+    return [
+        (row["sample_id"], each) for row, each in scored_rows(answers, evaluator, ctx, parts=parts)
+    ]
+
+
+# What each part of a record reads beyond the fields always read (RECORD_PARTS).
+_ITEM_FIELDS = ("input", "reference", "candidate_tools", "metadata")
+_OUTCOME_FIELDS = ("output", "answer", "parsed", "trace", "note", "tool_calls", "leaked")
+_ALWAYS_FIELDS = ("sample_id", "repeat", "status", "scores")
 
 
 def scored_rows(
@@ -427,25 +452,48 @@ def scored_rows(
     evaluator: Evaluator,
     ctx: Context,
     *extra: str,
+    parts: Sequence[str] | None = None,
     **expressions: Any,
 ) -> list[tuple[dict[str, Any], Scored]]:
     """These stored answers in position order, each as its row (SCORED_FIELDS, the `extra`
-    fields and the `expressions`) and its Scored. The rows are read in chunks."""
-    items = items_by_sample_id(answers.values("sample_id"))
+    fields and the `expressions`) and its Scored. With `parts`, only those parts of the
+    records are read (benchmarks.kit.analyses.RECORD_PARTS): without "item", the item has its
+    split, id and kind only and the record's cluster is the item's key; without "outcome", an
+    answered record has an empty Outcome; without "context", no context. The rows are read
+    in chunks."""
+    every = parts is None
+    read = set(parts or ())
+    fields = (
+        SCORED_FIELDS
+        if every
+        else (
+            *_ALWAYS_FIELDS,
+            *(_OUTCOME_FIELDS if "outcome" in read else ()),
+            *(("context",) if "context" in read else ()),
+        )
+    )
+    with_item = every or "item" in read
+    sample_fields = None if with_item else ("id", "split", "external_id", "kind")
+    items = items_by_sample_id(answers.values("sample_id"), fields=sample_fields)
+    with_outcome = every or "outcome" in read
     scored = []
-    rows = answers.order_by("position").values(*SCORED_FIELDS, *extra, **expressions)
+    rows = answers.order_by("position").values(*fields, *extra, **expressions)
     for row in rows.iterator(chunk_size=SCORED_CHUNK):
         item = items[row["sample_id"]]
         outcome = None
         if row["status"] == Prediction.Status.DONE:
-            outcome = Outcome(
-                output=row["output"],
-                answer=row["answer"],
-                parsed=row["parsed"] is not False,
-                trace=row["trace"] or [],
-                note=row["note"],
-                tool_calls=row["tool_calls"],
-                leaked=bool(row["leaked"]),
+            outcome = (
+                Outcome(
+                    output=row["output"],
+                    answer=row["answer"],
+                    parsed=row["parsed"] is not False,
+                    trace=row["trace"] or [],
+                    note=row["note"],
+                    tool_calls=row["tool_calls"],
+                    leaked=bool(row["leaked"]),
+                )
+                if with_outcome
+                else Outcome(output="")
             )
         scored.append(
             (
@@ -454,8 +502,8 @@ def scored_rows(
                     item=item,
                     outcome=outcome,
                     scores=row["scores"] or {},
-                    context=row["context"] or {},
-                    group=evaluator.cluster(item, ctx),
+                    context=row.get("context") or {},
+                    group=evaluator.cluster(item, ctx) if with_item else item.key,
                     repeat=row["repeat"],
                 ),
             )

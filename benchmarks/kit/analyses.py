@@ -86,6 +86,23 @@ class AnalysisInput:
     inputs: Mapping[str, Any] = field(default_factory=dict)
 
 
+# The parts of a record an analysis may declare it reads beyond the always-read ones (its
+# item's split, id and kind, its scores, its repeat, whether it was answered): "item" (the
+# sample's input, reference, candidate tools and metadata; the record's cluster), "outcome" (the
+# answer: output, parsed answer, note, tool calls, trace), "context" (the item's context).
+RECORD_PARTS = ("item", "outcome", "context")
+
+
+def parts_read(analyses: Iterable[Analysis]) -> tuple[str, ...] | None:
+    """The parts of the records these analyses read, together (None: all of them)."""
+    found: set[str] = set()
+    for analysis in analyses:
+        if analysis.reads is None:
+            return None
+        found.update(analysis.reads)
+    return tuple(part for part in RECORD_PARTS if part in found)
+
+
 # The records of one group with the same values counted: (the values their sample has of
 # ScoreBreakdown.reads, in its order; how many records; their values of ScoreBreakdown.scores,
 # in its order).
@@ -332,6 +349,11 @@ class Analysis:
     # the sample: the platform then computes the rows in the database, without reading the
     # run's records (ScoreBreakdown)
     score_breakdown: ScoreBreakdown | None = None
+    # The parts of the records `compute` reads (RECORD_PARTS), of its own run's and of those
+    # its inputs give ("baseline", "model_runs"): the platform reads only those (None: all).
+    # A record always has its item's split, id and kind, its scores, its repeat and whether
+    # it was answered (an answered record whose outcome is not read has an empty Outcome).
+    reads: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
@@ -345,6 +367,11 @@ class Analysis:
             raise ValueError(f"analysis {self.name!r}: chart must be bar or line")
         if self.series not in ("run", "model"):
             raise ValueError(f"analysis {self.name!r}: series must be run or model")
+        if self.reads is not None and not set(self.reads) <= set(RECORD_PARTS):
+            raise ValueError(
+                f"analysis {self.name!r}: reads {self.reads}: choose among "
+                f"{', '.join(RECORD_PARTS)}"
+            )
         plain = self.score_breakdown
         if plain is not None and (
             {*plain.scores, *([plain.share] if plain.share else [])} != set(names)

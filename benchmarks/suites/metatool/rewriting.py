@@ -136,6 +136,7 @@ BY_GOLD_TOOL = Analysis(
     "(rewrite_tool_descriptions) shows beside its CSR the CSR of the run it repeats, on the "
     "same items, and the percentage change; other runs have no before.",
     inputs=("baseline",),
+    reads=("item",),  # the gold tools
 )
 
 

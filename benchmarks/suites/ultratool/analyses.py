@@ -230,6 +230,7 @@ def _judge_dimensions(template: str, dimensions: Sequence[str]) -> Analysis:
         "the judge's rounds, reported / 10; the interval is mean +- 1.96 sd / sqrt(n).",
         group_order=tuple(dimensions),
         inputs=("judgments",),
+        reads=(),  # the key the verdicts are found by
         partition=False,
     )
 
