@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 from django.utils.module_loading import import_string
 
-from benchmarks.kit.analyses import Analysis, AnalysisInput, parts_read
+from benchmarks.kit.analyses import Analysis, AnalysisInput, Counted, parts_read
 from benchmarks.kit.protocol import Scored
 from benchmarks.kit.registry import get_suite
 from benchmarks.models import Sample
@@ -362,12 +362,27 @@ def compute_in_database(
     fill_record_values(run, [value for spec in specs for value in spec.record_values], SETTLED)
     # one reading of the run for all of them (selectors.score_breakdowns_counts)
     counts = score_breakdowns_counts(run, specs, SETTLED) if specs else []
+    before = _baseline_counts(run, [a for a in analyses if a.beside_baseline is not None])
     result: dict[str, Any] = {}
     for done, (analysis, found) in enumerate(zip(analyses, counts, strict=True), start=1):
-        result[analysis.name] = {"by": analysis.by, "rows": analysis.run_counted(found)}
+        rows = analysis.run_counted(found, before.get(analysis.name, ()))
+        result[analysis.name] = {"by": analysis.by, "rows": rows}
         if progress:
             progress(done, len(analyses))
     return result
+
+
+def _baseline_counts(run: Run, analyses: Sequence[Analysis]) -> dict[str, list[Counted]]:
+    """The counts of the breakdowns of `analyses` (which declare beside_baseline) over the run
+    this one repeats, every answer of it as the "baseline" input gives them ({} without one)."""
+    base = run.rerun_of
+    if base is None or not analyses:
+        return {}
+    specs = [spec for analysis in analyses if (spec := analysis.score_breakdown) is not None]
+    fill_record_values(base, [value for spec in specs for value in spec.record_values])
+    every = [str(status) for status in Prediction.Status]
+    counted = score_breakdowns_counts(base, specs, every)
+    return {analysis.name: found for analysis, found in zip(analyses, counted, strict=True)}
 
 
 RUN_ANALYSES: Computed[Run] = Computed(

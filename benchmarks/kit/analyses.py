@@ -354,6 +354,10 @@ class Analysis:
     # A record always has its item's split, id and kind, its scores, its repeat and whether
     # it was answered (an answered record whose outcome is not read has an empty Outcome).
     reads: tuple[str, ...] | None = None
+    # With a score_breakdown that reads the "baseline" input (the run this one repeats on other
+    # tool descriptions): the rows are this function of the breakdown's rows over the run and
+    # over the run it repeats ([] without one), which adds the metrics the scores do not give
+    beside_baseline: Callable[[list[Row], list[Row]], list[Row]] | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
@@ -373,10 +377,17 @@ class Analysis:
                 f"{', '.join(RECORD_PARTS)}"
             )
         plain = self.score_breakdown
+        given = {*plain.scores, *([plain.share] if plain.share else [])} if plain else set()
+        beside = self.beside_baseline is not None
+        if beside and (plain is None or self.inputs != ("baseline",)):
+            raise ValueError(
+                f"analysis {self.name!r}: beside_baseline goes with a score_breakdown that reads"
+                " the baseline input"
+            )
         if plain is not None and (
-            {*plain.scores, *([plain.share] if plain.share else [])} != set(names)
+            (not given <= set(names) if beside else given != set(names))
             or (plain.share is not None and plain.share in plain.scores)
-            or self.inputs
+            or (self.inputs and not beside)
             or not self.partition
         ):
             raise ValueError(
@@ -406,15 +417,20 @@ class Analysis:
         rows = self.compute(data)
         return [self._checked(row) for row in rows]
 
-    def run_counted(self, counted: Iterable[Counted]) -> list[Row]:
+    def run_counted(
+        self, counted: Iterable[Counted], baseline: Iterable[Counted] = ()
+    ) -> list[Row]:
         """The rows of its score_breakdown from the records' values counted (see
-        ScoreBreakdown.rows), checked as `run` checks them."""
-        if self.score_breakdown is None:
+        ScoreBreakdown.rows), beside those of the baseline's records when it declares
+        beside_baseline, checked as `run` checks them."""
+        spec = self.score_breakdown
+        if spec is None:
             raise ValueError(f"analysis {self.name!r} declares no score_breakdown")
-        return [
-            self._checked(row)
-            for row in self.score_breakdown.rows(counted, order=self.group_order or None)
-        ]
+        order = self.group_order or None
+        rows = spec.rows(counted, order=order)
+        if self.beside_baseline is not None:
+            rows = self.beside_baseline(rows, spec.rows(baseline, order=order))
+        return [self._checked(row) for row in rows]
 
     def _checked(self, row: Mapping[str, Any]) -> Row:
         where = f"analysis {self.name!r}"

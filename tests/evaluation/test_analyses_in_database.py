@@ -161,14 +161,14 @@ DECLARING = sorted(
 )
 
 
-def stored_example(name: str, task: str) -> Run:
+def stored_example(name: str, task: str, *, label: str = "") -> Run:
     """The suite's example run of the task (its conformance's: items shaped as the suite
     imports them, from the seed data or its demo, answered and scored by the suite), stored as
     a run, with the cases the two readings must agree on beside it: items failed (their scores
     kept), items without their scores, scores that are None, and items not yet settled."""
     suite = get_suite(name)
     example = conformance_example(suite, task)
-    benchmark = make_benchmark(name=f"in-db-{name}-{task}", suite=name)
+    benchmark = make_benchmark(name=f"in-db-{name}-{task}{label}", suite=name)
     for tool in example.ctx.tools.values():
         make_tool(
             benchmark=benchmark,

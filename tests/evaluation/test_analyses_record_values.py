@@ -178,7 +178,7 @@ def test_new_tools_compute_the_values_again() -> None:
     run = stored_example("metatool", "similar")
     _computed(run)
     named = list(record_values_declared(run).values())
-    assert {value.name for value in named} == {"candidates", "description_words"}
+    assert {value.name for value in named} == {"candidates", "description_words", "gold_tools"}
     # when the benchmark's tools change (an import: the benchmark's updated_at moves)
     run.benchmark.save()
     # then every settled answer is computed again, in the new context
@@ -261,3 +261,26 @@ def test_outcome_is_read_as_the_records_give_it() -> None:
         for record in records.records
     }
     assert isinstance(records.records[0].outcome, Outcome | None)
+
+
+def test_a_rerun_s_csr_per_gold_tool_is_counted_beside_the_run_it_repeats() -> None:
+    # given MetaTool's example run, and a rerun of it whose first half of the answers differ
+    base = stored_example("metatool", "similar")
+    rerun = stored_example("metatool", "similar", label="rerun")
+    rerun.rerun_of = base
+    rerun.save()
+    for prediction in Prediction.objects.filter(run=rerun).order_by("position")[:30]:
+        correct = prediction.scores.get("correct")
+        if isinstance(correct, int | float):
+            prediction.scores = {**prediction.scores, "correct": 1.0 - correct}
+            prediction.save()
+    # when the rerun's analyses are computed
+    computed = _computed(rerun)
+    # then they are those compute gives over both runs' records, with a change per gold tool
+    assert computed == _expected(rerun)
+    rows = computed["rewriting_by_tool"]["rows"]
+    assert any(row["CSR_before"] is not None for row in rows)
+    assert any(row["change_percent"] not in (None, 0.0) for row in rows)
+    # and a run that repeats none has no before
+    alone = _computed(base)["rewriting_by_tool"]["rows"]
+    assert alone and all(row["CSR_before"] is None for row in alone)
