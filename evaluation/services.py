@@ -20,7 +20,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from benchmarks.kit.analyses import RecordValue
+from benchmarks.kit.analyses import ITEM_PARTS, RECORD_PARTS, RecordValue
 from benchmarks.kit.base import ImportFormatError
 from benchmarks.kit.predictions import read_generic_predictions
 from benchmarks.kit.protocol import (
@@ -441,9 +441,8 @@ def scored_by_sample(
     ]
 
 
-# What each part of a record reads beyond the fields always read (RECORD_PARTS).
-_ITEM_FIELDS = ("input", "reference", "candidate_tools", "metadata")
-_OUTCOME_FIELDS = ("output", "answer", "parsed", "trace", "note", "tool_calls", "leaked")
+# What the parts of a record read beyond the fields always read (RECORD_PARTS).
+_OUTCOME_FIELDS = ("output", "answer", "parsed", "note", "tool_calls", "leaked")
 _ALWAYS_FIELDS = ("sample_id", "repeat", "status", "scores")
 
 
@@ -457,43 +456,49 @@ def scored_rows(
 ) -> list[tuple[dict[str, Any], Scored]]:
     """These stored answers in position order, each as its row (SCORED_FIELDS, the `extra`
     fields and the `expressions`) and its Scored. With `parts`, only those parts of the
-    records are read (benchmarks.kit.analyses.RECORD_PARTS): without "item", the item has its
-    split, id and kind only and the record's cluster is the item's key; without "outcome", an
-    answered record has an empty Outcome; without "context", no context. The rows are read
-    in chunks."""
+    records are read (benchmarks.kit.analyses.RECORD_PARTS): an item part not read is the
+    Item's default, and the record's cluster is the item's key unless every item part is read;
+    without "outcome" (and "trace"), an answered record's Outcome is empty there; without
+    "context", no context. The rows are read in chunks."""
     every = parts is None
-    read = set(parts or ())
+    read = set(RECORD_PARTS if parts is None else parts)
     fields = (
         SCORED_FIELDS
         if every
         else (
             *_ALWAYS_FIELDS,
             *(_OUTCOME_FIELDS if "outcome" in read else ()),
+            *(("trace",) if "trace" in read else ()),
             *(("context",) if "context" in read else ()),
         )
     )
-    with_item = every or "item" in read
-    sample_fields = None if with_item else ("id", "split", "external_id", "kind")
-    items = items_by_sample_id(answers.values("sample_id"), fields=sample_fields)
-    with_outcome = every or "outcome" in read
+    item_parts = [part for part in ITEM_PARTS if part in read]
+    whole_item = len(item_parts) == len(ITEM_PARTS)
+    items = items_by_sample_id(
+        answers.values("sample_id"),
+        fields=None if whole_item else ("id", "split", "external_id", "kind", *item_parts),
+    )
+    with_outcome = "outcome" in read
+    with_trace = "trace" in read
     scored = []
     rows = answers.order_by("position").values(*fields, *extra, **expressions)
     for row in rows.iterator(chunk_size=SCORED_CHUNK):
         item = items[row["sample_id"]]
         outcome = None
         if row["status"] == Prediction.Status.DONE:
+            trace = (row["trace"] or []) if with_trace else []
             outcome = (
                 Outcome(
                     output=row["output"],
                     answer=row["answer"],
                     parsed=row["parsed"] is not False,
-                    trace=row["trace"] or [],
+                    trace=trace,
                     note=row["note"],
                     tool_calls=row["tool_calls"],
                     leaked=bool(row["leaked"]),
                 )
                 if with_outcome
-                else Outcome(output="")
+                else Outcome(output="", trace=trace)
             )
         scored.append(
             (
@@ -503,7 +508,7 @@ def scored_rows(
                     outcome=outcome,
                     scores=row["scores"] or {},
                     context=row.get("context") or {},
-                    group=evaluator.cluster(item, ctx) if with_item else item.key,
+                    group=evaluator.cluster(item, ctx) if whole_item else item.key,
                     repeat=row["repeat"],
                 ),
             )

@@ -87,10 +87,12 @@ class AnalysisInput:
 
 
 # The parts of a record an analysis may declare it reads beyond the always-read ones (its
-# item's split, id and kind, its scores, its repeat, whether it was answered): "item" (the
-# sample's input, reference, candidate tools and metadata; the record's cluster), "outcome" (the
-# answer: output, parsed answer, note, tool calls, trace), "context" (the item's context).
-RECORD_PARTS = ("item", "outcome", "context")
+# item's split, id and kind, its scores, its repeat, whether it was answered): the item's
+# "input", "reference", "candidate_tools" and "metadata" (the record's cluster is read with all
+# four, else it is the item's key), the answer's "outcome" (output, parsed answer, note, tool
+# calls) and its "trace", and the item's "context".
+ITEM_PARTS = ("input", "reference", "candidate_tools", "metadata")
+RECORD_PARTS = (*ITEM_PARTS, "outcome", "trace", "context")
 
 
 def parts_read(analyses: Iterable[Analysis]) -> tuple[str, ...] | None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from benchmarks.kit.analyses import (
+    ITEM_PARTS,
     SAMPLE_COLUMNS,
     Analysis,
     AnalysisInput,
@@ -369,17 +370,23 @@ def _only(record: Scored, parts: tuple[str, ...] | None) -> Scored:
     if parts is None:
         return record
     item = record.item
-    if "item" not in parts:
-        item = Item(split=item.split, external_id=item.external_id, input={}, kind=item.kind)
+    whole_item = set(ITEM_PARTS) <= set(parts)
+    if not whole_item:
+        item = replace(
+            Item(split=item.split, external_id=item.external_id, input={}, kind=item.kind),
+            **{part: getattr(item, part) for part in ITEM_PARTS if part in parts},
+        )
     outcome = record.outcome
     if outcome is not None and "outcome" not in parts:
-        outcome = Outcome(output="")
+        outcome = Outcome(output="", trace=outcome.trace)
+    if outcome is not None and "trace" not in parts:
+        outcome = replace(outcome, trace=[])
     return replace(
         record,
         item=item,
         outcome=outcome,
         context=record.context if "context" in parts else {},
-        group=record.group if "item" in parts else item.key,
+        group=record.group if whole_item else item.key,
     )
 
 
@@ -426,8 +433,8 @@ def test_the_parts_read_are_those_every_analysis_declares() -> None:
             for n, r in enumerate(reads)
         ]
 
-    assert parts_read(declaring(("context",), ("item",))) == ("item", "context")
+    assert parts_read(declaring(("context",), ("input", "trace"))) == ("input", "trace", "context")
     assert parts_read(declaring((), ())) == ()
     assert parts_read(declaring(("outcome",), None)) is None
     with pytest.raises(ValueError, match="choose among"):
-        declaring(("trace",))
+        declaring(("item",))

@@ -178,6 +178,7 @@ TURNS = Analysis(
         AnalysisMetric("all_passed", "every turn so far passed (%)"),
     ),
     compute=_turns,
+    reads=("outcome",),  # the verdicts stored in the answer
     chart="line",
     covers=_checked,
     partition=False,
@@ -220,11 +221,17 @@ CLASSES = Analysis(
         AnalysisMetric("turn_accuracy", "turn accuracy (%)"),
     ),
     compute=_classes,
+    reads=("metadata", "outcome"),  # the involved classes, the verdicts
     partition=False,
     description="Per class of BFCL's simulated systems an entry involves, those entries' "
     "accuracy (every turn passed) and turn accuracy; an entry involving two classes counts "
     "under both, and a failed call counts 0 as in the run's figures.",
 )
+
+
+def failed_entry_error(record: Scored, ctx: Context) -> str | None:
+    """A failed entry's error; None for an entry that passed."""
+    return entry_error(record, ctx) if wrong(record, ctx) else None
 
 
 def _turn_errors(data: AnalysisInput) -> list[Row]:
@@ -240,6 +247,12 @@ TURN_ERROR_TYPES = Analysis(
     metrics=(AnalysisMetric("share", "share of failed entries (%)"),),
     compute=_turn_errors,
     covers=wrong,
+    # each failed entry's error computed once and kept with it: counted in the database
+    score_breakdown=ScoreBreakdown(
+        by_sample=RecordValue("entry_error", lambda record, ctx: failed_entry_error(record, ctx)),
+        scores={},
+        share="share",
+    ),
     group_order=TURN_ERRORS,
     description="Each failed entry's error: step_limit (forced to quit after 20 steps in a "
     "turn), else its first failed turn by the rule that failed it: no_calls (the ground truth "
@@ -291,6 +304,7 @@ FAILED_TURNS = Analysis(
     ),
     compute=_failed_turns,
     covers=_checked,
+    reads=("outcome",),  # the verdicts stored in the answer
     group_order=FAILED_TURN_KINDS,
     partition=False,
     description="Every failed turn of every entry, by the rule that failed it (no_calls, "

@@ -204,7 +204,7 @@ CALLS_BY_SOURCE = Analysis(
     description="Each call of an offered tool, by how the virtual API server answered it; n "
     "is the items that made such a call.",
     group_order=SOURCES,
-    reads=("outcome",),  # the trace
+    reads=("trace",),
     partition=False,
 )
 CACHE_BY_CATEGORY = Analysis(
@@ -217,7 +217,7 @@ CACHE_BY_CATEGORY = Analysis(
         AnalysisMetric("calls", "calls", percent=False),
     ),
     compute=_cache_by_category,
-    reads=("outcome",),  # the trace
+    reads=("trace",),
     source="Table 7",
     description="The calls of each tool category and the share the cache answered; n is the "
     "items that called a tool of the category.",
@@ -240,7 +240,7 @@ SOPR_BY_DOWN = Analysis(
     "the tools unavailable; SoPR from the run's pass-judge jobs. Compare the experiment's "
     "runs for the paper's lines.",
     inputs=("judgments",),
-    reads=("item", "context"),  # the share of tools down, or the tools offered
+    reads=("candidate_tools", "context"),  # the share of tools down, or the tools offered
 )
 SOLVABILITY = Analysis(
     name="solvability_votes",
