@@ -1,6 +1,6 @@
 """A suite's declared breakdowns counted by PostgreSQL, against the same analyses computed over
-the run's records in Python, on a run of MTU-Bench's M-S task (by turn, by number of tools) at
-several sizes.
+the run's records in Python, on a run of MTU-Bench's M-S task (by turn, by number of tools,
+error types) at several sizes.
 
     python perf/suite_analyses.py [--sizes 100000,1000000] [--repeat 3] [--python-max 100000]
                                   [--whole all|SUITE[:TASK],...]
@@ -16,13 +16,14 @@ toolevals_perf_suite_analyses) on the PostgreSQL of DATABASE_URL, refilled at ea
 
 Measured, --repeat times each at each size (the median kept):
 - database: the task's analyses that declare a score_breakdown, counted by PostgreSQL
-  (evaluation.analyses.compute_in_database, as the reports worker computes them); baseline a
+  (evaluation.analyses.compute_in_database, as the reports worker computes them; the error
+  types by each answer's, stored in the setup as the run's finishing stores them); baseline a
   plain SELECT of the mean scores by the metadata's turn (GROUP BY);
 - python: the same analyses by their `compute` over the run's records read into Python (what
   every analysis of a suite other than the generic one cost before they declared their
   breakdowns), up to --python-max predictions only (minutes at a million);
-- page: every analysis of the task as the page computes it (run_analyses_get, inline): the
-  declared ones in the database, the error types over the records, up to --python-max too.
+- page: every analysis of the task as the page computes it (run_analyses_get, inline), up to
+  --python-max too.
 
 With --whole (every task of the suites named, or "all"), the whole page of each task instead:
 setup per size N, a run of the suite's own example run of the task (its conformance's records:
@@ -143,7 +144,21 @@ def build(size: int) -> Run:
         cursor.execute("ANALYZE evaluation_prediction")
     run.score_names = prediction_score_names(run.pk)
     run.save(update_fields=["score_names"])
-    return Run.objects.select_related("benchmark").get(pk=run.pk)
+    return store_record_values(Run.objects.select_related("benchmark").get(pk=run.pk))
+
+
+def store_record_values(run: Run) -> Run:
+    """The values of the records the run's analyses count by (RecordValue), stored as the
+    run's finishing stores them (its time printed)."""
+    started = time.perf_counter()
+    named = list(services.record_values_declared(run).values())
+    if named and services.fill_record_values(run, named):
+        print(
+            f"  the values of the records ({', '.join(v.name for v in named)}) stored in"
+            f" {time.perf_counter() - started:.1f} s (once, as the run's finishing does)",
+            flush=True,
+        )
+    return run
 
 
 def declared_breakdowns(run: Run) -> list:  # type: ignore[type-arg]
@@ -300,17 +315,7 @@ def build_example(suite_name: str, task: str, size: int) -> Run:
         cursor.execute("ANALYZE evaluation_prediction")
     run.score_names = prediction_score_names(run.pk)
     run.save(update_fields=["score_names"])
-    run = Run.objects.select_related("benchmark").get(pk=run.pk)
-    # the values of the records its analyses count by, as the run's finishing stores them
-    started = time.perf_counter()
-    named = list(services.record_values_declared(run).values())
-    if named and services.fill_record_values(run, named):
-        print(
-            f"  the values of the records ({', '.join(v.name for v in named)}) stored in"
-            f" {time.perf_counter() - started:.1f} s (once, as the run's finishing does)",
-            flush=True,
-        )
-    return run
+    return store_record_values(Run.objects.select_related("benchmark").get(pk=run.pk))
 
 
 def whole_page(run: Run) -> dict:  # type: ignore[type-arg]
