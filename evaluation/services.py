@@ -7,6 +7,7 @@ message meant for the person who asked. Work for workers is queued on commit onl
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -16,8 +17,9 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from benchmarks.kit.analyses import ITEM_PARTS, RECORD_PARTS, RecordValue
@@ -443,7 +445,10 @@ def scored_by_sample(
 
 # What the parts of a record read beyond the fields always read (RECORD_PARTS).
 _OUTCOME_FIELDS = ("output", "answer", "parsed", "note", "tool_calls", "leaked")
-_ALWAYS_FIELDS = ("sample_id", "repeat", "status", "scores")
+_ALWAYS_FIELDS = ("sample_id", "repeat", "status")
+# Distinct texts of scores parsed once per reading (a run's scores take a few values: a million
+# rows parse a handful of texts), up to this many; the records share the parsed mapping.
+_SCORES_PARSED = 10_000
 
 
 def scored_rows(
@@ -463,7 +468,7 @@ def scored_rows(
     every = parts is None
     read = set(RECORD_PARTS if parts is None else parts)
     fields = (
-        SCORED_FIELDS
+        tuple(field for field in SCORED_FIELDS if field != "scores")
         if every
         else (
             *_ALWAYS_FIELDS,
@@ -480,12 +485,30 @@ def scored_rows(
     )
     with_outcome = "outcome" in read
     with_trace = "trace" in read
+    # an answered record's outcome when neither part of it is read: one for all of them
+    unread = Outcome(output="")
+    groups: dict[int, str] = {}
     scored = []
-    rows = answers.order_by("position").values(*fields, *extra, **expressions)
+    parsed: dict[str, Any] = {}
+    scores_text = Cast("scores", TextField())
+    rows = answers.order_by("position").values(
+        *fields, *extra, **expressions, scores_text=scores_text
+    )
     for row in rows.iterator(chunk_size=SCORED_CHUNK):
         item = items[row["sample_id"]]
+        text = row.pop("scores_text")
+        scores = parsed.get(text) if text else {}
+        if scores is None:
+            scores = json.loads(text) or {}
+            if len(parsed) < _SCORES_PARSED:
+                parsed[text] = scores
+        row["scores"] = scores
+        if not whole_item:
+            group = groups.get(row["sample_id"]) or groups.setdefault(row["sample_id"], item.key)
         outcome = None
-        if row["status"] == Prediction.Status.DONE:
+        if row["status"] == Prediction.Status.DONE and not (with_outcome or with_trace):
+            outcome = unread
+        elif row["status"] == Prediction.Status.DONE:
             trace = (row["trace"] or []) if with_trace else []
             outcome = (
                 Outcome(
@@ -506,9 +529,9 @@ def scored_rows(
                 Scored(
                     item=item,
                     outcome=outcome,
-                    scores=row["scores"] or {},
+                    scores=scores,
                     context=row.get("context") or {},
-                    group=evaluator.cluster(item, ctx) if whole_item else item.key,
+                    group=evaluator.cluster(item, ctx) if whole_item else group,
                     repeat=row["repeat"],
                 ),
             )

@@ -333,7 +333,7 @@ def whole_parts(run: Run) -> list[tuple[str, float]]:
         seconds, _ = timed(lambda r: analyses.compute_in_database(r, in_database), run)
         parts.append((f"database ({', '.join(a.name for a in in_database)})", seconds))
     if in_python:
-        seconds, data = timed(analyses._records, run)
+        seconds, data = timed(lambda r: analyses._records(r, in_python), run)
         parts.append(("reading the records", seconds))
         for analysis in in_python:
             start = time.perf_counter()
