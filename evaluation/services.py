@@ -463,7 +463,7 @@ def scored_rows(
     fields and the `expressions`) and its Scored. With `parts`, only those parts of the
     records are read (benchmarks.kit.analyses.RECORD_PARTS): an item part not read is the
     Item's default, and the record's cluster is the item's key unless every item part is read;
-    without "outcome" (and "trace"), an answered record's Outcome is empty there; without
+    without "outcome" (and "answer", "trace"), an answered record's Outcome is empty there; without
     "context", no context. The rows are read in chunks."""
     every = parts is None
     read = set(RECORD_PARTS if parts is None else parts)
@@ -472,7 +472,7 @@ def scored_rows(
         if every
         else (
             *_ALWAYS_FIELDS,
-            *(_OUTCOME_FIELDS if "outcome" in read else ()),
+            *(_OUTCOME_FIELDS if "outcome" in read else ("answer",) if "answer" in read else ()),
             *(("trace",) if "trace" in read else ()),
             *(("context",) if "context" in read else ()),
         )
@@ -484,6 +484,7 @@ def scored_rows(
         fields=None if whole_item else ("id", "split", "external_id", "kind", *item_parts),
     )
     with_outcome = "outcome" in read
+    with_answer = "answer" in read and not with_outcome
     with_trace = "trace" in read
     # an answered record's outcome when neither part of it is read: one for all of them
     unread = Outcome(output="")
@@ -507,7 +508,7 @@ def scored_rows(
             group = groups.get(row["sample_id"]) or groups.setdefault(row["sample_id"], item.key)
         outcome = None
         if row["status"] == Prediction.Status.DONE and not (with_outcome or with_trace):
-            outcome = unread
+            outcome = Outcome(output="", answer=row["answer"]) if with_answer else unread
         elif row["status"] == Prediction.Status.DONE:
             trace = (row["trace"] or []) if with_trace else []
             outcome = (
@@ -521,7 +522,7 @@ def scored_rows(
                     leaked=bool(row["leaked"]),
                 )
                 if with_outcome
-                else Outcome(output="", trace=trace)
+                else Outcome(output="", answer=row["answer"] if with_answer else None, trace=trace)
             )
         scored.append(
             (

@@ -90,9 +90,9 @@ class AnalysisInput:
 # item's split, id and kind, its scores, its repeat, whether it was answered): the item's
 # "input", "reference", "candidate_tools" and "metadata" (the record's cluster is read with all
 # four, else it is the item's key), the answer's "outcome" (output, parsed answer, note, tool
-# calls) and its "trace", and the item's "context".
+# calls), its parsed "answer" alone and its "trace", and the item's "context".
 ITEM_PARTS = ("input", "reference", "candidate_tools", "metadata")
-RECORD_PARTS = (*ITEM_PARTS, "outcome", "trace", "context")
+RECORD_PARTS = (*ITEM_PARTS, "answer", "outcome", "trace", "context")
 
 
 def parts_read(analyses: Iterable[Analysis]) -> tuple[str, ...] | None:

@@ -378,7 +378,8 @@ def _only(record: Scored, parts: tuple[str, ...] | None) -> Scored:
         )
     outcome = record.outcome
     if outcome is not None and "outcome" not in parts:
-        outcome = Outcome(output="", trace=outcome.trace)
+        answer = outcome.answer if "answer" in parts else None
+        outcome = Outcome(output="", answer=answer, trace=outcome.trace)
     if outcome is not None and "trace" not in parts:
         outcome = replace(outcome, trace=[])
     return replace(

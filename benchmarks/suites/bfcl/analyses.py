@@ -178,7 +178,7 @@ TURNS = Analysis(
         AnalysisMetric("all_passed", "every turn so far passed (%)"),
     ),
     compute=_turns,
-    reads=("outcome",),  # the verdicts stored in the answer
+    reads=("answer",),  # the verdicts stored in the answer
     chart="line",
     covers=_checked,
     partition=False,
@@ -221,7 +221,7 @@ CLASSES = Analysis(
         AnalysisMetric("turn_accuracy", "turn accuracy (%)"),
     ),
     compute=_classes,
-    reads=("metadata", "outcome"),  # the involved classes, the verdicts
+    reads=("metadata", "answer"),  # the involved classes, the verdicts
     partition=False,
     description="Per class of BFCL's simulated systems an entry involves, those entries' "
     "accuracy (every turn passed) and turn accuracy; an entry involving two classes counts "
@@ -304,7 +304,7 @@ FAILED_TURNS = Analysis(
     ),
     compute=_failed_turns,
     covers=_checked,
-    reads=("outcome",),  # the verdicts stored in the answer
+    reads=("answer",),  # the verdicts stored in the answer
     group_order=FAILED_TURN_KINDS,
     partition=False,
     description="Every failed turn of every entry, by the rule that failed it (no_calls, "
