@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 from django.utils.module_loading import import_string
 
-from benchmarks.kit.analyses import Analysis, AnalysisInput
+from benchmarks.kit.analyses import Analysis, AnalysisInput, Counted, parts_read
 from benchmarks.kit.protocol import Scored
 from benchmarks.kit.registry import get_suite
 from benchmarks.models import Sample
@@ -29,7 +29,7 @@ from config.errors import ApplicationError
 from config.numbers import object_id
 from evaluation.models import Judgment, Prediction, Run, RunAnalysis
 from evaluation.selectors import run_context, score_breakdowns_counts
-from evaluation.services import scored_items
+from evaluation.services import fill_record_values, scored_items
 
 
 class AnalysisError(ApplicationError):
@@ -92,14 +92,25 @@ def fingerprint(run: Run) -> str:
 SETTLED = (Prediction.Status.DONE, Prediction.Status.FAILED)
 
 
-def _records(run: Run) -> AnalysisInput:
-    """The run's scored items. While items are still pending or being answered, only the
-    settled ones (answered, or failed for good): an item not yet asked is no wrong answer."""
+def _records(run: Run, analyses: Sequence[Analysis] | None = None) -> AnalysisInput:
+    """The run's scored items, and the inputs its analyses ask for: all of them, or, for
+    `analyses`, the parts of the records those declare they read (Analysis.reads). While
+    items are still pending or being answered, only the settled ones (answered, or failed for
+    good): an item not yet asked is no wrong answer."""
     evaluator, ctx = run_context(run)
-    records = scored_items(run, evaluator, ctx, statuses=SETTLED)
-    wanted = {name for analysis in declared(run) for name in analysis.inputs}
+    parts = None if analyses is None else parts_read(analyses)
+    records = scored_items(run, evaluator, ctx, statuses=SETTLED, parts=parts)
+    asking = declared(run) if analyses is None else analyses
+    wanted = {name for analysis in asking for name in analysis.inputs}
     providers = input_providers()
-    inputs = {name: providers[name].fetch(run) for name in sorted(wanted & set(providers))}
+    inputs: dict[str, Any] = {}
+    for name in sorted(wanted & set(providers)):
+        provider = providers[name]
+        if provider.of_records:
+            users = [a for a in asking if name in a.inputs]
+            inputs[name] = provider.fetch(run, None if analyses is None else parts_read(users))
+        else:
+            inputs[name] = provider.fetch(run)
     return AnalysisInput(records=records, ctx=ctx, inputs=inputs)
 
 
@@ -120,9 +131,12 @@ class InputProvider:
     need wherever they are shown). An analysis that reads the input is withheld from anyone
     without them (`readable_by`): on the pages, in the CSVs and in the API alike."""
 
-    fetch: Callable[[Run], Any]
+    fetch: Callable[..., Any]
     mark: Callable[[Run], str]
     permissions: tuple[str, ...] = ()
+    # Records of other runs: fetch(run, parts) reads only those parts of them (the parts the
+    # analyses that ask for it declare they read: Analysis.reads; None: all)
+    of_records: bool = False
 
 
 _OWN_PROVIDERS: dict[str, InputProvider] = {}
@@ -156,13 +170,13 @@ def readable_by(user: Any, analysis: Analysis) -> bool:
     return bool(user.has_perms(permissions_needed(analysis)))
 
 
-def _baseline(run: Run) -> list[Scored]:
+def _baseline(run: Run, parts: Sequence[str] | None = None) -> list[Scored]:
     """The records of the run this one repeats on other tool descriptions ([] if none)."""
     base = run.rerun_of
     if base is None:
         return []
     evaluator, ctx = run_context(base)
-    return scored_items(base, evaluator, ctx)
+    return scored_items(base, evaluator, ctx, parts=parts)
 
 
 def _baseline_mark(run: Run) -> str:
@@ -174,7 +188,7 @@ def _baseline_mark(run: Run) -> str:
     return f"{run.rerun_of_id}:{seen['count']}:{seen['last']}"
 
 
-register_input("baseline", InputProvider(_baseline, _baseline_mark))
+register_input("baseline", InputProvider(_baseline, _baseline_mark, of_records=True))
 
 
 def _judgments(run: Run) -> dict[str, dict[tuple[str, int], list[dict[str, Any]]]]:
@@ -238,12 +252,12 @@ def _model_siblings(run: Run) -> dict[str, Run]:
     return picked
 
 
-def _model_runs(run: Run) -> dict[str, list[Scored]]:
+def _model_runs(run: Run, parts: Sequence[str] | None = None) -> dict[str, list[Scored]]:
     """{task: the records of that sibling run} (WTU-Eval's regions side by side)."""
     found: dict[str, list[Scored]] = {}
     for task, other in _model_siblings(run).items():
         evaluator, ctx = run_context(other)
-        found[task] = scored_items(other, evaluator, ctx)
+        found[task] = scored_items(other, evaluator, ctx, parts=parts)
     return found
 
 
@@ -254,7 +268,7 @@ def _model_runs_mark(run: Run) -> str:
     )
 
 
-register_input("model_runs", InputProvider(_model_runs, _model_runs_mark))
+register_input("model_runs", InputProvider(_model_runs, _model_runs_mark, of_records=True))
 
 
 def compute(
@@ -329,7 +343,7 @@ def compute_run(
 
     result = compute_in_database(run, in_database, step)
     if in_python:
-        result.update(compute(in_python, _records(run), step))
+        result.update(compute(in_python, _records(run, in_python), step))
     return {analysis.name: result[analysis.name] for analysis in analyses}
 
 
@@ -343,14 +357,32 @@ def compute_in_database(
     never read into Python, so a run of a million items takes seconds, not minutes."""
     specs = [spec for analysis in analyses if (spec := analysis.score_breakdown) is not None]
     assert len(specs) == len(analyses), "compute_in_database: an analysis without a breakdown"
+    # the values of the records some count by, computed for the answers that lack them (none
+    # when the run's finishing stored them and nothing changed since)
+    fill_record_values(run, [value for spec in specs for value in spec.record_values], SETTLED)
     # one reading of the run for all of them (selectors.score_breakdowns_counts)
     counts = score_breakdowns_counts(run, specs, SETTLED) if specs else []
+    before = _baseline_counts(run, [a for a in analyses if a.beside_baseline is not None])
     result: dict[str, Any] = {}
     for done, (analysis, found) in enumerate(zip(analyses, counts, strict=True), start=1):
-        result[analysis.name] = {"by": analysis.by, "rows": analysis.run_counted(found)}
+        rows = analysis.run_counted(found, before.get(analysis.name, ()))
+        result[analysis.name] = {"by": analysis.by, "rows": rows}
         if progress:
             progress(done, len(analyses))
     return result
+
+
+def _baseline_counts(run: Run, analyses: Sequence[Analysis]) -> dict[str, list[Counted]]:
+    """The counts of the breakdowns of `analyses` (which declare beside_baseline) over the run
+    this one repeats, every answer of it as the "baseline" input gives them ({} without one)."""
+    base = run.rerun_of
+    if base is None or not analyses:
+        return {}
+    specs = [spec for analysis in analyses if (spec := analysis.score_breakdown) is not None]
+    fill_record_values(base, [value for spec in specs for value in spec.record_values])
+    every = [str(status) for status in Prediction.Status]
+    counted = score_breakdowns_counts(base, specs, every)
+    return {analysis.name: found for analysis, found in zip(analyses, counted, strict=True)}
 
 
 RUN_ANALYSES: Computed[Run] = Computed(

@@ -428,6 +428,13 @@ class Prediction(WorkItem, models.Model):
     # and whether a call was written into the text instead of tool_calls (a leaked call).
     tool_calls = models.JSONField(null=True, blank=True)
     leaked = models.BooleanField(default=False, db_default=False)
+    # The values of the record its suite's analyses count it by (benchmarks.kit.analyses
+    # .RecordValue: {name: value}), computed once (evaluation.analyses.fill_record_values).
+    # A change to the answer, its scores or its sample empties it (triggers of migration 0023):
+    # the values are then computed again when next needed.
+    derived = models.JSONField(
+        default=dict, blank=True, db_default=models.Value({}, models.JSONField())
+    )
     # The server's token counts summed over the item's calls, read from `usage` by the
     # database itself, so that sums per run and per job are plain SUMs.
     prompt_tokens = usage_tokens("prompt_tokens")

@@ -22,7 +22,8 @@ from benchmarks.kit.analyses import (
     SAMPLE_COLUMNS,
     SAMPLE_JSON,
     Counted,
-    SampleValue,
+    Read,
+    RecordValue,
     ScoreBreakdown,
 )
 from benchmarks.kit.judging import metric_unit
@@ -63,11 +64,14 @@ def item_of(row: dict[str, Any] | Sample) -> Item:
     )
 
 
-def items_by_sample_id(sample_ids: Iterable[int] | QuerySet[Any]) -> dict[int, Item]:
+def items_by_sample_id(
+    sample_ids: Iterable[int] | QuerySet[Any], *, fields: Sequence[str] | None = None
+) -> dict[int, Item]:
     """The items of these samples by id; `sample_ids` may be a query of ids (a subquery, not
-    a list of a million parameters)."""
+    a list of a million parameters). With `fields` (id among them), only those are read: the
+    others are the Item's defaults."""
     ids = sample_ids if isinstance(sample_ids, QuerySet) else list(sample_ids)
-    rows = Sample.objects.filter(pk__in=ids).values(*SAMPLE_FIELDS)
+    rows = Sample.objects.filter(pk__in=ids).values(*(fields or SAMPLE_FIELDS))
     return {row["id"]: item_of(row) for row in rows}
 
 
@@ -80,10 +84,14 @@ _SCORE_VALUE = sql.SQL(
 )
 
 
-def _sample_value(value: SampleValue) -> sql.Composable:
+def _sample_value(value: Read) -> sql.Composable:
     """The SQL reading of a SampleValue (of the sample `s`), as SampleValue.of reads it from
     the records: a column as itself, a JSON value as its JSON text (json.loads makes it the
-    records' value), the tool count and the id's suffix as Item gives them."""
+    records' value), the tool count and the id's suffix as Item gives them; of a RecordValue,
+    its value stored with the answer `p` (as JSON text), filled before it is read
+    (evaluation.analyses.fill_record_values)."""
+    if isinstance(value, RecordValue):
+        return sql.SQL("(p.derived -> {})::text").format(sql.Literal(value.name))
     if value.field in SAMPLE_COLUMNS:
         return sql.Identifier("s", value.field)
     if value.field == "tool_count":
@@ -104,8 +112,8 @@ def _sample_value(value: SampleValue) -> sql.Composable:
     return sql.SQL("({})::text").format(found)
 
 
-def _read(value: SampleValue, raw: Any) -> Any:
-    if value.field in SAMPLE_JSON:
+def _read(value: Read, raw: Any) -> Any:
+    if isinstance(value, RecordValue) or value.field in SAMPLE_JSON:
         return None if raw is None else json.loads(raw)
     return raw
 

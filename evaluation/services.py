@@ -7,6 +7,7 @@ message meant for the person who asked. Work for workers is queued on commit onl
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -16,8 +17,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q, QuerySet, TextField
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast
 from django.utils import timezone
 
+from benchmarks.kit.analyses import ITEM_PARTS, RECORD_PARTS, RecordValue
 from benchmarks.kit.base import ImportFormatError
 from benchmarks.kit.predictions import read_generic_predictions
 from benchmarks.kit.protocol import (
@@ -405,49 +410,255 @@ SCORED_CHUNK = 5000
 
 
 def scored_items(
-    run: Run, evaluator: Evaluator, ctx: Context, *, statuses: Sequence[str] | None = None
+    run: Run,
+    evaluator: Evaluator,
+    ctx: Context,
+    *,
+    statuses: Sequence[str] | None = None,
+    parts: Sequence[str] | None = None,
 ) -> list[Scored]:
-    return [each for _sample_id, each in scored_by_sample(run, evaluator, ctx, statuses=statuses)]
+    return [
+        each
+        for _sample_id, each in scored_by_sample(
+            run, evaluator, ctx, statuses=statuses, parts=parts
+        )
+    ]
 
 
 def scored_by_sample(
-    run: Run, evaluator: Evaluator, ctx: Context, *, statuses: Sequence[str] | None = None
+    run: Run,
+    evaluator: Evaluator,
+    ctx: Context,
+    *,
+    statuses: Sequence[str] | None = None,
+    parts: Sequence[str] | None = None,
 ) -> list[tuple[int, Scored]]:
     """The run's stored answers in position order, each with its sample's id; with
-    `statuses`, only the answers of those statuses. The rows are read in chunks."""
+    `statuses`, only the answers of those statuses; with `parts`, only those parts of the
+    records (benchmarks.kit.analyses.RECORD_PARTS; see scored_rows). The rows are read in
+    chunks."""
     answers = Prediction.objects.filter(run=run)
     if statuses is not None:
         answers = answers.filter(status__in=list(statuses))
-    items = items_by_sample_id(answers.values("sample_id"))
+    return [
+        (row["sample_id"], each) for row, each in scored_rows(answers, evaluator, ctx, parts=parts)
+    ]
+
+
+# What the parts of a record read beyond the fields always read (RECORD_PARTS).
+_OUTCOME_FIELDS = ("output", "answer", "parsed", "note", "tool_calls", "leaked")
+_ALWAYS_FIELDS = ("sample_id", "repeat", "status")
+# Distinct texts of scores parsed once per reading (a run's scores take a few values: a million
+# rows parse a handful of texts), up to this many; the records share the parsed mapping.
+_SCORES_PARSED = 10_000
+
+
+def scored_rows(
+    answers: QuerySet[Prediction],
+    evaluator: Evaluator,
+    ctx: Context,
+    *extra: str,
+    parts: Sequence[str] | None = None,
+    **expressions: Any,
+) -> list[tuple[dict[str, Any], Scored]]:
+    """These stored answers in position order, each as its row (SCORED_FIELDS, the `extra`
+    fields and the `expressions`) and its Scored. With `parts`, only those parts of the
+    records are read (benchmarks.kit.analyses.RECORD_PARTS): an item part not read is the
+    Item's default, and the record's cluster is the item's key unless every item part is read;
+    without "outcome" (and "answer", "trace"), an answered record's Outcome is empty there; without
+    "context", no context. The rows are read in chunks."""
+    every = parts is None
+    read = set(RECORD_PARTS if parts is None else parts)
+    fields = (
+        tuple(field for field in SCORED_FIELDS if field != "scores")
+        if every
+        else (
+            *_ALWAYS_FIELDS,
+            *(_OUTCOME_FIELDS if "outcome" in read else ("answer",) if "answer" in read else ()),
+            *(("trace",) if "trace" in read else ()),
+            *(("context",) if "context" in read else ()),
+        )
+    )
+    item_parts = [part for part in ITEM_PARTS if part in read]
+    whole_item = len(item_parts) == len(ITEM_PARTS)
+    items = items_by_sample_id(
+        answers.values("sample_id"),
+        fields=None if whole_item else ("id", "split", "external_id", "kind", *item_parts),
+    )
+    with_outcome = "outcome" in read
+    with_answer = "answer" in read and not with_outcome
+    with_trace = "trace" in read
+    # an answered record's outcome when neither part of it is read: one for all of them
+    unread = Outcome(output="")
+    groups: dict[int, str] = {}
     scored = []
-    rows = answers.order_by("position").values(*SCORED_FIELDS)
+    parsed: dict[str, Any] = {}
+    scores_text = Cast("scores", TextField())
+    rows = answers.order_by("position").values(
+        *fields, *extra, **expressions, scores_text=scores_text
+    )
     for row in rows.iterator(chunk_size=SCORED_CHUNK):
         item = items[row["sample_id"]]
+        text = row.pop("scores_text")
+        scores = parsed.get(text) if text else {}
+        if scores is None:
+            scores = json.loads(text) or {}
+            if len(parsed) < _SCORES_PARSED:
+                parsed[text] = scores
+        row["scores"] = scores
+        if not whole_item:
+            group = groups.get(row["sample_id"]) or groups.setdefault(row["sample_id"], item.key)
         outcome = None
-        if row["status"] == Prediction.Status.DONE:
-            outcome = Outcome(
-                output=row["output"],
-                answer=row["answer"],
-                parsed=row["parsed"] is not False,
-                trace=row["trace"] or [],
-                note=row["note"],
-                tool_calls=row["tool_calls"],
-                leaked=bool(row["leaked"]),
+        if row["status"] == Prediction.Status.DONE and not (with_outcome or with_trace):
+            outcome = Outcome(output="", answer=row["answer"]) if with_answer else unread
+        elif row["status"] == Prediction.Status.DONE:
+            trace = (row["trace"] or []) if with_trace else []
+            outcome = (
+                Outcome(
+                    output=row["output"],
+                    answer=row["answer"],
+                    parsed=row["parsed"] is not False,
+                    trace=trace,
+                    note=row["note"],
+                    tool_calls=row["tool_calls"],
+                    leaked=bool(row["leaked"]),
+                )
+                if with_outcome
+                else Outcome(output="", answer=row["answer"] if with_answer else None, trace=trace)
             )
         scored.append(
             (
-                row["sample_id"],
+                row,
                 Scored(
                     item=item,
                     outcome=outcome,
-                    scores=row["scores"] or {},
-                    context=row["context"] or {},
-                    group=evaluator.cluster(item, ctx),
+                    scores=scores,
+                    context=row.get("context") or {},
+                    group=evaluator.cluster(item, ctx) if whole_item else group,
                     repeat=row["repeat"],
                 ),
             )
         )
     return scored
+
+
+# --- values of the records, stored with the answers (benchmarks.kit.analyses.RecordValue) ------
+
+RECORD_VALUES_CHUNK = 5000
+
+
+def record_values_declared(run: Run) -> dict[str, RecordValue]:
+    """The record values the analyses of the run's task count by, by name."""
+    try:
+        declared = get_suite(run.benchmark.suite).analyses_for(run.task)
+    except ValueError:
+        return {}
+    return {
+        value.name: value
+        for analysis in declared
+        if analysis.score_breakdown is not None
+        for value in analysis.score_breakdown.record_values
+    }
+
+
+def fill_record_values(
+    run: Run, values: Sequence[RecordValue], statuses: Sequence[str] | None = None
+) -> int:
+    """Compute and store the `values` of the run's answers (of these statuses) that lack one
+    of them: those written or changed since they were last computed (a change to an answer
+    or its sample empties its values: migration 0023's triggers). An answer that changes
+    while its values are computed keeps none (its row's version no longer matches), and is
+    computed again next time. Returns how many answers it filled."""
+    named = {value.name: value for value in values}
+    if not named:
+        return 0
+    mark = record_values_mark(run)
+    lacking = Prediction.objects.filter(run=run).exclude(
+        Q(derived__has_keys=sorted(named)) & Q(derived__contains={MARK: mark})
+    )
+    if statuses is not None:
+        lacking = lacking.filter(status__in=list(statuses))
+    ids = list(lacking.order_by("position").values_list("id", flat=True))
+    if not ids:
+        return 0
+    evaluator, ctx = run_context(run)
+    for start in range(0, len(ids), RECORD_VALUES_CHUNK):
+        chunk = Prediction.objects.filter(pk__in=ids[start : start + RECORD_VALUES_CHUNK])
+        version = RawSQL(ROW_VERSION, [])  # noqa: S611 - a constant
+        rows = scored_rows(chunk, evaluator, ctx, "id", version=version)
+        _store_record_values(
+            [(row["id"], row["version"], _values_of(named, each, ctx, mark)) for row, each in rows]
+        )
+    return len(ids)
+
+
+# The key of Prediction.derived that says in what context its values were computed.
+MARK = "_context"
+
+
+def record_values_mark(run: Run) -> str:
+    """What the stored record values of the run were computed in: its benchmark's last change
+    (its tools change only on import, which changes it too)."""
+    return run.benchmark.updated_at.isoformat()
+
+
+def _values_of(
+    named: dict[str, RecordValue], record: Scored, ctx: Context, mark: str
+) -> dict[str, Any]:
+    return {**{name: value.of(record, ctx) for name, value in named.items()}, MARK: mark}
+
+
+# SQL of a row's version: the transaction that wrote it and where (an update in the same
+# transaction moves the row, as one in another changes xmin). _store_record_values compares it.
+ROW_VERSION = "xmin::text || ctid::text"
+
+
+def _store_record_values(found: Sequence[tuple[int, str | None, dict[str, Any]]]) -> None:
+    """Add each answer's values to those it has; with a row version, only if it is still that
+    version (ROW_VERSION: the row unchanged since it was read)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE evaluation_prediction p SET derived = p.derived || v.found::jsonb"
+            " FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, version, found)"
+            " WHERE p.id = v.id"
+            " AND (v.version IS NULL OR p.xmin::text || p.ctid::text = v.version)",
+            [
+                [pk for pk, _, _ in found],
+                [version for _, version, _ in found],
+                [dumps_json(values) for _, _, values in found],
+            ],
+        )
+
+
+def _store_finished_record_values(
+    run: Run, ctx: Context, scored: Sequence[tuple[int, Scored]]
+) -> None:
+    """The record values of a run that has just finished, from the records its metrics were
+    computed of (no second reading of the run)."""
+    named = record_values_declared(run)
+    if not named:
+        return
+    mark = record_values_mark(run)
+    try:
+        values = [_values_of(named, each, ctx, mark) for _sample_id, each in scored]
+    except Exception:
+        # a suite's function that fails: the analyses meet it again, and report it, when they
+        # compute the values themselves; the run finishes all the same
+        log.exception("the record values of run %s failed", run.pk)
+        return
+    ids = {
+        (sample_id, repeat): pk
+        for pk, sample_id, repeat in Prediction.objects.filter(run=run).values_list(
+            "id", "sample_id", "repeat"
+        )
+    }
+    found = [
+        (ids[(sample_id, each.repeat)], None, value)
+        for (sample_id, each), value in zip(scored, values, strict=True)
+        if (sample_id, each.repeat) in ids
+    ]
+    for start in range(0, len(found), RECORD_VALUES_CHUNK):
+        _store_record_values(found[start : start + RECORD_VALUES_CHUNK])
 
 
 def run_finalize(*, run_id: int) -> bool:
@@ -465,9 +676,11 @@ def _run_summary(run: Run) -> list[str]:
     from evaluation.bootstrap import mean_intervals
 
     evaluator, ctx = run_context(run)
-    scored = scored_items(run, evaluator, ctx)
+    by_sample = scored_by_sample(run, evaluator, ctx)
+    scored = [each for _sample_id, each in by_sample]
     aggregate = run_aggregate(run, evaluator, ctx)
     run.metrics = aggregate(scored)
+    _store_finished_record_values(run, ctx, by_sample)
     # Intervals of plain means take milliseconds: stored with the metrics, the run's page is
     # complete at once. Others are resampled through the aggregate on the reports queue.
     run.intervals = (

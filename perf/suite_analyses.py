@@ -1,8 +1,9 @@
 """A suite's declared breakdowns counted by PostgreSQL, against the same analyses computed over
-the run's records in Python, on a run of MTU-Bench's M-S task (by turn, by number of tools) at
-several sizes.
+the run's records in Python, on a run of MTU-Bench's M-S task (by turn, by number of tools,
+error types) at several sizes.
 
     python perf/suite_analyses.py [--sizes 100000,1000000] [--repeat 3] [--python-max 100000]
+                                  [--whole all|SUITE[:TASK],...]
                                   [--time-limit S] [--cpu-load N] [--results FILE]
                                   [--max-spread 0.15] [--max-others 0.25] [--drop-db]
 
@@ -15,13 +16,27 @@ toolevals_perf_suite_analyses) on the PostgreSQL of DATABASE_URL, refilled at ea
 
 Measured, --repeat times each at each size (the median kept):
 - database: the task's analyses that declare a score_breakdown, counted by PostgreSQL
-  (evaluation.analyses.compute_in_database, as the reports worker computes them); baseline a
+  (evaluation.analyses.compute_in_database, as the reports worker computes them; the error
+  types by each answer's, stored in the setup as the run's finishing stores them); baseline a
   plain SELECT of the mean scores by the metadata's turn (GROUP BY);
 - python: the same analyses by their `compute` over the run's records read into Python (what
   every analysis of a suite other than the generic one cost before they declared their
   breakdowns), up to --python-max predictions only (minutes at a million);
-- page: every analysis of the task as the page computes it (run_analyses_get, inline): the
-  declared ones in the database, the error types over the records, up to --python-max too.
+- page: every analysis of the task as the page computes it (run_analyses_get, inline), up to
+  --python-max too.
+
+With --whole (every task of the suites named, or "all"), the whole page of each task instead:
+setup per size N, a run of the suite's own example run of the task (its conformance's records:
+items shaped as the suite imports them, answered and scored by the suite), stored and copied by
+SQL until it holds N predictions (copies of a sample get the id "<id>#x<k>"); measured, every
+declared analysis of the task as the reports worker computes it (evaluation.analyses.compute_run:
+the declared breakdowns in the database, the others over the records), against the same plain
+GROUP BY of the run's predictions and samples; once per size, what each part took (the
+database's counting, reading the records, each analysis's compute). Inputs beyond the run's
+records (judgments, human labels, other runs of the model) are not made: analyses that read them
+compute over none. The values of the records some analyses count by (RecordValue) are stored
+in the setup, as the run's finishing stores them (its time printed). One result per task,
+target under 10 s at the largest size.
 
 Target, at the largest size: the database's figure under 10 s. A result is disturbed (never a
 pass) when its baseline's repeats spread over --max-spread or other processes took more than
@@ -31,6 +46,7 @@ pass) when its baseline's repeats spread over --max-spread or other processes to
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -57,7 +73,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections  # noqa: E402
 
 from benchmarks.models import Benchmark  # noqa: E402
-from evaluation import analyses  # noqa: E402
+from evaluation import analyses, services  # noqa: E402
 from evaluation.models import Run, RunAnalysis  # noqa: E402
 from evaluation.selectors import prediction_score_names  # noqa: E402
 
@@ -128,7 +144,21 @@ def build(size: int) -> Run:
         cursor.execute("ANALYZE evaluation_prediction")
     run.score_names = prediction_score_names(run.pk)
     run.save(update_fields=["score_names"])
-    return Run.objects.select_related("benchmark").get(pk=run.pk)
+    return store_record_values(Run.objects.select_related("benchmark").get(pk=run.pk))
+
+
+def store_record_values(run: Run) -> Run:
+    """The values of the records the run's analyses count by (RecordValue), stored as the
+    run's finishing stores them (its time printed)."""
+    started = time.perf_counter()
+    named = list(services.record_values_declared(run).values())
+    if named and services.fill_record_values(run, named):
+        print(
+            f"  the values of the records ({', '.join(v.name for v in named)}) stored in"
+            f" {time.perf_counter() - started:.1f} s (once, as the run's finishing does)",
+            flush=True,
+        )
+    return run
 
 
 def declared_breakdowns(run: Run) -> list:  # type: ignore[type-arg]
@@ -164,7 +194,247 @@ def timed(call: Callable[[Run], object], run: Run) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
+# --- the whole page of each task (--whole) ------------------------------------------------------
+
+COPY_SAMPLES_SQL = """
+INSERT INTO benchmarks_sample (benchmark_id, split, external_id, kind, input, reference,
+    candidate_tools, metadata, revision, created_at, updated_at)
+SELECT benchmark_id, split, external_id || '#x' || k, kind, input, reference, candidate_tools,
+    metadata, 0, now(), now()
+FROM benchmarks_sample, generate_series(1, %(copies)s - 1) AS k WHERE benchmark_id = %(benchmark)s
+"""
+
+COPY_PREDICTIONS_SQL = """
+INSERT INTO evaluation_prediction (run_id, sample_id, position, repeat, status, attempts,
+    context, prompt, output, answer, parsed, trace, note, scores, error, cached, usage,
+    tool_calls, leaked, latency_ms, updated_at)
+SELECT p.run_id, c.id, p.position + k * %(each)s, p.repeat, p.status, 1, p.context, '[]',
+    p.output, p.answer, p.parsed, p.trace, p.note, p.scores, '', false, '{}', p.tool_calls,
+    p.leaked, 40, now()
+FROM evaluation_prediction p JOIN benchmarks_sample b ON b.id = p.sample_id
+CROSS JOIN generate_series(1, %(copies)s - 1) AS k
+JOIN benchmarks_sample c ON c.benchmark_id = b.benchmark_id AND c.split = b.split
+    AND c.external_id = b.external_id || '#x' || k
+WHERE p.run_id = %(run)s
+"""
+
+WHOLE_BASELINE_SQL = (
+    "SELECT s.split, count(*), avg(length(p.scores::text)) FROM evaluation_prediction p"
+    " JOIN benchmarks_sample s ON s.id = p.sample_id WHERE p.run_id = %s GROUP BY 1"
+)
+
+
+def whole_tasks(spec: str) -> list[tuple[str, str]]:
+    """The (suite, task) pairs --whole names that declare analyses and an example run."""
+    from benchmarks.kit.conformance import conformance_of
+    from benchmarks.kit.registry import get_suite, suite_names
+
+    wanted = [part.strip() for part in spec.split(",") if part.strip()]
+    found: list[tuple[str, str]] = []
+    for name in suite_names():
+        suite = get_suite(name)
+        promised = conformance_of(suite)
+        for task, declared in suite.analyses.items():
+            if not declared or promised is None or task not in promised.analysis_examples:
+                continue
+            if "all" in wanted or name in wanted or f"{name}:{task}" in wanted:
+                found.append((name, task))
+    return found
+
+
+def example_records(suite_name: str, task: str):  # type: ignore[no-untyped-def]
+    from benchmarks.kit.conformance import Files, conformance_of
+    from benchmarks.kit.registry import get_suite
+
+    files = Files(
+        seeddata=ROOT.parent / "shared" / "seeddata",
+        demo=ROOT / "benchmarks" / "demo",
+        fixtures=ROOT / "tests" / "benchmarks" / "fixtures",
+    )
+    promised = conformance_of(get_suite(suite_name))
+    assert promised is not None
+    return promised.analysis_examples[task](files).records
+
+
+def build_example(suite_name: str, task: str, size: int) -> Run:
+    """A finished run of the task of about `size` predictions: the suite's example run, copied."""
+    from benchmarks.models import Sample
+    from evaluation.models import Prediction
+
+    forget()
+    records = example_records(suite_name, task)
+    benchmark = Benchmark.objects.create(name=BENCHMARK, suite=suite_name)
+    run = Run.objects.create(
+        benchmark=benchmark, task=task, name="perf", model_name="perf", status=Run.Status.DONE
+    )
+    samples: dict[tuple[str, str], Sample] = {}
+    repeats: dict[tuple[str, str], int] = {}
+    for position, record in enumerate(records):
+        item = record.item
+        key = (item.split, item.external_id)
+        if key not in samples:
+            samples[key] = Sample.objects.create(
+                benchmark=benchmark,
+                split=item.split,
+                external_id=item.external_id,
+                kind=item.kind,
+                input=item.input,
+                reference=item.reference,
+                candidate_tools=list(item.candidate_tools),
+                metadata=item.metadata,
+            )
+        outcome = record.outcome
+        Prediction.objects.create(
+            run=run,
+            sample=samples[key],
+            position=position,
+            repeat=repeats.get(key, 0),
+            status="done" if outcome is not None else "failed",
+            scores=dict(record.scores),
+            output=(outcome.output or "") if outcome else "",
+            answer=outcome.answer if outcome else None,
+            parsed=bool(outcome and outcome.parsed),
+            trace=list(outcome.trace) if outcome else [],
+            note=outcome.note if outcome else "",
+            tool_calls=outcome.tool_calls if outcome else None,
+            leaked=bool(outcome and outcome.leaked),
+            context=dict(record.context),
+        )
+        repeats[key] = repeats.get(key, 0) + 1
+    copies = max(1, -(-size // len(records)))
+    with connection.cursor() as cursor:
+        if copies > 1:
+            cursor.execute(COPY_SAMPLES_SQL, {"benchmark": benchmark.pk, "copies": copies})
+            # planned from statistics that know the rows just written (else a nested loop that
+            # reads every copy for every prediction)
+            cursor.execute("ANALYZE benchmarks_sample")
+            cursor.execute("ANALYZE evaluation_prediction")
+            cursor.execute(
+                COPY_PREDICTIONS_SQL, {"run": run.pk, "copies": copies, "each": len(records)}
+            )
+        cursor.execute("ANALYZE evaluation_prediction")
+    run.score_names = prediction_score_names(run.pk)
+    run.save(update_fields=["score_names"])
+    return store_record_values(Run.objects.select_related("benchmark").get(pk=run.pk))
+
+
+def whole_page(run: Run) -> dict:  # type: ignore[type-arg]
+    return analyses.compute_run(run, analyses.declared(run))
+
+
+def whole_parts(run: Run) -> list[tuple[str, float]]:
+    """What each part of the page took: the database's counting, reading the records, and
+    each analysis computed over them."""
+    every = analyses.declared(run)
+    in_database = [a for a in every if a.score_breakdown is not None]
+    in_python = [a for a in every if a.score_breakdown is None]
+    parts: list[tuple[str, float]] = []
+    if in_database:
+        seconds, _ = timed(lambda r: analyses.compute_in_database(r, in_database), run)
+        parts.append((f"database ({', '.join(a.name for a in in_database)})", seconds))
+    if in_python:
+        seconds, data = timed(lambda r: analyses._records(r, in_python), run)
+        parts.append(("reading the records", seconds))
+        for analysis in in_python:
+            start = time.perf_counter()
+            analysis.run(data)  # type: ignore[arg-type]
+            parts.append((analysis.name, time.perf_counter() - start))
+    return parts
+
+
+def whole_baseline(run: Run) -> float:
+    start = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(WHOLE_BASELINE_SQL, [run.pk])
+        cursor.fetchall()
+    return time.perf_counter() - start
+
+
+def work_whole(args: argparse.Namespace) -> int:
+    sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    call_command("migrate", verbosity=0, interactive=False)
+    tasks = whole_tasks(args.whole)
+    if not tasks:
+        raise SystemExit(f"--whole {args.whole!r}: no suite task with analyses and an example")
+    results: list[honest.Result] = []
+    try:
+        for suite_name, task in tasks:
+            taken: dict[int, list[float]] = {}
+            bases: dict[int, list[float]] = {}
+            loads: dict[int, honest.Load] = {}
+            counts: dict[int, int] = {}
+            for size in sizes:
+                honest.doing(f"{suite_name} {task}: setup of {size:,}")
+                started = time.perf_counter()
+                run = build_example(suite_name, task, size)
+                counts[size] = run.predictions.count()
+                print(
+                    f"{suite_name} {task}: {counts[size]:,} predictions set up in"
+                    f" {time.perf_counter() - started:.1f} s",
+                    flush=True,
+                )
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_backend_pid()")
+                    postmaster = honest.postmaster_of(cursor.fetchone()[0])
+                watched = []
+                with honest.CpuLoad(args.cpu_load) as burner:
+                    for repeat in range(args.repeat):
+                        honest.doing(f"{suite_name} {task} {size:,}: repeat {repeat + 1}")
+                        watch = honest.Watch([postmaster] if postmaster else [], burner.pids)
+                        watch.start()
+                        seconds, _ = timed(whole_page, run)
+                        base = whole_baseline(run)
+                        watched.append(watch.stop())
+                        taken.setdefault(size, []).append(seconds)
+                        bases.setdefault(size, []).append(base)
+                    parts = whole_parts(run)
+                loads[size] = honest.merge(watched)
+                median = statistics.median(taken[size])
+                print(
+                    f"  {counts[size]:>9,} whole page {median * 1000:10,.1f} ms  baseline"
+                    f" {statistics.median(bases[size]) * 1000:.1f} ms; parts: "
+                    + ", ".join(f"{name} {s * 1000:,.0f} ms" for name, s in parts),
+                    flush=True,
+                )
+            largest = sizes[-1]
+            seconds = statistics.median(taken[largest])
+            base = statistics.median(bases[largest])
+            reasons = honest.disturbed(
+                bases[largest],
+                loads[largest].others,
+                max_spread=args.max_spread,
+                max_others=args.max_others,
+            )
+            notes = list(reasons)
+            for smaller, larger in itertools.pairwise(sizes):
+                grown = statistics.median(taken[larger]) / statistics.median(taken[smaller])
+                notes.append(f"{counts[smaller]:,} -> {counts[larger]:,}: x{grown:.1f}")
+            results.append(
+                honest.Result(
+                    script=SCRIPT,
+                    measured=f"{suite_name} {task}'s whole analyses page at"
+                    f" {counts[largest]:,} (median of {args.repeat})",
+                    value=f"{seconds:.2f} s",
+                    baseline=f"{base * 1000:.1f} ms (a plain GROUP BY of the run's predictions)",
+                    ratio=f"{seconds / base:.2f}x",
+                    target=f"under {TARGET_S:g} s",
+                    verdict=honest.verdict(seconds < TARGET_S, reasons),
+                    load=loads[largest].text(),
+                    command=honest.command_line(),
+                    notes=notes,
+                )
+            )
+    finally:
+        forget()
+    for result in results:
+        result.print()
+    honest.results_append(args.results, results)
+    return honest.exit_status([result.verdict for result in results])
+
+
 def work(args: argparse.Namespace) -> int:
+    if args.whole:
+        return work_whole(args)
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
     call_command("migrate", verbosity=0, interactive=False)
     measures: dict[str, Callable[[Run], object]] = {
@@ -260,6 +530,12 @@ def main() -> None:
         type=int,
         default=100_000,
         help="measure the Python readings up to this many predictions",
+    )
+    parser.add_argument(
+        "--whole",
+        default="",
+        help="time the whole analyses page of each task of these suites (all, or"
+        " SUITE[:TASK],...) instead of MTU-Bench's declared breakdowns",
     )
     parser.add_argument("--drop-db", action="store_true", help="drop the own database at the end")
     honest.add_arguments(parser, time_limit=3600)

@@ -86,6 +86,25 @@ class AnalysisInput:
     inputs: Mapping[str, Any] = field(default_factory=dict)
 
 
+# The parts of a record an analysis may declare it reads beyond the always-read ones (its
+# item's split, id and kind, its scores, its repeat, whether it was answered): the item's
+# "input", "reference", "candidate_tools" and "metadata" (the record's cluster is read with all
+# four, else it is the item's key), the answer's "outcome" (output, parsed answer, note, tool
+# calls), its parsed "answer" alone and its "trace", and the item's "context".
+ITEM_PARTS = ("input", "reference", "candidate_tools", "metadata")
+RECORD_PARTS = (*ITEM_PARTS, "answer", "outcome", "trace", "context")
+
+
+def parts_read(analyses: Iterable[Analysis]) -> tuple[str, ...] | None:
+    """The parts of the records these analyses read, together (None: all of them)."""
+    found: set[str] = set()
+    for analysis in analyses:
+        if analysis.reads is None:
+            return None
+        found.update(analysis.reads)
+    return tuple(part for part in RECORD_PARTS if part in found)
+
+
 # The records of one group with the same values counted: (the values their sample has of
 # ScoreBreakdown.reads, in its order; how many records; their values of ScoreBreakdown.scores,
 # in its order).
@@ -140,6 +159,28 @@ class SampleValue:
         return found
 
 
+@dataclass(frozen=True, slots=True)
+class RecordValue:
+    """A value of a record (its sample, its answer, its scores) in the run's context that a
+    suite's pure function gives, `of(record, ctx)`, JSON: None, a bool, a number or a text. The
+    platform computes it once per stored answer and keeps it with the answer
+    (evaluation.Prediction.derived, under `name`), computes it again when the answer, its
+    sample or the benchmark's tools change, and counts the records by it in the database, as
+    by a SampleValue: an error type of a wrong answer, the depth of the gold plan. `name` is
+    unique among the suite's record values; a new definition takes a new name (values stored
+    under the old one are not computed again)."""
+
+    name: str
+    of: Callable[[Scored, Context], Any]
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+            raise ValueError(f"record value name {self.name!r}: lower-case letters, digits, _")
+
+
+Read = SampleValue | RecordValue
+
+
 def _one_value(value: Any) -> Hashable | None:
     return value if isinstance(value, Hashable) else None
 
@@ -150,7 +191,11 @@ class ScoreBreakdown:
     grouped by values of their sample (`by_sample`: a SampleValue, several, or the name of a
     column in SAMPLE_COLUMNS), each metric the mean of a stored per-item score (`scores`: metric
     name -> score name, read as `score_of` reads it), over the records whose `covered_by` score
-    is present (not None; None: every record), as percentages when `percent`.
+    is present (not None; None: every record), as percentages when `percent`. A read may be a
+    RecordValue instead: a value of the whole record, stored with its answer.
+
+    `share`: the name of one more metric, each group's share (%) of the records in the groups
+    (`shares`'s figure), for a distribution of the covered records (error types).
 
     `group` makes a record's group of its sample's values (one argument per value read; None
     leaves the record out), as the analysis's own grouping does; without it, the one value read
@@ -162,11 +207,12 @@ class ScoreBreakdown:
     analysis's `compute` stays its definition, and the tests hold every declared breakdown to
     giving the same rows."""
 
-    by_sample: str | SampleValue | tuple[SampleValue, ...]
+    by_sample: str | Read | tuple[Read, ...]
     scores: Mapping[str, str]
     covered_by: str | None = None
     percent: bool = True
     group: Callable[..., Hashable | None] | None = None
+    share: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.by_sample, str) and self.by_sample not in SAMPLE_COLUMNS:
@@ -180,17 +226,35 @@ class ScoreBreakdown:
             raise ValueError("score_breakdown by several values of the sample needs a group")
 
     @property
-    def reads(self) -> tuple[SampleValue, ...]:
-        """The sample's values the records are grouped by, in order."""
+    def reads(self) -> tuple[Read, ...]:
+        """The sample's (or record's) values the records are grouped by, in order."""
         if isinstance(self.by_sample, str):
             return (SampleValue(self.by_sample),)
-        if isinstance(self.by_sample, SampleValue):
+        if isinstance(self.by_sample, SampleValue | RecordValue):
             return (self.by_sample,)
         return tuple(self.by_sample)
 
+    @property
+    def record_values(self) -> tuple[RecordValue, ...]:
+        """The reads that are values of the record (stored with its answer)."""
+        return tuple(value for value in self.reads if isinstance(value, RecordValue))
+
     def read(self, item: Item) -> tuple[Any, ...]:
-        """The values of `reads` the item has, as the records give them."""
-        return tuple(value.of(item) for value in self.reads)
+        """The values of `reads` the item has, as the records give them (reads of the sample
+        only: read_record reads values of the record too)."""
+        found = []
+        for value in self.reads:
+            if isinstance(value, RecordValue):
+                raise ValueError("a breakdown by values of the record reads the record")
+            found.append(value.of(item))
+        return tuple(found)
+
+    def read_record(self, record: Scored, ctx: Context) -> tuple[Any, ...]:
+        """The values of `reads` the record has (in the run's context)."""
+        return tuple(
+            value.of(record, ctx) if isinstance(value, RecordValue) else value.of(record.item)
+            for value in self.reads
+        )
 
     def group_of(self, values: Sequence[Any]) -> Hashable | None:
         """The group of a record whose sample has these values of `reads`."""
@@ -225,6 +289,10 @@ class ScoreBreakdown:
             for name, column in zip(names, columns, strict=True):
                 row[name] = rate(column, percent=self.percent)
             rows.append(row)
+        if self.share is not None:
+            total = sum(row[COUNT] for row in rows)
+            for row in rows:
+                row[self.share] = round(100.0 * row[COUNT] / total, 2) if total else None
         return rows
 
 
@@ -283,6 +351,15 @@ class Analysis:
     # the sample: the platform then computes the rows in the database, without reading the
     # run's records (ScoreBreakdown)
     score_breakdown: ScoreBreakdown | None = None
+    # The parts of the records `compute` reads (RECORD_PARTS), of its own run's and of those
+    # its inputs give ("baseline", "model_runs"): the platform reads only those (None: all).
+    # A record always has its item's split, id and kind, its scores, its repeat and whether
+    # it was answered (an answered record whose outcome is not read has an empty Outcome).
+    reads: tuple[str, ...] | None = None
+    # With a score_breakdown that reads the "baseline" input (the run this one repeats on other
+    # tool descriptions): the rows are this function of the breakdown's rows over the run and
+    # over the run it repeats ([] without one), which adds the metrics the scores do not give
+    beside_baseline: Callable[[list[Row], list[Row]], list[Row]] | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
@@ -296,9 +373,24 @@ class Analysis:
             raise ValueError(f"analysis {self.name!r}: chart must be bar or line")
         if self.series not in ("run", "model"):
             raise ValueError(f"analysis {self.name!r}: series must be run or model")
+        if self.reads is not None and not set(self.reads) <= set(RECORD_PARTS):
+            raise ValueError(
+                f"analysis {self.name!r}: reads {self.reads}: choose among "
+                f"{', '.join(RECORD_PARTS)}"
+            )
         plain = self.score_breakdown
+        given = {*plain.scores, *([plain.share] if plain.share else [])} if plain else set()
+        beside = self.beside_baseline is not None
+        if beside and (plain is None or self.inputs != ("baseline",)):
+            raise ValueError(
+                f"analysis {self.name!r}: beside_baseline goes with a score_breakdown that reads"
+                " the baseline input"
+            )
         if plain is not None and (
-            set(plain.scores) != set(names) or self.inputs or not self.partition
+            (not given <= set(names) if beside else given != set(names))
+            or (plain.share is not None and plain.share in plain.scores)
+            or (self.inputs and not beside)
+            or not self.partition
         ):
             raise ValueError(
                 f"analysis {self.name!r}: its score_breakdown must name a score for each metric"
@@ -327,15 +419,20 @@ class Analysis:
         rows = self.compute(data)
         return [self._checked(row) for row in rows]
 
-    def run_counted(self, counted: Iterable[Counted]) -> list[Row]:
+    def run_counted(
+        self, counted: Iterable[Counted], baseline: Iterable[Counted] = ()
+    ) -> list[Row]:
         """The rows of its score_breakdown from the records' values counted (see
-        ScoreBreakdown.rows), checked as `run` checks them."""
-        if self.score_breakdown is None:
+        ScoreBreakdown.rows), beside those of the baseline's records when it declares
+        beside_baseline, checked as `run` checks them."""
+        spec = self.score_breakdown
+        if spec is None:
             raise ValueError(f"analysis {self.name!r} declares no score_breakdown")
-        return [
-            self._checked(row)
-            for row in self.score_breakdown.rows(counted, order=self.group_order or None)
-        ]
+        order = self.group_order or None
+        rows = spec.rows(counted, order=order)
+        if self.beside_baseline is not None:
+            rows = self.beside_baseline(rows, spec.rows(baseline, order=order))
+        return [self._checked(row) for row in rows]
 
     def _checked(self, row: Mapping[str, Any]) -> Row:
         where = f"analysis {self.name!r}"

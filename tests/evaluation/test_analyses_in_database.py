@@ -4,24 +4,30 @@ gives over the run's records, and the page's stored analyses are those rows."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from benchmarks.kit.analyses import (
+    ITEM_PARTS,
     SAMPLE_COLUMNS,
     Analysis,
+    AnalysisInput,
     AnalysisMetric,
     SampleValue,
     ScoreBreakdown,
+    parts_read,
     score_of,
 )
+from benchmarks.kit.protocol import Item, Outcome, Scored
 from benchmarks.kit.registry import get_suite, suite_names
 from evaluation import analyses
 from evaluation.models import Prediction, Run
 from evaluation.selectors import score_breakdown_counts, score_breakdowns_counts
 from tests.benchmarks.conformance import example as conformance_example
-from tests.factories import make_benchmark, make_sample
+from tests.factories import make_benchmark, make_sample, make_tool
 
 pytestmark = pytest.mark.django_db
 
@@ -156,14 +162,24 @@ DECLARING = sorted(
 )
 
 
-def stored_example(name: str, task: str) -> Run:
+def stored_example(name: str, task: str, *, label: str = "") -> Run:
     """The suite's example run of the task (its conformance's: items shaped as the suite
     imports them, from the seed data or its demo, answered and scored by the suite), stored as
     a run, with the cases the two readings must agree on beside it: items failed (their scores
     kept), items without their scores, scores that are None, and items not yet settled."""
     suite = get_suite(name)
     example = conformance_example(suite, task)
-    benchmark = make_benchmark(name=f"in-db-{name}-{task}", suite=name)
+    benchmark = make_benchmark(name=f"in-db-{name}-{task}{label}", suite=name)
+    for tool in example.ctx.tools.values():
+        make_tool(
+            benchmark=benchmark,
+            name=tool.name,
+            description=tool.description,
+            parameters=tool.parameters,
+            returns=tool.returns,
+            category=tool.category,
+            raw=tool.raw if tool.raw is not None else {},
+        )
     run = Run.objects.create(benchmark=benchmark, task=task, status=Run.Status.RUNNING)
     samples: dict[tuple[str, str], Any] = {}
     repeats: dict[tuple[str, str], int] = {}
@@ -201,6 +217,10 @@ def stored_example(name: str, task: str) -> Run:
             output=(record.outcome.output or "") if record.outcome else "",
             answer=record.outcome.answer if record.outcome else None,
             parsed=bool(record.outcome and record.outcome.parsed),
+            trace=list(record.outcome.trace) if record.outcome else [],
+            note=record.outcome.note if record.outcome else "",
+            tool_calls=record.outcome.tool_calls if record.outcome else None,
+            leaked=bool(record.outcome and record.outcome.leaked),
             context=dict(record.context),
         )
         repeats[key] = repeats.get(key, 0) + 1
@@ -223,16 +243,27 @@ def test_each_suite_s_declared_breakdowns_are_their_compute_in_the_database(
         assert len(in_database[analysis.name]["rows"]) >= 2, (analysis.name, in_database)
 
 
-@pytest.mark.parametrize(("name", "task"), DECLARING, ids=[f"{n}-{t}" for n, t in DECLARING])
+# Every suite's task with analyses and an example run.
+ANALYSED = sorted(
+    (name, task)
+    for name in suite_names()
+    for task, declared in get_suite(name).analyses.items()
+    if declared
+)
+
+
+@pytest.mark.parametrize(("name", "task"), ANALYSED, ids=[f"{n}-{t}" for n, t in ANALYSED])
 def test_the_stored_analyses_of_a_task_count_some_in_the_database_and_compute_the_others(
     name: str, task: str
 ) -> None:
-    # given the suite's example run of a task whose analyses are declared breakdowns and others
+    # given the suite's example run of a task (declared breakdowns, and others that declare the
+    # parts of the records they read)
     run = stored_example(name, task)
     every = analyses.declared(run)
     # when the page's analyses are computed
     stored = analyses.run_analyses_get(run, inline=True)
-    # then they are every analysis as compute gives them all (in the declared order)
+    # then they are every analysis as compute gives them all over the whole records (in the
+    # declared order)
     expected = analyses.compute(every, analyses._records(run))
     assert stored.data == {"run": run.pk, "analyses": expected}
     assert list(analyses.compute_run(run, every)) == [analysis.name for analysis in every]
@@ -332,3 +363,79 @@ def test_a_score_breakdown_names_a_score_for_each_metric() -> None:
         SampleValue("split", ("x",))
     with pytest.raises(ValueError, match="needs a group"):
         ScoreBreakdown(by_sample=(SampleValue("split"), SampleValue("kind")), scores={})
+
+
+def _only(record: Scored, parts: tuple[str, ...] | None) -> Scored:
+    """The record as the platform reads it when only `parts` are read (services.scored_rows)."""
+    if parts is None:
+        return record
+    item = record.item
+    whole_item = set(ITEM_PARTS) <= set(parts)
+    if not whole_item:
+        item = replace(
+            Item(split=item.split, external_id=item.external_id, input={}, kind=item.kind),
+            **{part: getattr(item, part) for part in ITEM_PARTS if part in parts},
+        )
+    outcome = record.outcome
+    if outcome is not None and "outcome" not in parts:
+        answer = outcome.answer if "answer" in parts else None
+        outcome = Outcome(output="", answer=answer, trace=outcome.trace)
+    if outcome is not None and "trace" not in parts:
+        outcome = replace(outcome, trace=[])
+    return replace(
+        record,
+        item=item,
+        outcome=outcome,
+        context=record.context if "context" in parts else {},
+        group=record.group if whole_item else item.key,
+    )
+
+
+def _only_inputs(inputs: Mapping[str, Any], parts: tuple[str, ...] | None) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, value in inputs.items():
+        if name == "baseline":
+            value = [_only(record, parts) for record in value]
+        elif name == "model_runs":
+            value = {task: [_only(r, parts) for r in records] for task, records in value.items()}
+        found[name] = value
+    return found
+
+
+@pytest.mark.parametrize(("name", "task"), ANALYSED, ids=[f"{n}-{t}" for n, t in ANALYSED])
+def test_an_analysis_reads_no_part_of_the_records_it_does_not_declare(name: str, task: str) -> None:
+    """Each analysis that declares the parts of the records it reads (Analysis.reads) gives,
+    over the suite's example run and its inputs (judgments, labels, other runs) with only
+    those parts, the rows it gives over the whole records."""
+    example = conformance_example(get_suite(name), task)
+    for analysis in get_suite(name).analyses_for(task):
+        if analysis.reads is None:
+            continue
+        whole = AnalysisInput(example.records, example.ctx, inputs=example.inputs)
+        read = AnalysisInput(
+            [_only(record, analysis.reads) for record in example.records],
+            example.ctx,
+            inputs=_only_inputs(example.inputs, analysis.reads),
+        )
+        assert analysis.run(read) == analysis.run(whole), (name, task, analysis.name)
+
+
+def test_the_parts_read_are_those_every_analysis_declares() -> None:
+    def declaring(*reads: tuple[str, ...] | None) -> list[Analysis]:
+        return [
+            Analysis(
+                name=f"a{n}",
+                title="a",
+                by="x",
+                metrics=(AnalysisMetric("m"),),
+                compute=lambda data: [],
+                reads=r,
+            )
+            for n, r in enumerate(reads)
+        ]
+
+    assert parts_read(declaring(("context",), ("input", "trace"))) == ("input", "trace", "context")
+    assert parts_read(declaring((), ())) == ()
+    assert parts_read(declaring(("outcome",), None)) is None
+    with pytest.raises(ValueError, match="choose among"):
+        declaring(("item",))

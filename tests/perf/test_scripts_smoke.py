@@ -188,6 +188,26 @@ def test_suite_analyses_counts_the_declared_breakdowns_against_a_group_by(
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
+def test_suite_analyses_times_the_whole_page_of_each_task(
+    smoke_env: dict[str, str], tmp_path: Path
+) -> None:
+    found = run_script(
+        smoke_env,
+        tmp_path,
+        "perf/suite_analyses.py",
+        *("--whole", "mtubench:M-S,wtueval:R2", "--sizes", "300,1000", "--repeat", "1"),
+        "--drop-db",
+    )
+    assert [result.measured.split("'s")[0] for result in found] == [
+        "mtubench M-S",
+        "wtueval R2",
+    ]
+    assert all("whole analyses page" in result.measured for result in found)
+    assert all("GROUP BY" in result.baseline for result in found)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_annotate_load_compares_cpu_per_request(smoke_env: dict[str, str], tmp_path: Path) -> None:
     found = run_script(
         smoke_env,

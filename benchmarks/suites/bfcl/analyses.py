@@ -32,7 +32,9 @@ from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
+    RecordValue,
     Row,
+    ScoreBreakdown,
     natural_key,
     rate,
     score_of,
@@ -74,6 +76,11 @@ def _errors(data: AnalysisInput) -> list[Row]:
     return shares(records, lambda record: error_type(record, data.ctx), order=ERROR_TYPES)
 
 
+def wrong_error(record: Scored, ctx: Context) -> str | None:
+    """A wrong answer's error type; None for a right one."""
+    return error_type(record, ctx) if wrong(record, ctx) else None
+
+
 ERRORS = Analysis(
     name="error_types",
     title="Error types of wrong answers",
@@ -82,6 +89,10 @@ ERRORS = Analysis(
     metrics=(AnalysisMetric("share", "share of wrong answers (%)"),),
     compute=_errors,
     covers=wrong,
+    # each answer's error type computed once and kept with it: counted in the database
+    score_breakdown=ScoreBreakdown(
+        by_sample=RecordValue("error_type", wrong_error), scores={}, share="share"
+    ),
     group_order=ERROR_TYPES,
     description="Each wrong answer's error as BFCL's AST checker finds it (its first failing "
     "check), in the platform's kinds; failed_call: the endpoint gave no answer. n counts items.",
@@ -167,6 +178,7 @@ TURNS = Analysis(
         AnalysisMetric("all_passed", "every turn so far passed (%)"),
     ),
     compute=_turns,
+    reads=("answer",),  # the verdicts stored in the answer
     chart="line",
     covers=_checked,
     partition=False,
@@ -209,11 +221,17 @@ CLASSES = Analysis(
         AnalysisMetric("turn_accuracy", "turn accuracy (%)"),
     ),
     compute=_classes,
+    reads=("metadata", "answer"),  # the involved classes, the verdicts
     partition=False,
     description="Per class of BFCL's simulated systems an entry involves, those entries' "
     "accuracy (every turn passed) and turn accuracy; an entry involving two classes counts "
     "under both, and a failed call counts 0 as in the run's figures.",
 )
+
+
+def failed_entry_error(record: Scored, ctx: Context) -> str | None:
+    """A failed entry's error; None for an entry that passed."""
+    return entry_error(record, ctx) if wrong(record, ctx) else None
 
 
 def _turn_errors(data: AnalysisInput) -> list[Row]:
@@ -229,6 +247,12 @@ TURN_ERROR_TYPES = Analysis(
     metrics=(AnalysisMetric("share", "share of failed entries (%)"),),
     compute=_turn_errors,
     covers=wrong,
+    # each failed entry's error computed once and kept with it: counted in the database
+    score_breakdown=ScoreBreakdown(
+        by_sample=RecordValue("entry_error", lambda record, ctx: failed_entry_error(record, ctx)),
+        scores={},
+        share="share",
+    ),
     group_order=TURN_ERRORS,
     description="Each failed entry's error: step_limit (forced to quit after 20 steps in a "
     "turn), else its first failed turn by the rule that failed it: no_calls (the ground truth "
@@ -280,6 +304,7 @@ FAILED_TURNS = Analysis(
     ),
     compute=_failed_turns,
     covers=_checked,
+    reads=("answer",),  # the verdicts stored in the answer
     group_order=FAILED_TURN_KINDS,
     partition=False,
     description="Every failed turn of every entry, by the rule that failed it (no_calls, "

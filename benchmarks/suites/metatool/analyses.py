@@ -26,7 +26,9 @@ from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
+    RecordValue,
     Row,
+    ScoreBreakdown,
     breakdown,
     bucket,
     score_of,
@@ -80,6 +82,9 @@ def _analysis(
     def covers(record: Scored, ctx: Context) -> bool:
         return counted(record, ctx) and group_of(record, ctx) is not None
 
+    def covered_group(record: Scored, ctx: Context) -> Hashable | None:
+        return group_of(record, ctx) if counted(record, ctx) else None
+
     def compute(data: AnalysisInput) -> list[Row]:
         return breakdown(
             [record for record in data.records if covers(record, data.ctx)],
@@ -95,6 +100,10 @@ def _analysis(
         metrics=_CSR,
         compute=compute,
         covers=covers,
+        # each answer's group computed once and kept with it: CSR counted in the database
+        score_breakdown=ScoreBreakdown(
+            by_sample=RecordValue(by, covered_group), scores={"CSR": "correct"}
+        ),
         **declared,
     )
 

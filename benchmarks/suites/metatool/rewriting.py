@@ -17,7 +17,9 @@ from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
+    RecordValue,
     Row,
+    ScoreBreakdown,
     breakdown,
     score_of,
 )
@@ -106,10 +108,13 @@ def _compute(data: AnalysisInput) -> list[Row]:
     covered = [record for record in data.records if _covers(record, data.ctx)]
     rows = breakdown(covered, _gold_group, {"CSR": score_of("correct")})
     baseline = [r for r in data.inputs.get("baseline") or () if _covers(r, data.ctx)]
-    before = {
-        row[GROUP]: row["CSR"]
-        for row in breakdown(baseline, _gold_group, {"CSR": score_of("correct")})
-    }
+    return _beside(rows, breakdown(baseline, _gold_group, {"CSR": score_of("correct")}))
+
+
+def _beside(rows: list[Row], baseline: list[Row]) -> list[Row]:
+    """The run's rows with the CSR of the run it repeats and the change, per gold tool."""
+    before = {row[GROUP]: row["CSR"] for row in baseline}
+    rows = [dict(row) for row in rows]
     for row in rows:
         row["CSR_before"] = before.get(row[GROUP])
         old, new = row["CSR_before"], row["CSR"]
@@ -117,6 +122,10 @@ def _compute(data: AnalysisInput) -> list[Row]:
             None if old is None or new is None or old == 0 else round((new - old) / old * 100, 2)
         )
     return rows
+
+
+def _covered_gold_group(record: Scored, ctx: Context) -> str | None:
+    return _gold_group(record) if _counted_record(record, ctx) else None
 
 
 BY_GOLD_TOOL = Analysis(
@@ -136,6 +145,12 @@ BY_GOLD_TOOL = Analysis(
     "(rewrite_tool_descriptions) shows beside its CSR the CSR of the run it repeats, on the "
     "same items, and the percentage change; other runs have no before.",
     inputs=("baseline",),
+    # each answer's gold tools (when CSR counts it) computed once and kept with it: the CSR per
+    # gold tool of the run and of the run it repeats counted in the database
+    score_breakdown=ScoreBreakdown(
+        by_sample=RecordValue("gold_tools", _covered_gold_group), scores={"CSR": "correct"}
+    ),
+    beside_baseline=_beside,
 )
 
 

@@ -29,6 +29,7 @@ from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
+    RecordValue,
     Row,
     SampleValue,
     ScoreBreakdown,
@@ -168,6 +169,16 @@ def _errors(data: AnalysisInput) -> list[Row]:
     return shares(wrong, error_type, order=ERROR_TYPES)
 
 
+def wrong_turn_error(record: Scored, ctx: Context) -> str | None:
+    """A wrong turn's error type; None for a turn MTU-Eval counts right."""
+    return error_type(record) if wrong_turn(record, ctx) else None
+
+
+# Each answer's error type, computed once and kept with it: the platform counts the wrong turns
+# by it in the database (_errors stays the definition).
+ERROR_TYPE = RecordValue("error_type", wrong_turn_error)
+
+
 def _analyses(task: str) -> tuple[Analysis, ...]:
     declared: list[Analysis] = []
     if task in MULTI_TURN:
@@ -214,6 +225,7 @@ def _analyses(task: str) -> tuple[Analysis, ...]:
             metrics=(AnalysisMetric("share", "share of wrong turns (%)"),),
             compute=_errors,
             covers=wrong_turn,
+            score_breakdown=ScoreBreakdown(by_sample=ERROR_TYPE, scores={}, share="share"),
             group_order=ERROR_TYPES,
             source="Fig. 7, appendix E Table 16",
             description="Each wrong turn's first error: format (a call MTU-Eval cannot read), "

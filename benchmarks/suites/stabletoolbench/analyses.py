@@ -204,6 +204,7 @@ CALLS_BY_SOURCE = Analysis(
     description="Each call of an offered tool, by how the virtual API server answered it; n "
     "is the items that made such a call.",
     group_order=SOURCES,
+    reads=("trace",),
     partition=False,
 )
 CACHE_BY_CATEGORY = Analysis(
@@ -216,6 +217,7 @@ CACHE_BY_CATEGORY = Analysis(
         AnalysisMetric("calls", "calls", percent=False),
     ),
     compute=_cache_by_category,
+    reads=("trace",),
     source="Table 7",
     description="The calls of each tool category and the share the cache answered; n is the "
     "items that called a tool of the category.",
@@ -238,6 +240,7 @@ SOPR_BY_DOWN = Analysis(
     "the tools unavailable; SoPR from the run's pass-judge jobs. Compare the experiment's "
     "runs for the paper's lines.",
     inputs=("judgments",),
+    reads=("candidate_tools", "context"),  # the share of tools down, or the tools offered
 )
 SOLVABILITY = Analysis(
     name="solvability_votes",
@@ -254,6 +257,7 @@ SOLVABILITY = Analysis(
     description="The run's solvability judge jobs: each judge's votes (its rounds' most "
     "frequent label) and how often they equal another judge's on the same item.",
     inputs=("judgments",),
+    reads=(),  # the key the votes are found by
     partition=False,
 )
 

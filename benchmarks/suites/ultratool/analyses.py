@@ -33,6 +33,7 @@ from benchmarks.kit.analyses import (
     Analysis,
     AnalysisInput,
     AnalysisMetric,
+    RecordValue,
     Row,
     SampleValue,
     ScoreBreakdown,
@@ -73,10 +74,22 @@ def _domain_of(value: Any) -> str:
     return str(value or "unknown")
 
 
+def _plan_depth(record: Scored, ctx: Context) -> int | None:
+    return plan_depth(record.item)
+
+
+def _tool_steps(record: Scored, ctx: Context) -> int | None:
+    return tool_steps(record.item)
+
+
 # The groupings the platform computes in the database, as data (ScoreBreakdown): the domain is
-# a value of the sample's metadata. The plan's depth and tool steps are counted over the gold
-# plan's steps, which no declared reading of a sample gives: they are computed over the records.
-_IN_DATABASE = {"by_domain": (SampleValue("metadata", ("domain",)), _domain_of)}
+# a value of the sample's metadata; the plan's depth and tool steps, counted over the gold
+# plan's steps, are values of the record the platform computes once and keeps with the answer.
+_IN_DATABASE: dict[str, tuple[SampleValue | RecordValue, Callable[..., Any] | None]] = {
+    "by_domain": (SampleValue("metadata", ("domain",)), _domain_of),
+    "by_plan_depth": (RecordValue("plan_depth", _plan_depth), None),
+    "by_tool_steps": (RecordValue("tool_steps", _tool_steps), None),
+}
 
 
 GROUPINGS: tuple[tuple[str, str, str, Callable[[Item], Any], str], ...] = (
@@ -217,6 +230,7 @@ def _judge_dimensions(template: str, dimensions: Sequence[str]) -> Analysis:
         "the judge's rounds, reported / 10; the interval is mean +- 1.96 sd / sqrt(n).",
         group_order=tuple(dimensions),
         inputs=("judgments",),
+        reads=(),  # the key the verdicts are found by
         partition=False,
     )
 

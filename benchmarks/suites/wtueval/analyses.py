@@ -138,6 +138,7 @@ ERROR_TYPE_DISTRIBUTION = Analysis(
     "agree: of the labelled items classified as the type, the share the humans gave it too.",
     group_order=PAPER_TYPES,
     inputs=("human_labels",),
+    reads=(),  # the scores, and the key the labels are found by
 )
 
 
@@ -244,6 +245,7 @@ def _with_and_without(region: str) -> Analysis:
         "(same tool mode): the paper's table, a region pair per dataset; n is this run's "
         "items.",
         inputs=("model_runs",),
+        reads=(),  # each run's datasets (splits) and scores
     )
 
 
@@ -292,6 +294,7 @@ ALL_REGIONS = Analysis(
     "A region without such a run, or without the dataset, is left empty. n is the most items "
     "a region's run has on the dataset.",
     inputs=("model_runs",),
+    reads=(),  # each run's datasets (splits) and scores
     # a row per dataset of four runs, not a partition of this run's items
     partition=False,
 )
