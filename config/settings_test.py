@@ -24,7 +24,7 @@ _PROCESS = int(_XDIST_WORKER[2:]) if _XDIST_WORKER.startswith("gw") else 0
 _FREE = [_FIRST_REDIS_DB] + [
     db for db in range(_FIRST_REDIS_DB - 1, -1, -1) if db not in PERF_REDIS_DBS
 ]
-if _PROCESS >= len(_FREE):
+if len(_FREE) <= _PROCESS:
     raise ValueError(
         f"TEST_REDIS_DB={_FIRST_REDIS_DB} leaves no Redis database for {_XDIST_WORKER}"
     )

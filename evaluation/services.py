@@ -800,9 +800,7 @@ def run_compare_counts_ahead(*, run_id: int) -> int:
 # counted, which the comparison's fragment counts when first asked, as for any pair not counted
 # ahead. The sweep has nothing to take back; the kind is registered so that every task is one
 # the sweep knows (config.background).
-background.register(
-    background.Kind("comparison counts ahead", (COMPARE_COUNTS_TASK,), lambda: {})
-)
+background.register(background.Kind("comparison counts ahead", (COMPARE_COUNTS_TASK,), lambda: {}))
 
 
 def run_intervals_compute(*, run_id: int) -> dict[str, list[float]]:
