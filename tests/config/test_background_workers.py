@@ -20,6 +20,8 @@ import psycopg
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
 
 from annotation.agreement.services import report_params, report_request
 from annotation.calibration.stored import report_request as calibration_request
@@ -32,6 +34,7 @@ from evaluation import services, tasks
 from evaluation.analyses import run_analyses_get
 from evaluation.judging import judge_launch
 from evaluation.models import Judge, Judgment, Prediction, Run, RunAnalysis
+from evaluation.selectors import compared_counts_known
 from tests.annotation.test_agreement_report import pairwise_campaign
 from tests.annotation.test_calibration import judged_world
 from tests.evaluation.conftest import counting_answer, make_counting_benchmark, make_endpoint
@@ -335,6 +338,56 @@ class RunIntervals(Scene):
         assert set(self.run.intervals) >= {"TS", "PS"}
 
 
+class ComparisonCountsAhead(Scene):
+    """No row of its own: what a lost worker left uncounted is counted by the comparison's
+    fragment when first asked. The scene: the counting ahead held inside its reading, the
+    worker killed, and the page then shows the right counts, counted once more at most."""
+
+    ITEMS = 40
+
+    def start(self) -> None:
+        benchmark = make_counting_benchmark(self.tmp_path, self.ITEMS)
+
+        def imported(name: str, wrong: int) -> Run:
+            outputs = [
+                PublishedOutput(str(i), f"Answer: {i + 1 + (i < wrong)}", "default")
+                for i in range(self.ITEMS)
+            ]
+            return services.outputs_import(
+                benchmark=benchmark, task="answer", outputs=outputs, name=name, split="default"
+            )
+
+        flush_test_broker()
+        self.a = imported("first", wrong=0)
+        # the second run's finishing queues its counting against the first
+        self.b = imported("second", wrong=10)
+        assert compared_counts_known(self.a, self.b) is None
+        self.researcher = make_researcher(username="comparing")
+        # the predictions are locked: the counting stops as it reads them
+        self.lock("evaluation_prediction", "ACCESS EXCLUSIVE")
+
+    def inside(self) -> bool:
+        return waiting_for_lock("evaluation_prediction")
+
+    def settled(self) -> bool:
+        client = Client()
+        client.force_login(self.researcher)
+        page = client.get(
+            reverse("evaluation:run-compare-counts"), {"a": self.a.pk, "b": self.b.pk}
+        )
+        return page.status_code == 200
+
+    def check(self) -> None:
+        counts = compared_counts_known(self.a, self.b)
+        assert counts == {
+            "shared": self.ITEMS,
+            "agree": self.ITEMS - 10,
+            "disagree": 10,
+            "only_a": 0,
+            "only_b": 0,
+        }, counts
+
+
 SCENES: dict[str, type[Scene]] = {
     "runs": Runs,
     "jobs": JudgeJobs,
@@ -343,6 +396,7 @@ SCENES: dict[str, type[Scene]] = {
     "calibration reports": CalibrationReports,
     "run analyses": RunAnalyses,
     "run intervals": RunIntervals,
+    "comparison counts ahead": ComparisonCountsAhead,
 }
 
 
