@@ -634,29 +634,18 @@ def _store_finished_record_values(
     run: Run, ctx: Context, scored: Sequence[tuple[int, Scored]]
 ) -> None:
     """The record values of a run that has just finished, from the records its metrics were
-    computed of (no second reading of the run)."""
+    computed of, each with its answer's id (no second reading of the run)."""
     named = record_values_declared(run)
     if not named:
         return
     mark = record_values_mark(run)
     try:
-        values = [_values_of(named, each, ctx, mark) for _sample_id, each in scored]
+        found = [(pk, None, _values_of(named, each, ctx, mark)) for pk, each in scored]
     except Exception:
         # a suite's function that fails: the analyses meet it again, and report it, when they
         # compute the values themselves; the run finishes all the same
         log.exception("the record values of run %s failed", run.pk)
         return
-    ids = {
-        (sample_id, repeat): pk
-        for pk, sample_id, repeat in Prediction.objects.filter(run=run).values_list(
-            "id", "sample_id", "repeat"
-        )
-    }
-    found = [
-        (ids[(sample_id, each.repeat)], None, value)
-        for (sample_id, each), value in zip(scored, values, strict=True)
-        if (sample_id, each.repeat) in ids
-    ]
     for start in range(0, len(found), RECORD_VALUES_CHUNK):
         _store_record_values(found[start : start + RECORD_VALUES_CHUNK])
 
@@ -676,11 +665,14 @@ def _run_summary(run: Run) -> list[str]:
     from evaluation.bootstrap import mean_intervals
 
     evaluator, ctx = run_context(run)
-    by_sample = scored_by_sample(run, evaluator, ctx)
-    scored = [each for _sample_id, each in by_sample]
+    by_answer = [
+        (row["id"], each)
+        for row, each in scored_rows(Prediction.objects.filter(run=run), evaluator, ctx, "id")
+    ]
+    scored = [each for _pk, each in by_answer]
     aggregate = run_aggregate(run, evaluator, ctx)
     run.metrics = aggregate(scored)
-    _store_finished_record_values(run, ctx, by_sample)
+    _store_finished_record_values(run, ctx, by_answer)
     # Intervals of plain means take milliseconds: stored with the metrics, the run's page is
     # complete at once. Others are resampled through the aggregate on the reports queue.
     run.intervals = (
