@@ -98,4 +98,8 @@ def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
     _OUT.mkdir(parents=True, exist_ok=True)
     if _PROFILE:
         _state["profile"].dump_stats(str(_OUT / "profile.prof"))
-    (_OUT / "cost.json").write_text(json.dumps(cost))
+    # written whole, then renamed: the script reads the file as soon as it exists, and once
+    # read it empty (created, not yet written)
+    partial = _OUT / "cost.json.partial"
+    partial.write_text(json.dumps(cost))
+    os.replace(partial, _OUT / "cost.json")
